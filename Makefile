@@ -1,0 +1,110 @@
+# tpuc - one non-recursive Makefile for the library, the tools, the tests
+# and the man pages.  `make deps` installs the Debian packages it needs.
+#
+#   make                build every tool into build/bin
+#   make check          unit tests, bats tests and real-model tests
+#   make SAN=1 check    the same under ASan + UBSan (objects in build-san/)
+#   make WERROR=1       warnings are errors (CI)
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+CC ?= gcc
+
+ifeq ($(SAN),1)
+B := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B := build
+SANFLAGS :=
+endif
+
+CFLAGS ?= -O2 -g
+WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARNFLAGS += -Werror
+endif
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -fopenmp
+ALL_CPPFLAGS := -Ilib -I$(B)/gen -MMD -MP $(CPPFLAGS)
+LDLIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread
+ALL_LDFLAGS := $(SANFLAGS) -fopenmp $(LDFLAGS)
+
+TOOLS := onnx2top top-opt calibrate top2tpu weight-reorder layergroup \
+	addr-assign codegen tpu-sim npz-compare ir-run
+
+ONNX_PROTO := /usr/include/onnx/onnx.proto
+GEN_C := $(B)/gen/onnx.pb-c.c
+LIB_SRC := $(sort $(wildcard lib/*.c lib/ops/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
+TOOL_BIN := $(TOOLS:%=$(B)/bin/%)
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+MAN1 := $(TOOLS:%=man/man1/%.1)
+MAN5 := $(sort $(wildcard man/man5/*.5))
+
+all: $(TOOL_BIN)
+
+$(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+
+# Every library object may include the generated header.
+$(LIB_SRC:%.c=$(B)/%.o): | $(B)/gen/onnx.pb-c.h
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/gen/onnx.pb-c.o: $(B)/gen/onnx.pb-c.c
+	$(CC) $(ALL_CPPFLAGS) $(filter-out -Wshadow -Wstrict-prototypes,$(ALL_CFLAGS)) -c -o $@ $<
+
+$(B)/libtpuc.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/bin/%: $(B)/tools/%.o $(B)/libtpuc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(B)/libtpuc.a $(LDLIBS)
+
+$(B)/unit/%: $(B)/tests/unit/%.o $(B)/libtpuc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(B)/libtpuc.a $(LDLIBS)
+
+$(B)/tests/unit/%.o: | $(B)/gen/onnx.pb-c.h
+$(B)/tools/%.o: | $(B)/gen/onnx.pb-c.h
+
+# The test suite: C unit tests, then bats (tool behaviour and errors, and the
+# real-model checks).  tests/run prints the closing "N passed, N failed".
+check: $(TOOL_BIN) $(UNIT_BIN)
+	B=$(B) tests/run
+
+# Only the fast tests (no real models).
+check-quick: $(TOOL_BIN) $(UNIT_BIN)
+	B=$(B) QUICK=1 tests/run
+
+lint-man:
+	mandoc -Tlint -W warning $(MAN1) $(MAN5)
+
+deps:
+	scripts/deps.sh
+
+example: $(TOOL_BIN)
+	$(MAKE) -f pipelines/deploy.mk TPUC_BIN=$(CURDIR)/$(B)/bin \
+		MODEL=examples/tiny_cnn/model.onnx INPUT=examples/tiny_cnn/input.npz \
+		CALIB=examples/tiny_cnn/calib.npz REF=examples/tiny_cnn/ref.npz \
+		MODE=int8 OUT=$(B)/example compare
+
+install: $(TOOL_BIN)
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	cp $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
+	cp $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(if $(MAN5),cp $(MAN5) $(DESTDIR)$(MANDIR)/man5/)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all check check-quick lint-man deps example install clean
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,66 @@
+/* shape.c - data-movement ops that only change the view of a tensor:
+ * Flatten (attribute axis), Reshape (attribute shape, already resolved:
+ * no 0 or -1) and Identity.  In memory they are copies.
+ */
+#include "opcommon.h"
+
+static int flatten_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t axis = op_int(op, "axis", 1);
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis > x->rank)
+		return op_error(op, "axis out of range");
+	int64_t shape[2] = { 1, 1 };
+	for (int i = 0; i < x->rank; i++)
+		shape[i >= axis] *= x->shape[i];
+	op_set_out(g, op, 0, x->dtype, 2, shape);
+	return 0;
+}
+
+static int reshape_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t shape[IR_MAX_RANK];
+	int n = op_ints(op, "shape", shape, IR_MAX_RANK);
+	if (n > IR_MAX_RANK)
+		return op_error(op, "rank %d exceeds %d", n, IR_MAX_RANK);
+	int64_t numel = 1;
+	for (int i = 0; i < n; i++) {
+		if (shape[i] < 0)
+			return op_error(op, "shape must be resolved (no -1)");
+		numel *= shape[i];
+	}
+	if (numel != tensor_numel(x))
+		return op_error(op, "cannot reshape %lld elements to %lld",
+				(long long)tensor_numel(x), (long long)numel);
+	op_set_out(g, op, 0, x->dtype, n, shape);
+	return 0;
+}
+
+static int identity_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	return infer_same(g, op);
+}
+
+const struct op_def op_def_FLATTEN = {
+	.name = "Flatten",
+	.infer = flatten_infer,
+};
+
+const struct op_def op_def_RESHAPE = {
+	.name = "Reshape",
+	.infer = reshape_infer,
+};
+
+const struct op_def op_def_IDENTITY = {
+	.name = "Identity",
+	.infer = identity_infer,
+};
