@@ -1,0 +1,191 @@
+/* npz-compare - compare the tensors two .npz files share, by name, and
+ * report cosine, euclidean similarity and SQNR against a tolerance.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+#include "compare.h"
+#include "npz.h"
+
+static const char *prog = "npz-compare";
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: %s A.npz B.npz [--tolerance COS,EUC] [-v]\n", prog);
+	exit(2);
+}
+
+/* "COS,EUC": two finite numbers, each at most 1. */
+static int parse_tolerance(const char *s, double *cos, double *euc)
+{
+	char *end;
+	*cos = strtod(s, &end);
+	if (end == s || *end != ',')
+		return -1;
+	const char *t = end + 1;
+	*euc = strtod(t, &end);
+	if (end == t || *end)
+		return -1;
+	return isfinite(*cos) && isfinite(*euc) && *cos <= 1 && *euc <= 1 ? 0 : -1;
+}
+
+static void shape_str(const struct npz_array *a, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < a->rank && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
+				      (long long)a->shape[i]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, "]");
+}
+
+static int same_shape(const struct npz_array *a, const struct npz_array *b)
+{
+	return a->rank == b->rank &&
+	       !memcmp(a->shape, b->shape, (size_t)a->rank * sizeof a->shape[0]);
+}
+
+static void fmt_metric(char *buf, size_t cap, double v, const char *fmt)
+{
+	if (isinf(v))
+		snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+	else
+		snprintf(buf, cap, fmt, v);
+}
+
+/* Print the rows for names in X missing from Y. */
+static void print_only(const struct npz *x, const struct npz *y, const char *label)
+{
+	char shape[IR_MAX_RANK * 21 + 3];
+	for (int i = 0; i < x->n; i++) {
+		if (npz_find(y, x->a[i].name))
+			continue;
+		shape_str(&x->a[i], shape, sizeof shape);
+		printf("only in %s: %s %s\n", label, x->a[i].name, shape);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "tolerance", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	double min_cos = COMPARE_DEFAULT_COSINE, min_euc = COMPARE_DEFAULT_EUCLID;
+	int verbose = 0, c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (parse_tolerance(optarg, &min_cos, &min_euc) < 0) {
+				fprintf(stderr, "%s: bad --tolerance '%s': expected COS,EUC, "
+					"two numbers of at most 1\n", prog, optarg);
+				exit(2);
+			}
+			break;
+		case 'v': verbose = 1; break;
+		case 'h':
+			printf("usage: %s A.npz B.npz [--tolerance COS,EUC] [-v]\n", prog);
+			return 0;
+		case ':':
+			fprintf(stderr, "%s: option '%s' needs a value\n", prog, argv[optind - 1]);
+			usage();
+			break;
+		default:
+			if (optopt)
+				fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
+			else
+				fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[optind - 1]);
+			usage();
+		}
+	}
+	if (argc - optind != 2)
+		usage();
+	const char *path_a = argv[optind], *path_b = argv[optind + 1];
+
+	struct npz za, zb;
+	if (npz_read(path_a, &za) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err_msg());
+		return 1;
+	}
+	if (npz_read(path_b, &zb) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err_msg());
+		npz_free(&za);
+		return 1;
+	}
+
+	int wname = 4, wshape = 5, compared = 0, failed = 0;
+	for (int i = 0; i < za.n; i++) {
+		char shape[IR_MAX_RANK * 21 + 3];
+		if (!npz_find(&zb, za.a[i].name))
+			continue;
+		shape_str(&za.a[i], shape, sizeof shape);
+		if ((int)strlen(za.a[i].name) > wname)
+			wname = (int)strlen(za.a[i].name);
+		if ((int)strlen(shape) > wshape)
+			wshape = (int)strlen(shape);
+	}
+
+	char first_name[256] = "", first_why[256] = "";
+	for (int i = 0; i < za.n; i++) {
+		const struct npz_array *a = &za.a[i], *b = npz_find(&zb, a->name);
+		char shape[IR_MAX_RANK * 21 + 3], bshape[sizeof shape], why[256] = "";
+		char cs[32] = "-", es[32] = "-", ss[32] = "-";
+		struct compare_result r;
+		int pass = 0;
+		if (!b)
+			continue;
+		if (!compared++)
+			printf("%-*s  %-*s  %9s  %9s  %8s  result\n", wname, "name",
+			       wshape, "shape", "cosine", "euclid", "sqnr");
+		shape_str(a, shape, sizeof shape);
+		shape_str(b, bshape, sizeof bshape);
+		if (npz_numel(a) != npz_numel(b)) {
+			snprintf(why, sizeof why, "element count %lld vs %lld",
+				 (long long)npz_numel(a), (long long)npz_numel(b));
+		} else {
+			float *fa = npz_to_f32(a), *fb = npz_to_f32(b);
+			compare_f32(fa, fb, (size_t)npz_numel(a), &r);
+			free(fa);
+			free(fb);
+			pass = compare_check(&r, min_cos, min_euc, why, sizeof why);
+			fmt_metric(cs, sizeof cs, r.cosine, "%9.6f");
+			fmt_metric(es, sizeof es, r.euclid, "%9.6f");
+			fmt_metric(ss, sizeof ss, r.sqnr_db, "%8.2f");
+			if (pass && !same_shape(a, b))
+				snprintf(why, sizeof why, "B has shape %s", bshape);
+		}
+		printf("%-*s  %-*s  %9s  %9s  %8s  %s%s%s\n", wname, a->name, wshape, shape,
+		       cs, es, ss, pass ? "PASS" : "FAIL", why[0] ? "  " : "", why);
+		if (verbose && npz_numel(a) == npz_numel(b))
+			printf("    A %s %s, B %s %s; max |a-b| %g at element %lld\n",
+			       dtype_name(a->dtype), shape, dtype_name(b->dtype), bshape,
+			       r.max_abs_diff, (long long)r.max_diff_at);
+		if (!pass && !failed++) {
+			snprintf(first_name, sizeof first_name, "%s", a->name);
+			snprintf(first_why, sizeof first_why, "%s", why);
+		}
+	}
+	print_only(&za, &zb, "A");
+	print_only(&zb, &za, "B");
+	fflush(stdout);
+
+	if (!compared)
+		fprintf(stderr, "%s: no tensor in common between '%s' and '%s'\n",
+			prog, path_a, path_b);
+	else if (failed)
+		fprintf(stderr, "%s: %d compared, %d failed; first failure '%s' (%s)\n",
+			prog, compared, failed, first_name, first_why);
+	else
+		fprintf(stderr, "%s: %d compared, 0 failed\n", prog, compared);
+	npz_free(&za);
+	npz_free(&zb);
+	return compared && !failed ? 0 : 1;
+}
