@@ -41,7 +41,7 @@ TOOL_BIN := $(TOOLS:%=$(B)/bin/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 MAN1 := $(TOOLS:%=man/man1/%.1)
-MAN5 := $(sort $(wildcard man/man5/*.5))
+MAN5 := $(sort $(wildcard formats/*.5))
 
 all: $(TOOL_BIN)
 

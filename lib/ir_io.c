@@ -87,7 +87,7 @@ static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 
 static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint64_t *offs)
 {
-	int n = 8 + (g->chip != NULL) + (g->mode != NULL);
+	int n = 9 + (g->chip != NULL) + (g->mode != NULL);
 	msgpack_pack_map(pk, (size_t)n);
 	pack_str(pk, "dialect"); pack_str(pk, dialect_name(g->dialect));
 	pack_str(pk, "stage"); pack_str(pk, stage_name(g->stage));

@@ -1,0 +1,243 @@
+#!/usr/bin/env bats
+# onnx2top: real models and tiny fixture models import with ONNX names and
+# attributes; opset forms are resolved; everything unsupported is refused
+# with one line naming the node; failures leave no output file.
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_fixtures.py" "$FX"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+# One line per item of an IR file (see tests/irdump.py).
+irdump() {
+	$PY "$BATS_TEST_DIRNAME/irdump.py" "$@"
+}
+
+@test "imports resnet18" {
+	need_models resnet18
+	run onnx2top "$MODELS/resnet18/model.onnx" -o "$T/r.top"
+	assert_success
+	assert_output ''
+	run irdump "$T/r.top"
+	assert_success
+	assert_line --index 0 'graph top origin'
+	assert_line 'input input f32 [1,3,224,224]'
+	assert_line 'output output'
+	assert_line --regexp '^op Conv /conv1/Conv in=input,[^ ]+ out=/conv1/Conv_output_0 kernel_shape=\[7,7\] strides=\[2,2\] pads=\[3,3,3,3\] dilations=\[1,1\] group=1$'
+	[ "$(grep -c '^op Conv ' <<<"$output")" -eq 20 ]
+	[ "$(grep -c '^op Relu ' <<<"$output")" -eq 17 ]
+	[ "$(grep -c '^op ' <<<"$output")" -eq 49 ]
+	assert_line --regexp '^op Gemm /fc/Gemm in=/Flatten_output_0,fc.weight,fc.bias out=output alpha=1.0 beta=1.0 transA=0 transB=1$'
+}
+
+@test "imports mobilenet_v2 (depthwise conv, Clip as inputs)" {
+	need_models mobilenet_v2
+	run onnx2top "$MODELS/mobilenet_v2/model.onnx" -o "$T/m.top"
+	assert_success
+	run irdump "$T/m.top"
+	assert_line --regexp '^op Clip /features/features.0/features.0.2/Clip in=[^,]+ out=[^ ]+ min=0.0 max=6.0$'
+	assert_line --regexp '^op Conv .* group=32$'
+}
+
+@test "conv, batchnorm, relu keep ONNX names and attributes" {
+	run onnx2top "$FX/conv_bn_relu.onnx" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_output - <<'EOF'
+graph top origin
+input x f32 [1,3,8,8]
+weight w f32 [4,3,3,3]
+weight b f32 [4]
+weight bn_scale f32 [4]
+weight bn_bias f32 [4]
+weight bn_mean f32 [4]
+weight bn_var f32 [4]
+op Conv conv0 in=x,w,b out=c kernel_shape=[3,3] strides=[1,1] pads=[1,1,1,1] dilations=[1,1] group=1
+op BatchNormalization bn0 in=c,bn_scale,bn_bias,bn_mean,bn_var out=n epsilon=0.0010000000474974513
+op Relu relu0 in=n out=y
+output y
+EOF
+}
+
+@test "Clip bounds from inputs (opset 13) and attributes (opset 9)" {
+	for m in clip13 clip9; do
+		run onnx2top "$FX/$m.onnx" -o "$T/$m.top"
+		assert_success
+		run irdump "$T/$m.top"
+		assert_line 'op Clip clip0 in=c out=y min=0.0 max=6.0'
+		refute_line --partial 'weight lo'
+	done
+}
+
+@test "Clip without min gets -FLT_MAX" {
+	onnx2top "$FX/clip_max_only.onnx" -o "$T/o.top"
+	run irdump "$T/o.top"
+	assert_line 'op Clip clip0 in=x out=y min=-3.4028234663852886e+38 max=1.0'
+}
+
+@test "Pad pads and value from inputs (opset 13) and attributes (opset 7)" {
+	onnx2top "$FX/pad13.onnx" -o "$T/a.top"
+	run irdump "$T/a.top"
+	assert_line 'op Pad pad0 in=x out=y pads=[0,0,1,2,0,0,1,2] value=0.5 mode="constant"'
+	refute_line --partial 'weight pads'
+	onnx2top "$FX/pad7.onnx" -o "$T/b.top"
+	run irdump "$T/b.top"
+	assert_line 'op Pad pad0 in=x out=y pads=[0,0,1,1,0,0,1,1] value=1.0 mode="constant"'
+}
+
+@test "Reshape resolves 0 and -1 from a Constant node; the shape tensor goes" {
+	onnx2top "$FX/reshape_gemm.onnx" -o "$T/o.top"
+	run irdump "$T/o.top"
+	assert_line 'op Reshape reshape0 in=x out=r shape=[1,192]'
+	refute_line --partial 'weight shape'
+	assert_line 'op Gemm fc0 in=r,fw,fb out=g alpha=1.0 beta=1.0 transA=0 transB=1'
+}
+
+@test "auto_pad is resolved, unnamed nodes are named, axes made positive" {
+	onnx2top "$FX/mixed.onnx" -o "$T/o.top"
+	run irdump "$T/o.top"
+	assert_line 'op Conv Conv_c in=x,w out=c kernel_shape=[3,3] strides=[2,2] pads=[0,0,1,1] dilations=[1,1] group=1'
+	assert_line 'op MaxPool MaxPool_mp in=ci out=mp kernel_shape=[2,2] strides=[1,1] pads=[1,1,0,0] dilations=[1,1] ceil_mode=0'
+	assert_line 'op AveragePool AveragePool_ap in=ci out=ap kernel_shape=[3,3] strides=[1,1] pads=[1,1,1,1] ceil_mode=0 count_include_pad=0'
+	assert_line 'op Concat Concat_cat in=m,ci out=cat axis=1'
+	assert_line 'op Identity Identity_ci in=c out=ci'
+}
+
+@test "weights from typed fields and raw_data in every data type" {
+	onnx2top "$FX/typed_data.onnx" -o "$T/o.top"
+	run irdump "$T/o.top" values
+	assert_output - <<'EOF'
+graph top origin
+input x f32 [1,3,8,8]
+weight tf32 f32 [2] [1.5,-2.0]
+weight ti64 i64 [3] [1,-2,1099511627776]
+weight ti32 i32 [2] [7,-7]
+weight ti8 i8 [3] [-128,0,127]
+weight tu8 u8 [2] [0,255]
+weight tbool bool [2] [true,false]
+weight tf16 f16 [2] [1.0,-0.5]
+weight traw i8 [2] [3,-3]
+op Relu relu0 in=x out=y
+output y
+output tf32
+output ti64
+output ti32
+output ti8
+output tu8
+output tbool
+output tf16
+output traw
+EOF
+}
+
+@test "reads the model from standard input" {
+	run --separate-stderr bash -c "onnx2top - < '$FX/pad7.onnx' > '$T/o.top'"
+	assert_success
+	run irdump "$T/o.top"
+	assert_line --index 0 'graph top origin'
+}
+
+@test "an unsupported operator is refused naming the node" {
+	run onnx2top "$FX/unsupported_op.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$FX/unsupported_op.onnx': node 'soft0' (Softsign): unsupported operator"
+	[ ! -e "$T/o.top" ]
+	[ -z "$(ls "$T")" ]
+}
+
+@test "an unnamed node is named after its type and output" {
+	run onnx2top "$FX/unsupported_unnamed.onnx"
+	assert_failure 1
+	assert_output "onnx2top: '$FX/unsupported_unnamed.onnx': node 'Softsign_y' (Softsign): unsupported operator"
+}
+
+@test "unsupported domains, attribute values, kernels and types are refused" {
+	run onnx2top "$FX/foreign_domain.onnx"
+	assert_failure 1
+	assert_output --partial "node 'gelu0' (Gelu): unsupported domain 'com.microsoft'"
+	run onnx2top "$FX/pad_reflect.onnx"
+	assert_failure 1
+	assert_output --partial "node 'pad_r' (Pad): mode 'reflect' is not supported"
+	run onnx2top "$FX/maxpool_storage.onnx"
+	assert_failure 1
+	assert_output --partial "node 'pool0' (MaxPool): storage_order 1 is not supported"
+	run onnx2top "$FX/conv1d.onnx"
+	assert_failure 1
+	assert_output --partial "node 'conv1d' (Conv): only 2-D"
+	run onnx2top "$FX/double_weight.onnx"
+	assert_failure 1
+	assert_output "onnx2top: '$FX/double_weight.onnx': initializer 'd': unsupported data type double"
+}
+
+@test "opsets outside 7 to 17 are refused" {
+	run onnx2top "$FX/opset6.onnx"
+	assert_failure 1
+	assert_output "onnx2top: '$FX/opset6.onnx': opset 6 is not supported (7 to 17)"
+	run onnx2top "$FX/opset18.onnx"
+	assert_failure 1
+	assert_output --partial "opset 18 is not supported"
+}
+
+@test "a dynamic input dimension is refused" {
+	run onnx2top "$FX/dynamic_input.onnx"
+	assert_failure 1
+	assert_output "onnx2top: '$FX/dynamic_input.onnx': input 'x': dimension 0 is not static ('N')"
+}
+
+@test "a missing file" {
+	run onnx2top "$T/nope.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: cannot open '$T/nope.onnx': No such file or directory"
+	[ ! -e "$T/o.top" ]
+}
+
+@test "a truncated file gives one line and no output file" {
+	m=$MODELS/resnet18/model.onnx
+	[ -n "$MODELS" ] && [ -f "$m" ] || m=$FX/conv_bn_relu.onnx
+	head -c 1000 "$m" >"$T/t.onnx"
+	run onnx2top "$T/t.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$T/t.onnx': not a valid ONNX model (truncated or corrupt)"
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/o.top" ]
+	[ "$(ls "$T")" = t.onnx ]
+}
+
+@test "a file that is not ONNX" {
+	echo hello >"$T/t.onnx"
+	run onnx2top "$T/t.onnx"
+	assert_failure 1
+	assert_output "onnx2top: '$T/t.onnx': not a valid ONNX model (truncated or corrupt)"
+}
+
+@test "usage errors exit 2, -h exits 0" {
+	run onnx2top -x "$FX/pad7.onnx"
+	assert_failure 2
+	assert_line --index 0 "onnx2top: unknown option '-x'"
+	run onnx2top
+	assert_failure 2
+	run onnx2top a.onnx b.onnx
+	assert_failure 2
+	run onnx2top "$FX/pad7.onnx" -o
+	assert_failure 2
+	run onnx2top -h
+	assert_success
+	assert_output --partial 'usage: onnx2top'
+}
+
+@test "output is deterministic" {
+	onnx2top "$FX/mixed.onnx" -o "$T/a.top"
+	onnx2top "$FX/mixed.onnx" >"$T/b.top"
+	cmp "$T/a.top" "$T/b.top"
+	need_models squeezenet1_1
+	onnx2top $MODELS/squeezenet1_1/model.onnx -o "$T/c.top"
+	onnx2top $MODELS/squeezenet1_1/model.onnx -o "$T/d.top"
+	cmp "$T/c.top" "$T/d.top"
+}
