@@ -13,10 +13,12 @@ struct interp {
 	const struct ir_graph *g;
 	void **val;          /* per tensor: buffer of tensor_bytes(); weights borrow their data */
 	int nthreads;        /* kernel threads (1 or more) */
-	void *priv;          /* kernel back-end state (oneDNN engine, primitive cache) */
+	void *priv;          /* reserved; oneDNN's state is process-wide (lib/dnnl_util.h) */
 };
 
-/* Prepare to run g (which must outlive it): allocates every activation. */
+/* Prepare to run g (which must outlive it): allocates every activation
+ * (zeroed) and starts oneDNN's weight cache (lib/dnnl_util.h), so g's
+ * weights must not change until interp_free.  nthreads < 1 means 1. */
 int interp_init(struct interp *it, const struct ir_graph *g, int nthreads);
 /* Copy each graph input from the array of the same name in `in`, converting
  * numeric dtypes to the input's dtype; `file` names the npz in messages
@@ -30,6 +32,7 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 /* Tensor t as float32 (dequantised with its scale and zero point where it
  * is quantised); the caller frees the result. */
 float *interp_get_f32(const struct interp *it, int t);
+/* Free the activations and empty the weight cache. */
 void interp_free(struct interp *it);
 
 #endif

@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# ir-run: numbers against numpy on a tiny model, --dump-all, stdin and
+# stdout, errors (exit 1, one line, no output left behind), usage (exit 2),
+# and the real models against onnxruntime's reference outputs.
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+# The fixture models and what numpy computes for them
+# (tests/fixtures/ir_run_fixtures.py).
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	mkdir -p "$FX"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/ir_run_fixtures.py" "$FX"
+	local m
+	for m in tiny misc mm; do
+		onnx2top "$FX/$m.onnx" -o "$FX/$m.top"
+	done
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+# The largest |a - b| over the arrays of B (the expected file) and their
+# namesakes in A.
+npz_maxdiff() {
+	$PY -c 'import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in b.files))' "$@"
+}
+
+# Fail unless the arrays of expected file B are within 1e-5 of A's.
+assert_close() {
+	run npz_maxdiff "$1" "$2"
+	assert_success
+	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-5 else 1)" ||
+		fail "largest difference $output"
+}
+
+# "name:dtype" of each array, in archive order.
+npz_names() {
+	$PY -c 'import sys, numpy as np
+z = np.load(sys.argv[1]); print(" ".join(f"{k}:{z[k].dtype}" for k in z.files))' "$1"
+}
+
+@test "tiny model matches numpy" {
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/out.npz"
+	assert_success
+	assert_output ''
+	run npz_names "$T/out.npz"
+	assert_output 'y:float32'
+	assert_close "$T/out.npz" "$FX/tiny_expect.npz"
+}
+
+@test "BatchNormalization, Mul, Concat, Reshape, Identity, Pad, AveragePool match numpy" {
+	run ir-run "$FX/misc.top" -i "$FX/misc_in.npz" -o "$T/out.npz"
+	assert_success
+	assert_close "$T/out.npz" "$FX/misc_expect.npz"
+}
+
+@test "MatMul, Gemm, Relu, Cast match numpy" {
+	run ir-run "$FX/mm.top" -i "$FX/mm_in.npz" -o "$T/out.npz"
+	assert_success
+	assert_close "$T/out.npz" "$FX/mm_expect.npz"
+}
+
+@test "--dump-all writes every activation in graph order, no weights" {
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/all.npz" --dump-all
+	assert_success
+	run npz_names "$T/all.npz"
+	assert_output 'x:float32 conv:float32 clip:float32 pool:float32 add:float32 gap:float32 flat:float32 y:float32'
+}
+
+@test "IR from stdin, npz to stdout, threads" {
+	ir-run - -i "$FX/tiny_in.npz" --threads 2 <"$FX/tiny.top" >"$T/out.npz"
+	assert_close "$T/out.npz" "$FX/tiny_expect.npz"
+}
+
+@test "canonical IR (fused activations, Scale) gives the same numbers" {
+	need_tool top-opt
+	local m
+	for m in tiny misc mm; do
+		top-opt "$FX/$m.top" -o "$T/$m.top"
+		run ir-run "$T/$m.top" -i "$FX/${m}_in.npz" -o "$T/$m.npz"
+		assert_success
+		assert_close "$T/$m.npz" "$FX/${m}_expect.npz"
+	done
+}
+
+@test "missing IR file" {
+	run ir-run "$T/nope.top" -i "$FX/tiny_in.npz" -o "$T/out.npz"
+	assert_failure 1
+	assert_output "ir-run: cannot open '$T/nope.top': No such file or directory"
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "truncated IR file" {
+	head -c 100 "$FX/tiny.top" >"$T/cut.top"
+	run ir-run "$T/cut.top" -i "$FX/tiny_in.npz" -o "$T/out.npz"
+	assert_failure 1
+	assert_output --regexp "^ir-run: '$T/cut.top': "
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "input npz lacks the graph input" {
+	run ir-run "$FX/tiny.top" -i "$FX/noname.npz" -o "$T/out.npz"
+	assert_failure 1
+	assert_output "ir-run: '$FX/noname.npz': no array for graph input 'x'"
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "input of the wrong shape" {
+	run ir-run "$FX/tiny.top" -i "$FX/badshape.npz" -o "$T/out.npz"
+	assert_failure 1
+	assert_output "ir-run: '$FX/badshape.npz': array 'x' has shape [1,4,12,11], graph input expects [1,4,13,11]"
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "missing input npz" {
+	run ir-run "$FX/tiny.top" -i "$T/none.npz" -o "$T/out.npz"
+	assert_failure 1
+	assert_output --partial "ir-run: cannot open '$T/none.npz'"
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "usage errors exit 2" {
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --bogus
+	assert_failure 2
+	assert_line --index 0 "ir-run: unknown option '--bogus'"
+	assert_line --index 1 --partial 'usage: ir-run IN -i INPUT.npz'
+	run ir-run "$FX/tiny.top" -o "$T/out.npz"
+	assert_failure 2
+	assert_line --index 0 'ir-run: no input .npz given (-i)'
+	run ir-run -i "$FX/tiny_in.npz"
+	assert_failure 2
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --threads x
+	assert_failure 2
+	assert_line --index 0 "ir-run: bad --threads 'x': expected a whole number from 0 to 4096"
+	run ir-run - -i - -o "$T/out.npz"
+	assert_failure 2
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "resnet18 Top F32 matches onnxruntime" {
+	need_models resnet18
+	onnx2top "$MODELS/resnet18/model.onnx" -o "$T/r.top"
+	run ir-run "$T/r.top" -i "$MODELS/resnet18/input.npz" -o "$T/out.npz"
+	assert_success
+	run npz-compare --tolerance 0.99999,0.999 "$T/out.npz" "$MODELS/resnet18/ref.npz"
+	assert_success
+}
+
+@test "mobilenet_v2 Top F32 matches onnxruntime" {
+	need_models mobilenet_v2
+	onnx2top "$MODELS/mobilenet_v2/model.onnx" -o "$T/m.top"
+	run ir-run "$T/m.top" -i "$MODELS/mobilenet_v2/input.npz" -o "$T/out.npz"
+	assert_success
+	run npz-compare --tolerance 0.99999,0.999 "$T/out.npz" "$MODELS/mobilenet_v2/ref.npz"
+	assert_success
+}
