@@ -77,23 +77,27 @@ $(B)/tools/%.o: | $(B)/gen/onnx.pb-c.h
 # The test suite: C unit tests, then bats (tool behaviour and errors, and the
 # real-model checks).  tests/run prints the closing "N passed, N failed".
 check: $(TOOL_BIN) $(UNIT_BIN)
-	B=$(B) tests/run
+	B=$(B) bash tests/run
 
 # Only the fast tests (no real models).
 check-quick: $(TOOL_BIN) $(UNIT_BIN)
-	B=$(B) QUICK=1 tests/run
+	B=$(B) QUICK=1 bash tests/run
 
 lint-man:
 	mandoc -Tlint -W warning $(MAN1) $(MAN5)
 
 deps:
-	scripts/deps.sh
+	sh scripts/deps.sh
 
 example: $(TOOL_BIN)
-	$(MAKE) -f pipelines/deploy.mk TPUC_BIN=$(CURDIR)/$(B)/bin \
+	$(MAKE) --no-print-directory -f pipelines/deploy.mk TPUC_BIN=$(CURDIR)/$(B)/bin \
 		MODEL=examples/tiny_cnn/model.onnx INPUT=examples/tiny_cnn/input.npz \
 		CALIB=examples/tiny_cnn/calib.npz REF=examples/tiny_cnn/ref.npz \
 		MODE=int8 OUT=$(B)/example compare
+
+# Every supported real model through the pipeline, in both modes.
+models: $(TOOL_BIN)
+	$(MAKE) --no-print-directory -f pipelines/models.mk TPUC_BIN=$(CURDIR)/$(B)/bin OUTROOT=$(B)/models
 
 install: $(TOOL_BIN)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
@@ -104,7 +108,7 @@ install: $(TOOL_BIN)
 clean:
 	rm -rf build build-san
 
-.PHONY: all check check-quick lint-man deps example install clean
+.PHONY: all check check-quick lint-man deps example models install clean
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,126 @@
+# deploy.mk - take one ONNX model through every tpuc stage and compare each
+# stage with the one before, as TPU-MLIR's model_deploy does.
+#
+#   make -f pipelines/deploy.mk MODEL=m.onnx INPUT=in.npz CALIB=samples.npz \
+#        REF=ref.npz MODE=int8 OUT=build/m [TPUC_BIN=build/bin] compare
+#
+# MODEL   the .onnx file (required)
+# INPUT   test input .npz, keyed by input name (for the *_out.npz files)
+# CALIB   calibration samples .npz, samples on the first axis (MODE=int8)
+# REF     the framework's output for INPUT (optional; compared with Top IR)
+# MODE    f32 | int8 (default int8)          CHIP  default tpu-a
+# OUT     output folder, one per model and mode (required)
+# TPUC_BIN  folder holding the tools (default: found on PATH)
+# CALIB_METHOD kld | minmax (default kld)    CALIB_N  samples to use (default all)
+# TOL_REF, TOL_TPU, TOL_SIM  npz-compare tolerances COS,EUC for the three
+#         comparisons (defaults below follow ARCHITECTURE.md)
+#
+# Targets: all (every stage file, default), compare, clean.  Every file is
+# written by one tool into $(OUT) and nothing else, and tools write through a
+# temporary beside their output, so several models run at once under make -j
+# in separate OUT folders.
+
+MODE ?= int8
+CHIP ?= tpu-a
+CALIB_METHOD ?= kld
+CALIB_N ?=
+TPUC_BIN ?=
+
+ifndef MODEL
+$(error deploy.mk: set MODEL=file.onnx)
+endif
+ifndef OUT
+$(error deploy.mk: set OUT=folder)
+endif
+ifeq ($(filter $(MODE),f32 int8),)
+$(error deploy.mk: MODE must be f32 or int8, not '$(MODE)')
+endif
+
+# tool NAME: the command; tooldep NAME: the binary as a prerequisite, so a
+# rebuilt tool redoes its stage (only when TPUC_BIN is given).
+tool = $(if $(TPUC_BIN),$(TPUC_BIN)/$1,$1)
+tooldep = $(if $(TPUC_BIN),$(TPUC_BIN)/$1)
+need = $(if $($1),,$(error deploy.mk: set $1=... for $@))
+
+ifeq ($(MODE),int8)
+TOL_TPU ?= 0.99,0.85
+TOL_SIM ?= 1.0,1.0
+TABLE := $(OUT)/cali.table
+else
+TOL_TPU ?= 0.99999,0.99
+TOL_SIM ?= 0.99999,0.99
+TABLE :=
+endif
+TOL_REF ?= 0.99999,0.99
+
+STAGES := $(OUT)/origin.top $(OUT)/canonical.top $(TABLE) $(OUT)/lowered.tpu \
+	$(OUT)/reordered.tpu $(OUT)/grouped.tpu $(OUT)/addressed.tpu $(OUT)/model.tmodel
+OUTPUTS := $(OUT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/sim_out.npz
+
+all: $(STAGES)
+
+# The settings the files were made with: a change (another MODE, CHIP or
+# MODEL in the same OUT) rebuilds everything.
+CFG := $(MODEL) $(MODE) $(CHIP) $(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
+$(OUT)/deploy.cfg: FORCE
+	@mkdir -p $(OUT)
+	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
+
+$(OUT)/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
+	$(call tool,onnx2top) $(MODEL) -o $@
+
+$(OUT)/canonical.top: $(OUT)/origin.top $(call tooldep,top-opt)
+	$(call tool,top-opt) $< -o $@
+
+$(OUT)/cali.table: $(OUT)/canonical.top $(CALIB) $(call tooldep,calibrate)
+	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
+		$(if $(CALIB_N),-n $(CALIB_N)) -o $@
+
+$(OUT)/lowered.tpu: $(OUT)/canonical.top $(TABLE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
+	$(call tool,top2tpu) $< --chip $(CHIP) --mode $(MODE) $(if $(TABLE),--calib $(TABLE)) -o $@
+
+$(OUT)/reordered.tpu: $(OUT)/lowered.tpu $(call tooldep,weight-reorder)
+	$(call tool,weight-reorder) $< -o $@
+
+$(OUT)/grouped.tpu: $(OUT)/reordered.tpu $(call tooldep,layergroup)
+	$(call tool,layergroup) $< -o $@
+
+$(OUT)/addressed.tpu: $(OUT)/grouped.tpu $(call tooldep,addr-assign)
+	$(call tool,addr-assign) $< -o $@
+
+$(OUT)/model.tmodel: $(OUT)/addressed.tpu $(call tooldep,codegen)
+	$(call tool,codegen) $< -o $@
+
+# Each stage run on the test input.
+$(OUT)/top_out.npz: $(OUT)/canonical.top $(INPUT) $(call tooldep,ir-run)
+	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) -o $@
+
+$(OUT)/tpu_out.npz: $(OUT)/lowered.tpu $(INPUT) $(call tooldep,ir-run)
+	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) -o $@
+
+$(OUT)/sim_out.npz: $(OUT)/model.tmodel $(INPUT) $(call tooldep,tpu-sim)
+	$(call need,INPUT)$(call tool,tpu-sim) $< -i $(INPUT) -o $@
+
+# Every comparison runs and prints its table; the target fails if any did.
+compare: $(OUTPUTS)
+	@fail=0; \
+	if [ -n "$(REF)" ]; then \
+		echo "== reference vs Top IR, f32 ($(REF) vs $(OUT)/top_out.npz, tolerance $(TOL_REF))"; \
+		$(call tool,npz-compare) $(REF) $(OUT)/top_out.npz --tolerance $(TOL_REF) || fail=1; \
+	fi; \
+	echo "== Top IR vs Tpu IR, $(MODE) ($(OUT)/top_out.npz vs $(OUT)/tpu_out.npz, tolerance $(TOL_TPU))"; \
+	$(call tool,npz-compare) $(OUT)/top_out.npz $(OUT)/tpu_out.npz --tolerance $(TOL_TPU) || fail=1; \
+	echo "== Tpu IR vs tpu-sim, $(MODE) ($(OUT)/tpu_out.npz vs $(OUT)/sim_out.npz, tolerance $(TOL_SIM))"; \
+	$(call tool,npz-compare) $(OUT)/tpu_out.npz $(OUT)/sim_out.npz --tolerance $(TOL_SIM) || fail=1; \
+	if [ -n "$(REF)" ] && [ "$(MODE)" = f32 ]; then \
+		echo "== reference vs tpu-sim, f32 ($(REF) vs $(OUT)/sim_out.npz, tolerance $(TOL_REF))"; \
+		$(call tool,npz-compare) $(REF) $(OUT)/sim_out.npz --tolerance $(TOL_REF) || fail=1; \
+	fi; \
+	exit $$fail
+
+clean:
+	rm -f $(STAGES) $(OUT)/cali.table $(OUTPUTS) $(OUT)/deploy.cfg
+
+FORCE:
+.PHONY: all compare clean FORCE
+.DELETE_ON_ERROR:

@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# pipeline: pipelines/deploy.mk and models.mk take a model through every
+# stage and every comparison (the example, then the real models with the
+# thresholds of ARCHITECTURE.md); make -j over models; rebuild rules.
+load helpers
+
+TOOLS="onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen tpu-sim ir-run npz-compare"
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	EX=$REPO/examples/tiny_cnn
+	# Under `make check` the outer make's jobserver is in the environment.
+	unset MAKEFLAGS MFLAGS MAKELEVEL
+}
+
+# deploy ARGS...: deploy.mk on the example with the freshly built tools.
+deploy() {
+	make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$EX/model.onnx" INPUT="$EX/input.npz" CALIB="$EX/calib.npz" \
+		REF="$EX/ref.npz" "$@"
+}
+
+# Show the comparison tables of $output in the TAP stream.
+show() {
+	printf '%s\n' "$output" | grep -E '^(==|npz-compare:|[^ ]+ +\[)' | sed 's/^/# /' >&3
+}
+
+@test "example, int8: every stage's file; reference, Tpu IR and simulator agree" {
+	need_tool $TOOLS
+	run deploy MODE=int8 OUT="$T/o" compare
+	show
+	assert_success
+	for f in origin.top canonical.top cali.table lowered.tpu reordered.tpu grouped.tpu \
+		addressed.tpu model.tmodel top_out.npz tpu_out.npz sim_out.npz; do
+		[ -s "$T/o/$f" ] || fail "no $f"
+	done
+	assert_line --regexp '^== reference vs Top IR, f32 .*tolerance 0\.99999,0\.99\)$'
+	assert_line --regexp '^== Top IR vs Tpu IR, int8 .*tolerance 0\.99,0\.85\)$'
+	assert_line --regexp '^== Tpu IR vs tpu-sim, int8 .*tolerance 1\.0,1\.0\)$'
+	[ "$(printf '%s\n' "$output" | grep -c '^logits .* PASS$')" -eq 3 ]
+}
+
+@test "example, f32: the simulator matches the reference too" {
+	need_tool $TOOLS
+	run deploy MODE=f32 OUT="$T/o" compare
+	show
+	assert_success
+	[ ! -e "$T/o/cali.table" ]
+	assert_line --regexp '^== reference vs tpu-sim, f32 '
+	[ "$(printf '%s\n' "$output" | grep -c '^logits .* PASS$')" -eq 4 ]
+}
+
+@test "make -j2 runs models side by side, each in its own folder, nothing left over" {
+	need_tool $TOOLS
+	run make --no-print-directory -j2 -f "$REPO/pipelines/models.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODELS="$REPO/examples" NAMES=tiny_cnn MODES="int8 f32" OUTROOT="$T"
+	assert_success
+	assert_line '== tiny_cnn int8'
+	assert_line '== tiny_cnn f32'
+	[ -s "$T/tiny_cnn-int8/sim_out.npz" ] && [ -s "$T/tiny_cnn-f32/sim_out.npz" ]
+	[ -z "$(find "$T" -name '*.tmp*')" ]
+}
+
+@test "a second run does nothing; another MODE in the same folder redoes the stages" {
+	need_tool $TOOLS
+	deploy MODE=int8 OUT="$T/o" all >/dev/null
+	before=$(stat -c '%n %y' "$T"/o/*)
+	run deploy MODE=int8 OUT="$T/o" all
+	assert_success
+	refute_output --partial onnx2top
+	[ "$(stat -c '%n %y' "$T"/o/*)" = "$before" ]
+	run deploy MODE=f32 OUT="$T/o" all
+	assert_success
+	assert_line --partial "onnx2top"
+	[[ $output == *"top2tpu "*"--mode f32"* ]]
+}
+
+@test "a failing stage stops the pipeline and leaves no file" {
+	need_tool onnx2top
+	head -c 500 "$EX/model.onnx" >"$T/cut.onnx"
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/cut.onnx" OUT="$T/o" all
+	assert_failure
+	assert_line --partial "onnx2top: '$T/cut.onnx':"
+	[ "$(ls "$T/o")" = deploy.cfg ]
+}
+
+@test "missing settings are named" {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" MODEL=m.onnx
+	assert_failure
+	assert_output --partial 'deploy.mk: set OUT=folder'
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" OUT="$T/o"
+	assert_failure
+	assert_output --partial 'deploy.mk: set MODEL=file.onnx'
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" MODEL=m.onnx OUT="$T/o" MODE=bf4
+	assert_failure
+	assert_output --partial "deploy.mk: MODE must be f32 or int8, not 'bf4'"
+}
+
+# The real models: reference vs Top F32 >= 0.99999, Top F32 vs Tpu INT8
+# >= 0.99, INT8 simulator bit-identical to ir-run, F32 simulator vs
+# reference >= 0.99999; the INT8 pipeline from scratch in under a minute.
+real_model() {
+	local n=$1
+	need_models "$n"
+	need_tool $TOOLS
+	local t0 ms
+	t0=$(date +%s%N)
+	run make --no-print-directory -j2 -f "$REPO/pipelines/models.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODELS="$MODELS" NAMES="$n" MODES=int8 OUTROOT="$T"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	show
+	echo "# $n int8 pipeline, KLD calibration included: $((ms / 1000)).$((ms % 1000 / 100)) s" >&3
+	assert_success
+	run make --no-print-directory -j2 -f "$REPO/pipelines/models.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODELS="$MODELS" NAMES="$n" MODES=f32 OUTROOT="$T"
+	show
+	assert_success
+	[ "$ms" -lt 60000 ] || fail "$n int8 pipeline took $ms ms (limit 60 s)"
+}
+
+@test "resnet18 through every stage in int8 and f32 (real model)" {
+	real_model resnet18
+}
+
+@test "mobilenet_v2 through every stage in int8 and f32 (real model)" {
+	real_model mobilenet_v2
+}
