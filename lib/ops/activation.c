@@ -1,7 +1,12 @@
 /* activation.c - elementwise activations: Relu (max(x, 0)) and Clip
  * (min(max(x, min), max); attributes min and max, absent = unbounded).
  */
+#include <math.h>
+
+#include "kern_util.h"
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int act_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -10,14 +15,73 @@ static int act_infer(struct ir_graph *g, struct ir_op *op)
 	return infer_same(g, op);
 }
 
+/* Float references; min and max default to no bound. */
+static int clamp_f32(struct kern *k, float lo, float hi)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	kern_clamp(k, k->out[0].data, k->in[0].data, view_numel(&k->out[0]), lo, hi);
+	return 0;
+}
+
+static int relu_f32(struct kern *k)
+{
+	return clamp_f32(k, 0.0f, INFINITY);
+}
+
+static int clip_f32(struct kern *k)
+{
+	return clamp_f32(k, (float)op_float(k->op, "min", -INFINITY),
+			 (float)op_float(k->op, "max", INFINITY));
+}
+
+/* Int8 kernels: the output keeps the input's scale (lower_default), so
+ * Relu is max(q, 0) and Clip clamps to its bounds quantised with that scale
+ * (formats/tpuc-quant.5). */
+static int clamp_i8(struct kern *k, int lo, int hi)
+{
+	if (k->in[0].dtype != DT_I8 || k->out[0].dtype != DT_I8)
+		return op_error(k->op, "int8 kernel needs i8 input and output");
+	const int8_t *x = k->in[0].data;
+	int8_t *y = k->out[0].data;
+	int64_t n = view_numel(&k->out[0]);
+	for (int64_t i = 0; i < n; i++)
+		y[i] = (int8_t)(x[i] < lo ? lo : x[i] > hi ? hi : x[i]);
+	return 0;
+}
+
+static int relu_tpu(struct kern *k)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	return clamp_i8(k, 0, QUANT_QMAX);
+}
+
+static int clip_tpu(struct kern *k)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	float s = k->in[0].scale;
+	const struct ir_attr *mn = op_attr(k->op, "min"), *mx = op_attr(k->op, "max");
+	int lo = mn ? quant_f32_to_i8_one((float)op_float(k->op, "min", 0), s) : QUANT_QMIN;
+	int hi = mx ? quant_f32_to_i8_one((float)op_float(k->op, "max", 0), s) : QUANT_QMAX;
+	return clamp_i8(k, lo, hi);
+}
+
 const struct op_def op_def_RELU = {
 	.slice_h = slice_h_same,
 	.name = "Relu",
+	.run_f32 = relu_f32,
+	.lower = lower_default,
+	.run_tpu = relu_tpu,
 	.infer = act_infer,
 };
 
 const struct op_def op_def_CLIP = {
 	.slice_h = slice_h_same,
 	.name = "Clip",
+	.run_f32 = clip_f32,
+	.lower = lower_default,
+	.run_tpu = clip_tpu,
 	.infer = act_infer,
 };

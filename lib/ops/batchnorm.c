@@ -3,6 +3,10 @@
  * Inputs x, scale, B, mean, var; top-opt folds it into a conv or turns it
  * into Scale, so it never reaches the Tpu dialect.
  */
+#include <math.h>
+#include <stdlib.h>
+
+#include "kern_util.h"
 #include "opcommon.h"
 
 static int bn_infer(struct ir_graph *g, struct ir_op *op)
@@ -21,7 +25,28 @@ static int bn_infer(struct ir_graph *g, struct ir_op *op)
 	return infer_same(g, op);
 }
 
+/* Float reference: y = x * a[c] + b[c] with a = scale / sqrt(var + epsilon)
+ * and b = B - mean * a. */
+static int bn_f32(struct kern *k)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	int64_t c = k->in[0].shape[1];
+	double eps = op_float(k->op, "epsilon", 1e-5);
+	const float *sc = k->in[1].data, *bb = k->in[2].data, *mean = k->in[3].data,
+		    *var = k->in[4].data;
+	float *a = xmalloc((size_t)c * 2 * sizeof *a), *b = a + c;
+	for (int64_t i = 0; i < c; i++) {
+		a[i] = (float)(sc[i] / sqrt((double)var[i] + eps));
+		b[i] = (float)(bb[i] - (double)mean[i] * a[i]);
+	}
+	int rc = kern_channel_affine(k, a, b);
+	free(a);
+	return rc;
+}
+
 const struct op_def op_def_BATCHNORM = {
 	.name = "BatchNormalization",
+	.run_f32 = bn_f32,
 	.infer = bn_infer,
 };

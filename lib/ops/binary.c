@@ -1,7 +1,10 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
+#include "kern_util.h"
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int binary_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -21,9 +24,177 @@ static int64_t binary_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]);
 }
 
+/* Float reference with numpy broadcasting, then the fused activation. */
+static int binary_f32(struct kern *k, int mul)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	const float *ad = a->data, *bd = b->data;
+	float *yd = y->data, lo, hi;
+	int64_t n = view_numel(y);
+	kern_act_bounds(k->op, &lo, &hi);
+	if (n == 0)
+		return 0;
+	if (view_numel(a) == n && view_numel(b) == n) {
+		#pragma omp simd
+		for (int64_t i = 0; i < n; i++) {
+			float v = mul ? ad[i] * bd[i] : ad[i] + bd[i];
+			yd[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+		return 0;
+	}
+	int r = y->rank;
+	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], inner = y->shape[r - 1];
+	kern_bcast_strides(a, r, y->shape, sa);
+	kern_bcast_strides(b, r, y->shape, sb);
+	int nt = kern_threads(k, n / inner, inner);
+
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t o = 0; o < n / inner; o++) {
+		int64_t oa = 0, ob = 0, rest = o;
+		for (int d = r - 2; d >= 0; d--) {
+			int64_t i = rest % y->shape[d];
+			rest /= y->shape[d];
+			oa += i * sa[d];
+			ob += i * sb[d];
+		}
+		float *yp = yd + o * inner;
+		for (int64_t i = 0; i < inner; i++) {
+			float x1 = ad[oa + i * sa[r - 1]], x2 = bd[ob + i * sb[r - 1]];
+			float v = mul ? x1 * x2 : x1 + x2;
+			yp[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+	}
+	return 0;
+}
+
+static int add_f32(struct kern *k)
+{
+	return binary_f32(k, 0);
+}
+
+static int mul_f32(struct kern *k)
+{
+	return binary_f32(k, 1);
+}
+
+/* Int8 lowering.  Add rescales each input to the output scale with one
+ * shared shift: y = round_shift(qa * ma + qb * mb, rshift) (attributes
+ * multipliers, rshift); Mul requantises the product:
+ * y = round_shift(qa * qb * multiplier, rshift).  Both then clamp to the
+ * fused activation's bounds (formats/tpuc-quant.5). */
+static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	int in[2];
+	float s_out;
+	for (int i = 0; i < 2; i++)
+		if ((in[i] = lower_act_input(lc, op, op->in[i])) < 0)
+			return -1;
+	if (lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+		return -1;
+	double sa = lc->tpu->tensors[in[0]].scale, sb = lc->tpu->tensors[in[1]].scale;
+	double real[2] = { sa / s_out, sb / s_out };
+	int32_t m[2], shift;
+	int rc = mul ? quant_multiplier(sa * sb / s_out, m, &shift)
+		     : quant_multipliers_common(real, 2, m, &shift);
+	if (rc < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", err_msg());
+		return op_error(op, "%s", why);
+	}
+	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int k = lower_emit(lc, op, 2, in, 1, &y);
+	struct ir_op *o = &lc->tpu->ops[k];
+	if (mul) {
+		op_set_int(o, "multiplier", m[0]);
+	} else {
+		int64_t mv[2] = { m[0], m[1] };
+		op_set_ints(o, "multipliers", 2, mv);
+	}
+	op_set_int(o, "rshift", shift);
+	return 0;
+}
+
+static int add_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	return binary_lower(lc, op, 0);
+}
+
+static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	return binary_lower(lc, op, 1);
+}
+
+/* The int8 kernel for both, with numpy broadcasting over the views. */
+static int binary_tpu(struct kern *k, int mul)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	if (a->dtype != DT_I8 || b->dtype != DT_I8 || y->dtype != DT_I8)
+		return op_error(k->op, "int8 kernel needs i8 inputs and output");
+	int64_t ma = 0, mb = 0, mv[2];
+	if (mul) {
+		ma = op_int(k->op, "multiplier", -1);
+	} else if (op_ints(k->op, "multipliers", mv, 2) == 2) {
+		ma = mv[0];
+		mb = mv[1];
+	} else {
+		ma = -1;
+	}
+	int shift = (int)op_int(k->op, "rshift", -1);
+	if (ma < 0 || mb < 0 || ma > INT32_MAX || mb > INT32_MAX || shift < 0 ||
+	    shift > QUANT_MAX_SHIFT)
+		return op_error(k->op, "int8 attributes %s and rshift missing or out of range",
+				mul ? "multiplier" : "multipliers");
+	int lo, hi;
+	quant_relu_bounds(k->op, y->scale, &lo, &hi);
+	const int8_t *ad = a->data, *bd = b->data;
+	int8_t *yd = y->data;
+	int64_t n = view_numel(y);
+	if (n == 0)
+		return 0;
+	int r = y->rank;
+	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], inner = y->shape[r - 1];
+	kern_bcast_strides(a, r, y->shape, sa);
+	kern_bcast_strides(b, r, y->shape, sb);
+	for (int64_t o = 0; o < n / inner; o++) {
+		int64_t oa = 0, ob = 0, rest = o;
+		for (int d = r - 2; d >= 0; d--) {
+			int64_t i = rest % y->shape[d];
+			rest /= y->shape[d];
+			oa += i * sa[d];
+			ob += i * sb[d];
+		}
+		int8_t *yp = yd + o * inner;
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t x1 = ad[oa + i * sa[r - 1]], x2 = bd[ob + i * sb[r - 1]];
+			int64_t acc = mul ? x1 * x2 * ma : x1 * ma + x2 * mb;
+			yp[i] = (int8_t)quant_clamp(quant_round_shift(acc, shift), lo, hi);
+		}
+	}
+	return 0;
+}
+
+static int add_tpu(struct kern *k)
+{
+	return binary_tpu(k, 0);
+}
+
+static int mul_tpu(struct kern *k)
+{
+	return binary_tpu(k, 1);
+}
+
 const struct op_def op_def_ADD = {
 	.slice_h = slice_h_same,
 	.name = "Add",
+	.run_f32 = add_f32,
+	.lower = add_lower,
+	.run_tpu = add_tpu,
 	.infer = binary_infer,
 	.macs = binary_macs,
 };
@@ -31,6 +202,9 @@ const struct op_def op_def_ADD = {
 const struct op_def op_def_MUL = {
 	.slice_h = slice_h_same,
 	.name = "Mul",
+	.run_f32 = mul_f32,
+	.lower = mul_lower,
+	.run_tpu = mul_tpu,
 	.infer = binary_infer,
 	.macs = binary_macs,
 };

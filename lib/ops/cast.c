@@ -4,7 +4,10 @@
  */
 #include <string.h>
 
+#include "convert.h"
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int cast_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -18,8 +21,34 @@ static int cast_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
+/* Top dialect reference: conversion by value (lib/convert.h). */
+static int cast_f32(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	dtype_convert(y->data, y->dtype, x->data, x->dtype, view_numel(y));
+	return 0;
+}
+
+/* Tpu dialect: f32 to i8 quantises with the output's scale, i8 to f32
+ * dequantises with the input's (lib/quant.h); other pairs convert by value. */
+static int cast_tpu(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int64_t n = view_numel(y);
+	if (x->dtype == DT_F32 && y->dtype == DT_I8)
+		quant_f32_to_i8(x->data, y->data, n, y->scale);
+	else if (x->dtype == DT_I8 && y->dtype == DT_F32)
+		quant_i8_to_f32(x->data, y->data, n, x->scale);
+	else
+		return cast_f32(k);
+	return 0;
+}
+
 const struct op_def op_def_CAST = {
 	.slice_h = slice_h_same,
 	.name = "Cast",
+	.run_f32 = cast_f32,
+	.lower = lower_default,
+	.run_tpu = cast_tpu,
 	.infer = cast_infer,
 };

@@ -1,5 +1,9 @@
 /* concat.c - Concat: joins its inputs along attribute axis. */
+#include <string.h>
+
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int concat_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -26,7 +30,113 @@ static int concat_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
+/* Reference for any dtype (a byte copy): each input's block of rows
+ * (everything from the axis on) follows the previous input's, per outer
+ * index. */
+static int concat_f32(struct kern *k)
+{
+	const struct view *y = &k->out[0];
+	int axis = norm_axis(op_int(k->op, "axis", 1), y->rank);
+	if (axis < 0)
+		return op_error(k->op, "axis out of range");
+	size_t es = dtype_size(y->dtype);
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < axis; d++)
+		outer *= y->shape[d];
+	for (int d = axis + 1; d < y->rank; d++)
+		inner *= y->shape[d];
+	size_t orow = (size_t)(y->shape[axis] * inner) * es, off = 0;
+	for (int i = 0; i < k->n_in; i++) {
+		const struct view *x = &k->in[i];
+		if (x->dtype != y->dtype)
+			return op_error(k->op, "input %d is %s, output %s", i,
+					dtype_name(x->dtype), dtype_name(y->dtype));
+		size_t row = (size_t)(x->shape[axis] * inner) * es;
+		for (int64_t o = 0; o < outer; o++)
+			memcpy((char *)y->data + (size_t)o * orow + off,
+			       (const char *)x->data + (size_t)o * row, row);
+		off += row;
+	}
+	return 0;
+}
+
+/* Int8 lowering: the output scale comes from the table and each input is
+ * rescaled to it by its own multiplier and shift (attributes multipliers,
+ * shifts; 2^30 and 30 when the scales are equal). */
+static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	int in[OP_MAX_IO];
+	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
+	float s_out;
+	if (op->n_in > OP_MAX_IO)
+		return op_error(op, "too many inputs");
+	if (lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+		return -1;
+	for (int i = 0; i < op->n_in; i++) {
+		int32_t mi, si;
+		if ((in[i] = lower_act_input(lc, op, op->in[i])) < 0)
+			return -1;
+		if (quant_multiplier((double)lc->tpu->tensors[in[i]].scale / s_out, &mi, &si) < 0) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", err_msg());
+			return op_error(op, "input %d: %s", i, why);
+		}
+		m[i] = mi;
+		sh[i] = si;
+	}
+	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int k = lower_emit(lc, op, op->n_in, in, 1, &y);
+	struct ir_op *o = &lc->tpu->ops[k];
+	op_set_ints(o, "multipliers", op->n_in, m);
+	op_set_ints(o, "shifts", op->n_in, sh);
+	return 0;
+}
+
+/* Int8: each element of input i is round_shift(q * m_i, s_i), saturated;
+ * other dtypes are a byte copy. */
+static int concat_tpu(struct kern *k)
+{
+	const struct view *y = &k->out[0];
+	if (y->dtype != DT_I8)
+		return concat_f32(k);
+	int axis = norm_axis(op_int(k->op, "axis", 1), y->rank);
+	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
+	if (axis < 0)
+		return op_error(k->op, "axis out of range");
+	if (op_ints(k->op, "multipliers", m, OP_MAX_IO) != k->n_in ||
+	    op_ints(k->op, "shifts", sh, OP_MAX_IO) != k->n_in)
+		return op_error(k->op, "int8 attributes multipliers and shifts need %d values",
+				k->n_in);
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < axis; d++)
+		outer *= y->shape[d];
+	for (int d = axis + 1; d < y->rank; d++)
+		inner *= y->shape[d];
+	int64_t orow = y->shape[axis] * inner, off = 0;
+	int8_t *yd = y->data;
+	for (int i = 0; i < k->n_in; i++) {
+		const struct view *x = &k->in[i];
+		if (x->dtype != DT_I8)
+			return op_error(k->op, "input %d is %s, output i8", i, dtype_name(x->dtype));
+		if (m[i] < 0 || m[i] > INT32_MAX || sh[i] < 0 || sh[i] > QUANT_MAX_SHIFT)
+			return op_error(k->op, "input %d: multiplier or shift out of range", i);
+		const int8_t *xd = x->data;
+		int64_t row = x->shape[axis] * inner;
+		for (int64_t o = 0; o < outer; o++)
+			for (int64_t j = 0; j < row; j++)
+				yd[o * orow + off + j] = quant_requant(xd[o * row + j], (int32_t)m[i],
+								       (int32_t)sh[i], QUANT_QMIN, QUANT_QMAX);
+		off += row;
+	}
+	return 0;
+}
+
 const struct op_def op_def_CONCAT = {
 	.name = "Concat",
+	.run_f32 = concat_f32,
+	.lower = concat_lower,
+	.run_tpu = concat_tpu,
 	.infer = concat_infer,
 };

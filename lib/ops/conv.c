@@ -3,12 +3,21 @@
  * (attributes do_relu, relu_limit).  Inputs x [N,C,H,W], w [OC,C/g,KH,KW],
  * optional b [OC]; output [N,OC,OH,OW].
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "opcommon.h"
+#include "dnnl_util.h"
+#include "kern_util.h"
+#include "lower.h"
+#include "quant.h"
 
 static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
-	if (op_check_arity(g, op, 2, 3) < 0 || spatial_get(g, op, &s) < 0)
+	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
+	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0 ||
+	    spatial_get(g, op, &s) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1);
 	if (x->rank != 4 || w->rank != 4)
@@ -18,7 +27,7 @@ static int conv_infer(struct ir_graph *g, struct ir_op *op)
 				(long long)x->shape[1], (long long)w->shape[0],
 				(long long)w->shape[1], s.group);
 	const struct ir_tensor *b = op_in(g, op, 2);
-	if (b && tensor_numel(b) != w->shape[0])
+	if (b && g->dialect == DIALECT_TOP && tensor_numel(b) != w->shape[0])
 		return op_error(op, "bias has %lld values for %lld output channels",
 				(long long)tensor_numel(b), (long long)w->shape[0]);
 	int64_t shape[4] = {
@@ -39,9 +48,261 @@ static int64_t conv_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(y) * w->shape[1] * w->shape[2] * w->shape[3];
 }
 
+/* Float reference on oneDNN.  Works on the input rows this invocation holds:
+ * the top and bottom padding of the slice follow from the row offsets, and
+ * rows (or columns) no window reads are left out of the source. */
+static int conv_f32(struct kern *k)
+{
+	struct spatial s;
+	struct kern_rows r;
+	if (kern_need_f32(k) < 0 || spatial_get(k->g, k->op, &s) < 0 ||
+	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+		return -1;
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int64_t ih = x->shape[2], iw = x->shape[3];
+	if (view_numel(y) == 0)
+		return 0;
+	struct dnnl_conv c = {
+		.n = x->shape[0], .ic = x->shape[1], .ih = r.n, .iw = iw,
+		.src_stride = { x->shape[1] * ih * iw, ih * iw, iw, 1 },
+		.oc = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
+		.kh = s.kh, .kw = s.kw, .sh = s.sh, .sw = s.sw, .dh = s.dh, .dw = s.dw,
+		.pt = r.pt, .pb = r.pb, .pl = s.pl,
+		.group = s.group, .act = dnnl_act_from_op(k->op),
+		.const_weights = kern_is_const(k, 1),
+	};
+	int64_t pr = (c.ow - 1) * s.sw + (int64_t)(s.kw - 1) * s.dw + 1 - iw - s.pl;
+	if (pr < 0) {
+		c.iw += pr;
+		pr = 0;
+	}
+	c.pr = (int)pr;
+	const float *src = (const float *)x->data + r.first * iw;
+	if (dnnl_conv_f32(&c, src, k->in[1].data, k->in[2].data, y->data, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	return 0;
+}
+
+/* Int8 lowering: weights per output channel (axis 0), bias, multiplier and
+ * shift as i32 [OC] inputs 2..4 (formats/tpuc-quant.5). */
+static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
+	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
+	if (!w->data || w->dtype != DT_F32 || (b && (!b->data || b->dtype != DT_F32)))
+		return op_error(op, "int8 lowering needs constant f32 weights and bias");
+	int x = lower_act_input(lc, op, op->in[0]);
+	float s_out;
+	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+		return -1;
+	int64_t oc = w->shape[0], per = tensor_numel(w) / oc;
+	struct lower_pc pc = {
+		.w = w->data, .wname = w->name, .wrank = w->rank, .wshape = w->shape,
+		.b = b ? b->data : NULL, .bname = b ? b->name : NULL,
+		.channels = oc, .per = per, .cstride = per, .estride = 1,
+	};
+	return lower_per_channel(lc, op, x, &pc, s_out) < 0 ? -1 : 0;
+}
+
+/* ---- int8 kernel ----
+ * Exact int32 accumulation, then per-channel requantisation.  For speed the
+ * input window of a tile of output rows is unfolded (im2col) into
+ * col[K][P], K = IC/group * KH * KW taps and P positions, and blocks of 4
+ * output channels accumulate acc[o][p] += w[o][k] * col[k][p] in long
+ * contiguous loops the compiler vectorises (integer adds: the order does
+ * not change the result).  Rows are whole-tensor rows offset by
+ * k->out_row0 and k->in_row0 (op.h); padding contributes 0. */
+
+#define CONV_OB 4                 /* output channels per accumulation block */
+#define CONV_TILE_BYTES (4 << 20) /* im2col bytes per tile of output rows */
+
+struct conv_i8 {
+	const int8_t *x, *w;
+	int8_t *y;
+	struct spatial s;
+	int64_t c, xh, iw, oc, oh, ow, icg, ocg, kk;   /* kk: taps per output */
+	int64_t full_h, in_row0, out_row0;
+	int lo, hi;
+	const struct kern *k;
+};
+
+/* Unfold input rows for output rows [r0, r0 + nr) of group g, batch b. */
+static void conv_im2col(const struct conv_i8 *cv, int64_t b, int64_t g, int64_t r0,
+			int64_t nr, int8_t *col)
+{
+	const struct spatial *s = &cv->s;
+	int64_t p = nr * cv->ow;
+	for (int64_t ic = 0; ic < cv->icg; ic++) {
+		const int8_t *plane = cv->x + ((b * cv->c + g * cv->icg + ic) * cv->xh) * cv->iw;
+		for (int ky = 0; ky < s->kh; ky++)
+			for (int kx = 0; kx < s->kw; kx++) {
+				int8_t *dst = col + ((ic * s->kh + ky) * s->kw + kx) * p;
+				int64_t off = (int64_t)kx * s->dw - s->pl;
+				for (int64_t r = 0; r < nr; r++, dst += cv->ow) {
+					int64_t ih = (cv->out_row0 + r0 + r) * s->sh - s->pt + (int64_t)ky * s->dh;
+					if (ih < 0 || ih >= cv->full_h) {
+						memset(dst, 0, (size_t)cv->ow);
+						continue;
+					}
+					const int8_t *row = plane + (ih - cv->in_row0) * cv->iw;
+					for (int64_t j = 0; j < cv->ow; j++) {
+						int64_t iw = j * s->sw + off;
+						dst[j] = iw >= 0 && iw < cv->iw ? row[iw] : 0;
+					}
+				}
+			}
+	}
+}
+
+/* acc[i][p] = sum_k w[i][k] * col[k][p] for NO (<= CONV_OB) channels. */
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+static void conv_accumulate(const int8_t *w, int64_t kk, int no, const int8_t *col,
+			    int64_t p, int32_t *acc)
+{
+	memset(acc, 0, sizeof *acc * (size_t)(p * no));
+	int32_t *a0 = acc, *a1 = acc + p, *a2 = acc + 2 * p, *a3 = acc + 3 * p;
+	for (int64_t t = 0; t < kk; t++) {
+		const int8_t *cr = col + t * p;
+		int32_t w0 = w[t], w1 = no > 1 ? w[kk + t] : 0;
+		int32_t w2 = no > 2 ? w[2 * kk + t] : 0, w3 = no > 3 ? w[3 * kk + t] : 0;
+		if (no == CONV_OB) {
+			#pragma omp simd
+			for (int64_t i = 0; i < p; i++) {
+				int32_t v = cr[i];
+				a0[i] += w0 * v;
+				a1[i] += w1 * v;
+				a2[i] += w2 * v;
+				a3[i] += w3 * v;
+			}
+		} else {
+			for (int o = 0; o < no; o++) {
+				int32_t wo = w[o * kk + t];
+				int32_t *ao = acc + o * p;
+				#pragma omp simd
+				for (int64_t i = 0; i < p; i++)
+					ao[i] += wo * cr[i];
+			}
+		}
+	}
+}
+
+/* Output channels [o0, o0 + no) of batch b, rows [r0, r0 + nr), from col. */
+static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, int64_t r0,
+		      int64_t nr, const int8_t *col, int32_t *acc)
+{
+	int64_t p = nr * cv->ow;
+	conv_accumulate(cv->w + o0 * cv->kk, cv->kk, no, col, p, acc);
+	for (int o = 0; o < no; o++) {
+		int32_t bias, mult, shift;
+		if (quant_channel_params(cv->k, 2, (int)(o0 + o), &bias, &mult, &shift) < 0)
+			return -1;
+		int8_t *yp = cv->y + ((b * cv->oc + o0 + o) * cv->oh + r0) * cv->ow;
+		const int32_t *ap = acc + o * p;
+		for (int64_t i = 0; i < p; i++)
+			yp[i] = quant_requant(quant_add_sat32(ap[i], bias), mult, shift, cv->lo, cv->hi);
+	}
+	return 0;
+}
+
+static int conv_tpu(struct kern *k)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	const struct view *xv = &k->in[0], *wv = &k->in[1], *yv = &k->out[0];
+	struct conv_i8 cv = { .k = k };
+	struct kern_rows rows;
+	if (spatial_get(k->g, k->op, &cv.s) < 0)
+		return -1;
+	if (xv->dtype != DT_I8 || wv->dtype != DT_I8 || yv->dtype != DT_I8)
+		return op_error(k->op, "int8 kernel needs i8 input, weight and output");
+	if (view_numel(yv) == 0)
+		return 0;
+	if (kern_window_rows(k, cv.s.kh, cv.s.sh, cv.s.dh, cv.s.pt, &rows) < 0)
+		return -1;
+	cv.x = xv->data;
+	cv.w = wv->data;
+	cv.y = yv->data;
+	cv.c = xv->shape[1];
+	cv.xh = xv->shape[2];
+	cv.iw = xv->shape[3];
+	cv.oc = yv->shape[1];
+	cv.oh = yv->shape[2];
+	cv.ow = yv->shape[3];
+	cv.icg = wv->shape[1];
+	cv.ocg = cv.oc / cv.s.group;
+	cv.kk = cv.icg * cv.s.kh * cv.s.kw;
+	cv.full_h = rows.full_h;
+	cv.in_row0 = k->in_row0;
+	cv.out_row0 = k->out_row0;
+	if (cv.icg * cv.s.group != cv.c || cv.ocg * cv.s.group != cv.oc)
+		return op_error(k->op, "channels and group disagree");
+	if (quant_check_channel_params(k, 2, cv.oc) < 0)
+		return -1;
+	quant_relu_bounds(k->op, yv->scale, &cv.lo, &cv.hi);
+
+	/* Tiles of output rows whose unfolded input fits CONV_TILE_BYTES. */
+	int64_t tile = CONV_TILE_BYTES / (cv.kk * cv.ow);
+	tile = tile < 1 ? 1 : tile > cv.oh ? cv.oh : tile;
+	int64_t nb = xv->shape[0], ntiles = (cv.oh + tile - 1) / tile;
+	int64_t nob = (cv.ocg + CONV_OB - 1) / CONV_OB;
+	size_t colsz = (size_t)(cv.kk * tile * cv.ow), accsz = (size_t)(CONV_OB * tile * cv.ow);
+	int nt = k->nthreads > 0 ? k->nthreads : 1, err = 0;
+	if (cv.s.group == 1) {
+		/* one unfolded tile shared by the threads, each taking channel blocks */
+		int8_t *col = xmalloc(colsz);
+		for (int64_t b = 0; b < nb; b++)
+			for (int64_t t = 0; t < ntiles; t++) {
+				int64_t r0 = t * tile, nr = r0 + tile > cv.oh ? cv.oh - r0 : tile;
+				conv_im2col(&cv, b, 0, r0, nr, col);
+				#pragma omp parallel num_threads(nt) reduction(max:err)
+				{
+					int32_t *acc = xmalloc(sizeof(int32_t) * accsz);
+					#pragma omp for schedule(static)
+					for (int64_t ob = 0; ob < nob; ob++) {
+						int64_t o0 = ob * CONV_OB;
+						int no = (int)(cv.oc - o0 < CONV_OB ? cv.oc - o0 : CONV_OB);
+						if (conv_block(&cv, b, o0, no, r0, nr, col, acc) < 0)
+							err = 1;
+					}
+					free(acc);
+				}
+			}
+		free(col);
+	} else {
+		/* grouped and depthwise: each thread unfolds its own groups */
+		#pragma omp parallel num_threads(nt) reduction(max:err)
+		{
+			int8_t *col = xmalloc(colsz);
+			int32_t *acc = xmalloc(sizeof(int32_t) * accsz);
+			#pragma omp for collapse(2) schedule(static)
+			for (int64_t b = 0; b < nb; b++)
+				for (int64_t g = 0; g < cv.s.group; g++)
+					for (int64_t t = 0; t < ntiles; t++) {
+						int64_t r0 = t * tile, nr = r0 + tile > cv.oh ? cv.oh - r0 : tile;
+						conv_im2col(&cv, b, g, r0, nr, col);
+						for (int64_t ob = 0; ob < nob; ob++) {
+							int64_t o0 = g * cv.ocg + ob * CONV_OB;
+							int64_t left = (g + 1) * cv.ocg - o0;
+							int no = (int)(left < CONV_OB ? left : CONV_OB);
+							if (conv_block(&cv, b, o0, no, r0, nr, col, acc) < 0)
+								err = 1;
+						}
+					}
+			free(col);
+			free(acc);
+		}
+	}
+	return err ? -1 : 0;
+}
+
 const struct op_def op_def_CONV = {
 	.slice_h = slice_h_window,
 	.name = "Conv",
+	.run_f32 = conv_f32,
+	.lower = conv_lower,
+	.run_tpu = conv_tpu,
 	.infer = conv_infer,
 	.macs = conv_macs,
 };

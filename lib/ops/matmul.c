@@ -2,11 +2,19 @@
  * transposed; attributes alpha, beta, transA, transB, and a fused ReLU) and
  * MatMul (numpy matmul with batch broadcasting).
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dnnl_util.h"
+#include "kern_util.h"
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0)
+	/* Tpu int8: [A, B, bias, multiplier, shift] or [A, B, coeff] */
+	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
 		return -1;
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	if (a->rank != 2 || b->rank != 2)
@@ -19,8 +27,9 @@ static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *c = op_in(g, op, 2);
 	int64_t shape[2] = { m, n }, bs[IR_MAX_RANK];
 	int br;
-	if (c && (broadcast_shape(2, shape, c->rank, c->shape, &br, bs) < 0 || br != 2 ||
-		  bs[0] != m || bs[1] != n))
+	if (c && g->dialect == DIALECT_TOP &&
+	    (broadcast_shape(2, shape, c->rank, c->shape, &br, bs) < 0 || br != 2 ||
+	     bs[0] != m || bs[1] != n))
 		return op_error(op, "C does not broadcast to [%lld,%lld]", (long long)m, (long long)n);
 	op_set_out(g, op, 0, a->dtype, 2, shape);
 	return 0;
@@ -72,14 +81,216 @@ static int64_t matmul_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]) * a->shape[a->rank - 1];
 }
 
+/* Float reference of Gemm on oneDNN: dst is first filled with beta * C
+ * (broadcast), then dst = alpha * A'B' + dst, then the fused activation. */
+static int gemm_f32(struct kern *k)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	const struct view *a = &k->in[0], *b = &k->in[1], *c = &k->in[2], *y = &k->out[0];
+	int ta = (int)op_int(k->op, "transA", 0), tb = (int)op_int(k->op, "transB", 0);
+	int64_t m = y->shape[0], n = y->shape[1], kk = a->shape[ta ? 0 : 1];
+	float alpha = (float)op_float(k->op, "alpha", 1), beta = (float)op_float(k->op, "beta", 1);
+	float *yd = y->data;
+	if (m * n == 0)
+		return 0;
+	if (c->data) {
+		int64_t st[2];
+		kern_bcast_strides(c, 2, y->shape, st);
+		const float *cd = c->data;
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++)
+				yd[i * n + j] = beta * cd[i * st[0] + j * st[1]];
+	}
+	struct dnnl_matmul mm = {
+		.rank = 2,
+		.a_dims = { m, kk }, .a_stride = { ta ? 1 : kk, ta ? m : 1 },
+		.b_dims = { kk, n }, .b_stride = { tb ? 1 : n, tb ? kk : 1 },
+		.c_dims = { m, n },
+		.alpha = alpha, .accumulate = c->data != NULL, .act = dnnl_act_from_op(k->op),
+		.const_b = kern_is_const(k, 1),
+	};
+	if (kk == 0) {
+		float lo, hi;
+		kern_act_bounds(k->op, &lo, &hi);
+		for (int64_t i = 0; i < m * n; i++) {
+			float v = c->data ? yd[i] : 0.0f;
+			yd[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+		return 0;
+	}
+	if (dnnl_matmul_f32(&mm, a->data, b->data, yd, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	return 0;
+}
+
+/* Float reference of MatMul: vectors promoted as numpy does, batch axes
+ * aligned from the right and broadcast by oneDNN. */
+static int matmul_f32(struct kern *k)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	int64_t ash[IR_MAX_RANK + 1], bsh[IR_MAX_RANK + 1];
+	int ra = a->rank, rb = b->rank;
+	if (ra == 1) { ash[0] = 1; ash[1] = a->shape[0]; ra = 2; }
+	else for (int i = 0; i < ra; i++) ash[i] = a->shape[i];
+	if (rb == 1) { bsh[0] = b->shape[0]; bsh[1] = 1; rb = 2; }
+	else for (int i = 0; i < rb; i++) bsh[i] = b->shape[i];
+	int r = ra > rb ? ra : rb;
+	struct dnnl_matmul mm = { .rank = r, .alpha = 1, .const_b = kern_is_const(k, 1) };
+	if (r > 12)
+		return op_error(k->op, "rank %d is beyond oneDNN's 12", r);
+	for (int i = 0; i < r; i++) {
+		mm.a_dims[i] = i < r - ra ? 1 : ash[i - (r - ra)];
+		mm.b_dims[i] = i < r - rb ? 1 : bsh[i - (r - rb)];
+		mm.c_dims[i] = i < r - 2 ? (mm.a_dims[i] == 1 ? mm.b_dims[i] : mm.a_dims[i]) : 0;
+	}
+	mm.c_dims[r - 2] = mm.a_dims[r - 2];
+	mm.c_dims[r - 1] = mm.b_dims[r - 1];
+	dnnl_dense_strides(r, mm.a_dims, mm.a_stride);
+	dnnl_dense_strides(r, mm.b_dims, mm.b_stride);
+	int64_t n = view_numel(y);
+	if (n == 0)
+		return 0;
+	if (mm.a_dims[r - 1] == 0) {
+		memset(y->data, 0, (size_t)n * sizeof(float));
+		return 0;
+	}
+	if (dnnl_matmul_f32(&mm, a->data, b->data, y->data, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	return 0;
+}
+
+/* Int8 lowering of Gemm: B quantised per output column n (whatever transB
+ * says about its layout), alpha folded into B and beta into the bias C
+ * (which must broadcast along M); inputs become [A, B(i8), bias, multiplier,
+ * shift] (formats/tpuc-quant.5).  transA is not supported in int8. */
+static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];
+	const struct ir_tensor *c = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
+	const struct ir_tensor *y = &lc->top->tensors[op->out[0]];
+	if (op_int(op, "transA", 0))
+		return op_error(op, "int8 lowering does not support transA");
+	if (!b->data || b->dtype != DT_F32 || (c && (!c->data || c->dtype != DT_F32)))
+		return op_error(op, "int8 lowering needs constant f32 B and C");
+	int tb = (int)op_int(op, "transB", 0);
+	int64_t n = y->shape[1], kk = b->shape[tb ? 1 : 0], cn = c ? tensor_numel(c) : 0;
+	if (c && cn != n && cn != 1)
+		return op_error(op, "int8 lowering needs C of 1 or N values (a bias per column)");
+	int x = lower_act_input(lc, op, op->in[0]);
+	float s_out;
+	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+		return -1;
+	float alpha = (float)op_float(op, "alpha", 1.0), beta = (float)op_float(op, "beta", 1.0);
+	float *w = xmalloc(sizeof(float) * (size_t)(n * kk + 1));
+	float *bias = xmalloc(sizeof(float) * (size_t)(n + 1));
+	for (int64_t i = 0; i < n * kk; i++)
+		w[i] = alpha * ((const float *)b->data)[i];
+	for (int64_t i = 0; i < n; i++)
+		bias[i] = c ? beta * ((const float *)c->data)[cn == 1 ? 0 : i] : 0.0f;
+	struct lower_pc pc = {
+		.w = w, .wname = b->name, .wrank = b->rank, .wshape = b->shape,
+		.b = bias, .bname = c ? c->name : NULL,
+		.channels = n, .per = kk, .cstride = tb ? kk : 1, .estride = tb ? 1 : n,
+	};
+	int k = lower_per_channel(lc, op, x, &pc, s_out);
+	free(w);
+	free(bias);
+	if (k < 0)
+		return -1;
+	op_del_attr(&lc->tpu->ops[k], "alpha");
+	op_del_attr(&lc->tpu->ops[k], "beta");
+	return 0;
+}
+
+/* The int8 Gemm kernel: exact int32 dot products over K, then the
+ * per-column requantisation; B is [K,N], or [N,K] with transB. */
+static int gemm_tpu(struct kern *k)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	if (a->dtype != DT_I8 || b->dtype != DT_I8 || y->dtype != DT_I8)
+		return op_error(k->op, "int8 kernel needs i8 A, B and output");
+	if (op_int(k->op, "transA", 0) || a->rank != 2 || b->rank != 2)
+		return op_error(k->op, "int8 kernel needs 2-D A without transA");
+	int tb = (int)op_int(k->op, "transB", 0);
+	int64_t m = a->shape[0], kk = a->shape[1], n = y->shape[1];
+	if (b->shape[tb ? 1 : 0] != kk || b->shape[tb ? 0 : 1] != n)
+		return op_error(k->op, "B does not match A and the output");
+	if (quant_check_channel_params(k, 2, n) < 0)
+		return -1;
+	int lo, hi;
+	quant_relu_bounds(k->op, y->scale, &lo, &hi);
+	const int8_t *ad = a->data, *bd = b->data;
+	int8_t *yd = y->data;
+	int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(n + 1));
+	for (int64_t i = 0; i < m; i++) {
+		const int8_t *ar = ad + i * kk;
+		for (int64_t j = 0; j < n; j++)
+			acc[j] = 0;
+		if (tb) {
+			for (int64_t j = 0; j < n; j++) {
+				const int8_t *br = bd + j * kk;
+				int32_t s = 0;
+				for (int64_t t = 0; t < kk; t++)
+					s += ar[t] * br[t];
+				acc[j] = s;
+			}
+		} else {
+			for (int64_t t = 0; t < kk; t++) {
+				int32_t av = ar[t];
+				const int8_t *br = bd + t * n;
+				for (int64_t j = 0; j < n; j++)
+					acc[j] += av * br[j];
+			}
+		}
+		for (int64_t j = 0; j < n; j++) {
+			int32_t bias, mult, shift;
+			if (quant_channel_params(k, 2, (int)j, &bias, &mult, &shift) < 0) {
+				free(acc);
+				return -1;
+			}
+			yd[i * n + j] = quant_requant(quant_add_sat32(acc[j], bias), mult, shift, lo, hi);
+		}
+	}
+	free(acc);
+	return 0;
+}
+
+/* MatMul has no int8 lowering yet: only f32 copies through. */
+static int matmul_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	return op_error(op, "no int8 lowering (use f32)");
+}
+
+static int matmul_tpu(struct kern *k)
+{
+	if (k->out[0].dtype == DT_F32)
+		return quant_run_f32(k);
+	return op_error(k->op, "no int8 kernel");
+}
+
 const struct op_def op_def_GEMM = {
 	.name = "Gemm",
+	.run_f32 = gemm_f32,
+	.lower = gemm_lower,
+	.run_tpu = gemm_tpu,
 	.infer = gemm_infer,
 	.macs = gemm_macs,
 };
 
 const struct op_def op_def_MATMUL = {
 	.name = "MatMul",
+	.run_f32 = matmul_f32,
+	.lower = matmul_lower,
+	.run_tpu = matmul_tpu,
 	.infer = matmul_infer,
 	.macs = matmul_macs,
 };

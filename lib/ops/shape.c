@@ -2,7 +2,11 @@
  * Flatten (attribute axis), Reshape (attribute shape, already resolved:
  * no 0 or -1) and Identity.  In memory they are copies.
  */
+#include <string.h>
+
 #include "opcommon.h"
+#include "lower.h"
+#include "quant.h"
 
 static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -50,17 +54,38 @@ static int identity_infer(struct ir_graph *g, struct ir_op *op)
 	return infer_same(g, op);
 }
 
+/* Reference of Flatten, Reshape and Identity for any dtype: row-major data
+ * is the same under every view, so it is a copy. */
+static int copy_f32(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (x->dtype != y->dtype || view_numel(x) != view_numel(y))
+		return op_error(k->op, "input and output differ in dtype or size");
+	if (y->data != x->data)
+		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
+	return 0;
+}
+
 const struct op_def op_def_FLATTEN = {
 	.name = "Flatten",
+	.run_f32 = copy_f32,
+	.lower = lower_default,
+	.run_tpu = copy_f32,
 	.infer = flatten_infer,
 };
 
 const struct op_def op_def_RESHAPE = {
 	.name = "Reshape",
+	.run_f32 = copy_f32,
+	.lower = lower_default,
+	.run_tpu = copy_f32,
 	.infer = reshape_infer,
 };
 
 const struct op_def op_def_IDENTITY = {
 	.name = "Identity",
+	.run_f32 = copy_f32,
+	.lower = lower_default,
+	.run_tpu = copy_f32,
 	.infer = identity_infer,
 };

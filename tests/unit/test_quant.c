@@ -1,0 +1,682 @@
+/* test_quant - the int8 arithmetic of lib/quant.h (rounding, multiplier and
+ * shift against double math, saturation), the KLD threshold search against
+ * a naive version, the calibration table file, and the int8 kernels: Conv
+ * against a naive reference, H-sliced runs against whole runs, both forms
+ * of the per-channel parameters, and a small lowered graph against float.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "calib.h"
+#include "interp.h"
+#include "ir.h"
+#include "lower.h"
+#include "op.h"
+#include "quant.h"
+
+static int checks, failures;
+
+#define CHECK(cond, ...) do { \
+	checks++; \
+	if (!(cond)) { \
+		failures++; \
+		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+	} \
+} while (0)
+
+static uint32_t rng = 2024;
+
+static float frand(void)
+{
+	rng = rng * 1664525u + 1013904223u;
+	return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void test_rounding(void)
+{
+	/* round half up on the integer path */
+	CHECK(quant_round_shift(3, 1) == 2, "1.5 -> 2");
+	CHECK(quant_round_shift(-3, 1) == -1, "-1.5 -> -1");
+	CHECK(quant_round_shift(5, 2) == 1, "1.25 -> 1");
+	CHECK(quant_round_shift(6, 2) == 2, "1.5 -> 2");
+	CHECK(quant_round_shift(-6, 2) == -1, "-1.5 -> -1");
+	CHECK(quant_round_shift(-7, 2) == -2, "-1.75 -> -2");
+	CHECK(quant_round_shift(-5, 2) == -1, "-1.25 -> -1");
+	CHECK(quant_round_shift(17, 0) == 17, "shift 0 is the identity");
+	/* round half away from zero, saturation on the float path */
+	CHECK(quant_f32_to_i8_one(0.5f, 1) == 1, "0.5 -> 1");
+	CHECK(quant_f32_to_i8_one(-0.5f, 1) == -1, "-0.5 -> -1");
+	CHECK(quant_f32_to_i8_one(2.5f, 1) == 3, "2.5 -> 3");
+	CHECK(quant_f32_to_i8_one(0.49f, 1) == 0, "0.49 -> 0");
+	CHECK(quant_f32_to_i8_one(1000, 1) == 127, "saturates high");
+	CHECK(quant_f32_to_i8_one(-1000, 1) == -128, "saturates low");
+	CHECK(quant_f32_to_i8_one(NAN, 1) == 0, "NaN -> 0");
+	CHECK(quant_f32_to_i8_one(0.3f, 0.1f) == 3, "0.3 / 0.1 -> 3");
+	/* requant saturation and clamps */
+	CHECK(quant_requant(1 << 20, 1 << 30, 30, -128, 127) == 127, "saturate high");
+	CHECK(quant_requant(-(1 << 20), 1 << 30, 30, -128, 127) == -128, "saturate low");
+	CHECK(quant_requant(-5, 1 << 30, 30, 0, 127) == 0, "relu clamp");
+	CHECK(quant_add_sat32(INT32_MAX, 5) == INT32_MAX, "bias add saturates");
+	CHECK(quant_bias(1e12, 1, 1) == INT32_MAX && quant_bias(-1e12, 1, 1) == INT32_MIN,
+	      "bias saturates");
+	CHECK(quant_bias(2.5, 1, 1) == 3 && quant_bias(-2.5, 1, 1) == -3, "bias rounds half away");
+}
+
+static void test_multiplier(void)
+{
+	int32_t m, s;
+	/* the worked example of quant.h */
+	CHECK(quant_multiplier(0.05 * 0.01 / 0.1, &m, &s) == 0 && m == 1374389535 && s == 38,
+	      "0.005 -> %d >> %d", m, s);
+	CHECK(quant_requant(300, m, s, -128, 127) == 2, "300 * 0.005 -> 2");
+	CHECK(quant_multiplier(1.0, &m, &s) == 0 && m == 1 << 30 && s == 30, "1.0 -> %d >> %d", m, s);
+	CHECK(quant_multiplier(0, &m, &s) == 0 && m == 0, "zero");
+	CHECK(quant_multiplier(-1, &m, &s) < 0, "negative refused");
+	CHECK(quant_multiplier(NAN, &m, &s) < 0, "NaN refused");
+	CHECK(quant_multiplier(3e9, &m, &s) < 0, "too large refused");
+	CHECK(quant_multiplier(1e-30, &m, &s) == 0 && s == QUANT_MAX_SHIFT, "tiny clamps the shift");
+	/* round trip against double math over many magnitudes */
+	double worst = 0;
+	for (int i = 0; i < 20000; i++) {
+		double real = exp((frand() + 1) * 0.5 * log(1e12)) * 1e-9;   /* 1e-9 .. 1e3 */
+		if (quant_multiplier(real, &m, &s) < 0) {
+			CHECK(0, "multiplier %g refused", real);
+			continue;
+		}
+		double back = ldexp(m, -s);
+		double rel = fabs(back - real) / real;
+		if (rel > worst)
+			worst = rel;
+		CHECK(m >= (1 << 30) && s >= 0 && s <= QUANT_MAX_SHIFT, "%g: mult %d shift %d", real, m, s);
+		/* requant equals round-half-up of acc * real within the multiplier's error */
+		int32_t acc = (int32_t)(frand() * 5000);
+		double exact = acc * back;
+		int64_t want = (int64_t)floor(exact + 0.5);
+		int64_t got = quant_round_shift((int64_t)acc * m, s);
+		CHECK(got == want, "acc %d * %d >> %d: %lld, want %lld", acc, m, s,
+		      (long long)got, (long long)want);
+	}
+	CHECK(worst <= ldexp(1, -31), "relative error %g > 2^-31", worst);
+	/* a shared shift for several multipliers */
+	double reals[3] = { 0.75, 0.01, 1.5 };
+	int32_t ms[3];
+	CHECK(quant_multipliers_common(reals, 3, ms, &s) == 0 && s == 30 && ms[2] == 3 << 29 &&
+	      ms[0] == 3 << 28, "common shift %d: %d %d %d", s, ms[0], ms[1], ms[2]);
+	CHECK(fabs(ldexp(ms[1], -s) - 0.01) < 1e-8, "small multiplier under the shared shift");
+}
+
+/* The KLD search written out literally, for comparison. */
+static double naive_kld(const uint64_t *hist, int nbins, double width)
+{
+	double best = INFINITY;
+	int best_i = nbins;
+	double *p = malloc(sizeof(double) * nbins), *q = malloc(sizeof(double) * nbins);
+	for (int i = 128; i <= nbins; i++) {
+		for (int b = 0; b < i; b++)
+			p[b] = (double)hist[b];
+		for (int b = i; b < nbins; b++)
+			p[i - 1] += (double)hist[b];
+		int m = i / 128;
+		for (int j = 0; j < 128; j++) {
+			int b0 = j * m, b1 = j == 127 ? i : b0 + m, nz = 0;
+			double sum = 0;
+			for (int b = b0; b < b1; b++) {
+				sum += (double)hist[b];
+				nz += hist[b] != 0;
+			}
+			for (int b = b0; b < b1; b++)
+				q[b] = hist[b] ? sum / nz : 0;
+		}
+		double sp = 0, sq = 0, kl = 0;
+		for (int b = 0; b < i; b++) {
+			sp += p[b];
+			sq += q[b];
+		}
+		if (!(sq > 0))
+			continue;
+		for (int b = 0; b < i; b++)
+			if (p[b] > 0)
+				kl += p[b] / sp * log((p[b] / sp) / (q[b] > 0 ? q[b] / sq : 1e-10));
+		if (kl < best - 1e-12) {
+			best = kl;
+			best_i = i;
+		}
+	}
+	free(p);
+	free(q);
+	return best_i * width;
+}
+
+static void test_kld(void)
+{
+	enum { NB = 2048 };
+	static uint64_t h[NB];
+	for (int trial = 0; trial < 4; trial++) {
+		memset(h, 0, sizeof h);
+		/* a half-normal-ish distribution with a long tail and some gaps */
+		for (int i = 0; i < 200000; i++) {
+			double a = fabs(frand() + frand() + frand()) * (trial + 1) * 300;
+			if (frand() > 0.995)
+				a *= 4;
+			int b = (int)a;
+			if (b >= NB)
+				b = NB - 1;
+			if (trial == 2 && b % 7 == 3)
+				continue;
+			h[b]++;
+		}
+		double fast = calib_kld_threshold(h, NB, 0.01), slow = naive_kld(h, NB, 0.01);
+		CHECK(fabs(fast - slow) < 1e-9, "trial %d: fast %g naive %g", trial, fast, slow);
+		CHECK(fast >= 1.28 - 1e-9 && fast <= 20.48 + 1e-9, "threshold %g in range", fast);
+	}
+	memset(h, 0, sizeof h);
+	h[100] = 5;
+	double t = calib_kld_threshold(h, NB, 1.0);
+	CHECK(t >= 128 && t <= NB, "a single spike: %g", t);
+}
+
+static void test_table(void)
+{
+	char path[] = "/tmp/test_quant_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0, "mkstemp");
+	close(fd);
+	struct calib_table t = { 0 }, *r = NULL;
+	calib_add(&t, "a/b:c.d", 1.5, -1, 1.25);
+	calib_add(&t, "x", 0.1234567891234, 0, 0.2);
+	CHECK(calib_table_write(path, &t, NULL) == 0, "%s", err_msg());
+	CHECK(calib_table_read(path, &r) == 0, "%s", err_msg());
+	if (r) {
+		CHECK(r->n == 2 && !strcmp(r->e[0].name, "a/b:c.d") && r->e[0].threshold == 1.5 &&
+		      r->e[0].min == -1 && r->e[0].max == 1.25, "entry 0");
+		CHECK(fabs(r->e[1].threshold - 0.1234567891234) < 1e-9, "%%.9g keeps 9 digits");
+		CHECK(calib_find(r, "x") == &r->e[1] && !calib_find(r, "y"), "lookup");
+		calib_table_free(r);
+	}
+	static const char *const bad[] = {
+		"x 1 0\n", "x one 0 1\n", "x 1 0 1 2\n", "x -1 0 1\n", "x 1 2 1\n", "x 1 0 1\nx 1 0 1\n",
+		"x 1 0 1",
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		FILE *f = fopen(path, "w");
+		fputs(bad[i], f);
+		fclose(f);
+		r = NULL;
+		CHECK(calib_table_read(path, &r) < 0 && strstr(err_msg(), path), "bad table %zu accepted", i);
+		calib_table_free(r);
+	}
+	free(t.e[0].name);
+	free(t.e[1].name);
+	free(t.e);
+	unlink(path);
+}
+
+/* ---- int8 kernels ---- */
+
+struct conv_case {
+	int n, c, h, w, oc, group, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, do_relu;
+	double relu_limit;
+};
+
+/* A Tpu int8 graph x -> Conv -> y with random int8 data and parameters. */
+static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	int64_t xs[4] = { t->n, t->c, t->h, t->w };
+	int64_t ws[4] = { t->oc, t->c / t->group, t->kh, t->kw };
+	int64_t nw = ws[0] * ws[1] * ws[2] * ws[3];
+	int x = graph_add_tensor(g, "x", DT_I8, 4, xs);
+	g->tensors[x].scale = 0.05f;
+	int8_t *wd = xmalloc((size_t)nw);
+	for (int64_t i = 0; i < nw; i++)
+		wd[i] = (int8_t)(frand() * 127);
+	int32_t par[3][64];
+	for (int c = 0; c < t->oc; c++) {
+		par[0][c] = (int32_t)(frand() * 3000);
+		quant_multiplier(0.002 + 0.01 * fabs(frand()), &par[1][c], &par[2][c]);
+	}
+	int in[5] = { x, graph_add_weight(g, "w", DT_I8, 4, ws, wd), -1, -1, -1 };
+	int n_in = 5;
+	if (merged) {
+		int32_t coeff[64 * 3];
+		for (int c = 0; c < t->oc; c++)
+			for (int j = 0; j < 3; j++)
+				coeff[3 * c + j] = par[j][c];
+		in[2] = graph_add_weight(g, "coeff", DT_I32, 2, (int64_t[]){ t->oc, 3 }, coeff);
+		n_in = 3;
+	} else {
+		static const char *const names[3] = { "bias", "multiplier", "shift" };
+		for (int j = 0; j < 3; j++)
+			in[2 + j] = graph_add_weight(g, names[j], DT_I32, 1, (int64_t[]){ t->oc }, par[j]);
+	}
+	free(wd);
+	int y = graph_add_tensor(g, "y", DT_I8, 0, NULL);
+	int op = graph_add_op(g, OP_CONV, "conv", n_in, in, 1, &y);
+	struct ir_op *o = &g->ops[op];
+	op_set_ints(o, "kernel_shape", 2, (int64_t[]){ t->kh, t->kw });
+	op_set_ints(o, "strides", 2, (int64_t[]){ t->sh, t->sw });
+	op_set_ints(o, "dilations", 2, (int64_t[]){ t->dh, t->dw });
+	op_set_ints(o, "pads", 4, (int64_t[]){ t->pt, t->pl, t->pb, t->pr });
+	op_set_int(o, "group", t->group);
+	if (t->do_relu) {
+		op_set_int(o, "do_relu", 1);
+		op_set_float(o, "relu_limit", t->relu_limit);
+	}
+	g->n_inputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->n_outputs = 1;
+	g->outputs = xmalloc(sizeof(int));
+	g->outputs[0] = y;
+	if (op_defs[OP_CONV]->infer(g, o) < 0)
+		fprintf(stderr, "infer: %s\n", err_msg());
+	g->tensors[y].dtype = DT_I8;
+	g->tensors[y].scale = 0.1f;
+	return g;
+}
+
+/* Plain-C int8 conv straight from formats/tpuc-quant.5. */
+static void naive_conv(const struct conv_case *t, const struct ir_graph *g, const int8_t *x, int8_t *y)
+{
+	const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
+	const int8_t *w = g->tensors[1].data;
+	const int32_t *bias = g->tensors[2].data, *mult = g->tensors[3].data, *shift = g->tensors[4].data;
+	int64_t oh = yt->shape[2], ow = yt->shape[3], icg = t->c / t->group, ocg = t->oc / t->group;
+	int hi = t->do_relu && t->relu_limit > 0 ? quant_f32_to_i8_one((float)t->relu_limit, 0.1f) : 127;
+	for (int b = 0; b < t->n; b++)
+		for (int o = 0; o < t->oc; o++)
+			for (int64_t i = 0; i < oh; i++)
+				for (int64_t j = 0; j < ow; j++) {
+					int32_t acc = 0;
+					for (int64_t ic = 0; ic < icg; ic++)
+						for (int a = 0; a < t->kh; a++)
+							for (int e = 0; e < t->kw; e++) {
+								int64_t h = i * t->sh - t->pt + a * t->dh;
+								int64_t v = j * t->sw - t->pl + e * t->dw;
+								if (h < 0 || h >= t->h || v < 0 || v >= t->w)
+									continue;
+								int64_t c = (o / ocg) * icg + ic;
+								acc += x[((b * t->c + c) * t->h + h) * t->w + v] *
+								       w[((o * icg + ic) * t->kh + a) * t->kw + e];
+							}
+					int64_t p = quant_round_shift((int64_t)(acc + bias[o]) * mult[o], shift[o]);
+					int lo = t->do_relu ? 0 : -128;
+					y[((b * t->oc + o) * oh + i) * ow + j] =
+						(int8_t)(p < lo ? lo : p > hi ? hi : p);
+				}
+}
+
+/* Run op 0 of g over output rows [oh0, oh1) from a dense copy of the input
+ * rows it needs, writing those rows of the whole output yw. */
+static int run_slice(const struct ir_graph *g, const int8_t *x, int8_t *yw, int oh0, int oh1)
+{
+	const struct ir_op *op = &g->ops[0];
+	const struct ir_tensor *xt = &g->tensors[op->in[0]], *yt = &g->tensors[op->out[0]];
+	int ih0, ih1;
+	op_defs[op->type]->slice_h(g, op, oh0, oh1, &ih0, &ih1);
+	int64_t planes = xt->shape[0] * xt->shape[1], h = xt->shape[2], w = xt->shape[3];
+	int64_t yplanes = yt->shape[0] * yt->shape[1], oh = yt->shape[2], ow = yt->shape[3];
+	int8_t *xs = xmalloc((size_t)(planes * (ih1 - ih0) * w) + 1);
+	int8_t *ys = xmalloc((size_t)(yplanes * (oh1 - oh0) * ow) + 1);
+	for (int64_t p = 0; p < planes; p++)
+		memcpy(xs + p * (ih1 - ih0) * w, x + (p * h + ih0) * w, (size_t)((ih1 - ih0) * w));
+	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);
+	for (int i = 0; i < g->n_tensors; i++)
+		vals[i] = g->tensors[i].data;
+	struct kern k;
+	kern_from_graph(&k, g, op, vals);
+	k.in[0].data = xs;
+	k.in[0].shape[2] = ih1 - ih0;
+	k.out[0].data = ys;
+	k.out[0].shape[2] = oh1 - oh0;
+	k.in_row0 = ih0;
+	k.out_row0 = oh0;
+	k.in_full_h = (int)h;
+	int rc = op_defs[op->type]->run_tpu(&k);
+	for (int64_t p = 0; p < yplanes; p++)
+		memcpy(yw + (p * oh + oh0) * ow, ys + p * (oh1 - oh0) * ow, (size_t)((oh1 - oh0) * ow));
+	free(vals);
+	free(xs);
+	free(ys);
+	return rc;
+}
+
+static void test_conv_kernel(void)
+{
+	static const struct conv_case cases[] = {
+		{ 1, 3, 9, 8, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 2, 4, 11, 7, 6, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0 },
+		{ 1, 8, 10, 10, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1.0 },     /* depthwise, relu6-like */
+		{ 1, 3, 13, 12, 5, 1, 5, 3, 2, 1, 2, 1, 2, 0, 3, 1, 0, 0 },      /* dilation, odd pads */
+		{ 1, 5, 6, 6, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },        /* 1x1 */
+		{ 1, 4, 15, 9, 4, 1, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0, 0 },        /* a stem-like 7x7/2 */
+	};
+	for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
+		const struct conv_case *t = &cases[ci];
+		struct ir_graph *g = conv_graph(t, 0);
+		const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
+		int64_t nx = (int64_t)t->n * t->c * t->h * t->w, ny = tensor_numel(yt);
+		int8_t *x = xmalloc((size_t)nx), *want = xmalloc((size_t)ny), *got = xmalloc((size_t)ny);
+		int8_t *sl = xmalloc((size_t)ny), *mg = xmalloc((size_t)ny);
+		for (int64_t i = 0; i < nx; i++)
+			x[i] = (int8_t)(frand() * 128);
+		naive_conv(t, g, x, want);
+		/* whole */
+		struct interp it;
+		interp_init(&it, g, 2);
+		memcpy(it.val[g->inputs[0]], x, (size_t)nx);
+		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu: %s", ci, err_msg());
+		memcpy(got, it.val[g->outputs[0]], (size_t)ny);
+		interp_free(&it);
+		CHECK(!memcmp(got, want, (size_t)ny), "case %zu: whole run differs from naive", ci);
+		/* H-slices of 1, 2 and 3 rows */
+		int oh = (int)yt->shape[2];
+		for (int step = 1; step <= 3; step++) {
+			memset(sl, 0x55, (size_t)ny);
+			for (int r = 0; r < oh; r += step)
+				CHECK(run_slice(g, x, sl, r, r + step < oh ? r + step : oh) == 0,
+				      "case %zu: slice: %s", ci, err_msg());
+			CHECK(!memcmp(sl, want, (size_t)ny), "case %zu: slices of %d rows differ", ci, step);
+		}
+		/* the reordered form: one coefficient tensor [OC,3] */
+		struct ir_graph *g2 = conv_graph(t, 1);
+		interp_init(&it, g2, 1);
+		memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
+		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
+		memcpy(mg, it.val[g2->outputs[0]], (size_t)ny);
+		interp_free(&it);
+		/* rebuild the separate form of g2's parameters and compare */
+		struct ir_graph *g3 = conv_graph(t, 0);
+		memcpy(g3->tensors[1].data, g2->tensors[1].data, g2->tensors[1].nbytes);
+		const int32_t *coeff = g2->tensors[2].data;
+		for (int c = 0; c < t->oc; c++)
+			for (int j = 0; j < 3; j++)
+				((int32_t *)g3->tensors[2 + j].data)[c] = coeff[3 * c + j];
+		naive_conv(t, g3, x, want);
+		CHECK(!memcmp(mg, want, (size_t)ny), "case %zu: coefficient form differs", ci);
+		graph_free(g);
+		graph_free(g2);
+		graph_free(g3);
+		free(x);
+		free(want);
+		free(got);
+		free(sl);
+		free(mg);
+	}
+}
+
+/* MaxPool and AveragePool int8 kernels: slices equal whole runs. */
+static void test_pool_kernels(void)
+{
+	for (int avg = 0; avg < 2; avg++) {
+		struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+		int x = graph_add_tensor(g, "x", DT_I8, 4, (int64_t[]){ 1, 3, 13, 11 });
+		int y = graph_add_tensor(g, "y", DT_I8, 0, NULL);
+		int op = graph_add_op(g, avg ? OP_AVGPOOL : OP_MAXPOOL, "pool", 1, &x, 1, &y);
+		struct ir_op *o = &g->ops[op];
+		op_set_ints(o, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+		op_set_ints(o, "strides", 2, (int64_t[]){ 2, 2 });
+		op_set_ints(o, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+		if (avg) {
+			int32_t m, s;
+			quant_multiplier(1.0 / 9, &m, &s);
+			op_set_int(o, "count_include_pad", 1);
+			op_set_int(o, "multiplier", m);
+			op_set_int(o, "rshift", s);
+		}
+		op_defs[o->type]->infer(g, o);
+		g->tensors[x].scale = g->tensors[y].scale = 0.1f;
+		int64_t nx = tensor_numel(&g->tensors[x]), ny = tensor_numel(&g->tensors[y]);
+		int8_t *xd = xmalloc((size_t)nx), *whole = xmalloc((size_t)ny), *sl = xmalloc((size_t)ny);
+		for (int64_t i = 0; i < nx; i++)
+			xd[i] = (int8_t)(frand() * 128);
+		int oh = (int)g->tensors[y].shape[2];
+		CHECK(run_slice(g, xd, whole, 0, oh) == 0, "%s", err_msg());
+		for (int r = 0; r < oh; r += 2)
+			CHECK(run_slice(g, xd, sl, r, r + 2 < oh ? r + 2 : oh) == 0, "%s", err_msg());
+		CHECK(!memcmp(sl, whole, (size_t)ny), "%s: slices differ", avg ? "avg" : "max");
+		/* spot check: output (0,0) of channel 0 is over rows/cols 0..1 */
+		int mx = -128, sum = 0;
+		for (int a = 0; a < 2; a++)
+			for (int b = 0; b < 2; b++) {
+				int v = xd[a * 11 + b];
+				mx = v > mx ? v : mx;
+				sum += v;
+			}
+		int want = avg ? (int)floor(sum / 9.0 + 0.5) : mx;
+		CHECK(whole[0] == want, "%s corner %d, want %d", avg ? "avg" : "max", whole[0], want);
+		graph_free(g);
+		free(xd);
+		free(whole);
+		free(sl);
+	}
+}
+
+/* Run a one-op Tpu graph whose tensors are already set up: inputs in
+ * data[0..n_in-1] (NULL for weights), output written to y. */
+static int run_op(struct ir_graph *g, int op, int8_t *const *in, int8_t *y)
+{
+	const struct ir_op *o = &g->ops[op];
+	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);
+	for (int i = 0; i < g->n_tensors; i++)
+		vals[i] = g->tensors[i].data;
+	for (int i = 0; i < o->n_in; i++)
+		if (in[i])
+			vals[o->in[i]] = in[i];
+	vals[o->out[0]] = y;
+	struct kern k;
+	kern_from_graph(&k, g, o, vals);
+	int rc = op_defs[o->type]->run_tpu(&k);
+	free(vals);
+	return rc;
+}
+
+/* Add (with broadcasting and relu), Mul, Concat, Scale and
+ * GlobalAveragePool against the formulas of formats/tpuc-quant.5. */
+static void test_elementwise_kernels(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	int a = graph_add_tensor(g, "a", DT_I8, 4, (int64_t[]){ 1, 3, 4, 5 });
+	int b = graph_add_tensor(g, "b", DT_I8, 4, (int64_t[]){ 1, 3, 1, 1 });
+	int y = graph_add_tensor(g, "y", DT_I8, 4, (int64_t[]){ 1, 3, 4, 5 });
+	int yc = graph_add_tensor(g, "yc", DT_I8, 4, (int64_t[]){ 1, 6, 4, 5 });
+	int yg = graph_add_tensor(g, "yg", DT_I8, 4, (int64_t[]){ 1, 3, 1, 1 });
+	int8_t sc[3] = { 127, -127, 127 };
+	int32_t par[3][3] = { { 100, -50, 7 }, { 1 << 30, 1 << 30, 1500000000 }, { 31, 30, 33 } };
+	int wsc = graph_add_weight(g, "s", DT_I8, 1, (int64_t[]){ 3 }, sc);
+	int pb = graph_add_weight(g, "pb", DT_I32, 1, (int64_t[]){ 3 }, par[0]);
+	int pm = graph_add_weight(g, "pm", DT_I32, 1, (int64_t[]){ 3 }, par[1]);
+	int ps = graph_add_weight(g, "ps", DT_I32, 1, (int64_t[]){ 3 }, par[2]);
+	for (int t = 0; t < g->n_tensors; t++)
+		g->tensors[t].scale = 0.1f;
+	int add = graph_add_op(g, OP_ADD, "add", 2, (int[]){ a, b }, 1, &y);
+	op_set_ints(&g->ops[add], "multipliers", 2, (int64_t[]){ 1500000000, 900000000 });
+	op_set_int(&g->ops[add], "rshift", 31);
+	op_set_int(&g->ops[add], "do_relu", 1);
+	int mul = graph_add_op(g, OP_MUL, "mul", 2, (int[]){ a, b }, 1, &y);
+	op_set_int(&g->ops[mul], "multiplier", 1234567890);
+	op_set_int(&g->ops[mul], "rshift", 36);
+	int cat = graph_add_op(g, OP_CONCAT, "cat", 2, (int[]){ a, a }, 1, &yc);
+	op_set_int(&g->ops[cat], "axis", 1);
+	op_set_ints(&g->ops[cat], "multipliers", 2, (int64_t[]){ 1 << 30, 1717986918 });
+	op_set_ints(&g->ops[cat], "shifts", 2, (int64_t[]){ 30, 31 });
+	int scl = graph_add_op(g, OP_SCALE, "scale", 5, (int[]){ a, wsc, pb, pm, ps }, 1, &y);
+	int gap = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &a, 1, &yg);
+	op_set_int(&g->ops[gap], "multiplier", 1717986918);
+	op_set_int(&g->ops[gap], "rshift", 35);
+
+	int8_t av[60], bv[3], yv[120];
+	for (int i = 0; i < 60; i++)
+		av[i] = (int8_t)(frand() * 128);
+	for (int i = 0; i < 3; i++)
+		bv[i] = (int8_t)(frand() * 128);
+	CHECK(run_op(g, add, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
+	int bad = 0;
+	for (int i = 0; i < 60; i++) {
+		int64_t p = (int64_t)av[i] * 1500000000 + (int64_t)bv[i / 20] * 900000000;
+		bad += yv[i] != quant_clamp(quant_round_shift(p, 31), 0, 127);
+	}
+	CHECK(!bad, "add: %d wrong", bad);
+	CHECK(run_op(g, mul, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
+	bad = 0;
+	for (int i = 0; i < 60; i++)
+		bad += yv[i] != quant_clamp(quant_round_shift((int64_t)av[i] * bv[i / 20] * 1234567890, 36),
+					    -128, 127);
+	CHECK(!bad, "mul: %d wrong", bad);
+	CHECK(run_op(g, cat, (int8_t *[]){ av, av }, yv) == 0, "%s", err_msg());
+	bad = 0;
+	for (int i = 0; i < 60; i++)
+		bad += yv[i] != av[i] ||
+		       yv[60 + i] != quant_clamp(quant_round_shift((int64_t)av[i] * 1717986918, 31), -128, 127);
+	CHECK(!bad, "concat: %d wrong", bad);
+	CHECK(run_op(g, scl, (int8_t *[]){ av, NULL, NULL, NULL, NULL }, yv) == 0, "%s", err_msg());
+	bad = 0;
+	for (int i = 0; i < 60; i++) {
+		int c = i / 20;
+		bad += yv[i] != quant_requant(av[i] * sc[c] + par[0][c], par[1][c], par[2][c], -128, 127);
+	}
+	CHECK(!bad, "scale: %d wrong", bad);
+	CHECK(run_op(g, gap, (int8_t *[]){ av }, yv) == 0, "%s", err_msg());
+	bad = 0;
+	for (int c = 0; c < 3; c++) {
+		int32_t sum = 0;
+		for (int i = 0; i < 20; i++)
+			sum += av[c * 20 + i];
+		bad += yv[c] != quant_requant(sum, 1717986918, 35, -128, 127);
+	}
+	CHECK(!bad, "gap: %d wrong", bad);
+	graph_free(g);
+}
+
+/* A small Top graph (conv+relu, residual add, pooling, gemm) lowered to
+ * int8 with a table from calib_run: the int8 output tracks the float one. */
+static void test_lowered_graph(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_CANONICAL);
+	g->name = xstrdup("t");
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 4, 8, 8 });
+	float w1[8 * 4 * 9], b1[8], w2[8 * 8 * 9], b2[8], fw[10 * 8], fb[10];
+	for (size_t i = 0; i < ARRAY_LEN(w1); i++) w1[i] = frand() * 0.3f;
+	for (size_t i = 0; i < ARRAY_LEN(w2); i++) w2[i] = frand() * 0.2f;
+	for (size_t i = 0; i < ARRAY_LEN(fw); i++) fw[i] = frand() * 0.5f;
+	for (int i = 0; i < 8; i++) b1[i] = frand() * 0.1f, b2[i] = frand() * 0.1f;
+	for (int i = 0; i < 10; i++) fb[i] = frand();
+	int wt1 = graph_add_weight(g, "w1", DT_F32, 4, (int64_t[]){ 8, 4, 3, 3 }, w1);
+	int bt1 = graph_add_weight(g, "b1", DT_F32, 1, (int64_t[]){ 8 }, b1);
+	int wt2 = graph_add_weight(g, "w2", DT_F32, 4, (int64_t[]){ 8, 8, 3, 3 }, w2);
+	int bt2 = graph_add_weight(g, "b2", DT_F32, 1, (int64_t[]){ 8 }, b2);
+	int fwt = graph_add_weight(g, "fw", DT_F32, 2, (int64_t[]){ 10, 8 }, fw);
+	int fbt = graph_add_weight(g, "fb", DT_F32, 1, (int64_t[]){ 10 }, fb);
+	int t[8];
+	static const char *const names[8] = { "c1", "c2", "sum", "r", "mp", "gap", "flat", "out" };
+	for (int i = 0; i < 8; i++)
+		t[i] = graph_add_tensor(g, names[i], DT_F32, 0, NULL);
+	int o;
+	o = graph_add_op(g, OP_CONV, "conv1", 3, (int[]){ x, wt1, bt1 }, 1, &t[0]);
+	op_set_ints(&g->ops[o], "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+	op_set_int(&g->ops[o], "do_relu", 1);
+	o = graph_add_op(g, OP_CONV, "conv2", 3, (int[]){ t[0], wt2, bt2 }, 1, &t[1]);
+	op_set_ints(&g->ops[o], "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+	graph_add_op(g, OP_ADD, "add", 2, (int[]){ t[0], t[1] }, 1, &t[2]);
+	graph_add_op(g, OP_RELU, "relu", 1, &t[2], 1, &t[3]);
+	o = graph_add_op(g, OP_MAXPOOL, "pool", 1, &t[3], 1, &t[4]);
+	op_set_ints(&g->ops[o], "kernel_shape", 2, (int64_t[]){ 2, 2 });
+	op_set_ints(&g->ops[o], "strides", 2, (int64_t[]){ 2, 2 });
+	graph_add_op(g, OP_GAVGPOOL, "gap", 1, &t[4], 1, &t[5]);
+	graph_add_op(g, OP_FLATTEN, "flatten", 1, &t[5], 1, &t[6]);
+	o = graph_add_op(g, OP_GEMM, "fc", 3, (int[]){ t[6], fwt, fbt }, 1, &t[7]);
+	op_set_int(&g->ops[o], "transB", 1);
+	g->n_inputs = g->n_outputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->outputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->outputs[0] = t[7];
+	CHECK(graph_infer(g) == 0, "%s", err_msg());
+
+	struct npz z = { 0 };
+	struct npz_array *a = npz_add(&z, "x", DT_F32, 5, (int64_t[]){ 6, 1, 4, 8, 8 }, NULL);
+	for (int64_t i = 0; i < npz_numel(a); i++)
+		((float *)a->data)[i] = frand() * 2;
+	struct calib_opts opts = { .method = CALIB_KLD, .nthreads = 1 };
+	struct calib_table *tab = NULL;
+	CHECK(calib_run(g, &z, "samples", &opts, &tab) == 0, "%s", err_msg());
+	if (!tab)
+		return;
+	CHECK(tab->n == 9 && !strcmp(tab->e[0].name, "x") && !strcmp(tab->e[8].name, "out"),
+	      "table in graph order, %d entries", tab->n);
+
+	struct ir_graph *q = NULL;
+	CHECK(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	if (q) {
+		CHECK(q->dialect == DIALECT_TPU && q->stage == STAGE_LOWERED &&
+		      !strcmp(q->mode, "int8") && !strcmp(q->chip, "tpu-a"), "header");
+		int xi = graph_find_tensor(q, "x"), oi = graph_find_tensor(q, "out");
+		CHECK(xi >= 0 && q->tensors[xi].dtype == DT_F32 && q->inputs[0] == xi, "input stays f32");
+		CHECK(oi >= 0 && q->tensors[oi].dtype == DT_F32 && q->outputs[0] == oi, "output f32");
+		CHECK(graph_find_tensor(q, "x_i8") >= 0 && graph_find_tensor(q, "out_i8") >= 0,
+		      "int8 twins of the graph input and output");
+		int c1 = graph_find_tensor(q, "c1"), r = graph_find_tensor(q, "r"), s = graph_find_tensor(q, "sum");
+		CHECK(c1 >= 0 && q->tensors[c1].dtype == DT_I8 && q->tensors[c1].scale > 0, "c1 is i8");
+		CHECK(r >= 0 && s >= 0 && q->tensors[r].scale == q->tensors[s].scale, "relu keeps the scale");
+
+		struct interp fi, qi;
+		interp_init(&fi, g, 1);
+		interp_init(&qi, q, 1);
+		double dot = 0, na = 0, nb = 0;
+		for (int sample = 0; sample < 6; sample++) {
+			CHECK(interp_set_sample(&fi, &z, "samples", sample) == 0, "%s", err_msg());
+			CHECK(interp_set_sample(&qi, &z, "samples", sample) == 0, "%s", err_msg());
+			CHECK(interp_run(&fi, NULL, NULL) == 0, "%s", err_msg());
+			CHECK(interp_run(&qi, NULL, NULL) == 0, "%s", err_msg());
+			const float *fa = fi.val[g->outputs[0]], *fb2 = qi.val[q->outputs[0]];
+			for (int i = 0; i < 10; i++) {
+				dot += fa[i] * fb2[i];
+				na += fa[i] * fa[i];
+				nb += fb2[i] * fb2[i];
+			}
+		}
+		double cos = dot / sqrt(na * nb);
+		CHECK(cos > 0.99, "int8 vs float cosine %f", cos);
+		interp_free(&fi);
+		interp_free(&qi);
+		graph_free(q);
+	}
+	/* a table missing a tensor is refused, naming op, tensor and table */
+	struct calib_table *part = xcalloc(1, sizeof *part);
+	part->path = xstrdup("part.table");
+	calib_add(part, "x", 1, -1, 1);
+	q = NULL;
+	CHECK(lower_graph(g, "tpu-a", "int8", part, &q) < 0 &&
+	      strstr(err_msg(), "op 'conv1' (Conv): no threshold for 'c1' in 'part.table'"),
+	      "missing tensor: %s", err_msg());
+	/* f32 lowering keeps ops and tensors */
+	CHECK(lower_graph(g, "tpu-b", "f32", NULL, &q) == 0 && q->n_ops == g->n_ops &&
+	      q->n_tensors == g->n_tensors, "f32 lowering");
+	graph_free(q);
+	CHECK(lower_graph(g, "tpu-z", "f32", NULL, &q) < 0, "unknown chip");
+	CHECK(lower_graph(g, "tpu-a", "int4", NULL, &q) < 0, "unknown mode");
+	calib_table_free(part);
+	calib_table_free(tab);
+	npz_free(&z);
+	graph_free(g);
+}
+
+int main(void)
+{
+	test_rounding();
+	test_multiplier();
+	test_kld();
+	test_table();
+	test_conv_kernel();
+	test_pool_kernels();
+	test_elementwise_kernels();
+	test_lowered_graph();
+	printf("test_quant: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
