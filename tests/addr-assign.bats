@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# addr-assign: coefficients packed from 0 at 64-byte boundaries, activations
+# after them reusing memory by lifetime, sizes on stderr; errors (exit 1,
+# one line, no output) and usage (exit 2).
+load helpers
+load backend
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign
+	export FX="$BATS_FILE_TMPDIR/fx"
+	backend_fixtures "$FX"
+	local m
+	for m in int8 f32; do
+		weight-reorder "$FX/$m.lowered.tpu" | layergroup -o "$FX/$m.grouped.tpu"
+	done
+}
+
+setup() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign
+	T=$BATS_TEST_TMPDIR
+}
+
+# Check the addresses of an addressed IR file: every tensor aligned, weights
+# packed in order inside [0, coeff_bytes), activations inside the neuron
+# region, and no two activations alive at once sharing a byte.
+check_addresses() {
+	$PY - "$1" <<'PYEOF'
+import struct, sys, msgpack
+b = open(sys.argv[1], "rb").read()
+glen = struct.unpack_from("<Q", b, 16)[0]
+g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
+T, O = g["tensors"], g["ops"]
+for t in T:
+    t.setdefault("addr", -1)
+cb, nb = g["coeff_bytes"], g["neuron_bytes"]
+size = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i16": 2, "i32": 4, "i64": 8, "bool": 1}
+def nbytes(t):
+    n = size[t["dtype"]]
+    for d in t["shape"]:
+        n *= d
+    return n
+assert g["stage"] == "addressed" and cb % 64 == 0
+at = 0
+for t in T:
+    if t["addr"] == -1 and "data" not in t:
+        continue   # kept in local memory by a layer group
+    assert t["addr"] % 64 == 0, t["name"]
+    if "data" in t:
+        assert t["addr"] == at, t["name"]
+        at += (nbytes(t) + 63) // 64 * 64
+    else:
+        assert cb <= t["addr"] and t["addr"] + nbytes(t) <= cb + nb, t["name"]
+assert at == cb
+first, last = {i: -1 for i in g["inputs"]}, {}
+for k, o in enumerate(O):
+    for i in o["in"]:
+        if i >= 0 and "data" not in T[i]:
+            last[i] = k
+    for i in o["out"]:
+        first[i] = k
+        last.setdefault(i, k)
+for i in g["outputs"]:
+    last[i] = len(O)
+acts = [i for i in first if T[i]["addr"] >= 0]
+for x in acts:
+    for y in acts:
+        if x < y and first[x] <= last[y] and first[y] <= last[x]:
+            a, b2 = T[x], T[y]
+            assert a["addr"] + nbytes(a) <= b2["addr"] or b2["addr"] + nbytes(b2) <= a["addr"], (a["name"], b2["name"])
+total = sum((nbytes(T[i]) + 63) // 64 * 64 for i in acts)
+assert nb < total, (nb, total)
+print("ok", cb, nb)
+PYEOF
+}
+
+@test "int8: packed coefficients, activations reuse memory by lifetime" {
+	run addr-assign "$FX/int8.grouped.tpu" -o "$T/a.tpu"
+	assert_success
+	assert_output --regexp '^addr-assign: neuron [0-9.]+ KiB, coeff [0-9.]+ KiB$'
+	run check_addresses "$T/a.tpu"
+	assert_success
+	assert_output --regexp '^ok [0-9]+ [0-9]+$'
+}
+
+@test "f32: the same rules; the printed sizes match the IR" {
+	run addr-assign "$FX/f32.grouped.tpu" -o "$T/a.tpu"
+	assert_success
+	local printed=$output
+	run check_addresses "$T/a.tpu"
+	assert_success
+	run irq "$T/a.tpu" '"neuron %s, coeff %s" % tuple(("%.2f KiB" if v < 10 else "%.1f KiB" if v < 99.95 else "%.0f KiB") % v for v in (g["neuron_bytes"] / 1024, g["coeff_bytes"] / 1024))'
+	assert_equal "$printed" "addr-assign: $output"
+}
+
+@test "resnet18 int8 needs about 1 MiB of activations and 11.2 MiB of weights" {
+	need_models resnet18
+	need_tool ir-run
+	local d=$T/r
+	mkdir -p "$d"
+	onnx2top "$MODELS/resnet18/model.onnx" | top-opt -o "$d/c.top"
+	calibrate "$d/c.top" -d "$MODELS/resnet18/calib.npz" -n 4 -o "$d/cali" 2>/dev/null
+	top2tpu "$d/c.top" --chip tpu-a --mode int8 --calib "$d/cali" | weight-reorder -o "$d/r.tpu"
+	layergroup -n 1 "$d/r.tpu" -o "$d/g.tpu"
+	run addr-assign "$d/g.tpu" -o "$d/a.tpu"
+	assert_success
+	assert_output 'addr-assign: neuron 980 KiB, coeff 11.2 MiB'
+	run check_addresses "$d/a.tpu"
+	assert_success
+	# Local groups keep their intermediate results out of DDR.
+	layergroup "$d/r.tpu" -o "$d/g.tpu"
+	run addr-assign "$d/g.tpu" -o "$d/a.tpu"
+	assert_success
+	assert_output --regexp '^addr-assign: neuron [0-9.]+ (KiB|MiB), coeff 11.2 MiB$'
+	run irq "$d/a.tpu" 'sum(1 for t in T if "addr" not in t) > 10'
+	assert_output True
+}
+
+@test "-q is quiet; stdin to stdout is deterministic" {
+	run addr-assign -q "$FX/int8.grouped.tpu" -o "$T/a.tpu"
+	assert_success
+	assert_output ''
+	addr-assign -q <"$FX/int8.grouped.tpu" >"$T/b.tpu"
+	cmp "$T/a.tpu" "$T/b.tpu"
+}
+
+@test "wrong stage: names the stage found and the one expected" {
+	run -1 addr-assign "$FX/int8.lowered.tpu" -o "$T/out.tpu"
+	assert_output "addr-assign: '$FX/int8.lowered.tpu': wrong stage: got tpu IR at stage 'lowered', expected tpu IR at stage grouped"
+	[ ! -e "$T/out.tpu" ]
+}
+
+@test "missing and truncated files" {
+	run -1 addr-assign "$T/nope.tpu" -o "$T/out.tpu"
+	assert_output "addr-assign: cannot open '$T/nope.tpu': No such file or directory"
+	truncate_file "$FX/int8.grouped.tpu" "$T/t.tpu" 1000
+	run -1 addr-assign "$T/t.tpu" -o "$T/out.tpu"
+	assert_output "addr-assign: '$T/t.tpu': truncated IR file (1000 bytes)"
+	[ ! -e "$T/out.tpu" ]
+}
+
+@test "usage errors exit 2" {
+	run -2 addr-assign -z
+	assert_line --index 0 "addr-assign: unknown option '-z'"
+	run -2 addr-assign a b
+	assert_output --partial 'usage: addr-assign'
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# codegen: a .tmodel that a second reader written from the man pages
+# accepts (header, description, streams), the listing, slicing, refusals
+# (exit 1, one line, no output) and usage (exit 2).
+load helpers
+load backend
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen
+	export FX="$BATS_FILE_TMPDIR/fx"
+	backend_fixtures "$FX"
+	backend_stages "$FX" int8
+	backend_stages "$FX" f32
+}
+
+setup() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "the model reads back by the man pages alone" {
+	run codegen "$FX/int8.addressed.tpu" -o "$T/m.tmodel"
+	assert_success
+	assert_output ''
+	run tmodel_dump "$T/m.tmodel"
+	assert_success
+	assert_line --index 0 --regexp '^model tiny_cnn tpu-a int8 dma=[0-9]+ cmp=[0-9]+ coeff=[0-9]+$'
+	assert_line --regexp '^input input f32 \[1, 3, 32, 32\] addr=[0-9]+$'
+	assert_line --regexp '^output logits f32 \[1, 10\] addr=[0-9]+$'
+	# One layer per op, every layer run by at least one compute command,
+	# each compute command named after its op.
+	local layers cmds
+	layers=$(grep -c '^layer ' <<<"$output")
+	run irq "$FX/int8.addressed.tpu" 'len(O)'
+	assert_equal "$layers" "$output"
+	run tmodel_dump "$T/m.tmodel"
+	cmds=$(grep '^cmp ' <<<"$output" | sed 's/.* layer=\([0-9]*\) .*/\1/' | sort -un | wc -l)
+	assert_equal "$cmds" "$layers"
+	assert_line --regexp '^cmp 1 Cast wait=[1-9][0-9]* layer=0 .* # input_quant$'
+}
+
+@test "the coefficients are the weights at their addresses" {
+	codegen "$FX/f32.addressed.tpu" -o "$T/m.tmodel"
+	$PY - "$FX/f32.addressed.tpu" "$T/m.tmodel" <<'PYEOF'
+import struct, sys, msgpack
+b = open(sys.argv[1], "rb").read()
+glen, doff = struct.unpack_from("<QQ", b, 16)
+g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
+m = open(sys.argv[2], "rb").read()
+fo, fl = struct.unpack_from("<QQ", m, 64)
+assert fl == g["coeff_bytes"]
+n = 0
+for t in g["tensors"]:
+    if "data" in t:
+        off, k = t["data"]
+        assert m[fo + t["addr"]:fo + t["addr"] + k] == b[doff + off:doff + off + k], t["name"]
+        n += 1
+assert n > 5
+PYEOF
+}
+
+@test "the listing names every command; stdin to stdout is deterministic" {
+	run codegen "$FX/int8.addressed.tpu" -o "$T/m.tmodel" -l "$T/m.lst"
+	assert_success
+	run head -n 1 "$T/m.lst"
+	assert_output --regexp '^# tiny_cnn: tpu-a int8, [0-9]+ dma and [0-9]+ compute commands$'
+	run grep -c '^cmp .*  # ' "$T/m.lst"
+	local n=$output
+	run tmodel_dump "$T/m.tmodel"
+	assert_equal "$(grep -c '^cmp ' <<<"$output")" "$n"
+	codegen <"$FX/int8.addressed.tpu" >"$T/b.tmodel"
+	cmp "$T/m.tmodel" "$T/b.tmodel"
+}
+
+@test "large activations are sliced along H with the window's halo" {
+	need_models resnet18
+	local d=$T/r
+	mkdir -p "$d"
+	onnx2top "$MODELS/resnet18/model.onnx" | top-opt |
+		top2tpu --chip tpu-a --mode f32 | weight-reorder | layergroup | addr-assign -q -o "$d/a.tpu"
+	run codegen "$d/a.tpu" -o "$d/m.tmodel"
+	assert_success
+	run tmodel_dump "$d/m.tmodel"
+	assert_success
+	# The first conv (7x7, stride 2, pad 3) of 112 output rows runs in
+	# several slices; slice k's input rows start at 2 * row0 - 3.
+	local conv1
+	conv1=$(grep '^cmp .* # /conv1/Conv$' <<<"$output")
+	[ "$(wc -l <<<"$conv1")" -gt 1 ]
+	grep -q ' rows=0+[0-9]* in=0+' <<<"$conv1"
+	while read -r line; do
+		r0=$(sed 's/.* rows=\([0-9]*\)+.*/\1/' <<<"$line")
+		i0=$(sed 's/.* in=\([0-9]*\)+.*/\1/' <<<"$line")
+		[ "$r0" -eq 0 ] || [ "$i0" -eq $((2 * r0 - 3)) ]
+	done <<<"$conv1"
+}
+
+@test "wrong stage: names the stage found and the one expected" {
+	run -1 codegen "$FX/int8.grouped.tpu" -o "$T/m.tmodel"
+	assert_output "codegen: '$FX/int8.grouped.tpu': wrong stage: got tpu IR at stage 'grouped', expected tpu IR at stage addressed"
+	[ ! -e "$T/m.tmodel" ]
+}
+
+@test "missing and truncated files" {
+	run -1 codegen "$T/nope.tpu" -o "$T/m.tmodel"
+	assert_output "codegen: cannot open '$T/nope.tpu': No such file or directory"
+	truncate_file "$FX/int8.addressed.tpu" "$T/t.tpu" 3000
+	run -1 codegen "$T/t.tpu" -o "$T/m.tmodel"
+	assert_output "codegen: '$T/t.tpu': truncated IR file (3000 bytes)"
+	[ ! -e "$T/m.tmodel" ]
+}
+
+@test "usage errors exit 2" {
+	run -2 codegen -k
+	assert_line --index 0 "codegen: unknown option '-k'"
+	run -2 codegen -l
+	assert_line --index 0 "codegen: option '-l' needs a file name"
+	run -2 codegen a b
+	assert_output --partial 'usage: codegen'
+}

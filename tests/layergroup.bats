@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# layergroup: every op its own group in global memory, recorded in the IR
+# at stage grouped; errors (exit 1, one line, no output) and usage (exit 2).
+load helpers
+load backend
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup
+	export FX="$BATS_FILE_TMPDIR/fx"
+	backend_fixtures "$FX"
+	weight-reorder "$FX/int8.lowered.tpu" -o "$FX/int8.reordered.tpu"
+	weight-reorder "$FX/b.int8.lowered.tpu" -o "$FX/b.int8.reordered.tpu"
+}
+
+setup() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "-n 1: each op is its own group, placed in global memory" {
+	run layergroup -n 1 "$FX/int8.reordered.tpu" -o "$T/g.tpu"
+	assert_success
+	assert_output ''
+	run irq "$T/g.tpu" 'g["stage"], [o["group"] for o in O] == list(range(len(O))), set(o["place"] for o in O)'
+	assert_output "('grouped', True, {'global'})"
+	# Nothing else changes: the same ops, tensors and weights.
+	run irq "$T/g.tpu" 'len(O), len(T)'
+	local after=$output
+	run irq "$FX/int8.reordered.tpu" 'len(O), len(T)'
+	assert_equal "$after" "$output"
+}
+
+# "GROUP PLACE N FIRST..LAST" per group, in order.
+groups() {
+	irq "$1" '"\n".join("%d %s %d %s..%s" % (k, O[i]["place"], sum(1 for o in O if o["group"] == k), O[i]["name"], [o for o in O if o["group"] == k][-1]["name"]) for k, i in sorted({o["group"]: j for j, o in reversed(list(enumerate(O)))}.items()))'
+}
+
+@test "runs of ops become local groups; only their last output leaves them" {
+	run layergroup "$FX/int8.reordered.tpu" -o "$T/g.tpu"
+	assert_success
+	run groups "$T/g.tpu"
+	assert_success
+	# Groups are runs of consecutive ops numbered in order; a local group
+	# has at least two ops, a global one exactly one.
+	assert_line --regexp '^0 local [2-9][0-9]* input_quant\.\.'
+	refute_line --regexp '^[0-9]+ global [02-9]'
+	refute_line --regexp '^[0-9]+ local 1 '
+	# Tensors written inside a local group, except by its last op, are
+	# read only inside it.
+	run irq "$T/g.tpu" 'all(all(c["group"] == o["group"] for c in O if o["out"][0] in c["in"]) and o["out"][0] not in g["outputs"] for k, o in enumerate(O) if o["place"] == "local" and k + 1 < len(O) and O[k + 1]["group"] == o["group"])'
+	assert_output True
+}
+
+@test "-n limits the ops per group; bad values are usage errors" {
+	layergroup -n 2 "$FX/int8.reordered.tpu" -o "$T/g.tpu"
+	run irq "$T/g.tpu" 'max(sum(1 for o in O if o["group"] == k) for k in set(o["group"] for o in O))'
+	assert_output 2
+	run -2 layergroup -n 0 "$FX/int8.reordered.tpu"
+	assert_line --index 0 "layergroup: -n needs a number of ops from 1 to 1000, not '0'"
+	run -2 layergroup -n x "$FX/int8.reordered.tpu"
+	assert_line --index 0 "layergroup: -n needs a number of ops from 1 to 1000, not 'x'"
+}
+
+@test "resnet18: residual blocks group together" {
+	need_models resnet18
+	onnx2top "$MODELS/resnet18/model.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 |
+		weight-reorder | layergroup -o "$T/g.tpu"
+	run groups "$T/g.tpu"
+	assert_success
+	assert_line --regexp '^0 local [0-9]+ /conv1/Conv\.\./layer[0-9].*/Add$'
+	assert_line --regexp ' global 1 /fc/Gemm\.\./fc/Gemm$'
+}
+
+@test "tpu-b graphs, stdin to stdout, deterministic" {
+	layergroup <"$FX/b.int8.reordered.tpu" >"$T/a.tpu"
+	layergroup "$FX/b.int8.reordered.tpu" -o "$T/b.tpu"
+	cmp "$T/a.tpu" "$T/b.tpu"
+	run irq "$T/a.tpu" 'g["chip"], g["stage"]'
+	assert_output "('tpu-b', 'grouped')"
+}
+
+@test "wrong stage: names the stage found and the one expected" {
+	run -1 layergroup "$FX/int8.lowered.tpu" -o "$T/out.tpu"
+	assert_output "layergroup: '$FX/int8.lowered.tpu': wrong stage: got tpu IR at stage 'lowered', expected tpu IR at stage reordered"
+	[ ! -e "$T/out.tpu" ]
+	run -1 layergroup - <"$FX/c.top"
+	assert_output "layergroup: '<stdin>': wrong stage: got top IR at stage 'canonical', expected tpu IR at stage reordered"
+}
+
+@test "missing and truncated files" {
+	run -1 layergroup "$T/nope.tpu" -o "$T/out.tpu"
+	assert_output "layergroup: cannot open '$T/nope.tpu': No such file or directory"
+	truncate_file "$FX/int8.reordered.tpu" "$T/t.tpu" 63
+	run -1 layergroup "$T/t.tpu" -o "$T/out.tpu"
+	assert_output "layergroup: '$T/t.tpu': not a tpuc IR file (bad magic)"
+	truncate_file "$FX/int8.reordered.tpu" "$T/t.tpu" 5000
+	run -1 layergroup "$T/t.tpu" -o "$T/out.tpu"
+	assert_output "layergroup: '$T/t.tpu': truncated IR file (5000 bytes)"
+	[ ! -e "$T/out.tpu" ]
+}
+
+@test "usage errors exit 2" {
+	run -2 layergroup --bogus
+	assert_line --index 0 "layergroup: unknown option '--bogus'"
+	run -2 layergroup a b
+	assert_output --partial 'usage: layergroup'
+	run -2 layergroup -o
+	assert_line --index 0 "layergroup: option '-o' needs a file name"
+}

@@ -1,0 +1,442 @@
+/* test_backend - the back half of the pipeline on small Tpu graphs built
+ * here: weight-reorder, layergroup, addr-assign, codegen, the .tmodel round
+ * trip and tpu-sim, against the reference interpreter on the same graph.
+ * INT8 graphs must match bit for bit, F32 graphs within float rounding; a
+ * chip with a tiny local memory forces slicing along H.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "addr.h"
+#include "base.h"
+#include "chip.h"
+#include "codegen.h"
+#include "interp.h"
+#include "layergroup.h"
+#include "npz.h"
+#include "op.h"
+#include "reorder.h"
+#include "sim.h"
+#include "tmodel.h"
+
+static int checks, failures;
+
+#define CHECK(cond) do { \
+	checks++; \
+	if (!(cond)) { \
+		failures++; \
+		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+static float frand(void)
+{
+	static uint32_t s = 12345;
+	s = s * 1664525u + 1013904223u;
+	return (float)(s >> 8) / (float)(1 << 24) * 2 - 1;
+}
+
+static int weight_f32(struct ir_graph *g, const char *name, int rank, const int64_t *shape, float amp)
+{
+	int64_t n = 1;
+	for (int i = 0; i < rank; i++)
+		n *= shape[i];
+	float *v = xmalloc(sizeof(float) * (size_t)n);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = amp * frand();
+	int t = graph_add_weight(g, name, DT_F32, rank, shape, v);
+	free(v);
+	return t;
+}
+
+static int act(struct ir_graph *g, const char *name)
+{
+	return graph_add_tensor(g, name, DT_F32, 0, NULL);
+}
+
+static void conv_attrs(struct ir_graph *g, int op, int k, int stride, int pad, int group)
+{
+	op_set_ints(&g->ops[op], "kernel_shape", 2, (int64_t[]){ k, k });
+	op_set_ints(&g->ops[op], "strides", 2, (int64_t[]){ stride, stride });
+	op_set_ints(&g->ops[op], "pads", 4, (int64_t[]){ pad, pad, pad, pad });
+	if (group > 1)
+		op_set_int(&g->ops[op], "group", group);
+}
+
+/* F32: conv, relu, conv + add, maxpool, depthwise conv, avgpool, gap,
+ * flatten, gemm (transB = 0), on x [1,3,H,W]. */
+static struct ir_graph *build_f32(int h, int w)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup("small");
+	g->chip = xstrdup("tpu-a");
+	g->mode = xstrdup("f32");
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	int w1 = weight_f32(g, "w1", 4, (int64_t[]){ 70, 3, 3, 3 }, 0.5f);
+	int b1 = weight_f32(g, "b1", 1, (int64_t[]){ 70 }, 0.1f);
+	int w2 = weight_f32(g, "w2", 4, (int64_t[]){ 70, 70, 3, 3 }, 0.05f);
+	int wd = weight_f32(g, "wd", 4, (int64_t[]){ 70, 1, 3, 3 }, 0.3f);
+	int wg = weight_f32(g, "wg", 2, (int64_t[]){ 70, 10 }, 0.2f);
+	int bg = weight_f32(g, "bg", 1, (int64_t[]){ 10 }, 0.1f);
+	int c1 = act(g, "c1"), r1 = act(g, "r1"), c2 = act(g, "c2"), a = act(g, "a");
+	int p = act(g, "p"), d = act(g, "d"), ap = act(g, "ap"), gp = act(g, "gp");
+	int f = act(g, "f"), y = act(g, "y");
+	int o = graph_add_op(g, OP_CONV, "conv1", 3, (int[]){ x, w1, b1 }, 1, &c1);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	graph_add_op(g, OP_RELU, "relu1", 1, &c1, 1, &r1);
+	o = graph_add_op(g, OP_CONV, "conv2", 2, (int[]){ r1, w2 }, 1, &c2);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	graph_add_op(g, OP_ADD, "add", 2, (int[]){ c2, r1 }, 1, &a);
+	o = graph_add_op(g, OP_MAXPOOL, "pool", 1, &a, 1, &p);
+	conv_attrs(g, o, 3, 2, 1, 1);
+	o = graph_add_op(g, OP_CONV, "dw", 2, (int[]){ p, wd }, 1, &d);
+	conv_attrs(g, o, 3, 1, 1, 70);
+	o = graph_add_op(g, OP_AVGPOOL, "avg", 1, &d, 1, &ap);
+	conv_attrs(g, o, 2, 2, 0, 1);
+	graph_add_op(g, OP_GAVGPOOL, "gap", 1, &ap, 1, &gp);
+	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
+	op_set_int(&g->ops[o], "axis", 1);
+	graph_add_op(g, OP_GEMM, "fc", 3, (int[]){ f, wg, bg }, 1, &y);
+	g->n_inputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->n_outputs = 2;
+	g->outputs = xmalloc(2 * sizeof(int));
+	g->outputs[0] = y;
+	g->outputs[1] = a;
+	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
+		fprintf(stderr, "build_f32: %s\n", err_msg());
+		exit(1);
+	}
+	return g;
+}
+
+static int weight_raw(struct ir_graph *g, const char *name, enum ir_dtype dt, int rank,
+		      const int64_t *shape, int lo, int hi)
+{
+	int64_t n = 1;
+	for (int i = 0; i < rank; i++)
+		n *= shape[i];
+	size_t es = dtype_size(dt);
+	unsigned char *v = xmalloc(es * (size_t)n);
+	for (int64_t i = 0; i < n; i++) {
+		int32_t q = lo + (int32_t)((frand() + 1) / 2 * (float)(hi - lo));
+		if (dt == DT_I8)
+			((int8_t *)v)[i] = (int8_t)q;
+		else
+			((int32_t *)v)[i] = q;
+	}
+	int t = graph_add_weight(g, name, dt, rank, shape, v);
+	free(v);
+	return t;
+}
+
+static int act_i8(struct ir_graph *g, const char *name, float scale, int rank,
+		  int64_t n1, int64_t n2, int64_t n3)
+{
+	int64_t shape[4] = { 1, n1, n2, n3 };
+	int t = graph_add_tensor(g, name, DT_I8, rank, shape);
+	g->tensors[t].scale = scale;
+	return t;
+}
+
+/* Per-channel requant inputs [bias, mult, shift] for oc channels. */
+static void requant(struct ir_graph *g, const char *base, int oc, int *ids)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s_bias", base);
+	ids[0] = weight_raw(g, name, DT_I32, 1, (int64_t[]){ oc }, -2000, 2000);
+	snprintf(name, sizeof name, "%s_mult", base);
+	ids[1] = weight_raw(g, name, DT_I32, 1, (int64_t[]){ oc }, 1 << 30, 0x7fffffff);
+	snprintf(name, sizeof name, "%s_shift", base);
+	ids[2] = weight_raw(g, name, DT_I32, 1, (int64_t[]){ oc }, 38, 40);
+}
+
+/* INT8: quantising cast, conv (relu), conv, add, maxpool, depthwise conv,
+ * gap, flatten, gemm, dequantising cast. */
+static struct ir_graph *build_int8(int h, int w)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup("small8");
+	g->chip = xstrdup("tpu-a");
+	g->mode = xstrdup("int8");
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int ph = (h - 1) / 2 + 1, pw = (w - 1) / 2 + 1;
+	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 70, 3, 3, 3 }, -127, 127);
+	int w2 = weight_raw(g, "w2", DT_I8, 4, (int64_t[]){ 70, 70, 3, 3 }, -127, 127);
+	int wd = weight_raw(g, "wd", DT_I8, 4, (int64_t[]){ 70, 1, 3, 3 }, -127, 127);
+	int wg = weight_raw(g, "wg", DT_I8, 2, (int64_t[]){ 70, 10 }, -127, 127);
+	int q1[3], q2[3], qd[3], qg[3];
+	requant(g, "conv1", 70, q1);
+	requant(g, "conv2", 70, q2);
+	requant(g, "dw", 70, qd);
+	requant(g, "fc", 10, qg);
+	int c1 = act_i8(g, "c1", 0.05f, 4, 70, h, w), c2 = act_i8(g, "c2", 0.05f, 4, 70, h, w);
+	int a = act_i8(g, "a", 0.08f, 4, 70, h, w), p = act_i8(g, "p", 0.08f, 4, 70, ph, pw);
+	int d = act_i8(g, "d", 0.05f, 4, 70, ph, pw), gp = act_i8(g, "gp", 0.05f, 4, 70, 1, 1);
+	int f = act_i8(g, "f", 0.05f, 2, 70, 0, 0), yq = act_i8(g, "y_i8", 0.1f, 2, 10, 0, 0);
+	int y = graph_add_tensor(g, "y", DT_F32, 2, (int64_t[]){ 1, 10 });
+	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
+	op_set_str(&g->ops[o], "to", "i8");
+	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	op_set_int(&g->ops[o], "do_relu", 1);
+	o = graph_add_op(g, OP_CONV, "conv2", 5, (int[]){ c1, w2, q2[0], q2[1], q2[2] }, 1, &c2);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	o = graph_add_op(g, OP_ADD, "add", 2, (int[]){ c2, c1 }, 1, &a);
+	op_set_ints(&g->ops[o], "multipliers", 2, (int64_t[]){ 1288490189, 1288490189 });
+	op_set_int(&g->ops[o], "rshift", 31);
+	o = graph_add_op(g, OP_MAXPOOL, "pool", 1, &a, 1, &p);
+	conv_attrs(g, o, 3, 2, 1, 1);
+	o = graph_add_op(g, OP_CONV, "dw", 5, (int[]){ p, wd, qd[0], qd[1], qd[2] }, 1, &d);
+	conv_attrs(g, o, 3, 1, 1, 70);
+	o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &d, 1, &gp);
+	op_set_int(&g->ops[o], "multiplier", 1374389535);
+	op_set_int(&g->ops[o], "rshift", 38);
+	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
+	op_set_int(&g->ops[o], "axis", 1);
+	graph_add_op(g, OP_GEMM, "fc", 5, (int[]){ f, wg, qg[0], qg[1], qg[2] }, 1, &yq);
+	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
+	op_set_str(&g->ops[o], "to", "f32");
+	g->n_inputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->n_outputs = 1;
+	g->outputs = xmalloc(sizeof(int));
+	g->outputs[0] = y;
+	if (ir_verify(g) < 0) {
+		fprintf(stderr, "build_int8: %s\n", err_msg());
+		exit(1);
+	}
+	return g;
+}
+
+static void input(struct npz *z, int h, int w)
+{
+	memset(z, 0, sizeof *z);
+	struct npz_array *a = npz_add(z, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w }, NULL);
+	float *v = a->data;
+	for (int64_t i = 0; i < 3 * h * w; i++)
+		v[i] = 2 * frand();
+}
+
+/* Reference: every output of the interpreter on g. */
+static int reference(const struct ir_graph *g, const struct npz *in, struct npz *out)
+{
+	struct interp it;
+	memset(out, 0, sizeof *out);
+	if (interp_init(&it, g, 1) < 0 || interp_set_inputs(&it, in, "in") < 0 ||
+	    interp_run(&it, NULL, NULL) < 0) {
+		fprintf(stderr, "reference: %s\n", err_msg());
+		return -1;
+	}
+	for (int i = 0; i < g->n_outputs; i++) {
+		const struct ir_tensor *t = &g->tensors[g->outputs[i]];
+		float *f = interp_get_f32(&it, g->outputs[i]);
+		npz_add(out, t->name, DT_F32, t->rank, t->shape, f);
+		free(f);
+	}
+	interp_free(&it);
+	return 0;
+}
+
+/* Lowered graph -> tmodel file -> simulator outputs and statistics. */
+static int backend(struct ir_graph *g, const struct chip *c, int max_ops, const struct npz *in,
+		   struct npz *out, struct sim_stats *st, int *n_cmp)
+{
+	struct tmodel *m = NULL, *r = NULL;
+	char path[] = "/tmp/test_backend.XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	int rc = -1;
+	memset(out, 0, sizeof *out);
+	if (weight_reorder(g) < 0 || layergroup(g, c, max_ops) < 0 || addr_assign(g, c) < 0 ||
+	    codegen(g, c, &m) < 0 || tmodel_write(path, m) < 0 || tmodel_read(path, &r) < 0 ||
+	    sim_run(r, c, path, in, "in", out, st, 0) < 0)
+		fprintf(stderr, "backend: %s\n", err_msg());
+	else
+		rc = 0;
+	if (r)
+		*n_cmp = r->n_cmp;
+	tmodel_free(m);
+	tmodel_free(r);
+	unlink(path);
+	return rc;
+}
+
+/* Largest |a - b| relative to max |a|, over arrays of the same name. */
+static double max_rel(const struct npz *a, const struct npz *b, int *same)
+{
+	double worst = 0;
+	*same = 1;
+	for (int i = 0; i < a->n; i++) {
+		const struct npz_array *x = &a->a[i], *y = npz_find(b, x->name);
+		if (!y || y->nbytes != x->nbytes) {
+			*same = 0;
+			return INFINITY;
+		}
+		const float *p = x->data, *q = y->data;
+		double amax = 1e-30, d = 0;
+		for (size_t j = 0; j < x->nbytes / 4; j++) {
+			if (fabs(p[j]) > amax) amax = fabs(p[j]);
+			if (fabs(p[j] - q[j]) > d) d = fabs(p[j] - q[j]);
+		}
+		if (memcmp(x->data, y->data, x->nbytes))
+			*same = 0;
+		if (d / amax > worst)
+			worst = d / amax;
+	}
+	return worst;
+}
+
+static void run_case1(const char *what, struct ir_graph *(*build)(int, int), int h, int w,
+		      const struct chip *c, int exact, int want_sliced, int max_ops)
+{
+	struct ir_graph *g = build(h, w);
+	struct npz in, ref, out;
+	struct sim_stats st;
+	int n_cmp = 0, same;
+	input(&in, h, w);
+	CHECK(reference(g, &in, &ref) == 0);
+	CHECK(backend(g, c, max_ops, &in, &out, &st, &n_cmp) == 0);
+	double rel = max_rel(&ref, &out, &same);
+	int groups = 0;
+	for (int i = 0; i < g->n_ops; i++)
+		groups += i == 0 || g->ops[i].group != g->ops[i - 1].group;
+	fprintf(stderr, "%s on %s (lmem %lld, %d groups): %d compute commands, %lld cycles, "
+		"max rel diff %g%s\n", what, c->name, (long long)c->lmem_bytes, groups, n_cmp,
+		(long long)st.cycles, rel, same ? " (bit-identical)" : "");
+	if (max_ops == 1)
+		CHECK(groups == g->n_ops);
+	CHECK(out.n == ref.n);
+	if (exact)
+		CHECK(same);
+	else
+		CHECK(rel < 1e-5);
+	if (want_sliced)
+		CHECK(n_cmp > g->n_ops);
+	CHECK(n_cmp >= g->n_ops);
+	CHECK(st.cycles > 0 && st.bound > 0 && st.bound <= st.cycles && st.ddr_bytes >= st.min_ddr_bytes);
+	sim_stats_free(&st);
+	npz_free(&in);
+	npz_free(&ref);
+	npz_free(&out);
+	graph_free(g);
+}
+
+/* Each case op by op and with local layer groups. */
+static void run_case(const char *what, struct ir_graph *(*build)(int, int), int h, int w,
+		     const struct chip *c, int exact, int want_sliced)
+{
+	run_case1(what, build, h, w, c, exact, want_sliced, 1);
+	run_case1(what, build, h, w, c, exact, 0, 64);
+}
+
+/* The passes' contracts on the IR itself. */
+static void test_passes(void)
+{
+	struct ir_graph *g = build_int8(8, 8);
+	const struct chip *c = chip_find("tpu-a");
+	int fc = -1;
+	CHECK(weight_reorder(g) == 0 && g->stage == STAGE_REORDERED);
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		if (op->type == OP_CONV || op->type == OP_GEMM) {
+			const struct ir_tensor *t = &g->tensors[op->in[2]];
+			CHECK(op->n_in == 3 && t->dtype == DT_I32 && t->rank == 2 && t->shape[1] == 3);
+		}
+		if (op->type == OP_GEMM)
+			fc = i;
+	}
+	/* fc's B is [N,K] now. */
+	CHECK(fc >= 0 && op_int(&g->ops[fc], "transB", 0) == 1);
+	CHECK(fc >= 0 && g->tensors[g->ops[fc].in[1]].shape[0] == 10);
+	CHECK(graph_find_tensor(g, "conv1_mult") < 0 && graph_find_tensor(g, "conv1_coeff") >= 0);
+
+	CHECK(layergroup(g, c, 1) == 0 && g->stage == STAGE_GROUPED);
+	struct lg_group *grp;
+	int n;
+	CHECK(lg_groups(g, &grp, &n) == 0 && n == g->n_ops && grp[3].first == 3 &&
+	      grp[3].place == PLACE_GLOBAL);
+	free(grp);
+
+	CHECK(addr_assign(g, c) == 0 && g->stage == STAGE_ADDRESSED);
+	CHECK(g->coeff_bytes % 64 == 0);
+	/* Weights inside the coefficient region; live activations never overlap. */
+	for (int i = 0; i < g->n_tensors; i++) {
+		const struct ir_tensor *t = &g->tensors[i];
+		CHECK(t->addr % 64 == 0);
+		if (t->data)
+			CHECK(t->addr + (int64_t)t->nbytes <= g->coeff_bytes);
+		else
+			CHECK(t->addr >= g->coeff_bytes &&
+			      t->addr + (int64_t)tensor_bytes(t) <= g->coeff_bytes + g->neuron_bytes);
+	}
+	for (int o = 0; o < g->n_ops; o++) {
+		const struct ir_op *op = &g->ops[o];
+		for (int i = 0; i < op->n_in; i++) {
+			const struct ir_tensor *a = &g->tensors[op->in[i]], *b = &g->tensors[op->out[0]];
+			if (!a->data)
+				CHECK(a->addr + (int64_t)tensor_bytes(a) <= b->addr ||
+				      b->addr + (int64_t)tensor_bytes(b) <= a->addr);
+		}
+	}
+	/* Reuse: less neuron memory than the sum of the activations. */
+	int64_t sum = 0;
+	for (int i = 0; i < g->n_tensors; i++)
+		if (!g->tensors[i].data)
+			sum += align_to((int64_t)tensor_bytes(&g->tensors[i]), 64);
+	CHECK(g->neuron_bytes < sum);
+	graph_free(g);
+
+	char b[32];
+	addr_fmt_size(b, sizeof b, 512);
+	CHECK(!strcmp(b, "512 B"));
+	addr_fmt_size(b, sizeof b, 1604321);
+	CHECK(!strcmp(b, "1.53 MiB"));
+	addr_fmt_size(b, sizeof b, 11744051);
+	CHECK(!strcmp(b, "11.2 MiB"));
+	addr_fmt_size(b, sizeof b, (int64_t)4 << 30);
+	CHECK(!strcmp(b, "4.00 GiB"));
+}
+
+/* An op that cannot fit even one row is refused, naming it. */
+static void test_too_big(void)
+{
+	struct chip tiny = *chip_find("tpu-a");
+	tiny.lmem_bytes = 1024;
+	struct ir_graph *g = build_f32(8, 8);
+	struct tmodel *m = NULL;
+	CHECK(weight_reorder(g) == 0 && layergroup(g, &tiny, 1) == 0 && addr_assign(g, &tiny) == 0);
+	CHECK(codegen(g, &tiny, &m) < 0 && strstr(err_msg(), "does not fit local memory") &&
+	      strstr(err_msg(), "'conv"));
+	graph_free(g);
+}
+
+int main(void)
+{
+	struct chip small = *chip_find("tpu-a");
+	small.lmem_bytes = 12 * 1024;
+	struct chip small_b = *chip_find("tpu-b");
+	small_b.lmem_bytes = 16 * 1024;
+	test_passes();
+	test_too_big();
+	run_case("f32", build_f32, 16, 20, chip_find("tpu-a"), 0, 0);
+	run_case("f32", build_f32, 30, 20, &small, 0, 1);
+	run_case("int8", build_int8, 16, 20, chip_find("tpu-a"), 1, 0);
+	run_case("int8", build_int8, 40, 36, &small, 1, 1);
+	run_case("int8", build_int8, 40, 36, &small_b, 1, 1);
+	run_case("int8", build_int8, 13, 9, chip_find("tpu-b"), 1, 0);
+	/* Weights larger than local memory: chunks of output channels. */
+	struct chip narrow = *chip_find("tpu-b");
+	narrow.lanes = 16;
+	narrow.lmem_bytes = 8192;
+	run_case("f32", build_f32, 12, 10, &narrow, 0, 1);
+	narrow.lmem_bytes = 3072;
+	run_case("int8", build_int8, 12, 10, &narrow, 1, 1);
+	printf("test_backend: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# weight-reorder: INT8 requantisation parameters merge into one coefficient
+# tensor per op, other weights keep their bytes; stdin/stdout; errors (exit
+# 1, one line, no output left behind) and usage (exit 2).
+load helpers
+load backend
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder
+	export FX="$BATS_FILE_TMPDIR/fx"
+	backend_fixtures "$FX"
+}
+
+setup() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "int8: bias, multiplier and shift become one i32 [OC,3] tensor" {
+	run weight-reorder "$FX/int8.lowered.tpu" -o "$T/r.tpu"
+	assert_success
+	assert_output ''
+	run irq "$T/r.tpu" 'g["dialect"], g["stage"], g["mode"]'
+	assert_output "('tpu', 'reordered', 'int8')"
+	# Every Conv and Gemm has [x, w, coeff] with coeff i32 [OC,3] named after it.
+	run irq "$T/r.tpu" 'sorted(set((o["type"], len(o["in"]), T[o["in"][2]]["dtype"], len(T[o["in"][2]]["shape"]), T[o["in"][2]]["shape"][1], T[o["in"][2]]["name"] == o["name"] + "_coeff") for o in O if o["type"] in ("Conv", "Gemm")))'
+	assert_output "[('Conv', 3, 'i32', 2, 3, True), ('Gemm', 3, 'i32', 2, 3, True)]"
+	# No i32 [OC] vectors are left.
+	run irq "$T/r.tpu" 'sum(1 for t in T if t["dtype"] == "i32" and len(t["shape"]) == 1)'
+	assert_output 0
+}
+
+@test "int8: the coefficient rows hold the lowered bias, multiplier, shift" {
+	weight-reorder "$FX/int8.lowered.tpu" -o "$T/r.tpu"
+	$PY - "$FX/int8.lowered.tpu" "$T/r.tpu" <<'PYEOF'
+import struct, sys, msgpack, numpy as np
+def load(p):
+    b = open(p, "rb").read()
+    glen, doff = struct.unpack_from("<QQ", b, 16)
+    g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
+    def data(i):
+        t = g["tensors"][i]; off, n = t["data"]
+        return np.frombuffer(b[doff + off:doff + off + n], "<i4")
+    return g, data
+lg, ld = load(sys.argv[1]); rg, rd = load(sys.argv[2])
+lops = {o["name"]: o for o in lg["ops"]}
+n = 0
+for o in rg["ops"]:
+    if o["type"] not in ("Conv", "Gemm"):
+        continue
+    l = lops[o["name"]]
+    want = np.stack([ld(l["in"][k]) for k in (2, 3, 4)], axis=1).ravel()
+    assert (rd(o["in"][2]) == want).all(), o["name"]
+    n += 1
+assert n >= 5, n
+PYEOF
+}
+
+@test "f32: weights keep their names, shapes and bytes" {
+	weight-reorder "$FX/f32.lowered.tpu" -o "$T/r.tpu"
+	run irdump_values "$FX/f32.lowered.tpu"
+	local before=$output
+	run irdump_values "$T/r.tpu"
+	assert_equal "$output" "$before"
+	run irq "$T/r.tpu" '[o["attrs"]["transB"] for o in O if o["type"] == "Gemm"], T[[o for o in O if o["type"] == "Gemm"][0]["in"][1]]["shape"]'
+	assert_output '([1], [10, 32])'
+}
+
+irdump_values() {
+	$PY "$BATS_TEST_DIRNAME/irdump.py" "$1" values | grep '^weight'
+}
+
+@test "stdin to stdout, byte-identical from run to run" {
+	weight-reorder <"$FX/int8.lowered.tpu" >"$T/a.tpu"
+	weight-reorder - -o "$T/b.tpu" <"$FX/int8.lowered.tpu"
+	cmp "$T/a.tpu" "$T/b.tpu"
+}
+
+@test "wrong stage: names the stage found and the one expected" {
+	weight-reorder "$FX/int8.lowered.tpu" -o "$T/r.tpu"
+	run -1 weight-reorder "$T/r.tpu" -o "$T/out.tpu"
+	assert_output "weight-reorder: '$T/r.tpu': wrong stage: got tpu IR at stage 'reordered', expected tpu IR at stage lowered"
+	[ ! -e "$T/out.tpu" ]
+	run -1 weight-reorder "$FX/c.top"
+	assert_output "weight-reorder: '$FX/c.top': wrong stage: got top IR at stage 'canonical', expected tpu IR at stage lowered"
+}
+
+@test "missing file" {
+	run -1 weight-reorder "$T/nope.tpu" -o "$T/out.tpu"
+	assert_output "weight-reorder: cannot open '$T/nope.tpu': No such file or directory"
+	[ ! -e "$T/out.tpu" ]
+}
+
+@test "truncated file leaves no output" {
+	truncate_file "$FX/int8.lowered.tpu" "$T/t.tpu" 200
+	run -1 weight-reorder "$T/t.tpu" -o "$T/out.tpu"
+	assert_output "weight-reorder: '$T/t.tpu': truncated IR file (200 bytes)"
+	[ ! -e "$T/out.tpu" ]
+	[ -z "$(ls "$T" | grep -v '^t.tpu$')" ]
+}
+
+@test "usage errors exit 2" {
+	run -2 weight-reorder -x
+	assert_line --index 0 "weight-reorder: unknown option '-x'"
+	run -2 weight-reorder a.tpu b.tpu
+	assert_output --partial 'usage: weight-reorder'
+	run -2 weight-reorder -o
+	assert_line --index 0 "weight-reorder: option '-o' needs a file name"
+	run -0 weight-reorder -h
+	assert_output --partial 'usage: weight-reorder'
+}

@@ -1,0 +1,111 @@
+/* tpu-sim - run a .tmodel on the simulated chip: outputs bit-exact with
+ * ir-run, cycles by the cost model (formats/tpuc-isa.5).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "addr.h"
+#include "base.h"
+#include "chip.h"
+#include "npz.h"
+#include "op.h"
+#include "sim.h"
+#include "tmodel.h"
+
+static const char usage[] =
+	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
+	"       tpu-sim MODEL.tmodel -t [-p] [-q]\n";
+
+static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
+{
+	char moved[32], least[32];
+	addr_fmt_size(moved, sizeof moved, st->ddr_bytes);
+	addr_fmt_size(least, sizeof least, st->min_ddr_bytes);
+	int64_t mem = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
+	fprintf(stderr, "tpu-sim: %s %s: %lld cycles, %.3f ms at %.3g GHz\n", c->name, m->mode,
+		(long long)st->cycles, st->seconds * 1e3, c->clock_hz / 1e9);
+	fprintf(stderr, "tpu-sim: engines busy: dma %lld cycles, compute %lld cycles\n",
+		(long long)st->dma_busy, (long long)st->cmp_busy);
+	fprintf(stderr, "tpu-sim: DDR %s moved (minimum %s), %.4g GMAC, MAC utilisation %.2f%%\n",
+		moved, least, (double)st->macs / 1e9, 100 * st->mac_util);
+	fprintf(stderr, "tpu-sim: roofline bound %lld cycles (%s), efficiency %.2f%%\n",
+		(long long)st->bound, mem >= ceil_div(st->macs, st->peak_macs) ? "memory" : "compute",
+		100 * st->efficiency);
+}
+
+static void profile(const struct tmodel *m, const struct sim_stats *st)
+{
+	fprintf(stderr, "%-6s %-18s %6s %10s %10s %10s  %s\n", "layer", "type", "slices", "cycles",
+		"start", "end", "name");
+	for (int i = 0; i < st->n_layers; i++) {
+		const struct ir_op *op = &m->g->ops[i];
+		const struct sim_layer *l = &st->layer[i];
+		fprintf(stderr, "%-6d %-18s %6d %10lld %10lld %10lld  %s\n", i, op_name(op->type),
+			l->slices, (long long)l->cycles, (long long)l->start, (long long)l->end, op->name);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
+	opterr = 0;
+	static const struct option longopts[] = {
+		{ "dump-all", no_argument, NULL, 'D' },
+		{ 0, 0, 0, 0 },
+	};
+	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); return 0;
+		case 'i': in = optarg; break;
+		case 'o': out = optarg; break;
+		case 'p': prof = 1; break;
+		case 'q': quiet = 1; break;
+		case 't': timed = 1; break;
+		case 'D': dump = 1; break;
+		default:
+			if (optopt == 'i' || optopt == 'o')
+				fprintf(stderr, "tpu-sim: option '-%c' needs a file name\n%s", optopt, usage);
+			else if (optopt)
+				fprintf(stderr, "tpu-sim: unknown option '-%c'\n%s", optopt, usage);
+			else
+				fprintf(stderr, "tpu-sim: unknown option '%s'\n%s", argv[optind - 1], usage);
+			return 2;
+		}
+	}
+	if (argc - optind != 1 || (!in && !timed) || (timed && (in || out || dump))) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *path = argv[optind];
+	const char *shown = strcmp(path, "-") ? path : "<stdin>";
+
+	struct tmodel *m = NULL;
+	struct npz inputs = { 0 }, outputs = { 0 };
+	struct sim_stats st = { 0 };
+	const struct chip *chip = NULL;
+	int rc = tmodel_read(path, &m);
+	if (!rc && !(chip = chip_find(m->chip)))
+		rc = err_set("'%s': unknown chip '%s'", shown, m->chip);
+	if (!rc && in)
+		rc = npz_read(in, &inputs);
+	if (!rc)
+		rc = sim_run(m, chip, shown, &inputs, in, &outputs, &st,
+			     (timed ? SIM_TIMED_ONLY : 0) | (dump ? SIM_DUMP_ALL : 0));
+	if (!rc && out)
+		rc = npz_write(out, &outputs, 0);
+	if (rc) {
+		fprintf(stderr, "tpu-sim: %s\n", err_msg());
+	} else {
+		if (!quiet)
+			report(m, chip, &st);
+		if (prof)
+			profile(m, &st);
+	}
+	sim_stats_free(&st);
+	npz_free(&inputs);
+	npz_free(&outputs);
+	tmodel_free(m);
+	return rc ? 1 : 0;
+}
