@@ -111,4 +111,6 @@ clean:
 .PHONY: all check check-quick lint-man deps example models install clean
 .SECONDARY:
 
+include pipelines/conformance.mk
+
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

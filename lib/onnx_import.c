@@ -5,13 +5,17 @@
 #include "onnx_import.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
+#include "convert.h"
+#include "npz.h"
 #include "onnx.pb-c.h"
 #include "op.h"
+#include "ops/eltwise.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "onnx_import.c reads ONNX raw_data, which is little-endian, in place"
@@ -81,6 +85,7 @@ static void map_free(struct name_map *m)
 
 struct imp {
 	const char *path;              /* model file, for messages */
+	const struct npz *consts;      /* graph inputs bound to constants, or NULL */
 	int opset;                     /* ai.onnx opset version */
 	struct ir_graph *g;
 	Onnx__GraphProto *gp;
@@ -90,6 +95,7 @@ struct imp {
 	char *known;                   /* per tensor: 1 once its shape is known */
 	int cap_known;
 	const Onnx__NodeProto *node;   /* node being imported */
+	int as2d;                      /* importing a 1-D Conv or pool as 2-D (H of 1) */
 	char *node_name;               /* its name, generated when unnamed */
 };
 
@@ -413,6 +419,20 @@ static int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	if (attr_ints(im, "kernel_shape", k, 2, &nk) < 0 || attr_ints(im, "strides", s, 2, &ns) < 0 ||
 	    attr_ints(im, "dilations", d, 2, &nd) < 0 || attr_ints(im, "pads", p, 4, &np) < 0)
 		return -1;
+	if (im->as2d) {
+		/* 1-D lists: H gets kernel 1, stride 1, dilation 1, no pads. */
+		if (nk > 1 || ns > 1 || nd > 1 || (np && np != 2))
+			return node_err(im, "a 1-D node needs 1-value kernel_shape, strides, "
+					"dilations and 2-value pads");
+		k[1] = k[0], s[1] = s[0], d[1] = d[0];
+		k[0] = s[0] = d[0] = 1;
+		nk = nk ? 2 : 0, ns = ns ? 2 : 0, nd = nd ? 2 : 0;
+		if (np) {
+			int64_t p0 = p[0], p1 = p[1];
+			p[0] = 0, p[1] = p0, p[2] = 0, p[3] = p1;
+			np = 4;
+		}
+	}
 	if (kind == SP_CONV) {
 		const struct ir_tensor *w = &im->g->tensors[op->in[1]];
 		if (!w->data)
@@ -512,11 +532,34 @@ static int cv_batchnorm(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
+static int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, const int *in,
+			   const char *suffix);
+
 /* Clip: bounds from attributes (opset < 11) or constant inputs; absent
- * bounds are -FLT_MAX and FLT_MAX.  Only the data input remains. */
+ * bounds are -FLT_MAX and FLT_MAX.  Only the data input remains.  Bounds
+ * computed at run time make it Max(x, min) followed by Min(., max). */
 static int cv_clip(struct imp *im, struct ir_op *op)
 {
 	double lo = -FLT_MAX, hi = FLT_MAX;
+	int dyn_lo = op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data;
+	int dyn_hi = op->n_in > 2 && op->in[2] >= 0 && !im->g->tensors[op->in[2]].data;
+	if (im->opset >= 11 && (dyn_lo || dyn_hi)) {
+		int x = op->in[0], mx = op->n_in > 2 ? op->in[2] : -1, k = (int)(op - im->g->ops);
+		if (op->n_in > 1 && op->in[1] >= 0) {
+			op->type = OP_MAX;
+			op->n_in = 2;
+			if (mx >= 0) {
+				int in[2] = { -1, mx };
+				return import_extra_op(im, k, OP_MIN, 2, in, "clip_min");
+			}
+			return 0;
+		}
+		op->type = OP_MIN;
+		op->in[1] = mx;
+		op->n_in = 2;
+		(void)x;
+		return 0;
+	}
 	if (im->opset < 11) {
 		if (attr_float(im, "min", lo, &lo) < 0 || attr_float(im, "max", hi, &hi) < 0)
 			return -1;
@@ -638,11 +681,10 @@ static int cv_axis(struct imp *im, struct ir_op *op, int required, int64_t def, 
 		return -1;
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
 	if (x) {
-		int r = x->rank + rank_plus;
-		if (axis < -r || axis >= r)
+		if (axis < -x->rank || axis >= x->rank + rank_plus)
 			return node_err(im, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
 		if (axis < 0)
-			axis += r;
+			axis += x->rank;
 	}
 	op_set_int(op, "axis", axis);
 	return 0;
@@ -663,37 +705,854 @@ static int cv_cast(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
+
+/* ---- converters of the operators added for real networks ---- */
+
+/* Write float attribute name, taken from the node or def. */
+static int put_float(struct imp *im, struct ir_op *op, const char *name, double def)
+{
+	double v;
+	if (attr_float(im, name, def, &v) < 0)
+		return -1;
+	op_set_float(op, name, v);
+	return 0;
+}
+
+static int put_int(struct imp *im, struct ir_op *op, const char *name, int64_t def)
+{
+	int64_t v;
+	if (attr_int(im, name, def, &v) < 0)
+		return -1;
+	op_set_int(op, name, v);
+	return 0;
+}
+
+static int cv_alpha1(struct imp *im, struct ir_op *op) { return put_float(im, op, "alpha", 1.0); }
+static int cv_leakyrelu(struct imp *im, struct ir_op *op) { return put_float(im, op, "alpha", 0.01); }
+
+static int cv_hardsigmoid(struct imp *im, struct ir_op *op)
+{
+	return put_float(im, op, "alpha", 0.2) < 0 ? -1 : put_float(im, op, "beta", 0.5);
+}
+
+static int cv_selu(struct imp *im, struct ir_op *op)
+{
+	return put_float(im, op, "alpha", 1.67326319217681884765625) < 0 ? -1
+	       : put_float(im, op, "gamma", 1.05070102214813232421875);
+}
+
+static int cv_shrink(struct imp *im, struct ir_op *op)
+{
+	return put_float(im, op, "bias", 0) < 0 ? -1 : put_float(im, op, "lambd", 0.5);
+}
+
+static int cv_isinf(struct imp *im, struct ir_op *op)
+{
+	return put_int(im, op, "detect_negative", 1) < 0 ? -1 : put_int(im, op, "detect_positive", 1);
+}
+
+static int cv_mod(struct imp *im, struct ir_op *op) { return put_int(im, op, "fmod", 0); }
+
+static int cv_bitshift(struct imp *im, struct ir_op *op)
+{
+	char dir[16];
+	if (attr_str(im, "direction", "", dir, sizeof dir) < 0)
+		return -1;
+	if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+		return node_err(im, "direction must be LEFT or RIGHT");
+	op_set_str(op, "direction", dir);
+	return 0;
+}
+
+/* Normalise n axes against rank r (when known) and sort them; refuses
+ * repeats and axes out of range. */
+static int norm_axes(struct imp *im, int64_t *axes, int n, int r)
+{
+	if (r < 0)
+		return node_err(im, "the input shape is unknown");
+	for (int i = 0; i < n; i++) {
+		if (axes[i] < -r || axes[i] >= r)
+			return node_err(im, "axis %lld is out of range for rank %d", (long long)axes[i], r);
+		if (axes[i] < 0)
+			axes[i] += r;
+	}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
+			int64_t t = axes[j];
+			axes[j] = axes[j - 1];
+			axes[j - 1] = t;
+		}
+	for (int i = 1; i < n; i++)
+		if (axes[i] == axes[i - 1])
+			return node_err(im, "axis %lld is repeated", (long long)axes[i]);
+	return 0;
+}
+
+static int known_rank(const struct imp *im, int t)
+{
+	const struct ir_tensor *x = known_tensor(im, t);
+	return x ? x->rank : -1;
+}
+
+/* Axes from the attribute or from constant input idx (dropped), normalised
+ * against rank r; *n = -1 when neither is given. */
+static int axes_from(struct imp *im, struct ir_op *op, int idx, int64_t *axes, int *n, int r)
+{
+	const Onnx__AttributeProto *a = attr_find(im->node, "axes");
+	*n = -1;
+	if (a) {
+		if (attr_ints(im, "axes", axes, IR_MAX_RANK, n) < 0)
+			return -1;
+	} else if (op->n_in > idx && op->in[idx] >= 0) {
+		if (const_ints(im, op->in[idx], "axes", axes, IR_MAX_RANK, n) < 0)
+			return -1;
+	}
+	if (op->n_in > idx)
+		op->n_in = idx;
+	return *n > 0 ? norm_axes(im, axes, *n, r) : 0;
+}
+
+/* Reduce*: keepdims, axes (attribute or input), noop_with_empty_axes. */
+static int cv_reduce(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK], noop;
+	int n;
+	if (put_int(im, op, "keepdims", 1) < 0 || attr_int(im, "noop_with_empty_axes", 0, &noop) < 0)
+		return -1;
+	if (axes_from(im, op, 1, axes, &n, known_rank(im, op->in[0])) < 0)
+		return -1;
+	if (n > 0) {
+		op_set_ints(op, "axes", n, axes);
+	} else if (n == 0 || noop) {
+		op_set_ints(op, "axes", 0, axes);
+		op_set_int(op, "noop", noop != 0);
+	}
+	return 0;
+}
+
+static int cv_argmax(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	int r = known_rank(im, op->in[0]);
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, r) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	return put_int(im, op, "keepdims", 1) < 0 ? -1 : put_int(im, op, "select_last_index", 0);
+}
+
+/* Softmax family: before opset 13 the input is flattened to 2-D at axis
+ * (default 1); from 13 on it normalises along axis alone (default -1). */
+static int cv_softmax(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	int r = known_rank(im, op->in[0]);
+	if (attr_int(im, "axis", im->opset < 13 ? 1 : -1, &axis) < 0 || norm_axes(im, &axis, 1, r) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	if (im->opset < 13 && axis != r - 1)
+		op_set_int(op, "coerce2d", 1);
+	return 0;
+}
+
+static int cv_transpose(struct imp *im, struct ir_op *op)
+{
+	int64_t perm[IR_MAX_RANK];
+	int n, r = known_rank(im, op->in[0]);
+	if (attr_ints(im, "perm", perm, IR_MAX_RANK, &n) < 0)
+		return -1;
+	if (!attr_find(im->node, "perm")) {
+		if (r < 0)
+			return node_err(im, "the input shape is unknown");
+		for (n = 0; n < r; n++)
+			perm[n] = r - 1 - n;
+	}
+	op_set_ints(op, "perm", n, perm);
+	return 0;
+}
+
+/* Squeeze: absent axes squeeze every dimension of size 1. */
+static int cv_squeeze(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK];
+	int n;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	if (axes_from(im, op, 1, axes, &n, x->rank) < 0)
+		return -1;
+	if (n < 0)
+		for (int d = n = 0; d < x->rank; d++)
+			if (x->shape[d] == 1)
+				axes[n++] = d;
+	op_set_ints(op, "axes", n, axes);
+	return 0;
+}
+
+static int cv_unsqueeze(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK];
+	int n, r = known_rank(im, op->in[0]);
+	const Onnx__AttributeProto *a = attr_find(im->node, "axes");
+	if (r < 0)
+		return node_err(im, "the input shape is unknown");
+	if (a) {
+		if (attr_ints(im, "axes", axes, IR_MAX_RANK, &n) < 0)
+			return -1;
+	} else if (op->n_in > 1 && op->in[1] >= 0) {
+		if (const_ints(im, op->in[1], "axes", axes, IR_MAX_RANK, &n) < 0)
+			return -1;
+	} else {
+		return node_err(im, "axes are missing");
+	}
+	op->n_in = 1;
+	if (norm_axes(im, axes, n, r + n) < 0)
+		return -1;
+	op_set_ints(op, "axes", n, axes);
+	return 0;
+}
+
+static int cv_gather(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+/* Slice: starts, ends, axes from attributes (opset < 10) or constant
+ * inputs with optional axes and steps. */
+static int cv_slice(struct imp *im, struct ir_op *op)
+{
+	int64_t v[4][IR_MAX_RANK];
+	int n[4] = { 0, 0, 0, 0 };
+	static const char *const names[4] = { "starts", "ends", "axes", "steps" };
+	int r = known_rank(im, op->in[0]);
+	if (im->opset < 10) {
+		for (int i = 0; i < 3; i++)
+			if (attr_ints(im, names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
+				return -1;
+	} else {
+		for (int i = 0; i < 4; i++) {
+			if (attr_absent(im, names[i]) < 0)
+				return -1;
+			if (op->n_in > i + 1 && op->in[i + 1] >= 0 &&
+			    const_ints(im, op->in[i + 1], names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
+				return -1;
+		}
+	}
+	if (n[0] != n[1] || (n[2] && n[2] != n[0]) || (n[3] && n[3] != n[0]))
+		return node_err(im, "starts, ends, axes and steps differ in length");
+	if (!n[2])
+		for (n[2] = 0; n[2] < n[0]; n[2]++)
+			v[2][n[2]] = n[2];
+	for (int i = 0; i < n[2]; i++) {
+		if (r < 0 || v[2][i] < -r || v[2][i] >= r)
+			return node_err(im, "axis out of range or input shape unknown");
+		if (v[2][i] < 0)
+			v[2][i] += r;
+	}
+	if (!n[3])
+		for (n[3] = 0; n[3] < n[0]; n[3]++)
+			v[3][n[3]] = 1;
+	op->n_in = 1;
+	for (int i = 0; i < 4; i++)
+		op_set_ints(op, names[i], n[i], v[i]);
+	return 0;
+}
+
+static int cv_split(struct imp *im, struct ir_op *op)
+{
+	int64_t axis, split[OP_MAX_IO];
+	int n = 0;
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	if (attr_find(im->node, "split")) {
+		if (attr_ints(im, "split", split, OP_MAX_IO, &n) < 0)
+			return -1;
+	} else if (op->n_in > 1 && op->in[1] >= 0) {
+		if (const_ints(im, op->in[1], "split", split, OP_MAX_IO, &n) < 0)
+			return -1;
+	}
+	op->n_in = 1;
+	op_set_int(op, "axis", axis);
+	if (n)
+		op_set_ints(op, "split", n, split);
+	return 0;
+}
+
+/* Expand, Tile: the constant second input becomes attribute `name`. */
+static int cv_const_list(struct imp *im, struct ir_op *op, const char *name)
+{
+	int64_t v[IR_MAX_RANK];
+	int n;
+	if (const_ints(im, op->in[1], name, v, IR_MAX_RANK, &n) < 0)
+		return -1;
+	op->n_in = 1;
+	op_set_ints(op, name, n, v);
+	return 0;
+}
+
+static int cv_expand(struct imp *im, struct ir_op *op) { return cv_const_list(im, op, "shape"); }
+static int cv_tile(struct imp *im, struct ir_op *op) { return cv_const_list(im, op, "repeats"); }
+
+static int cv_depthtospace(struct imp *im, struct ir_op *op)
+{
+	char mode[8];
+	if (put_int(im, op, "blocksize", 0) < 0 || attr_str(im, "mode", "DCR", mode, sizeof mode) < 0)
+		return -1;
+	if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
+		return node_err(im, "mode '%s' is not supported", mode);
+	op_set_str(op, "mode", mode);
+	return 0;
+}
+
+static int cv_blocksize(struct imp *im, struct ir_op *op) { return put_int(im, op, "blocksize", 0); }
+
+static int cv_shape(struct imp *im, struct ir_op *op)
+{
+	if (attr_find(im->node, "start") && put_int(im, op, "start", 0) < 0)
+		return -1;
+	if (attr_find(im->node, "end") && put_int(im, op, "end", 0) < 0)
+		return -1;
+	return 0;
+}
+
+/* ConstantOfShape: the constant shape input and the value tensor become
+ * attributes shape, dtype and value (floats) or value_int (integers). */
+static int cv_constantofshape(struct imp *im, struct ir_op *op)
+{
+	int64_t shape[IR_MAX_RANK];
+	int n;
+	if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
+		return -1;
+	op->n_in = 0;
+	op_set_ints(op, "shape", n, shape);
+	const Onnx__AttributeProto *a = attr_find(im->node, "value");
+	enum ir_dtype dt = DT_F32;
+	double fv = 0;
+	int64_t iv = 0;
+	if (a) {
+		struct decoded d;
+		if (!a->t || tensor_decode(a->t, &d) < 0 || d.nbytes != dtype_size(d.dt))
+			return node_err(im, "value must be a tensor of one element");
+		dt = d.dt;
+		if (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16) {
+			float f;
+			dtype_convert(&f, DT_F32, d.data, dt, 1);
+			fv = f;
+		} else {
+			dtype_convert(&iv, DT_I64, d.data, dt, 1);
+		}
+		free(d.tmp);
+	}
+	op_set_str(op, "dtype", dtype_name(dt));
+	op_set_float(op, "value", fv);
+	op_set_int(op, "value_int", iv);
+	return 0;
+}
+
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (7: scales attribute; 9: scales input): the output shape is resolved
+ * into sizes; scales stay when given, since the coordinate mapping uses
+ * them. */
+static int cv_resize_common(struct imp *im, struct ir_op *op, const float *scales, int ns,
+			    const int64_t *sizes_in, int nz, const float *roi, int nr)
+{
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	int64_t sizes[IR_MAX_RANK];
+	if (nz) {
+		if (nz != x->rank)
+			return node_err(im, "sizes has %d values for rank %d", nz, x->rank);
+		memcpy(sizes, sizes_in, sizeof(int64_t) * (size_t)nz);
+	} else if (ns) {
+		if (ns != x->rank)
+			return node_err(im, "scales has %d values for rank %d", ns, x->rank);
+		for (int d = 0; d < ns; d++) {
+			if (!(scales[d] > 0))
+				return node_err(im, "scales must be positive");
+			sizes[d] = (int64_t)floor((double)x->shape[d] * (double)scales[d]);
+		}
+		op_set_floats(op, "scales", ns, scales);
+	} else {
+		return node_err(im, "neither scales nor sizes is given");
+	}
+	op_set_ints(op, "sizes", x->rank, sizes);
+	if (nr)
+		op_set_floats(op, "roi", nr, roi);
+	op->n_in = 1;
+	return 0;
+}
+
+/* Constant f32 tensor t as at most max floats. */
+static int const_floats(struct imp *im, int t, const char *what, float *v, int max, int *n)
+{
+	const struct ir_tensor *w = t >= 0 ? &im->g->tensors[t] : NULL;
+	*n = 0;
+	if (!w)
+		return 0;
+	if (!w->data)
+		return node_err(im, "%s must be a constant", what);
+	if (w->dtype != DT_F32 || w->rank > 1 || tensor_numel(w) > max)
+		return node_err(im, "%s must be a list of at most %d floats", what, max);
+	*n = (int)tensor_numel(w);
+	memcpy(v, w->data, sizeof(float) * (size_t)*n);
+	return 0;
+}
+
+static int cv_resize(struct imp *im, struct ir_op *op)
+{
+	char mode[32], ct[32], nm[32];
+	float scales[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
+	int64_t sizes[IR_MAX_RANK];
+	int ns = 0, nz = 0, nr = 0;
+	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0 ||
+	    attr_str(im, "coordinate_transformation_mode", im->opset < 11 ? "asymmetric" : "half_pixel",
+		     ct, sizeof ct) < 0 ||
+	    attr_str(im, "nearest_mode", im->opset < 11 ? "simple" : "round_prefer_floor", nm, sizeof nm) < 0 ||
+	    put_float(im, op, "cubic_coeff_a", -0.75) < 0 || put_int(im, op, "exclude_outside", 0) < 0 ||
+	    put_float(im, op, "extrapolation_value", 0) < 0)
+		return -1;
+	if (im->opset < 11) {
+		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
+			return -1;
+	} else {
+		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "roi", roi, 2 * IR_MAX_RANK, &nr) < 0 ||
+		    const_floats(im, op->n_in > 2 ? op->in[2] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
+			return -1;
+		if (op->n_in > 3 && op->in[3] >= 0 &&
+		    const_ints(im, op->in[3], "sizes", sizes, IR_MAX_RANK, &nz) < 0)
+			return -1;
+		if (strcmp(ct, "tf_crop_and_resize"))
+			nr = 0;
+	}
+	op_set_str(op, "mode", mode);
+	op_set_str(op, "coordinate_transformation_mode", ct);
+	op_set_str(op, "nearest_mode", nm);
+	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
+}
+
+static int cv_upsample(struct imp *im, struct ir_op *op)
+{
+	char mode[32];
+	float scales[IR_MAX_RANK];
+	int ns = 0;
+	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0)
+		return -1;
+	if (im->opset < 9) {
+		const Onnx__AttributeProto *a = attr_find(im->node, "scales");
+		if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS || a->n_floats > IR_MAX_RANK)
+			return node_err(im, "attribute 'scales' is missing or malformed");
+		ns = (int)a->n_floats;
+		memcpy(scales, a->floats, sizeof(float) * (size_t)ns);
+	} else if (attr_absent(im, "scales") < 0 ||
+		   const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0) {
+		return -1;
+	}
+	op->type = OP_RESIZE;
+	op_set_str(op, "mode", !strcmp(mode, "bilinear") ? "linear" : mode);
+	op_set_str(op, "coordinate_transformation_mode", "asymmetric");
+	op_set_str(op, "nearest_mode", "simple");
+	return cv_resize_common(im, op, scales, ns, NULL, 0, NULL, 0);
+}
+
+/* LayerNormalization: axis made non-negative, epsilon; stash_type 1 only. */
+static int cv_layernorm(struct imp *im, struct ir_op *op)
+{
+	int64_t axis, stash;
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0 ||
+	    attr_int(im, "stash_type", 1, &stash) < 0 || put_float(im, op, "epsilon", 1e-5) < 0)
+		return -1;
+	if (stash != 1)
+		return node_err(im, "stash_type %lld is not supported", (long long)stash);
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+static int cv_epsilon(struct imp *im, struct ir_op *op) { return put_float(im, op, "epsilon", 1e-5); }
+
+static int cv_lrn(struct imp *im, struct ir_op *op)
+{
+	if (!attr_find(im->node, "size"))
+		return node_err(im, "attribute 'size' is missing");
+	return put_int(im, op, "size", 1) < 0 || put_float(im, op, "alpha", 1e-4) < 0 ||
+	       put_float(im, op, "beta", 0.75) < 0 || put_float(im, op, "bias", 1.0) < 0 ? -1 : 0;
+}
+
+static int cv_lpnorm(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	return put_int(im, op, "p", 2);
+}
+
+static int cv_mvn(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK] = { 0, 2, 3 };
+	int n = 3;
+	if (attr_find(im->node, "axes") && attr_ints(im, "axes", axes, IR_MAX_RANK, &n) < 0)
+		return -1;
+	if (norm_axes(im, axes, n, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_ints(op, "axes", n, axes);
+	return 0;
+}
+
+/* Dropout at inference is Identity; its mask output is a constant of
+ * ones. */
+static int cv_dropout(struct imp *im, struct ir_op *op)
+{
+	if (op->n_in > 2 && op->in[2] >= 0) {
+		const struct ir_tensor *tm = &im->g->tensors[op->in[2]];
+		if (!tm->data || tensor_numel(tm) != 1)
+			return node_err(im, "training_mode must be a constant scalar");
+		if (dtype_get(tm->data, tm->dtype, 0) != 0)
+			return node_err(im, "training_mode is not supported");
+	}
+	op->type = OP_IDENTITY;
+	op->n_in = 1;
+	if (op->n_out > 1) {
+		const struct ir_tensor *x = known_tensor(im, op->in[0]);
+		if (!x)
+			return node_err(im, "the input shape is unknown");
+		struct ir_tensor *m = &im->g->tensors[op->out[1]];
+		m->dtype = DT_BOOL;
+		m->rank = x->rank;
+		memcpy(m->shape, x->shape, sizeof m->shape);
+		size_t nb = tensor_bytes(m);
+		m->data = xaligned(nb ? nb : 1);
+		memset(m->data, 1, nb ? nb : 1);
+		m->nbytes = nb;
+		m->owns_data = 1;
+		set_known(im, op->out[1]);
+		op->n_out = 1;
+	}
+	return 0;
+}
+
+/* ---- index operators, ConvTranspose ---- */
+
+static int cv_axis0(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+static int put_reduction(struct imp *im, struct ir_op *op)
+{
+	char red[16];
+	if (attr_str(im, "reduction", "none", red, sizeof red) < 0)
+		return -1;
+	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul"))
+		return node_err(im, "reduction '%s' is not supported", red);
+	op_set_str(op, "reduction", red);
+	return 0;
+}
+
+static int cv_scatterelements(struct imp *im, struct ir_op *op)
+{
+	op->type = OP_SCATTERELEMENTS;
+	return cv_axis0(im, op) < 0 ? -1 : put_reduction(im, op);
+}
+
+static int cv_gathernd(struct imp *im, struct ir_op *op) { return put_int(im, op, "batch_dims", 0); }
+static int cv_scatternd(struct imp *im, struct ir_op *op) { return put_reduction(im, op); }
+
+/* OneHot: the constant depth becomes an attribute; values stay input 1. */
+static int cv_onehot(struct imp *im, struct ir_op *op)
+{
+	double depth;
+	if (const_scalar(im, op->in[1], "depth", &depth) < 0)
+		return -1;
+	int64_t axis;
+	int r = known_rank(im, op->in[0]);
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, r < 0 ? r : r + 1) < 0)
+		return -1;
+	op->in[1] = op->in[2];
+	op->n_in = 2;
+	op_set_int(op, "depth", (int64_t)depth);
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+/* TopK: k from the attribute (opset < 10) or the constant input. */
+static int cv_topk(struct imp *im, struct ir_op *op)
+{
+	int64_t kv[1], axis;
+	int n = 1;
+	if (im->opset < 10) {
+		if (attr_int(im, "k", -1, &kv[0]) < 0)
+			return -1;
+	} else if (const_ints(im, op->in[1], "K", kv, 1, &n) < 0) {
+		return -1;
+	}
+	if (n != 1)
+		return node_err(im, "K must hold one value");
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op->n_in = 1;
+	op_set_int(op, "k", kv[0]);
+	op_set_int(op, "axis", axis);
+	return put_int(im, op, "largest", 1) < 0 ? -1 : put_int(im, op, "sorted", 1);
+}
+
+static int cv_cumsum(struct imp *im, struct ir_op *op)
+{
+	double axis;
+	if (const_scalar(im, op->in[1], "axis", &axis) < 0)
+		return -1;
+	int64_t a = (int64_t)axis;
+	if (norm_axes(im, &a, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op->n_in = 1;
+	op_set_int(op, "axis", a);
+	return put_int(im, op, "exclusive", 0) < 0 ? -1 : put_int(im, op, "reverse", 0);
+}
+
+static int cv_trilu(struct imp *im, struct ir_op *op)
+{
+	double kk = 0;
+	if (op->n_in > 1 && op->in[1] >= 0 && const_scalar(im, op->in[1], "k", &kk) < 0)
+		return -1;
+	op->n_in = 1;
+	op_set_int(op, "k", (int64_t)kk);
+	return put_int(im, op, "upper", 1);
+}
+
+static int cv_eyelike(struct imp *im, struct ir_op *op)
+{
+	int64_t dt;
+	if (put_int(im, op, "k", 0) < 0 || attr_int(im, "dtype", -1, &dt) < 0)
+		return -1;
+	if (dt >= 0) {
+		int d = dtype_from_onnx((int32_t)dt);
+		if (d < 0)
+			return node_err(im, "dtype %s is not supported", onnx_dtype_name((int32_t)dt));
+		op_set_str(op, "dtype", dtype_name((enum ir_dtype)d));
+	}
+	return 0;
+}
+
+/* The loss operators: reduction, and ignore_index only when given. */
+static int cv_loss(struct imp *im, struct ir_op *op)
+{
+	char red[16];
+	if (attr_str(im, "reduction", "mean", red, sizeof red) < 0)
+		return -1;
+	op_set_str(op, "reduction", red);
+	if (attr_find(im->node, "ignore_index"))
+		return put_int(im, op, "ignore_index", 0);
+	return 0;
+}
+
+/* CastLike: a Cast to the type of input 1. */
+static int cv_castlike(struct imp *im, struct ir_op *op)
+{
+	op->type = OP_CAST;
+	op_set_str(op, "to", dtype_name(im->g->tensors[op->in[1]].dtype));
+	op->n_in = 1;
+	return 0;
+}
+
+/* ConvTranspose: 2-D (1-D through as2d); output_shape and auto_pad are
+ * resolved into pads [top, left, bottom, right] as the ONNX spec says. */
+static int cv_convtranspose(struct imp *im, struct ir_op *op)
+{
+	int64_t k[2] = { 0, 0 }, s[2] = { 1, 1 }, d[2] = { 1, 1 }, p[4] = { 0, 0, 0, 0 };
+	int64_t opad[2] = { 0, 0 }, os[4], grp;
+	int nk, ns, nd, np, no, nos;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]), *w = &im->g->tensors[op->in[1]];
+	if (!x || x->rank != 4 || w->rank != 4)
+		return node_err(im, "only 2-D (NCHW) inputs are supported");
+	if (attr_ints(im, "kernel_shape", k, 2, &nk) < 0 || attr_ints(im, "strides", s, 2, &ns) < 0 ||
+	    attr_ints(im, "dilations", d, 2, &nd) < 0 || attr_ints(im, "pads", p, 4, &np) < 0 ||
+	    attr_ints(im, "output_padding", opad, 2, &no) < 0 ||
+	    attr_ints(im, "output_shape", os, 4, &nos) < 0 || attr_int(im, "group", 1, &grp) < 0)
+		return -1;
+	if (im->as2d) {
+		if (nk > 1 || ns > 1 || nd > 1 || no > 1 || nos > 1 || (np && np != 2))
+			return node_err(im, "a 1-D node needs 1-value lists and 2-value pads");
+		k[1] = k[0], s[1] = s[0], d[1] = d[0], opad[1] = opad[0], os[1] = os[0];
+		k[0] = s[0] = d[0] = 1, opad[0] = 0, os[0] = 1;
+		nk = nk ? 2 : 0, nos = nos ? 2 : 0;
+		if (np) {
+			int64_t p0 = p[0], p1 = p[1];
+			p[0] = 0, p[1] = p0, p[2] = 0, p[3] = p1;
+		}
+	}
+	if (nos == 4) {
+		os[0] = os[2];
+		os[1] = os[3];
+		nos = 2;
+	}
+	if (!nk)
+		k[0] = w->shape[2], k[1] = w->shape[3];
+	char autopad[16];
+	if (attr_str(im, "auto_pad", "NOTSET", autopad, sizeof autopad) < 0)
+		return -1;
+	int same = !strncmp(autopad, "SAME_", 5);
+	if (!strcmp(autopad, "VALID"))
+		memset(p, 0, sizeof p);
+	if (nos || same) {
+		for (int i = 0; i < 2; i++) {
+			int64_t in = x->shape[2 + i], out = nos ? os[i] : in * s[i];
+			int64_t total = s[i] * (in - 1) + opad[i] + (k[i] - 1) * d[i] + 1 - out;
+			if (total < 0)
+				return node_err(im, "output_shape is larger than the convolution gives");
+			int upper = !strcmp(autopad, "SAME_UPPER");
+			p[i] = upper ? total / 2 : total - total / 2;
+			p[i + 2] = upper ? total - total / 2 : total / 2;
+		}
+	}
+	op_set_ints(op, "kernel_shape", 2, k);
+	op_set_ints(op, "strides", 2, s);
+	op_set_ints(op, "dilations", 2, d);
+	op_set_ints(op, "pads", 4, p);
+	op_set_ints(op, "output_padding", 2, opad);
+	op_set_int(op, "group", grp);
+	return 0;
+}
+
 /* What the importer accepts for each ONNX operator.  attrs lists every
  * attribute it understands (others are refused); convert writes the IR
- * attributes and may drop inputs that became attributes. */
+ * attributes and may drop inputs that became attributes, or change the op
+ * (Upsample becomes Resize, Dropout Identity, a Clip with bounds computed
+ * at run time Max and Min). */
 struct node_rule {
-	const char *onnx;                  /* ONNX op_type, also the IR name */
+	const char *onnx;                  /* ONNX op_type */
 	int min_in, max_in;                /* input count before rewriting */
 	const char *attrs[9];
 	int (*convert)(struct imp *im, struct ir_op *op);
+	const char *ir;                    /* IR op name, when not the ONNX name */
+	int max_out;                       /* outputs accepted (0: one) */
 };
 
+#define ANY (1 << 16)
+#define UNARY(name) { name, 1, 1, { 0 }, NULL, NULL, 0 }
+#define BINARY(name) { name, 2, 2, { 0 }, NULL, NULL, 0 }
+#define VARIADIC(name) { name, 1, ANY, { 0 }, NULL, NULL, 0 }
+#define REDUCE(name) { name, 1, 2, { "axes", "keepdims", "noop_with_empty_axes" }, cv_reduce, NULL, 0 }
+
 static const struct node_rule node_rules[] = {
-	{ "Conv", 2, 3, { "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides" }, cv_conv },
-	{ "BatchNormalization", 5, 5, { "epsilon", "momentum", "spatial", "training_mode" }, cv_batchnorm },
-	{ "Relu", 1, 1, { 0 }, NULL },
-	{ "Clip", 1, 3, { "min", "max" }, cv_clip },
+	{ "Conv", 2, 3, { "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides" }, cv_conv, NULL, 0 },
+	{ "BatchNormalization", 5, 5, { "epsilon", "momentum", "spatial", "training_mode" }, cv_batchnorm, NULL, 0 },
+	UNARY("Relu"),
+	{ "Clip", 1, 3, { "min", "max" }, cv_clip, NULL, 0 },
 	{ "MaxPool", 1, 1, { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-			     "storage_order", "strides" }, cv_maxpool },
+			     "storage_order", "strides" }, cv_maxpool, NULL, 0 },
 	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "kernel_shape",
-				 "pads", "strides" }, cv_avgpool },
-	{ "GlobalAveragePool", 1, 1, { 0 }, NULL },
-	{ "Add", 2, 2, { 0 }, NULL },
-	{ "Mul", 2, 2, { 0 }, NULL },
-	{ "Concat", 1, 1 << 16, { "axis" }, cv_concat },
-	{ "Pad", 1, 3, { "mode", "pads", "value" }, cv_pad },
-	{ "Flatten", 1, 1, { "axis" }, cv_flatten },
-	{ "Reshape", 2, 2, { "allowzero" }, cv_reshape },
-	{ "Gemm", 2, 3, { "alpha", "beta", "transA", "transB" }, cv_gemm },
-	{ "MatMul", 2, 2, { 0 }, NULL },
-	{ "Identity", 1, 1, { 0 }, NULL },
-	{ "Cast", 1, 1, { "to" }, cv_cast },
+				 "pads", "strides" }, cv_avgpool, NULL, 0 },
+	UNARY("GlobalAveragePool"),
+	BINARY("Add"),
+	BINARY("Mul"),
+	{ "Concat", 1, ANY, { "axis" }, cv_concat, NULL, 0 },
+	{ "Pad", 1, 3, { "mode", "pads", "value" }, cv_pad, NULL, 0 },
+	{ "Flatten", 1, 1, { "axis" }, cv_flatten, NULL, 0 },
+	{ "Reshape", 2, 2, { "allowzero" }, cv_reshape, NULL, 0 },
+	{ "Gemm", 2, 3, { "alpha", "beta", "transA", "transB" }, cv_gemm, NULL, 0 },
+	BINARY("MatMul"),
+	UNARY("Identity"),
+	{ "Cast", 1, 1, { "to" }, cv_cast, NULL, 0 },
+	{ "Dropout", 1, 3, { "ratio", "seed" }, cv_dropout, "Identity", 2 },
+	/* unary */
+	UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"), UNARY("Erf"), UNARY("Tanh"), UNARY("Sigmoid"),
+	UNARY("HardSwish"), UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("Floor"),
+	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"),
+	UNARY("Sin"), UNARY("Cos"), UNARY("Tan"), UNARY("Asin"), UNARY("Acos"), UNARY("Atan"),
+	UNARY("Sinh"), UNARY("Cosh"), UNARY("Asinh"), UNARY("Acosh"), UNARY("Atanh"),
+	UNARY("Not"), UNARY("IsNaN"),
+	{ "HardSigmoid", 1, 1, { "alpha", "beta" }, cv_hardsigmoid, NULL, 0 },
+	{ "Elu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "Selu", 1, 1, { "alpha", "gamma" }, cv_selu, NULL, 0 },
+	{ "LeakyRelu", 1, 1, { "alpha" }, cv_leakyrelu, NULL, 0 },
+	{ "Celu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "ThresholdedRelu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "Shrink", 1, 1, { "bias", "lambd" }, cv_shrink, NULL, 0 },
+	{ "IsInf", 1, 1, { "detect_negative", "detect_positive" }, cv_isinf, NULL, 0 },
+	/* elementwise of several inputs */
+	BINARY("Sub"), BINARY("Div"), BINARY("Pow"), BINARY("Equal"), BINARY("Greater"),
+	BINARY("Less"), BINARY("GreaterOrEqual"), BINARY("LessOrEqual"), BINARY("And"),
+	BINARY("Or"), BINARY("Xor"), BINARY("PRelu"),
+	VARIADIC("Max"), VARIADIC("Min"), VARIADIC("Sum"), VARIADIC("Mean"),
+	{ "Mod", 2, 2, { "fmod" }, cv_mod, NULL, 0 },
+	{ "BitShift", 2, 2, { "direction" }, cv_bitshift, NULL, 0 },
+	{ "Where", 3, 3, { 0 }, NULL, NULL, 0 },
+	/* reductions */
+	REDUCE("ReduceMean"), REDUCE("ReduceMax"), REDUCE("ReduceMin"), REDUCE("ReduceSum"),
+	REDUCE("ReduceProd"), REDUCE("ReduceL1"), REDUCE("ReduceL2"), REDUCE("ReduceSumSquare"),
+	REDUCE("ReduceLogSum"), REDUCE("ReduceLogSumExp"),
+	{ "ArgMax", 1, 1, { "axis", "keepdims", "select_last_index" }, cv_argmax, NULL, 0 },
+	{ "ArgMin", 1, 1, { "axis", "keepdims", "select_last_index" }, cv_argmax, NULL, 0 },
+	{ "Softmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	{ "LogSoftmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	{ "Hardmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	/* data movement and shapes */
+	{ "Transpose", 1, 1, { "perm" }, cv_transpose, NULL, 0 },
+	{ "Squeeze", 1, 2, { "axes" }, cv_squeeze, NULL, 0 },
+	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
+	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
+	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
+	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, OP_MAX_IO },
+	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },
+	{ "Tile", 2, 2, { 0 }, cv_tile, NULL, 0 },
+	{ "DepthToSpace", 1, 1, { "blocksize", "mode" }, cv_depthtospace, NULL, 0 },
+	{ "SpaceToDepth", 1, 1, { "blocksize" }, cv_blocksize, NULL, 0 },
+	{ "Shape", 1, 1, { "start", "end" }, cv_shape, NULL, 0 },
+	UNARY("Size"),
+	{ "ConstantOfShape", 1, 1, { "value" }, cv_constantofshape, NULL, 0 },
+	{ "Range", 3, 3, { 0 }, NULL, NULL, 0 },
+	{ "Resize", 1, 4, { "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+			    "extrapolation_value", "mode", "nearest_mode" }, cv_resize, NULL, 0 },
+	{ "Upsample", 1, 2, { "mode", "scales" }, cv_upsample, "Resize", 0 },
+	/* normalisation */
+	{ "LayerNormalization", 2, 3, { "axis", "epsilon", "stash_type" }, cv_layernorm, NULL, 3 },
+	{ "InstanceNormalization", 3, 3, { "epsilon" }, cv_epsilon, NULL, 0 },
+	{ "LRN", 1, 1, { "alpha", "beta", "bias", "size" }, cv_lrn, NULL, 0 },
+	{ "LpNormalization", 1, 1, { "axis", "p" }, cv_lpnorm, NULL, 0 },
+	{ "MeanVarianceNormalization", 1, 1, { "axes" }, cv_mvn, NULL, 0 },
+	/* index operators, ConvTranspose, GlobalMaxPool */
+	{ "GatherElements", 2, 2, { "axis" }, cv_axis0, NULL, 0 },
+	{ "ScatterElements", 3, 3, { "axis", "reduction" }, cv_scatterelements, NULL, 0 },
+	{ "Scatter", 3, 3, { "axis" }, cv_scatterelements, "ScatterElements", 0 },
+	{ "GatherND", 2, 2, { "batch_dims" }, cv_gathernd, NULL, 0 },
+	{ "ScatterND", 3, 3, { "reduction" }, cv_scatternd, NULL, 0 },
+	{ "OneHot", 3, 3, { "axis" }, cv_onehot, NULL, 0 },
+	{ "TopK", 1, 2, { "axis", "k", "largest", "sorted" }, cv_topk, NULL, 2 },
+	{ "CumSum", 2, 2, { "exclusive", "reverse" }, cv_cumsum, NULL, 0 },
+	{ "Trilu", 1, 2, { "upper" }, cv_trilu, NULL, 0 },
+	{ "EyeLike", 1, 1, { "dtype", "k" }, cv_eyelike, NULL, 0 },
+	{ "CastLike", 2, 2, { 0 }, cv_castlike, "Cast", 0 },
+	{ "ConvTranspose", 2, 3, { "auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+				   "output_shape", "pads", "strides" }, cv_convtranspose, NULL, 0 },
+	UNARY("GlobalMaxPool"),
+	{ "NegativeLogLikelihoodLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 0 },
+	{ "SoftmaxCrossEntropyLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 2 },
 };
+
+int onnx_supported_ops(const char **names, int max)
+{
+	int n = 0;
+	if (n < max)
+		names[n] = "Constant";
+	n++;
+	for (size_t i = 0; i < ARRAY_LEN(node_rules); i++, n++)
+		if (n < max)
+			names[n] = node_rules[i].onnx;
+	for (int i = 1; i < n && i < max; i++)
+		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	return n;
+}
 
 /* ---- nodes ---- */
 
@@ -731,6 +1590,100 @@ static int import_constant(struct imp *im, const char *out)
 	return 0;
 }
 
+/* A tensor name not in g: base, else base_1, base_2, ... (caller frees). */
+static char *fresh_name(const struct ir_graph *g, const char *base)
+{
+	size_t len = strlen(base) + 24;
+	char *s = xmalloc(len);
+	snprintf(s, len, "%s", base);
+	for (int i = 1; graph_find_tensor(g, s) >= 0; i++)
+		snprintf(s, len, "%s_%d", base, i);
+	return s;
+}
+
+/* Add an op of type t after op k of the node being imported: op k writes a
+ * new tensor instead of its output 0, which the new op writes; the new op
+ * reads that tensor where in[] holds -1.  Returns the new op's index. */
+static int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, const int *in,
+			   const char *suffix)
+{
+	struct ir_graph *g = im->g;
+	int o = g->ops[k].out[0], ins[OP_MAX_IO];
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", g->tensors[o].name, suffix);
+	char *name = fresh_name(g, base);
+	int mid = graph_add_tensor(g, name, DT_F32, 0, NULL);
+	free(name);
+	g->ops[k].out[0] = mid;
+	for (int i = 0; i < n_in && i < OP_MAX_IO; i++)
+		ins[i] = in[i] < 0 ? mid : in[i];
+	snprintf(base, sizeof base, "%s_%s", im->node_name, suffix);
+	return graph_add_op(g, t, base, n_in, ins, 1, &o);
+}
+
+/* Kernels that take f32 only (the other ops check dtypes in infer). */
+static int f32_only(enum op_type t)
+{
+	switch (t) {
+	case OP_CONV: case OP_BATCHNORM: case OP_SCALE: case OP_RELU: case OP_CLIP:
+	case OP_MAXPOOL: case OP_AVGPOOL: case OP_GAVGPOOL: case OP_ADD: case OP_MUL:
+	case OP_GEMM: case OP_MATMUL: case OP_GMAXPOOL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Constant folding: when every input of op i is a weight (or the op only
+ * reads shapes), run its float kernel now and make its outputs weights; the
+ * op is marked dead and graph_compact() drops it.  Integer Add and Mul
+ * (shape arithmetic) use the any-dtype kernel of lib/ops/eltwise.c.
+ * Returns 1 if folded, 0 if not, -1 on a kernel error. */
+static int fold_op(struct imp *im, int i)
+{
+	struct ir_graph *g = im->g;
+	struct ir_op *op = &g->ops[i];
+	int shape_only = op->type == OP_SHAPE || op->type == OP_SIZE || op->type == OP_EYELIKE;
+	for (int j = 0; j < op->n_in && !shape_only; j++)
+		if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
+			return 0;
+	int (*run)(struct kern *) = op_defs[op->type]->run_f32;
+	int ints = 0;
+	for (int j = 0; j < op->n_out; j++)
+		ints |= g->tensors[op->out[j]].dtype != DT_F32;
+	if ((op->type == OP_ADD || op->type == OP_MUL) && ints)
+		run = eltwise_run_any;
+	if (!run || op->n_out > OP_MAX_IO || op->n_in > OP_MAX_IO)
+		return 0;
+	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0)
+			vals[op->in[j]] = g->tensors[op->in[j]].data;
+	for (int j = 0; j < op->n_out; j++) {
+		size_t nb = tensor_bytes(&g->tensors[op->out[j]]);
+		vals[op->out[j]] = xaligned(nb ? nb : 1);
+		memset(vals[op->out[j]], 0, nb ? nb : 1);
+	}
+	struct kern k;
+	kern_from_graph(&k, g, op, vals);
+	int rc = run(&k);
+	for (int j = 0; j < op->n_out; j++) {
+		struct ir_tensor *t = &g->tensors[op->out[j]];
+		if (rc < 0) {
+			free(vals[op->out[j]]);
+			continue;
+		}
+		t->data = vals[op->out[j]];
+		t->nbytes = tensor_bytes(t);
+		t->owns_data = 1;
+	}
+	free(vals);
+	if (rc < 0)
+		return err_prefix("'%s'", im->path);
+	op->type = OP_COUNT;
+	return 1;
+}
+
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
 {
 	const char *type = n->op_type ? n->op_type : "";
@@ -749,21 +1702,32 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return node_err(im, "unsupported domain '%s'", n->domain);
 	if (!*out0)
 		return node_err(im, "the node has no output");
-	for (size_t i = 1; i < n->n_output; i++)
-		if (n->output[i] && *n->output[i])
-			return node_err(im, "optional output '%s' is not supported", n->output[i]);
 	if (map_get(&im->tensors, out0) >= 0 || map_get(&im->inits, out0) >= 0)
 		return node_err(im, "tensor '%s' is defined twice", out0);
-	if (!strcmp(type, "Constant"))
+	if (!strcmp(type, "Constant")) {
+		for (size_t i = 1; i < n->n_output; i++)
+			if (n->output[i] && *n->output[i])
+				return node_err(im, "optional output '%s' is not supported", n->output[i]);
 		return import_constant(im, out0);
+	}
 
 	const struct node_rule *r = NULL;
 	for (size_t i = 0; i < ARRAY_LEN(node_rules); i++)
 		if (!strcmp(node_rules[i].onnx, type))
 			r = &node_rules[i];
-	int t = op_type_from_name(type);
+	int t = r ? op_type_from_name(r->ir ? r->ir : type) : -1;
 	if (!r || t < 0)
 		return node_err(im, "unsupported operator");
+	int n_out = 0, max_out = r->max_out ? r->max_out : 1;
+	for (size_t i = 0; i < n->n_output; i++)
+		if (n->output[i] && *n->output[i]) {
+			if ((int)i >= max_out)
+				return node_err(im, "optional output '%s' is not supported", n->output[i]);
+			if (i && (map_get(&im->tensors, n->output[i]) >= 0 ||
+				  map_get(&im->inits, n->output[i]) >= 0))
+				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
+			n_out = (int)i + 1;
+		}
 	for (size_t i = 0; i < n->n_attribute; i++) {
 		const char *an = n->attribute[i]->name ? n->attribute[i]->name : "";
 		int ok = 0;
@@ -799,19 +1763,78 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			return node_err(im, "input %zu is required", i);
 		}
 	}
-	int o = graph_add_tensor(im->g, out0, DT_F32, 0, NULL);
-	map_put(&im->tensors, out0, o);
-	int k = graph_add_op(im->g, (enum op_type)t, im->node_name, (int)n->n_input, in, 1, &o);
-	free(in);
-	struct ir_op *op = &im->g->ops[k];
-	if (r->convert && r->convert(im, op) < 0)
-		return -1;
-	/* Infer now: later nodes need shapes (auto_pad, Reshape's 0 and -1). */
-	const struct op_def *def = op_defs[t];
-	if (def && def->infer) {
-		if (def->infer(im->g, op) < 0)
+	struct ir_graph *g = im->g;
+	int first = g->n_ops;
+	/* A 1-D Conv or pool runs as 2-D on an input unsqueezed at axis 2. */
+	int as2d = (t == OP_CONV || t == OP_MAXPOOL || t == OP_AVGPOOL || t == OP_CONVTRANSPOSE) &&
+		   known_rank(im, in[0]) == 3;
+	if (as2d) {
+		char base[512];
+		snprintf(base, sizeof base, "%s_2d", g->tensors[in[0]].name);
+		char *name = fresh_name(g, base);
+		int x2 = graph_add_tensor(g, name, DT_F32, 0, NULL);
+		free(name);
+		snprintf(base, sizeof base, "%s_unsqueeze", im->node_name);
+		int u = graph_add_op(g, OP_UNSQUEEZE, base, 1, &in[0], 1, &x2);
+		op_set_ints(&g->ops[u], "axes", 1, (int64_t[]){ 2 });
+		if (op_defs[OP_UNSQUEEZE]->infer(g, &g->ops[u]) < 0) {
+			free(in);
 			return err_prefix("'%s'", im->path);
-		set_known(im, o);
+		}
+		set_known(im, x2);
+		in[0] = x2;
+		const struct ir_tensor *w = n->n_input > 1 && in[1] >= 0 ? &g->tensors[in[1]] : NULL;
+		if ((t == OP_CONV || t == OP_CONVTRANSPOSE) && w && w->data && w->rank == 3) {
+			int64_t ws[4] = { w->shape[0], w->shape[1], 1, w->shape[2] };
+			snprintf(base, sizeof base, "%s_2d", w->name);
+			name = fresh_name(g, base);
+			in[1] = graph_add_weight(g, name, w->dtype, 4, ws, w->data);
+			free(name);
+			set_known(im, in[1]);
+		}
+	}
+	int outs[OP_MAX_IO];
+	for (int i = 0; i < n_out; i++) {
+		const char *on = n->output[i] && *n->output[i] ? n->output[i] : NULL;
+		char base[512];
+		snprintf(base, sizeof base, "%s_unused_%d", im->node_name, i);
+		char *name = on ? NULL : fresh_name(g, base);
+		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
+		free(name);
+		if (on)
+			map_put(&im->tensors, on, outs[i]);
+	}
+	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
+	free(in);
+	im->as2d = as2d;
+	int rc = r->convert ? r->convert(im, &g->ops[k]) : 0;
+	im->as2d = 0;
+	if (rc < 0)
+		return -1;
+	if (as2d) {
+		int sq = import_extra_op(im, k, OP_SQUEEZE, 1, (int[]){ -1 }, "1d");
+		op_set_ints(&g->ops[sq], "axes", 1, (int64_t[]){ 2 });
+	}
+	/* Infer now: later nodes need shapes (auto_pad, Reshape's 0 and -1);
+	 * then fold what is constant, and refuse dtypes no kernel takes. */
+	for (int i = first; i < g->n_ops; i++) {
+		struct ir_op *op = &g->ops[i];
+		const struct op_def *def = op_defs[op->type];
+		if (!def->infer || def->infer(g, op) < 0)
+			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
+		for (int j = 0; j < op->n_out; j++)
+			set_known(im, op->out[j]);
+		int f = fold_op(im, i);
+		if (f < 0)
+			return -1;
+		if (f || !f32_only(op->type))
+			continue;
+		for (int j = 0; j < op->n_in + op->n_out; j++) {
+			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+			if (ti >= 0 && g->tensors[ti].dtype != DT_F32)
+				return node_err(im, "dtype %s is not supported (f32 only)",
+						dtype_name(g->tensors[ti].dtype));
+		}
 	}
 	return 0;
 }
@@ -828,9 +1851,18 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s' is not a tensor", im->path, name);
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	int dt = dtype_from_onnx(tt->elem_type);
-	if (dt != DT_F32 && dt != DT_I64)
-		return err_set("'%s': input '%s': data type %s is not supported (float or int64)",
+	if (dt < 0)
+		return err_set("'%s': input '%s': data type %s is not supported",
 			       im->path, name, onnx_dtype_name(tt->elem_type));
+	const struct npz_array *c = im->consts ? npz_find(im->consts, name) : NULL;
+	if (c) {
+		/* Bound: a weight holding the array, converted to the input's type. */
+		int k = graph_add_weight(im->g, name, (enum ir_dtype)dt, c->rank, c->shape, NULL);
+		dtype_convert(im->g->tensors[k].data, (enum ir_dtype)dt, c->data, c->dtype, npz_numel(c));
+		set_known(im, k);
+		map_put(&im->tensors, name, k);
+		return 0;
+	}
 	if (!tt->shape)
 		return err_set("'%s': input '%s' has no shape", im->path, name);
 	if (tt->shape->n_dim > IR_MAX_RANK)
@@ -911,6 +1943,12 @@ static int model_opset(const char *path, const Onnx__ModelProto *m)
 
 int onnx_import(const void *buf, size_t len, const char *path, struct ir_graph **out)
 {
+	return onnx_import_bound(buf, len, path, NULL, out);
+}
+
+int onnx_import_bound(const void *buf, size_t len, const char *path, const struct npz *consts,
+		      struct ir_graph **out)
+{
 	*out = NULL;
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m || !m->graph) {
@@ -918,7 +1956,7 @@ int onnx_import(const void *buf, size_t len, const char *path, struct ir_graph *
 			onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': not a valid ONNX model (truncated or corrupt)", path);
 	}
-	struct imp im = { .path = path };
+	struct imp im = { .path = path, .consts = consts };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)

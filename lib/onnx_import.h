@@ -1,8 +1,11 @@
 /* onnx_import.h - build a Top graph from a serialised ONNX model.
  *
  * The importer keeps ONNX's operator and attribute names, turns initializers
- * and Constant nodes into weight tensors, and rewrites the opset-dependent
- * input forms (Clip min/max, Pad pads, Reshape shape) into attributes.
+ * and Constant nodes into weight tensors, rewrites the opset-dependent
+ * input forms (Clip min/max, Pad pads, Reshape shape, Slice starts/ends,
+ * Split sizes, Reduce and Squeeze axes, Resize scales/sizes) into
+ * attributes, and folds every node whose inputs are all constant (shape
+ * subgraphs: Shape, Gather, Concat, Unsqueeze, ...) into a weight.
  */
 #ifndef TPUC_ONNX_IMPORT_H
 #define TPUC_ONNX_IMPORT_H
@@ -22,5 +25,17 @@
  * Returns 0 and sets *out (free with graph_free), or -1 after err_set(). */
 int onnx_import(const void *buf, size_t len, const char *path_for_messages,
 		struct ir_graph **out);
+
+struct npz;
+/* The same, with the graph inputs that have an array of their name in
+ * consts bound to that array: they become weights (converted to the
+ * input's data type), so that shape parameters a model takes as inputs fold
+ * like constants.  consts may be NULL. */
+int onnx_import_bound(const void *buf, size_t len, const char *path_for_messages,
+		      const struct npz *consts, struct ir_graph **out);
+
+/* The ONNX operator types the importer accepts, sorted by name: fills
+ * names[0..max) and returns the full count (call with max 0 to size it). */
+int onnx_supported_ops(const char **names, int max);
 
 #endif

@@ -13,7 +13,9 @@
 
 #include "ir.h"
 
-#define PASSES_DEFAULT "remove-identity,fold-bn,fuse-act,dce"
+#define PASSES_DEFAULT \
+	"remove-identity,fold-const,merge-layout,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish," \
+	"fuse-layernorm,dce"
 #define PASSES_MAX 64            /* passes in one pipeline */
 #define REWRITE_MAX_SWEEPS 64    /* fixed-point iteration cap */
 
@@ -79,5 +81,11 @@ int pass_remove_identity(struct ir_graph *g);
 int pass_fold_bn(struct ir_graph *g);
 int pass_fuse_act(struct ir_graph *g);
 int pass_dce(struct ir_graph *g);
+int pass_fold_const(struct ir_graph *g);
+int pass_fuse_gelu(struct ir_graph *g);
+int pass_fuse_swish(struct ir_graph *g);
+int pass_fuse_layernorm(struct ir_graph *g);
+int pass_merge_layout(struct ir_graph *g);
+int pass_fold_affine(struct ir_graph *g);
 
 #endif

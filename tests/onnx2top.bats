@@ -9,6 +9,8 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	export FX="$BATS_FILE_TMPDIR/fx"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_fixtures.py" "$FX"
+	export OPS="$BATS_FILE_TMPDIR/ops"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/ops_fixtures.py" "$OPS"
 }
 
 setup() {
@@ -147,7 +149,7 @@ EOF
 @test "an unsupported operator is refused naming the node" {
 	run onnx2top "$FX/unsupported_op.onnx" -o "$T/o.top"
 	assert_failure 1
-	assert_output "onnx2top: '$FX/unsupported_op.onnx': node 'soft0' (Softsign): unsupported operator"
+	assert_output "onnx2top: '$FX/unsupported_op.onnx': node 'nz0' (NonZero): unsupported operator"
 	[ ! -e "$T/o.top" ]
 	[ -z "$(ls "$T")" ]
 }
@@ -155,7 +157,7 @@ EOF
 @test "an unnamed node is named after its type and output" {
 	run onnx2top "$FX/unsupported_unnamed.onnx"
 	assert_failure 1
-	assert_output "onnx2top: '$FX/unsupported_unnamed.onnx': node 'Softsign_y' (Softsign): unsupported operator"
+	assert_output "onnx2top: '$FX/unsupported_unnamed.onnx': node 'NonZero_y' (NonZero): unsupported operator"
 }
 
 @test "unsupported domains, attribute values, kernels and types are refused" {
@@ -168,9 +170,9 @@ EOF
 	run onnx2top "$FX/maxpool_storage.onnx"
 	assert_failure 1
 	assert_output --partial "node 'pool0' (MaxPool): storage_order 1 is not supported"
-	run onnx2top "$FX/conv1d.onnx"
+	run onnx2top "$FX/conv3d.onnx"
 	assert_failure 1
-	assert_output --partial "node 'conv1d' (Conv): only 2-D"
+	assert_output --partial "node 'conv3d' (Conv): only 2-D"
 	run onnx2top "$FX/double_weight.onnx"
 	assert_failure 1
 	assert_output "onnx2top: '$FX/double_weight.onnx': initializer 'd': unsupported data type double"
@@ -240,4 +242,117 @@ EOF
 	onnx2top $MODELS/squeezenet1_1/model.onnx -o "$T/c.top"
 	onnx2top $MODELS/squeezenet1_1/model.onnx -o "$T/d.top"
 	cmp "$T/c.top" "$T/d.top"
+}
+
+# ---- operators: each fixture of tests/fixtures/ops_fixtures.py through
+# onnx2top, top-opt and ir-run, against the output numpy computed ----
+
+@test "every operator fixture matches numpy after onnx2top | top-opt | ir-run" {
+	local bad=
+	for c in $(cat "$OPS/cases"); do
+		if ! onnx2top "$OPS/$c.onnx" | top-opt | ir-run - -i "$OPS/$c.in.npz" -o "$T/$c.npz" \
+			>"$T/log" 2>&1 ||
+		   ! npz-compare "$OPS/$c.ref.npz" "$T/$c.npz" --tolerance 0.999999,0.99999 >>"$T/log" 2>&1; then
+			bad="$bad $c"
+			cat "$T/log" >&3
+		fi
+	done
+	[ "$(wc -l <"$OPS/cases")" -ge 50 ]
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+}
+
+@test "a shape subgraph on constants folds at import (Shape, Gather, Div, Unsqueeze, Mul, Add)" {
+	run onnx2top "$OPS/shape_subgraph_folds.onnx" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_output - <<'EOF'
+graph top origin
+input x f32 [1,6,4,4]
+op Slice slice0 in=x out=y starts=[0] ends=[3] axes=[1] steps=[1]
+output y
+EOF
+}
+
+@test "ConstantOfShape, Range and Cast on constants fold into one weight" {
+	run onnx2top "$OPS/constantofshape_range_fold.onnx" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_line 'weight k f32 [2,3]'
+	assert_line 'op Add add1 in=x,k out=y'
+	[ "$(grep -c '^op ' <<<"$output")" -eq 1 ]
+}
+
+@test "a 1-D Conv runs as a 2-D Conv between Unsqueeze and Squeeze" {
+	run onnx2top "$OPS/conv1d.onnx" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_line 'op Unsqueeze conv0_unsqueeze in=x out=x_2d axes=[2]'
+	assert_line 'op Conv conv0 in=x_2d,w_2d out=y_1d kernel_shape=[1,3] strides=[1,2] pads=[0,1,0,0] dilations=[1,1] group=1'
+	assert_line 'op Squeeze conv0_1d in=y_1d out=y axes=[2]'
+}
+
+@test "Clip with a bound computed at run time becomes Max" {
+	run onnx2top "$OPS/clip_dynamic_min.onnx" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_line 'op Max clip0 in=x,lo out=y'
+}
+
+@test "opset forms: Slice, Split, Reduce axes and Unsqueeze as attributes or inputs" {
+	for c in slice_attrs_opset9 slice_inputs split_attr_opset11 split_input \
+		 reducesum_attr_opset11 reducesum_input unsqueeze_attr_opset11 squeeze_unsqueeze; do
+		onnx2top "$OPS/$c.onnx" -o "$T/$c.top"
+		run irdump "$T/$c.top"
+		refute_output --regexp 'weight (s|e|a|st|sp|ax|b) '
+	done
+	run irdump "$T/slice_inputs.top"
+	assert_line 'op Slice slice0 in=x out=y starts=[3,1] ends=[0,4611686018427387904] axes=[2,3] steps=[-2,1]'
+	run irdump "$T/reducesum_input.top"
+	assert_line 'op ReduceSum reducesum0 in=x out=y keepdims=0 axes=[0,2]'
+}
+
+@test "a parameter given as a graph input is refused, or bound with --bind" {
+	run onnx2top "$OPS/slice_param_input.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$OPS/slice_param_input.onnx': node 'slice0' (Slice): starts must be a constant"
+	[ ! -e "$T/o.top" ]
+	run onnx2top "$OPS/slice_param_input.onnx" --bind "$OPS/slice_param_input.bind.npz" -o "$T/o.top"
+	assert_success
+	ir-run "$T/o.top" -i "$OPS/slice_param_input.in.npz" -o "$T/out.npz"
+	run npz-compare "$OPS/slice_param_input.ref.npz" "$T/out.npz" --tolerance 0.999999,0.99999
+	assert_success
+	run onnx2top "$OPS/slice_param_input.onnx" --bind "$T/nope.npz"
+	assert_failure 1
+	assert_output --partial "nope.npz"
+}
+
+@test "--list-ops prints every supported operator once, sorted" {
+	run onnx2top --list-ops
+	assert_success
+	for op in Conv Constant Resize Upsample Slice Split Gather Softmax LayerNormalization Where; do
+		assert_line "$op"
+	done
+	refute_line NonZero
+	[ "${#lines[@]}" -ge 80 ]
+	[ "$output" = "$(LC_ALL=C sort -u <<<"$output")" ]
+}
+
+@test "real models: onnx2top | top-opt | ir-run matches onnxruntime (cosine >= 0.99999)" {
+	need_models
+	local bad=
+	for d in "$MODELS"/*/; do
+		m=$(basename "$d")
+		[ -f "$d/ref.npz" ] || continue
+		if ! onnx2top "$d/model.onnx" | top-opt | ir-run - -i "$d/input.npz" -o "$T/$m.npz" >"$T/log" 2>&1 ||
+		   ! npz-compare "$d/ref.npz" "$T/$m.npz" --tolerance 0.99999,0.999 >>"$T/log" 2>&1; then
+			bad="$bad $m"
+			cat "$T/log" >&3
+		fi
+		if [ -f "$d/layers.npz" ]; then
+			onnx2top "$d/model.onnx" | top-opt | ir-run - -i "$d/input.npz" --dump-all -o "$T/$m.all.npz"
+			npz-compare "$d/layers.npz" "$T/$m.all.npz" --tolerance 0.99999,0.999 >"$T/log" 2>&1 ||
+				{ bad="$bad $m(layers)"; cat "$T/log" >&3; }
+		fi
+	done
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# top-opt: the default pipeline folds BatchNormalization, fuses activations,
-# removes identities and dead code (checked through --stats and the IR);
+# top-opt: the default pipeline folds BatchNormalization and constants,
+# fuses activations, GELU, SiLU, hard-swish and LayerNorm, removes
+# identities and dead code (checked through --stats and the IR);
 # folded weights match numpy; pipelines parse and print; wrong input is
 # refused.  Numerics of whole models are checked with ir-run elsewhere.
 load helpers
@@ -10,6 +11,8 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	export FX="$BATS_FILE_TMPDIR/fx"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_fixtures.py" "$FX"
+	export FF="$BATS_FILE_TMPDIR/ff"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/fuse_fixtures.py" "$FF"
 }
 
 setup() {
@@ -209,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-bn,fuse-act,dce'
+	assert_output 'remove-identity,fold-const,merge-layout,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	run top-opt -h
@@ -267,4 +270,58 @@ EOF
 	assert_failure 1
 	assert_output "top-opt: cannot open '$T/nope.top': No such file or directory"
 	[ ! -e "$T/o.top" ]
+}
+
+@test "fusions (GELU, SiLU, hard-swish, LayerNorm), affine and layout folds match numpy" {
+	local bad=
+	while read -r c fused; do
+		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
+		top-opt "$T/$c.top" -o "$T/$c.opt.top"
+		ops=$(irdump "$T/$c.opt.top" | grep '^op ' | cut -d' ' -f2 | tr '\n' ' ')
+		[ "$ops" = "$fused " ] || { bad="$bad $c($ops)"; continue; }
+		ir-run "$T/$c.opt.top" -i "$FF/$c.in.npz" -o "$T/$c.npz"
+		npz-compare "$FF/$c.ref.npz" "$T/$c.npz" --tolerance 0.999999,0.9999 >"$T/log" ||
+			{ bad="$bad $c"; cat "$T/log" >&3; }
+	done <"$FF/cases"
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+}
+
+@test "fusion passes run alone and leave other patterns alone" {
+	onnx2top "$FF/layernorm.onnx" -o "$T/ln.top"
+	top-opt "$T/ln.top" --passes=fuse-gelu,fuse-swish -o "$T/o.top"
+	run irdump "$T/o.top"
+	[ "$(grep -c '^op ' <<<"$output")" -eq 9 ]
+	top-opt "$T/ln.top" --passes=fuse-layernorm -o "$T/o.top"
+	run irdump "$T/o.top"
+	assert_line 'op LayerNormalization y_op in=x,g,b out=y axis=2 epsilon=9.999999747378752e-06'
+}
+
+@test "a GELU whose inner tensor is also a graph output is not fused" {
+	onnx2top "$FF/gelu_shared.onnx" -o "$T/g.top"
+	run top-opt "$T/g.top" --passes=fuse-gelu --stats -o "$T/o.top"
+	assert_success
+	assert_line --regexp '^fuse-gelu +0$'
+	run irdump "$T/o.top"
+	refute_line --partial 'op Gelu'
+}
+
+@test "real models: fusions fire and the numerics do not move" {
+	need_models bert_tiny mobilenet_v3_small yolo_tiny ppocr_mobile_v2_cls
+	onnx2top "$MODELS/bert_tiny/model.onnx" -o "$T/b.top"
+	run top-opt "$T/b.top" --stats -o "$T/b.opt.top"
+	assert_line --regexp '^fuse-gelu +4$'
+	assert_line --regexp '^fuse-layernorm +9$'
+	onnx2top "$MODELS/yolo_tiny/model.onnx" | top-opt --stats -o "$T/y.opt.top" 2>"$T/y.stats"
+	grep -Eq '^SiLU +0 +4[0-9]$' "$T/y.stats"
+	onnx2top "$MODELS/ppocr_mobile_v2_cls/model.onnx" | top-opt --stats -o "$T/p.opt.top" 2>"$T/p.stats"
+	grep -Eq '^HardSwish +0 +18$' "$T/p.stats"
+	for m in bert_tiny mobilenet_v3_small yolo_tiny ppocr_mobile_v2_cls; do
+		onnx2top "$MODELS/$m/model.onnx" -o "$T/$m.top"
+		top-opt "$T/$m.top" --passes= -o "$T/$m.plain.top"
+		top-opt "$T/$m.top" -o "$T/$m.opt.top"
+		ir-run "$T/$m.plain.top" -i "$MODELS/$m/input.npz" -o "$T/$m.plain.npz"
+		ir-run "$T/$m.opt.top" -i "$MODELS/$m/input.npz" -o "$T/$m.opt.npz"
+		run npz-compare "$T/$m.plain.npz" "$T/$m.opt.npz" --tolerance 0.99999,0.999
+		assert_success
+	done
 }

@@ -1,13 +1,15 @@
-/* onnx2top - import an ONNX model as Top IR at stage origin. */
+/* onnx2top - import an ONNX model as Top IR at stage origin; --bind makes
+ * graph inputs constants, --list-ops prints the operators it takes. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
 #include "ir.h"
+#include "npz.h"
 #include "onnx_import.h"
 
-static const char usage[] = "usage: onnx2top MODEL.onnx [-o OUT]\n";
+static const char usage[] = "usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz]\n       onnx2top --list-ops\n";
 
 /* Print the error on one line: names from a corrupt model may hold
  * control characters. */
@@ -20,13 +22,38 @@ static int fail(void)
 	return 1;
 }
 
+/* One supported ONNX operator type per line. */
+static int list_ops(void)
+{
+	int n = onnx_supported_ops(NULL, 0);
+	const char **names = malloc(sizeof *names * (size_t)n);
+	if (!names)
+		return 1;
+	onnx_supported_ops(names, n);
+	for (int i = 0; i < n; i++)
+		puts(names[i]);
+	free(names);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *out = NULL;
+	static const struct option longopts[] = {
+		{ "list-ops", no_argument, NULL, 'L' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *bind = NULL;
 	int c;
 	opterr = 0;
-	while ((c = getopt(argc, argv, "ho:")) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'L':
+			return list_ops();
+		case 'b':
+			bind = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -34,8 +61,9 @@ int main(int argc, char **argv)
 			out = optarg;
 			break;
 		default:
-			if (optopt == 'o')
-				fprintf(stderr, "onnx2top: option '-o' needs a file name\n%s", usage);
+			if (optopt == 'o' || optopt == 'b')
+				fprintf(stderr, "onnx2top: option '%s' needs a file name\n%s",
+					argv[optind - 1], usage);
 			else
 				fprintf(stderr, "onnx2top: unknown option '%s'\n%s", argv[optind - 1], usage);
 			return 2;
@@ -51,10 +79,16 @@ int main(int argc, char **argv)
 	void *buf;
 	size_t len;
 	struct ir_graph *g;
-	if (file_read_all(path, &buf, &len) < 0)
+	struct npz consts = { 0 };
+	if (bind && npz_read(bind, &consts) < 0)
 		return fail();
-	int rc = onnx_import(buf, len, shown, &g);
+	if (file_read_all(path, &buf, &len) < 0) {
+		npz_free(&consts);
+		return fail();
+	}
+	int rc = onnx_import_bound(buf, len, shown, bind ? &consts : NULL, &g);
 	free(buf);
+	npz_free(&consts);
 	if (rc < 0)
 		return fail();
 	if (ir_write(out, g) < 0) {

@@ -1,0 +1,364 @@
+/* eltwise.c - broadcasting elementwise operators of two or more inputs:
+ * arithmetic (Sub, Div, Pow, Mod with attribute fmod), the variadic Max,
+ * Min, Sum and Mean, comparisons (Equal, Greater, Less, GreaterOrEqual,
+ * LessOrEqual, giving bool), logic (And, Or, Xor on bool), BitShift
+ * (attribute direction), PRelu (slope broadcast to X) and Where.  f32 has a
+ * fast path; other dtypes compute in double or int64 (lib/ops/eltwise.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "convert.h"
+#include "eltwise.h"
+#include "kern_util.h"
+#include "opcommon.h"
+#include "quant.h"
+
+static int is_float(enum ir_dtype t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
+}
+
+static int is_compare(enum op_type t)
+{
+	return t == OP_EQUAL || t == OP_GREATER || t == OP_LESS || t == OP_GREATEROREQUAL ||
+	       t == OP_LESSOREQUAL;
+}
+
+static int is_logic(enum op_type t)
+{
+	return t == OP_AND || t == OP_OR || t == OP_XOR;
+}
+
+static int eltwise_infer(struct ir_graph *g, struct ir_op *op)
+{
+	int variadic = op->type == OP_MAX || op->type == OP_MIN || op->type == OP_SUM ||
+		       op->type == OP_MEAN;
+	int nin = op->type == OP_WHERE ? 3 : 2;
+	if (op_check_arity(g, op, variadic ? 1 : nin, variadic ? OP_MAX_IO : nin) < 0)
+		return -1;
+	int rank = 0;
+	int64_t shape[IR_MAX_RANK];
+	const struct ir_tensor *x = op_in(g, op, op->type == OP_WHERE ? 1 : 0);
+	for (int i = 0; i < op->n_in; i++) {
+		const struct ir_tensor *t = op_in(g, op, i);
+		if (!t)
+			return op_error(op, "input %d is absent", i);
+		if (broadcast_shape(rank, shape, t->rank, t->shape, &rank, shape) < 0)
+			return op_error(op, "shape of '%s' does not broadcast", t->name);
+		if (op->type == OP_WHERE) {
+			if (i == 0 && t->dtype != DT_BOOL)
+				return op_error(op, "condition must be bool");
+			if (i > 0 && t->dtype != x->dtype)
+				return op_error(op, "X and Y differ in dtype");
+		} else if (op->type != OP_POW && t->dtype != x->dtype) {
+			return op_error(op, "inputs differ in dtype (%s, %s)", dtype_name(x->dtype),
+					dtype_name(t->dtype));
+		}
+	}
+	if (x->dtype == DT_F16 || x->dtype == DT_BF16)
+		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
+	if (is_logic(op->type) && x->dtype != DT_BOOL)
+		return op_error(op, "inputs must be bool");
+	if (op->type == OP_BITSHIFT && x->dtype != DT_U8)
+		return op_error(op, "dtype %s is not supported (u8 only)", dtype_name(x->dtype));
+	if (op->type == OP_PRELU) {
+		const struct ir_tensor *s = op_in(g, op, 1);
+		if (rank != x->rank || memcmp(shape, x->shape, sizeof(int64_t) * (size_t)rank))
+			return op_error(op, "slope '%s' does not broadcast to X", s->name);
+	}
+	enum ir_dtype out = is_compare(op->type) ? DT_BOOL : x->dtype;
+	op_set_out(g, op, 0, out, rank, shape);
+	return 0;
+}
+
+/* ---- generic path: any dtype, element by element ---- */
+
+static void st_d(void *p, enum ir_dtype t, int64_t i, double v)
+{
+	switch (t) {
+	case DT_F32: ((float *)p)[i] = (float)v; break;
+	case DT_F16: ((uint16_t *)p)[i] = float_to_f16((float)v); break;
+	case DT_BF16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
+	default: break;
+	}
+}
+
+static void st_i(void *p, enum ir_dtype t, int64_t i, int64_t v)
+{
+	switch (t) {
+	case DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case DT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+	case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case DT_I64: ((int64_t *)p)[i] = v; break;
+	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	default: st_d(p, t, i, (double)v); break;
+	}
+}
+
+static int64_t ld_i(const void *p, enum ir_dtype t, int64_t i)
+{
+	switch (t) {
+	case DT_I8: return ((const int8_t *)p)[i];
+	case DT_U8: return ((const uint8_t *)p)[i];
+	case DT_I16: return ((const int16_t *)p)[i];
+	case DT_I32: return ((const int32_t *)p)[i];
+	case DT_I64: return ((const int64_t *)p)[i];
+	case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+	default: return (int64_t)dtype_get(p, t, i);
+	}
+}
+
+static double fmod_py(double a, double b)
+{
+	double r = fmod(a, b);
+	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+/* One result in the float domain from n operand values. */
+static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
+{
+	double r = v[0];
+	switch (t) {
+	case OP_ADD: return v[0] + v[1];
+	case OP_SUB: return v[0] - v[1];
+	case OP_MUL: return v[0] * v[1];
+	case OP_DIV: return v[0] / v[1];
+	case OP_POW: return pow(v[0], v[1]);
+	case OP_MOD: return fmod_c ? fmod(v[0], v[1]) : fmod_py(v[0], v[1]);
+	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
+	case OP_EQUAL: return v[0] == v[1];
+	case OP_GREATER: return v[0] > v[1];
+	case OP_LESS: return v[0] < v[1];
+	case OP_GREATEROREQUAL: return v[0] >= v[1];
+	case OP_LESSOREQUAL: return v[0] <= v[1];
+	case OP_MAX:
+		for (int i = 1; i < n; i++)
+			r = isnan(v[i]) || (!isnan(r) && v[i] > r) ? v[i] : r;
+		return r;
+	case OP_MIN:
+		for (int i = 1; i < n; i++)
+			r = isnan(v[i]) || (!isnan(r) && v[i] < r) ? v[i] : r;
+		return r;
+	case OP_SUM: case OP_MEAN:
+		for (int i = 1; i < n; i++)
+			r += v[i];
+		return t == OP_MEAN ? r / n : r;
+	default: return 0;
+	}
+}
+
+static int64_t ipow(int64_t b, int64_t e)
+{
+	if (e < 0)
+		return (int64_t)pow((double)b, (double)e);
+	int64_t r = 1;
+	while (e) {
+		if (e & 1)
+			r *= b;
+		b *= b;
+		e >>= 1;
+	}
+	return r;
+}
+
+/* One result in the integer domain. */
+static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int left)
+{
+	int64_t r = v[0];
+	switch (t) {
+	case OP_ADD: return (int64_t)((uint64_t)v[0] + (uint64_t)v[1]);
+	case OP_SUB: return (int64_t)((uint64_t)v[0] - (uint64_t)v[1]);
+	case OP_MUL: return (int64_t)((uint64_t)v[0] * (uint64_t)v[1]);
+	case OP_DIV: return v[1] ? v[0] / v[1] : 0;
+	case OP_POW: return ipow(v[0], v[1]);
+	case OP_MOD:
+		if (!v[1])
+			return 0;
+		r = v[0] % v[1];
+		return !fmod_c && r != 0 && (r < 0) != (v[1] < 0) ? r + v[1] : r;
+	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
+	case OP_EQUAL: return v[0] == v[1];
+	case OP_GREATER: return v[0] > v[1];
+	case OP_LESS: return v[0] < v[1];
+	case OP_GREATEROREQUAL: return v[0] >= v[1];
+	case OP_LESSOREQUAL: return v[0] <= v[1];
+	case OP_AND: return v[0] && v[1];
+	case OP_OR: return v[0] || v[1];
+	case OP_XOR: return !v[0] != !v[1];
+	case OP_BITSHIFT:
+		return v[1] >= 64 ? 0 : left ? (int64_t)((uint64_t)v[0] << v[1]) : (int64_t)((uint64_t)v[0] >> v[1]);
+	case OP_MAX:
+		for (int i = 1; i < n; i++)
+			r = v[i] > r ? v[i] : r;
+		return r;
+	case OP_MIN:
+		for (int i = 1; i < n; i++)
+			r = v[i] < r ? v[i] : r;
+		return r;
+	case OP_SUM: case OP_MEAN:
+		for (int i = 1; i < n; i++)
+			r += v[i];
+		return t == OP_MEAN ? r / n : r;
+	default: return 0;
+	}
+}
+
+int eltwise_run_any(struct kern *k)
+{
+	enum op_type t = k->op->type;
+	const struct view *y = &k->out[0];
+	int n = k->n_in, r = y->rank;
+	if (n > OP_MAX_IO || n < 1)
+		return op_error(k->op, "too many inputs");
+	switch (t) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD:
+	case OP_MAX: case OP_MIN: case OP_SUM: case OP_MEAN: case OP_EQUAL: case OP_GREATER:
+	case OP_LESS: case OP_GREATEROREQUAL: case OP_LESSOREQUAL: case OP_AND: case OP_OR:
+	case OP_XOR: case OP_BITSHIFT: case OP_PRELU: case OP_WHERE:
+		break;
+	default:
+		return op_error(k->op, "not an elementwise operator");
+	}
+	int64_t st[OP_MAX_IO][IR_MAX_RANK], off[OP_MAX_IO] = { 0 }, idx[IR_MAX_RANK] = { 0 };
+	for (int i = 0; i < n; i++)
+		kern_bcast_strides(&k->in[i], r, y->shape, st[i]);
+	int64_t total = view_numel(y);
+	int fmod_c = (int)op_int(k->op, "fmod", 0);
+	int left = !strcmp(op_str(k->op, "direction", "LEFT"), "LEFT");
+	int fdom = is_float(is_compare(t) ? k->in[0].dtype : y->dtype);
+	size_t es = dtype_size(y->dtype);
+	for (int64_t e = 0; e < total; e++) {
+		if (t == OP_WHERE) {
+			int c = ((const uint8_t *)k->in[0].data)[off[0]] != 0;
+			const struct view *s = &k->in[c ? 1 : 2];
+			memcpy((char *)y->data + (size_t)e * es,
+			       (const char *)s->data + (size_t)off[c ? 1 : 2] * es, es);
+		} else if (fdom) {
+			double v[OP_MAX_IO];
+			for (int i = 0; i < n; i++)
+				v[i] = dtype_get(k->in[i].data, k->in[i].dtype, off[i]);
+			double res = comb_d(t, v, n, fmod_c);
+			if (is_float(y->dtype))
+				st_d(y->data, y->dtype, e, res);
+			else
+				st_i(y->data, y->dtype, e, (int64_t)res);
+		} else {
+			int64_t v[OP_MAX_IO];
+			for (int i = 0; i < n; i++)
+				v[i] = ld_i(k->in[i].data, k->in[i].dtype, off[i]);
+			st_i(y->data, y->dtype, e, comb_i(t, v, n, fmod_c, left));
+		}
+		/* Advance the odometer and every input's offset. */
+		for (int d = r - 1; d >= 0; d--) {
+			for (int i = 0; i < n; i++)
+				off[i] += st[i][d];
+			if (++idx[d] < y->shape[d])
+				break;
+			for (int i = 0; i < n; i++)
+				off[i] -= st[i][d] * y->shape[d];
+			idx[d] = 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- f32 fast path: two f32 inputs, f32 output ---- */
+
+#define ROW_LOOP(EXPR)                                                        \
+	for (int64_t i = 0; i < inner; i++) {                                 \
+		float u = ap[i * sa_in], v = bp[i * sb_in];                   \
+		(void)v;                                                      \
+		yp[i] = (EXPR);                                               \
+	}
+
+static int eltwise_f32(struct kern *k)
+{
+	enum op_type t = k->op->type;
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	if (k->n_in != 2 || a->dtype != DT_F32 || b->dtype != DT_F32 || y->dtype != DT_F32 ||
+	    !(t == OP_SUB || t == OP_DIV || t == OP_POW || t == OP_MAX || t == OP_MIN ||
+	      t == OP_SUM || t == OP_MEAN || t == OP_PRELU))
+		return eltwise_run_any(k);
+	int64_t n = view_numel(y);
+	if (n == 0)
+		return 0;
+	int r = y->rank;
+	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+	int64_t inner = r ? y->shape[r - 1] : 1;
+	kern_bcast_strides(a, r, y->shape, sa);
+	kern_bcast_strides(b, r, y->shape, sb);
+	int64_t sa_in = r ? sa[r - 1] : 0, sb_in = r ? sb[r - 1] : 0;
+	/* Pow by a constant 2 (variance in LayerNorm) is a square. */
+	int square = t == OP_POW && view_numel(b) == 1 && ((const float *)b->data)[0] == 2.0f;
+	int nt = kern_threads(k, n / inner, inner);
+	const float *ad = a->data, *bd = b->data;
+	float *yd = y->data;
+
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t o = 0; o < n / inner; o++) {
+		int64_t oa = 0, ob = 0, rest = o;
+		for (int d = r - 2; d >= 0; d--) {
+			int64_t i = rest % y->shape[d];
+			rest /= y->shape[d];
+			oa += i * sa[d];
+			ob += i * sb[d];
+		}
+		const float *ap = ad + oa, *bp = bd + ob;
+		float *yp = yd + o * inner;
+		switch (t) {
+		case OP_SUB: ROW_LOOP(u - v) break;
+		case OP_DIV: ROW_LOOP(u / v) break;
+		case OP_POW:
+			if (square) {
+				ROW_LOOP(u * u)
+			} else {
+				ROW_LOOP(powf(u, v))
+			}
+			break;
+		case OP_MAX: ROW_LOOP(isnan(u) || isnan(v) ? u + v : u > v ? u : v) break;
+		case OP_MIN: ROW_LOOP(isnan(u) || isnan(v) ? u + v : u < v ? u : v) break;
+		case OP_SUM: ROW_LOOP(u + v) break;
+		case OP_MEAN: ROW_LOOP((u + v) / 2) break;
+		case OP_PRELU: ROW_LOOP(u < 0 ? u * v : u) break;
+		default: break;
+		}
+	}
+	return 0;
+}
+
+static int64_t eltwise_macs(const struct ir_graph *g, const struct ir_op *op)
+{
+	return tensor_numel(&g->tensors[op->out[0]]) * (op->n_in > 1 ? op->n_in - 1 : 1);
+}
+
+#define ELTWISE_DEF(E, N)                                                    \
+	const struct op_def op_def_##E = {                                   \
+		.name = N,                                                   \
+		.infer = eltwise_infer,                                      \
+		.run_f32 = eltwise_f32,                                      \
+		.run_tpu = quant_run_f32,                                    \
+		.macs = eltwise_macs,                                        \
+		.slice_h = slice_h_same,                                     \
+	};
+
+ELTWISE_DEF(SUB, "Sub")
+ELTWISE_DEF(DIV, "Div")
+ELTWISE_DEF(POW, "Pow")
+ELTWISE_DEF(MOD, "Mod")
+ELTWISE_DEF(MAX, "Max")
+ELTWISE_DEF(MIN, "Min")
+ELTWISE_DEF(SUM, "Sum")
+ELTWISE_DEF(MEAN, "Mean")
+ELTWISE_DEF(EQUAL, "Equal")
+ELTWISE_DEF(GREATER, "Greater")
+ELTWISE_DEF(LESS, "Less")
+ELTWISE_DEF(GREATEROREQUAL, "GreaterOrEqual")
+ELTWISE_DEF(LESSOREQUAL, "LessOrEqual")
+ELTWISE_DEF(AND, "And")
+ELTWISE_DEF(OR, "Or")
+ELTWISE_DEF(XOR, "Xor")
+ELTWISE_DEF(BITSHIFT, "BitShift")
+ELTWISE_DEF(PRELU, "PRelu")
+ELTWISE_DEF(WHERE, "Where")

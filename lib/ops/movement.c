@@ -1,0 +1,599 @@
+/* movement.c - operators that move elements without arithmetic, for any
+ * dtype: Transpose (perm), Squeeze and Unsqueeze (axes, non-negative),
+ * Gather (axis), Slice (starts, ends, axes, steps), Split (axis, split: the
+ * size of each output), Expand (shape), Tile (repeats), DepthToSpace
+ * (blocksize, mode DCR or CRD) and SpaceToDepth (blocksize); and the shape
+ * producers Shape (start, end), Size, ConstantOfShape (shape, dtype, value
+ * or value_int) and Range (constant inputs start, limit, delta), which the
+ * importer always folds into weights.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "convert.h"
+#include "opcommon.h"
+#include "quant.h"
+
+/* ---- shared copy helpers ---- */
+
+static void copy_elem(char *y, const char *x, size_t es)
+{
+	switch (es) {
+	case 1: *y = *x; break;
+	case 2: memcpy(y, x, 2); break;
+	case 4: memcpy(y, x, 4); break;
+	case 8: memcpy(y, x, 8); break;
+	default: memcpy(y, x, es); break;
+	}
+}
+
+/* Fill dense y (rank r, shape) from x: element i of y is x[base + sum(i_d *
+ * st[d])], all in elements of es bytes. */
+static void strided_copy(void *y, const void *x, size_t es, int r, const int64_t *shape,
+			 const int64_t *st, int64_t base)
+{
+	int64_t n = 1;
+	for (int d = 0; d < r; d++)
+		n *= shape[d];
+	if (n == 0)
+		return;
+	if (r == 0) {
+		copy_elem(y, (const char *)x + (size_t)base * es, es);
+		return;
+	}
+	int64_t inner = shape[r - 1], sin = st[r - 1];
+	int64_t idx[IR_MAX_RANK] = { 0 }, off = base;
+	char *yp = y;
+	const char *xp = x;
+	for (int64_t o = 0; o < n / inner; o++) {
+		if (sin == 1) {
+			memcpy(yp, xp + (size_t)off * es, (size_t)inner * es);
+			yp += (size_t)inner * es;
+		} else {
+			for (int64_t i = 0; i < inner; i++, yp += es)
+				copy_elem(yp, xp + (size_t)(off + i * sin) * es, es);
+		}
+		for (int d = r - 2; d >= 0; d--) {
+			off += st[d];
+			if (++idx[d] < shape[d])
+				break;
+			off -= st[d] * shape[d];
+			idx[d] = 0;
+		}
+	}
+}
+
+static void dense_strides(int r, const int64_t *shape, int64_t *st)
+{
+	int64_t s = 1;
+	for (int d = r - 1; d >= 0; d--) {
+		st[d] = s;
+		s *= shape[d];
+	}
+}
+
+/* y = transpose(x viewed with rank r and shape vs, perm). */
+static void permute_copy(void *y, const void *x, size_t es, int r, const int64_t *vs, const int64_t *perm)
+{
+	int64_t vst[IR_MAX_RANK], shape[IR_MAX_RANK], st[IR_MAX_RANK];
+	dense_strides(r, vs, vst);
+	for (int d = 0; d < r; d++) {
+		shape[d] = vs[perm[d]];
+		st[d] = vst[perm[d]];
+	}
+	strided_copy(y, x, es, r, shape, st, 0);
+}
+
+static int copy_same(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (y->data != x->data)
+		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
+	return 0;
+}
+
+/* ---- Transpose ---- */
+
+static int transpose_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t perm[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int seen[IR_MAX_RANK] = { 0 };
+	int n = op_ints(op, "perm", perm, IR_MAX_RANK);
+	if (n != x->rank)
+		return op_error(op, "perm has %d values for rank %d", n, x->rank);
+	for (int d = 0; d < n; d++) {
+		if (perm[d] < 0 || perm[d] >= n || seen[perm[d]]++)
+			return op_error(op, "perm is not a permutation");
+		shape[d] = x->shape[perm[d]];
+	}
+	op_set_out(g, op, 0, x->dtype, n, shape);
+	return 0;
+}
+
+static int transpose_run(struct kern *k)
+{
+	int64_t perm[IR_MAX_RANK];
+	const struct view *x = &k->in[0];
+	op_ints(k->op, "perm", perm, IR_MAX_RANK);
+	permute_copy(k->out[0].data, x->data, dtype_size(x->dtype), x->rank, x->shape, perm);
+	return 0;
+}
+
+/* ---- Squeeze, Unsqueeze ---- */
+
+static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t axes[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int mask[IR_MAX_RANK] = { 0 }, rank = 0;
+	int n = op_ints(op, "axes", axes, IR_MAX_RANK);
+	if (op->type == OP_SQUEEZE) {
+		for (int i = 0; i < n; i++) {
+			int a = norm_axis(axes[i], x->rank);
+			if (a < 0 || x->shape[a] != 1)
+				return op_error(op, "axis %lld is not a dimension of size 1", (long long)axes[i]);
+			mask[a] = 1;
+		}
+		for (int d = 0; d < x->rank; d++)
+			if (!mask[d] && !(n == 0 && x->shape[d] == 1))
+				shape[rank++] = x->shape[d];
+	} else {
+		int r = x->rank + n, j = 0;
+		if (r > IR_MAX_RANK)
+			return op_error(op, "rank %d exceeds %d", r, IR_MAX_RANK);
+		for (int i = 0; i < n; i++) {
+			int a = norm_axis(axes[i], r);
+			if (a < 0 || mask[a]++)
+				return op_error(op, "axis %lld out of range or repeated", (long long)axes[i]);
+		}
+		for (int d = 0; d < r; d++)
+			shape[d] = mask[d] ? 1 : x->shape[j++];
+		rank = r;
+	}
+	op_set_out(g, op, 0, x->dtype, rank, shape);
+	return 0;
+}
+
+/* ---- Gather ---- */
+
+static int gather_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 2, 2) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
+	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
+	if (axis < 0)
+		return op_error(op, "axis out of range");
+	if (ix->dtype != DT_I64 && ix->dtype != DT_I32)
+		return op_error(op, "indices must be int32 or int64");
+	int rank = x->rank - 1 + ix->rank, n = 0;
+	if (rank > IR_MAX_RANK)
+		return op_error(op, "rank %d exceeds %d", rank, IR_MAX_RANK);
+	int64_t shape[IR_MAX_RANK];
+	for (int d = 0; d < axis; d++)
+		shape[n++] = x->shape[d];
+	for (int d = 0; d < ix->rank; d++)
+		shape[n++] = ix->shape[d];
+	for (int d = axis + 1; d < x->rank; d++)
+		shape[n++] = x->shape[d];
+	op_set_out(g, op, 0, x->dtype, rank, shape);
+	return 0;
+}
+
+static int gather_run(struct kern *k)
+{
+	const struct view *x = &k->in[0], *ix = &k->in[1];
+	int axis = norm_axis(op_int(k->op, "axis", 0), x->rank);
+	size_t es = dtype_size(x->dtype);
+	int64_t outer = 1, inner = 1, dim = x->shape[axis], ni = view_numel(ix);
+	for (int d = 0; d < axis; d++)
+		outer *= x->shape[d];
+	for (int d = axis + 1; d < x->rank; d++)
+		inner *= x->shape[d];
+	size_t row = (size_t)inner * es;
+	char *y = k->out[0].data;
+	for (int64_t j = 0; j < ni; j++) {
+		int64_t i = ix->dtype == DT_I64 ? ((const int64_t *)ix->data)[j]
+						: ((const int32_t *)ix->data)[j];
+		if (i < 0)
+			i += dim;
+		if (i < 0 || i >= dim)
+			return op_error(k->op, "index %lld out of range [0, %lld)", (long long)i,
+					(long long)dim);
+		for (int64_t o = 0; o < outer; o++)
+			memcpy(y + (size_t)(o * ni + j) * row,
+			       (const char *)x->data + (size_t)(o * dim + i) * row, row);
+	}
+	return 0;
+}
+
+/* ---- Slice ---- */
+
+/* Per axis of x: first index, step and count of the slice. */
+static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
+			 int64_t *start, int64_t *step, int64_t *count)
+{
+	int64_t s[IR_MAX_RANK], e[IR_MAX_RANK], a[IR_MAX_RANK], p[IR_MAX_RANK];
+	int ns = op_ints(op, "starts", s, IR_MAX_RANK), ne = op_ints(op, "ends", e, IR_MAX_RANK);
+	int na = op_ints(op, "axes", a, IR_MAX_RANK), np = op_ints(op, "steps", p, IR_MAX_RANK);
+	if (ns != ne || (na && na != ns) || (np && np != ns))
+		return op_error(op, "starts, ends, axes and steps differ in length");
+	for (int d = 0; d < r; d++) {
+		start[d] = 0;
+		step[d] = 1;
+		count[d] = shape[d];
+	}
+	int seen[IR_MAX_RANK] = { 0 };
+	for (int i = 0; i < ns; i++) {
+		int ax = norm_axis(na ? a[i] : i, r);
+		if (ax < 0 || seen[ax]++)
+			return op_error(op, "axis out of range or repeated");
+		int64_t dim = shape[ax], st = np ? p[i] : 1, b = s[i], en = e[i];
+		if (st == 0)
+			return op_error(op, "step is 0");
+		if (b < 0)
+			b += dim;
+		if (en < 0)
+			en += dim;
+		if (st > 0) {
+			b = b < 0 ? 0 : b > dim ? dim : b;
+			en = en < 0 ? 0 : en > dim ? dim : en;
+			count[ax] = en > b ? (en - b + st - 1) / st : 0;
+		} else {
+			b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
+			en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
+			count[ax] = b > en ? (b - en - st - 1) / -st : 0;
+		}
+		start[ax] = b;
+		step[ax] = st;
+	}
+	return 0;
+}
+
+static int slice_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
+	if (slice_resolve(op, x->rank, x->shape, start, step, count) < 0)
+		return -1;
+	op_set_out(g, op, 0, x->dtype, x->rank, count);
+	return 0;
+}
+
+static int slice_run(struct kern *k)
+{
+	const struct view *x = &k->in[0];
+	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK], st[IR_MAX_RANK];
+	if (slice_resolve(k->op, x->rank, x->shape, start, step, count) < 0)
+		return -1;
+	int64_t base = 0;
+	dense_strides(x->rank, x->shape, st);
+	for (int d = 0; d < x->rank; d++) {
+		base += start[d] * st[d];
+		st[d] *= step[d];
+	}
+	strided_copy(k->out[0].data, x->data, dtype_size(x->dtype), x->rank, count, st, base);
+	return 0;
+}
+
+/* ---- Split ---- */
+
+static int split_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
+	if (axis < 0)
+		return op_error(op, "axis out of range");
+	int64_t sizes[OP_MAX_IO], shape[IR_MAX_RANK], total = 0;
+	int n = op_ints(op, "split", sizes, OP_MAX_IO);
+	if (op->n_out > OP_MAX_IO)
+		return op_error(op, "more than %d outputs", OP_MAX_IO);
+	if (n == 0) {
+		if (x->shape[axis] % op->n_out)
+			return op_error(op, "dimension %lld does not split into %d equal parts",
+					(long long)x->shape[axis], op->n_out);
+		n = op->n_out;
+		for (int i = 0; i < n; i++)
+			sizes[i] = x->shape[axis] / n;
+	}
+	if (n != op->n_out)
+		return op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
+	memcpy(shape, x->shape, sizeof shape);
+	for (int i = 0; i < n; i++) {
+		if (sizes[i] < 0)
+			return op_error(op, "negative split size");
+		shape[axis] = sizes[i];
+		total += sizes[i];
+		op_set_out(g, op, i, x->dtype, x->rank, shape);
+	}
+	if (total != x->shape[axis])
+		return op_error(op, "split sizes add up to %lld, the axis has %lld",
+				(long long)total, (long long)x->shape[axis]);
+	return 0;
+}
+
+static int split_run(struct kern *k)
+{
+	const struct view *x = &k->in[0];
+	int axis = norm_axis(op_int(k->op, "axis", 0), x->rank);
+	size_t es = dtype_size(x->dtype);
+	int64_t outer = 1, inner = 1, off = 0;
+	for (int d = 0; d < axis; d++)
+		outer *= x->shape[d];
+	for (int d = axis + 1; d < x->rank; d++)
+		inner *= x->shape[d];
+	for (int i = 0; i < k->n_out; i++) {
+		const struct view *y = &k->out[i];
+		size_t row = (size_t)(y->shape[axis] * inner) * es;
+		for (int64_t o = 0; o < outer; o++)
+			memcpy((char *)y->data + (size_t)o * row,
+			       (const char *)x->data + ((size_t)(o * x->shape[axis] + off) * inner) * es, row);
+		off += y->shape[axis];
+	}
+	return 0;
+}
+
+/* ---- Expand, Tile ---- */
+
+static int expand_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int n = op_ints(op, "shape", s, IR_MAX_RANK + 1), rank;
+	if (n > IR_MAX_RANK)
+		return op_error(op, "rank exceeds %d", IR_MAX_RANK);
+	if (broadcast_shape(x->rank, x->shape, n, s, &rank, shape) < 0)
+		return op_error(op, "shape does not broadcast with the input");
+	op_set_out(g, op, 0, x->dtype, rank, shape);
+	return 0;
+}
+
+static int expand_run(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int r = y->rank, off = y->rank - x->rank;
+	int64_t xs[IR_MAX_RANK], st[IR_MAX_RANK];
+	dense_strides(x->rank, x->shape, xs);
+	for (int d = 0; d < r; d++)
+		st[d] = d < off || x->shape[d - off] == 1 ? 0 : xs[d - off];
+	strided_copy(y->data, x->data, dtype_size(x->dtype), r, y->shape, st, 0);
+	return 0;
+}
+
+static int tile_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
+	if (n != x->rank)
+		return op_error(op, "repeats has %d values for rank %d", n, x->rank);
+	for (int d = 0; d < n; d++) {
+		if (rep[d] < 0)
+			return op_error(op, "negative repeat");
+		shape[d] = x->shape[d] * rep[d];
+	}
+	op_set_out(g, op, 0, x->dtype, n, shape);
+	return 0;
+}
+
+static int tile_run(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int r = y->rank;
+	size_t es = dtype_size(x->dtype);
+	int64_t n = view_numel(y), xs[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 };
+	if (n == 0)
+		return 0;
+	dense_strides(r, x->shape, xs);
+	char *yp = y->data;
+	for (int64_t e = 0; e < n; e++, yp += es) {
+		int64_t off = 0;
+		for (int d = 0; d < r; d++)
+			off += (idx[d] % x->shape[d]) * xs[d];
+		copy_elem(yp, (const char *)x->data + (size_t)off * es, es);
+		for (int d = r - 1; d >= 0; d--) {
+			if (++idx[d] < y->shape[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+static int d2s_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t b = op_int(op, "blocksize", 0), shape[4];
+	if (x->rank != 4 || b < 1)
+		return op_error(op, "needs a 4-D input and a positive blocksize");
+	memcpy(shape, x->shape, sizeof shape);
+	if (op->type == OP_DEPTHTOSPACE) {
+		if (x->shape[1] % (b * b))
+			return op_error(op, "channels not divisible by blocksize^2");
+		shape[1] /= b * b;
+		shape[2] *= b;
+		shape[3] *= b;
+	} else {
+		if (x->shape[2] % b || x->shape[3] % b)
+			return op_error(op, "height or width not divisible by blocksize");
+		shape[1] *= b * b;
+		shape[2] /= b;
+		shape[3] /= b;
+	}
+	op_set_out(g, op, 0, x->dtype, 4, shape);
+	return 0;
+}
+
+static int d2s_run(struct kern *k)
+{
+	const struct view *x = &k->in[0];
+	int64_t b = op_int(k->op, "blocksize", 1);
+	int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+	size_t es = dtype_size(x->dtype);
+	if (k->op->type == OP_SPACETODEPTH) {
+		int64_t vs[6] = { n, c, h / b, b, w / b, b }, perm[6] = { 0, 3, 5, 1, 2, 4 };
+		permute_copy(k->out[0].data, x->data, es, 6, vs, perm);
+	} else if (!strcmp(op_str(k->op, "mode", "DCR"), "CRD")) {
+		int64_t vs[6] = { n, c / (b * b), b, b, h, w }, perm[6] = { 0, 1, 4, 2, 5, 3 };
+		permute_copy(k->out[0].data, x->data, es, 6, vs, perm);
+	} else {
+		int64_t vs[6] = { n, b, b, c / (b * b), h, w }, perm[6] = { 0, 3, 4, 1, 5, 2 };
+		permute_copy(k->out[0].data, x->data, es, 6, vs, perm);
+	}
+	return 0;
+}
+
+/* ---- Shape, Size, ConstantOfShape, Range ---- */
+
+static void shape_range(const struct ir_op *op, int r, int64_t *b, int64_t *e)
+{
+	*b = op_int(op, "start", 0);
+	*e = op_int(op, "end", r);
+	if (*b < 0)
+		*b += r;
+	if (*e < 0)
+		*e += r;
+	*b = *b < 0 ? 0 : *b > r ? r : *b;
+	*e = *e < *b ? *b : *e > r ? r : *e;
+}
+
+static int shape_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t b, e, n;
+	if (op->type == OP_SIZE) {
+		op_set_out(g, op, 0, DT_I64, 0, NULL);
+		return 0;
+	}
+	shape_range(op, x->rank, &b, &e);
+	n = e - b;
+	op_set_out(g, op, 0, DT_I64, 1, &n);
+	return 0;
+}
+
+static int shape_run(struct kern *k)
+{
+	const struct view *x = &k->in[0];
+	int64_t *y = k->out[0].data, b, e;
+	if (k->op->type == OP_SIZE) {
+		y[0] = view_numel(x);
+		return 0;
+	}
+	shape_range(k->op, x->rank, &b, &e);
+	for (int64_t d = b; d < e; d++)
+		y[d - b] = x->shape[d];
+	return 0;
+}
+
+static int cos_infer(struct ir_graph *g, struct ir_op *op)
+{
+	int64_t shape[IR_MAX_RANK];
+	const struct ir_attr *a = op_attr(op, "shape");
+	int n = a ? a->n : 0;
+	if (n > IR_MAX_RANK)
+		return op_error(op, "rank %d exceeds %d", n, IR_MAX_RANK);
+	op_ints(op, "shape", shape, IR_MAX_RANK);
+	for (int i = 0; i < n; i++)
+		if (shape[i] < 0)
+			return op_error(op, "negative dimension");
+	int dt = dtype_from_name(op_str(op, "dtype", "f32"));
+	if (dt < 0)
+		return op_error(op, "attribute 'dtype' names no dtype");
+	op_set_out(g, op, 0, (enum ir_dtype)dt, n, shape);
+	return 0;
+}
+
+static int cos_run(struct kern *k)
+{
+	const struct view *y = &k->out[0];
+	int64_t n = view_numel(y);
+	size_t es = dtype_size(y->dtype);
+	char one[8];
+	if (y->dtype == DT_F32 || y->dtype == DT_F16 || y->dtype == DT_BF16) {
+		float v = (float)op_float(k->op, "value", 0);
+		dtype_convert(one, y->dtype, &v, DT_F32, 1);
+	} else {
+		int64_t v = op_int(k->op, "value_int", 0);
+		dtype_convert(one, y->dtype, &v, DT_I64, 1);
+	}
+	for (int64_t i = 0; i < n; i++)
+		memcpy((char *)y->data + (size_t)i * es, one, es);
+	return 0;
+}
+
+/* Range's three scalar inputs must be weights: the length depends on them. */
+static int range_values(const struct ir_graph *g, const struct ir_op *op, double *v)
+{
+	for (int i = 0; i < 3; i++) {
+		const struct ir_tensor *t = &g->tensors[op->in[i]];
+		if (!t->data || tensor_numel(t) != 1)
+			return op_error(op, "input %d must be a constant scalar", i);
+		v[i] = dtype_get(t->data, t->dtype, 0);
+	}
+	return 0;
+}
+
+static int range_infer(struct ir_graph *g, struct ir_op *op)
+{
+	double v[3];
+	if (op_check_arity(g, op, 3, 3) < 0 || range_values(g, op, v) < 0)
+		return -1;
+	if (v[2] == 0)
+		return op_error(op, "delta is 0");
+	double len = ceil((v[1] - v[0]) / v[2]);
+	int64_t n = len > 0 ? (int64_t)len : 0;
+	op_set_out(g, op, 0, g->tensors[op->in[0]].dtype, 1, &n);
+	return 0;
+}
+
+static int range_run(struct kern *k)
+{
+	const struct view *y = &k->out[0];
+	int64_t n = view_numel(y);
+	double s = dtype_get(k->in[0].data, k->in[0].dtype, 0);
+	double d = dtype_get(k->in[2].data, k->in[2].dtype, 0);
+	for (int64_t i = 0; i < n; i++) {
+		if (y->dtype == DT_F32) {
+			((float *)y->data)[i] = (float)s + (float)i * (float)d;
+		} else {
+			int64_t v = (int64_t)s + i * (int64_t)d;
+			dtype_convert((char *)y->data + (size_t)i * dtype_size(y->dtype), y->dtype, &v,
+				      DT_I64, 1);
+		}
+	}
+	return 0;
+}
+
+const struct op_def op_def_TRANSPOSE = { .name = "Transpose", .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SQUEEZE = { .name = "Squeeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
+const struct op_def op_def_UNSQUEEZE = { .name = "Unsqueeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHER = { .name = "Gather", .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SLICE = { .name = "Slice", .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SPLIT = { .name = "Split", .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_EXPAND = { .name = "Expand", .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TILE = { .name = "Tile", .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_DEPTHTOSPACE = { .name = "DepthToSpace", .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SPACETODEPTH = { .name = "SpaceToDepth", .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SHAPE = { .name = "Shape", .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SIZE = { .name = "Size", .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_CONSTANTOFSHAPE = { .name = "ConstantOfShape", .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_RANGE = { .name = "Range", .infer = range_infer, .run_f32 = range_run, .run_tpu = quant_run_f32 };

@@ -1,0 +1,221 @@
+/* reduce.c - reductions over a set of axes: ReduceMean, ReduceMax,
+ * ReduceMin, ReduceSum, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+ * ReduceLogSum, ReduceLogSumExp (attributes axes: non-negative, absent = all
+ * axes; keepdims; noop: an empty axes list copies the input), and ArgMax,
+ * ArgMin (axis, keepdims, select_last_index; int64 output).  Accumulation is
+ * in double; any numeric input dtype.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "convert.h"
+#include "opcommon.h"
+#include "quant.h"
+
+static int is_arg(enum op_type t)
+{
+	return t == OP_ARGMAX || t == OP_ARGMIN;
+}
+
+/* Which axes of a rank-r input op reduces (mask[d] = 1); 0 on success. */
+static int reduce_mask(const struct ir_op *op, int r, int *mask, int *noop)
+{
+	int64_t axes[IR_MAX_RANK];
+	*noop = 0;
+	memset(mask, 0, sizeof(int) * IR_MAX_RANK);
+	if (is_arg(op->type)) {
+		int a = norm_axis(op_int(op, "axis", 0), r);
+		if (a < 0)
+			return op_error(op, "axis out of range");
+		mask[a] = 1;
+		return 0;
+	}
+	const struct ir_attr *at = op_attr(op, "axes");
+	if (!at || at->n == 0) {
+		if (at && op_int(op, "noop", 0)) {
+			*noop = 1;
+			return 0;
+		}
+		for (int d = 0; d < r; d++)
+			mask[d] = 1;
+		return 0;
+	}
+	int n = op_ints(op, "axes", axes, IR_MAX_RANK);
+	if (n > IR_MAX_RANK)
+		return op_error(op, "too many axes");
+	for (int i = 0; i < n; i++) {
+		int a = norm_axis(axes[i], r);
+		if (a < 0)
+			return op_error(op, "axis %lld out of range", (long long)axes[i]);
+		mask[a] = 1;
+	}
+	return 0;
+}
+
+static int reduce_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int mask[IR_MAX_RANK], noop;
+	if (reduce_mask(op, x->rank, mask, &noop) < 0)
+		return -1;
+	if (x->dtype == DT_F16 || x->dtype == DT_BF16 || x->dtype == DT_BOOL)
+		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
+	int keep = (int)op_int(op, "keepdims", 1), rank = 0;
+	int64_t shape[IR_MAX_RANK];
+	for (int d = 0; d < x->rank; d++) {
+		if (mask[d] && x->shape[d] == 0 && (is_arg(op->type) || op->type == OP_REDUCEMAX ||
+						     op->type == OP_REDUCEMIN))
+			return op_error(op, "reduction over an empty axis");
+		if (!mask[d])
+			shape[rank++] = x->shape[d];
+		else if (keep)
+			shape[rank++] = 1;
+	}
+	op_set_out(g, op, 0, is_arg(op->type) ? DT_I64 : x->dtype, rank, shape);
+	return 0;
+}
+
+static int reduce_f32(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	enum op_type t = k->op->type;
+	int r = x->rank, mask[IR_MAX_RANK], noop;
+	if (reduce_mask(k->op, r, mask, &noop) < 0)
+		return -1;
+	if (noop) {
+		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
+		return 0;
+	}
+	int64_t stride[IR_MAX_RANK], rs[IR_MAX_RANK], rn[IR_MAX_RANK], ks[IR_MAX_RANK], kn[IR_MAX_RANK];
+	int nr = 0, nk = 0;
+	int64_t s = 1, count = 1;
+	for (int d = r - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= x->shape[d];
+	}
+	for (int d = 0; d < r; d++) {
+		if (mask[d]) {
+			rs[nr] = stride[d];
+			rn[nr++] = x->shape[d];
+			count *= x->shape[d];
+		} else {
+			ks[nk] = stride[d];
+			kn[nk++] = x->shape[d];
+		}
+	}
+	int last = (int)op_int(k->op, "select_last_index", 0);
+	int64_t nout = view_numel(y);
+	for (int64_t o = 0; o < nout; o++) {
+		int64_t base = 0, rest = o;
+		for (int d = nk - 1; d >= 0; d--) {
+			base += (rest % kn[d]) * ks[d];
+			rest /= kn[d];
+		}
+		double acc;
+		switch (t) {
+		case OP_REDUCEMAX: acc = -INFINITY; break;
+		case OP_REDUCEMIN: acc = INFINITY; break;
+		case OP_REDUCEPROD: acc = 1; break;
+		default: acc = 0; break;
+		}
+		double best = 0, mx = -INFINITY;
+		int64_t arg = 0, idx[IR_MAX_RANK] = { 0 }, off = base;
+		if (t == OP_REDUCELOGSUMEXP) {
+			/* max first, for a stable log-sum-exp */
+			int64_t id2[IR_MAX_RANK] = { 0 }, o2 = base;
+			for (int64_t i = 0; i < count; i++) {
+				double v = dtype_get(x->data, x->dtype, o2);
+				mx = v > mx ? v : mx;
+				for (int d = nr - 1; d >= 0; d--) {
+					o2 += rs[d];
+					if (++id2[d] < rn[d])
+						break;
+					o2 -= rs[d] * rn[d];
+					id2[d] = 0;
+				}
+			}
+			if (!isfinite(mx))
+				mx = 0;
+		}
+		for (int64_t i = 0; i < count; i++) {
+			double v = x->dtype == DT_F32 ? ((const float *)x->data)[off]
+						      : dtype_get(x->data, x->dtype, off);
+			switch (t) {
+			case OP_REDUCEMEAN: case OP_REDUCESUM: acc += v; break;
+			case OP_REDUCEMAX: acc = v > acc || isnan(v) ? v : acc; break;
+			case OP_REDUCEMIN: acc = v < acc || isnan(v) ? v : acc; break;
+			case OP_REDUCEPROD: acc *= v; break;
+			case OP_REDUCEL1: acc += fabs(v); break;
+			case OP_REDUCEL2: case OP_REDUCESUMSQUARE: acc += v * v; break;
+			case OP_REDUCELOGSUM: acc += v; break;
+			case OP_REDUCELOGSUMEXP: acc += exp(v - mx); break;
+			case OP_ARGMAX:
+				if (i == 0 || v > best || (last && v == best)) {
+					best = v;
+					arg = i;
+				}
+				break;
+			case OP_ARGMIN:
+				if (i == 0 || v < best || (last && v == best)) {
+					best = v;
+					arg = i;
+				}
+				break;
+			default: break;
+			}
+			for (int d = nr - 1; d >= 0; d--) {
+				off += rs[d];
+				if (++idx[d] < rn[d])
+					break;
+				off -= rs[d] * rn[d];
+				idx[d] = 0;
+			}
+		}
+		switch (t) {
+		case OP_REDUCEMEAN: acc = count ? acc / (double)count : NAN; break;
+		case OP_REDUCEL2: acc = sqrt(acc); break;
+		case OP_REDUCELOGSUM: acc = log(acc); break;
+		case OP_REDUCELOGSUMEXP: acc = log(acc) + mx; break;
+		default: break;
+		}
+		if (is_arg(t)) {
+			((int64_t *)y->data)[o] = arg;
+		} else if (y->dtype == DT_F32) {
+			((float *)y->data)[o] = (float)acc;
+		} else {
+			int64_t iv = (int64_t)acc;
+			dtype_convert((char *)y->data + (size_t)o * dtype_size(y->dtype), y->dtype,
+				      &iv, DT_I64, 1);
+		}
+	}
+	return 0;
+}
+
+static int64_t reduce_macs(const struct ir_graph *g, const struct ir_op *op)
+{
+	return tensor_numel(&g->tensors[op->in[0]]);
+}
+
+#define REDUCE_DEF(E, N)                                                     \
+	const struct op_def op_def_##E = {                                   \
+		.name = N,                                                   \
+		.infer = reduce_infer,                                       \
+		.run_f32 = reduce_f32,                                       \
+		.run_tpu = quant_run_f32,                                    \
+		.macs = reduce_macs,                                         \
+	};
+
+REDUCE_DEF(REDUCEMEAN, "ReduceMean")
+REDUCE_DEF(REDUCEMAX, "ReduceMax")
+REDUCE_DEF(REDUCEMIN, "ReduceMin")
+REDUCE_DEF(REDUCESUM, "ReduceSum")
+REDUCE_DEF(REDUCEPROD, "ReduceProd")
+REDUCE_DEF(REDUCEL1, "ReduceL1")
+REDUCE_DEF(REDUCEL2, "ReduceL2")
+REDUCE_DEF(REDUCESUMSQUARE, "ReduceSumSquare")
+REDUCE_DEF(REDUCELOGSUM, "ReduceLogSum")
+REDUCE_DEF(REDUCELOGSUMEXP, "ReduceLogSumExp")
+REDUCE_DEF(ARGMAX, "ArgMax")
+REDUCE_DEF(ARGMIN, "ArgMin")

@@ -1,0 +1,245 @@
+/* resize.c - Resize (and ONNX Upsample, imported as Resize) of f32 tensors
+ * of any rank, following the ONNX reference: attributes sizes (output
+ * shape), scales (as given, else out/in), mode (nearest, linear, cubic),
+ * coordinate_transformation_mode (half_pixel, pytorch_half_pixel,
+ * align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize with
+ * roi), nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil,
+ * simple: floor when enlarging, ceil when shrinking), cubic_coeff_a,
+ * exclude_outside, extrapolation_value.  Every mode is a product of 1-D
+ * filters, so the kernel resizes one axis at a time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+#include "kern_util.h"
+#include "opcommon.h"
+#include "quant.h"
+
+static int resize_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	int64_t sizes[IR_MAX_RANK];
+	if (x->dtype != DT_F32)
+		return op_error(op, "dtype %s is not supported (f32 only)", dtype_name(x->dtype));
+	if (op_ints(op, "sizes", sizes, IR_MAX_RANK) != x->rank)
+		return op_error(op, "sizes must have one value per input axis");
+	const struct ir_attr *sc = op_attr(op, "scales");
+	if (sc && sc->n != x->rank)
+		return op_error(op, "scales must have one value per input axis");
+	const char *m = op_str(op, "mode", "nearest");
+	if (strcmp(m, "nearest") && strcmp(m, "linear") && strcmp(m, "cubic"))
+		return op_error(op, "mode '%s' is not supported", m);
+	const char *c = op_str(op, "coordinate_transformation_mode", "half_pixel");
+	static const char *const modes[] = { "half_pixel", "pytorch_half_pixel", "align_corners",
+					     "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize" };
+	int ok = 0;
+	for (size_t i = 0; i < ARRAY_LEN(modes); i++)
+		ok |= !strcmp(c, modes[i]);
+	if (!ok)
+		return op_error(op, "coordinate_transformation_mode '%s' is not supported", c);
+	const struct ir_attr *roi = op_attr(op, "roi");
+	if (!strcmp(c, "tf_crop_and_resize") && (!roi || roi->n != 2 * x->rank))
+		return op_error(op, "tf_crop_and_resize needs roi with 2 values per axis");
+	const char *nm = op_str(op, "nearest_mode", "round_prefer_floor");
+	if (strcmp(nm, "round_prefer_floor") && strcmp(nm, "round_prefer_ceil") &&
+	    strcmp(nm, "floor") && strcmp(nm, "ceil") && strcmp(nm, "simple"))
+		return op_error(op, "nearest_mode '%s' is not supported", nm);
+	for (int d = 0; d < x->rank; d++)
+		if (sizes[d] < 0 || (sizes[d] > 0 && x->shape[d] == 0))
+			return op_error(op, "bad output size");
+	op_set_out(g, op, 0, DT_F32, x->rank, sizes);
+	return 0;
+}
+
+/* Up to four taps per output index along one axis; idx < 0 with n == 0
+ * marks an extrapolated index. */
+struct taps {
+	int n;
+	int64_t idx[4];
+	float w[4];
+};
+
+/* The taps of output index x along an axis of in -> out elements. */
+static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
+{
+	const struct ir_attr *sc = op_attr(op, "scales");
+	const struct ir_attr *roi = op_attr(op, "roi");
+	const char *mode = op_str(op, "mode", "nearest");
+	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
+	double scale = sc ? (double)sc->floats[d] : (double)out / (double)in;
+	double outw = scale * (double)in, xo;
+	if (!strcmp(ct, "align_corners")) {
+		xo = outw == 1 ? 0 : (double)x * (double)(in - 1) / (outw - 1);
+	} else if (!strcmp(ct, "asymmetric")) {
+		xo = (double)x / scale;
+	} else if (!strcmp(ct, "tf_half_pixel_for_nn")) {
+		xo = ((double)x + 0.5) / scale;
+	} else if (!strcmp(ct, "tf_crop_and_resize")) {
+		double r0 = roi->floats[d], r1 = roi->floats[d + roi->n / 2];
+		xo = outw == 1 ? (r1 - r0) * (double)(in - 1) / 2
+			       : (double)x * (r1 - r0) * (double)(in - 1) / (outw - 1);
+		xo += r0 * (double)(in - 1);
+		if (xo < 0 || xo > (double)(in - 1)) {
+			t->n = 0;
+			return;
+		}
+	} else if (!strcmp(ct, "pytorch_half_pixel")) {
+		xo = outw == 1 ? -0.5 : ((double)x + 0.5) / scale - 0.5;
+	} else {
+		xo = ((double)x + 0.5) / scale - 0.5;
+	}
+	double fl = floor(xo), ratio = xo - fl;
+	int64_t base = (int64_t)fl;
+	if (ratio == 0) {   /* the reference prefers the left neighbour: ratio 1 */
+		ratio = 1;
+		base--;
+	}
+	if (!strcmp(mode, "nearest")) {
+		const char *nm = op_str(op, "nearest_mode", "round_prefer_floor");
+		int right;
+		if (ratio == 1)
+			right = 1;
+		else if (!strcmp(nm, "round_prefer_floor"))
+			right = ratio > 0.5;
+		else if (!strcmp(nm, "round_prefer_ceil"))
+			right = ratio >= 0.5;
+		else if (!strcmp(nm, "floor"))
+			right = 0;
+		else if (!strcmp(nm, "ceil"))
+			right = 1;
+		else
+			right = scale < 1;
+		t->n = 1;
+		t->idx[0] = base + right;
+		t->w[0] = 1;
+	} else if (!strcmp(mode, "linear")) {
+		t->n = 2;
+		t->idx[0] = base;
+		t->idx[1] = base + 1;
+		t->w[0] = (float)(1 - ratio);
+		t->w[1] = (float)ratio;
+	} else {
+		double a = op_float(op, "cubic_coeff_a", -0.75), r = ratio, s = 1 - ratio;
+		double c[4] = {
+			((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+			((a + 2) * r - (a + 3)) * r * r + 1,
+			((a + 2) * s - (a + 3)) * s * s + 1,
+			((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
+		};
+		double sum = 0;
+		int excl = (int)op_int(op, "exclude_outside", 0);
+		for (int i = 0; i < 4; i++) {
+			t->idx[i] = base - 1 + i;
+			if (excl && (t->idx[i] < 0 || t->idx[i] >= in))
+				c[i] = 0;
+			sum += c[i];
+		}
+		t->n = 4;
+		for (int i = 0; i < 4; i++)
+			t->w[i] = (float)(excl ? c[i] / sum : c[i]);
+	}
+	for (int i = 0; i < t->n; i++)
+		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
+}
+
+/* Resize axis d of x (shape xs) into y: outer x in x inner layout. */
+static void resize_axis(const struct ir_op *op, int d, const float *x, float *y, const int64_t *xs,
+			int r, int64_t out, int nt)
+{
+	int64_t outer = 1, inner = 1, in = xs[d];
+	for (int i = 0; i < d; i++)
+		outer *= xs[i];
+	for (int i = d + 1; i < r; i++)
+		inner *= xs[i];
+	struct taps *tp = xmalloc(sizeof *tp * (size_t)(out ? out : 1));
+	for (int64_t j = 0; j < out; j++)
+		axis_taps(op, d, in, out, j, &tp[j]);
+	float ext = (float)op_float(op, "extrapolation_value", 0);
+
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t o = 0; o < outer; o++) {
+		const float *xp = x + o * in * inner;
+		float *yp = y + o * out * inner;
+		for (int64_t j = 0; j < out; j++) {
+			float *row = yp + j * inner;
+			const struct taps *t = &tp[j];
+			if (t->n == 0) {
+				for (int64_t i = 0; i < inner; i++)
+					row[i] = ext;
+			} else if (t->n == 1) {
+				memcpy(row, xp + t->idx[0] * inner, sizeof(float) * (size_t)inner);
+			} else {
+				for (int64_t i = 0; i < inner; i++) {
+					float v = 0;
+					for (int k = 0; k < t->n; k++)
+						v += t->w[k] * xp[t->idx[k] * inner + i];
+					row[i] = v;
+				}
+			}
+		}
+	}
+	free(tp);
+}
+
+/* Whether axis d maps every output index to the same input index alone. */
+static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
+{
+	if (in != out)
+		return 0;
+	for (int64_t j = 0; j < out; j++) {
+		struct taps t;
+		axis_taps(op, d, in, out, j, &t);
+		int hit = 0;
+		for (int k = 0; k < t.n; k++)
+			if (t.w[k] != 0)
+				hit += t.idx[k] == j && t.w[k] == 1 ? 1 : 2;
+		if (hit != 1)
+			return 0;
+	}
+	return 1;
+}
+
+static int resize_run(struct kern *k)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int r = x->rank;
+	int64_t cur[IR_MAX_RANK];
+	memcpy(cur, x->shape, sizeof cur);
+	const float *src = x->data;
+	float *tmp = NULL;
+	for (int d = 0; d < r; d++) {
+		if (axis_identity(k->op, d, x->shape[d], y->shape[d]))
+			continue;
+		int64_t n = 1;
+		for (int i = 0; i < r; i++)
+			n *= i == d ? y->shape[d] : cur[i];
+		float *dst = xmalloc(sizeof(float) * (size_t)(n ? n : 1));
+		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8));
+		free(tmp);
+		tmp = dst;
+		src = dst;
+		cur[d] = y->shape[d];
+	}
+	memcpy(y->data, src, sizeof(float) * (size_t)view_numel(y));
+	free(tmp);
+	return 0;
+}
+
+static int64_t resize_macs(const struct ir_graph *g, const struct ir_op *op)
+{
+	return tensor_numel(&g->tensors[op->out[0]]);
+}
+
+const struct op_def op_def_RESIZE = {
+	.name = "Resize",
+	.infer = resize_infer,
+	.run_f32 = resize_run,
+	.run_tpu = quant_run_f32,
+	.macs = resize_macs,
+};

@@ -1,0 +1,111 @@
+/* softmax.c - Softmax, LogSoftmax and Hardmax along attribute axis
+ * (non-negative); with coerce2d=1 (ONNX opsets before 13) they normalise over
+ * every axis from axis on, as one flattened row.  f32.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kern_util.h"
+#include "opcommon.h"
+#include "quant.h"
+
+static int softmax_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	if (x->dtype != DT_F32)
+		return op_error(op, "dtype %s is not supported (f32 only)", dtype_name(x->dtype));
+	if (x->rank == 0 || norm_axis(op_int(op, "axis", -1), x->rank) < 0)
+		return op_error(op, "axis out of range");
+	return infer_same(g, op);
+}
+
+static int softmax_f32(struct kern *k)
+{
+	if (kern_need_f32(k) < 0)
+		return -1;
+	const struct view *x = &k->in[0];
+	enum op_type t = k->op->type;
+	int r = x->rank, axis = norm_axis(op_int(k->op, "axis", -1), r);
+	if (axis < 0)
+		return op_error(k->op, "axis out of range");
+	int64_t outer = 1, n = 1, inner = 1;
+	for (int d = 0; d < axis; d++)
+		outer *= x->shape[d];
+	if (op_int(k->op, "coerce2d", 0)) {
+		for (int d = axis; d < r; d++)
+			n *= x->shape[d];
+	} else {
+		n = x->shape[axis];
+		for (int d = axis + 1; d < r; d++)
+			inner *= x->shape[d];
+	}
+	const float *xd = x->data;
+	float *yd = k->out[0].data;
+	int nt = kern_threads(k, outer * inner, n * 8);
+
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t o = 0; o < outer * inner; o++) {
+		const float *xp = xd + (o / inner) * n * inner + o % inner;
+		float *yp = yd + (o / inner) * n * inner + o % inner;
+		float mx = -INFINITY;
+		int64_t arg = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (xp[i * inner] > mx) {
+				mx = xp[i * inner];
+				arg = i;
+			}
+		if (t == OP_HARDMAX) {
+			for (int64_t i = 0; i < n; i++)
+				yp[i * inner] = i == arg;
+			continue;
+		}
+		double sum = 0;
+		for (int64_t i = 0; i < n; i++) {
+			float e = expf(xp[i * inner] - mx);
+			sum += e;
+			if (t == OP_SOFTMAX)
+				yp[i * inner] = e;
+		}
+		if (t == OP_SOFTMAX) {
+			float inv = (float)(1.0 / sum);
+			for (int64_t i = 0; i < n; i++)
+				yp[i * inner] *= inv;
+		} else {
+			float ls = (float)log(sum);
+			for (int64_t i = 0; i < n; i++)
+				yp[i * inner] = xp[i * inner] - mx - ls;
+		}
+	}
+	return 0;
+}
+
+static int64_t softmax_macs(const struct ir_graph *g, const struct ir_op *op)
+{
+	return 3 * tensor_numel(&g->tensors[op->out[0]]);
+}
+
+const struct op_def op_def_SOFTMAX = {
+	.name = "Softmax",
+	.infer = softmax_infer,
+	.run_f32 = softmax_f32,
+	.run_tpu = quant_run_f32,
+	.macs = softmax_macs,
+};
+
+const struct op_def op_def_LOGSOFTMAX = {
+	.name = "LogSoftmax",
+	.infer = softmax_infer,
+	.run_f32 = softmax_f32,
+	.run_tpu = quant_run_f32,
+	.macs = softmax_macs,
+};
+
+const struct op_def op_def_HARDMAX = {
+	.name = "Hardmax",
+	.infer = softmax_infer,
+	.run_f32 = softmax_f32,
+	.run_tpu = quant_run_f32,
+	.macs = softmax_macs,
+};

@@ -1,0 +1,81 @@
+#!/bin/bash
+# conformance.sh - run the ONNX backend node tests (Debian's libonnx-testdata)
+# through onnx2top, top-opt and ir-run, and compare with the expected
+# outputs.  The last line is "N passed, N failed, N unsupported": a case
+# onnx2top refuses with its one-line reason (exit 1) is unsupported; a case
+# it accepts must come out right, or it counts as failed.  A case that passes
+# parameters (Slice starts, Resize scales, Conv weights ...) as graph inputs
+# is run with them bound as constants (onnx2top --bind).
+#
+#   tests/conformance.sh [-j JOBS] [-k] [-v] [PATTERN]
+#
+# PATTERN   shell pattern of case names (default test_*)
+# -j JOBS   cases run at once (default 2)     -k  keep the work folder
+# -v        also list every unsupported case with its reason
+# Environment: TPUC_BIN (folder of the tools, default build/bin beside this
+# script), ONNX_TESTDATA (default /usr/share/libonnx-testdata/data/node),
+# TIMEOUT seconds per tool run (default 60).  Exit status 1 if a case failed.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${TPUC_BIN:-$here/../build/bin}
+data=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
+jobs=2 keep=0 verbose=0
+while getopts j:kv c; do
+	case $c in
+	j) jobs=$OPTARG ;;
+	k) keep=1 ;;
+	v) verbose=1 ;;
+	*) echo "usage: conformance.sh [-j JOBS] [-k] [-v] [PATTERN]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+pattern=${1:-test_*}
+[ -d "$data" ] || { echo "conformance.sh: no test data in '$data'" >&2; exit 2; }
+for t in onnx2top top-opt ir-run; do
+	[ -x "$bin/$t" ] || { echo "conformance.sh: '$bin/$t' is not built" >&2; exit 2; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tpuc-conformance.XXXXXX")
+[ "$keep" = 1 ] && echo "conformance.sh: work folder $work" >&2 || trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 "$here/conformance.py" prepare "$data" "$work" "$pattern"
+
+# One case: the status file says ok, refused: REASON or failed: REASON.
+export bin data work
+export TIMEOUT="${TIMEOUT:-60}"
+run_case() {
+	d=$work/$1
+	if [ -e "$d/refused" ]; then
+		echo "refused: $(cat "$d/refused")" >"$d/status"
+		return 0
+	fi
+	rc=0
+	timeout "$TIMEOUT" "$bin/onnx2top" "$data/$1/model.onnx" -o "$d/m.top" 2>"$d/err" || rc=$?
+	# Parameters given as graph inputs: bind them (all but the first input,
+	# then all) as constants, as a user with static shapes would.
+	for b in bind1 input; do
+		[ "$rc" = 1 ] && grep -q "must be a constant" "$d/err" || break
+		touch "$d/bound"
+		rc=0
+		timeout "$TIMEOUT" "$bin/onnx2top" "$data/$1/model.onnx" --bind "$d/$b.npz" \
+			-o "$d/m.top" 2>"$d/err" || rc=$?
+	done
+	if [ "$rc" = 1 ]; then
+		echo "refused: $(head -n 1 "$d/err")" >"$d/status"
+		return 0
+	elif [ "$rc" != 0 ]; then
+		echo "failed: onnx2top exit $rc: $(head -n 1 "$d/err")" >"$d/status"
+		return 0
+	fi
+	if ! timeout "$TIMEOUT" "$bin/top-opt" "$d/m.top" -o "$d/opt.top" 2>"$d/err"; then
+		echo "failed: top-opt: $(head -n 1 "$d/err")" >"$d/status"
+	elif ! timeout "$TIMEOUT" "$bin/ir-run" "$d/opt.top" -i "$d/input.npz" -o "$d/out.npz" 2>"$d/err"; then
+		echo "failed: ir-run: $(head -n 1 "$d/err")" >"$d/status"
+	else
+		echo ok >"$d/status"
+	fi
+}
+export -f run_case
+xargs -P "$jobs" -I{} bash -c 'run_case "$1"' _ {} <"$work/cases"
+
+VERBOSE=$verbose /usr/bin/python3 "$here/conformance.py" report "$work"
