@@ -1,7 +1,7 @@
-/* calib.c - calibration: run the float Top graph over sample inputs, gather
- * per-tensor min/max (pass 1) and, for KLD, histograms of |x| over
- * [0, max|x|] (pass 2), then choose each tensor's threshold
- * (formats/tpuc-calib.5).
+/* calib.c - calibration: run the float Top graph over sample inputs in one
+ * pass, gathering per-tensor min/max and a histogram of |x| whose range is a
+ * power of two that grows as larger values appear (so shards merge
+ * exactly), then choose each tensor's threshold (formats/tpuc-calib.5).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,54 +12,125 @@
 #include "interp.h"
 #include "quant.h"
 
-#define CALIB_BINS 2048     /* histogram bins over [0, max|x|] */
-#define CALIB_LEVELS 128    /* quantisation levels of |x| (int8: 0..127) */
-#define CALIB_MIN_KLD_VALUES 2048   /* nonzero values needed for the KLD search */
+#define CALIB_LOG2_BINS 11  /* CALIB_BINS = 2^11 */
+#define CALIB_LEVELS 128    /* KLD: quantisation levels of |x| (int8: 0..127) */
+#define CALIB_MIN_HIST_VALUES 2048   /* nonzero values needed for a histogram search */
+#define CALIB_MIN_EXP (-100)         /* smallest histogram range 2^-100 */
 
-struct tstat {
-	int t;                  /* tensor index */
-	double min, max;        /* observed extremes */
-	double width;           /* pass 2: bin width, max|x| / CALIB_BINS */
-	uint64_t *hist;         /* pass 2: CALIB_BINS counts of nonzero |x| */
+static const char *const method_names[] = {
+	[CALIB_KLD] = "kld", [CALIB_MINMAX] = "minmax",
+	[CALIB_PERCENTILE] = "percentile", [CALIB_MSE] = "mse",
 };
 
+void calib_stats_free(struct calib_stats *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < st->n; i++)
+		free(st->names[i]);
+	free(st->names);
+	free(st->min);
+	free(st->max);
+	free(st->exp);
+	free(st->zeros);
+	free(st->hist);
+	free(st->graph);
+	free(st);
+}
+
+static struct calib_stats *stats_new(int n)
+{
+	struct calib_stats *st = xcalloc(1, sizeof *st);
+	st->n = n;
+	st->names = xcalloc((size_t)n + 1, sizeof *st->names);
+	st->min = xmalloc(sizeof(double) * (size_t)(n + 1));
+	st->max = xmalloc(sizeof(double) * (size_t)(n + 1));
+	st->exp = xmalloc(sizeof(int) * (size_t)(n + 1));
+	st->zeros = xcalloc((size_t)n + 1, sizeof *st->zeros);
+	st->hist = xcalloc((size_t)n * CALIB_BINS + 1, sizeof *st->hist);
+	for (int i = 0; i < n; i++) {
+		st->min[i] = INFINITY;
+		st->max[i] = -INFINITY;
+		st->exp[i] = CALIB_NO_EXP;
+	}
+	return st;
+}
+
+/* Widen histogram H of range 2^*E to range 2^E2 (E2 > *E): bin b goes to
+ * b >> (E2 - *E), exactly what binning at the wider range gives. */
+static void hist_widen(uint64_t *h, int *e, int e2)
+{
+	if (*e != CALIB_NO_EXP && e2 > *e) {
+		int d = e2 - *e;
+		for (int b = 0; b < CALIB_BINS; b++) {
+			uint64_t c = h[b];
+			h[b] = 0;
+			h[d >= CALIB_LOG2_BINS ? 0 : b >> d] += c;
+		}
+	}
+	if (*e == CALIB_NO_EXP || e2 > *e)
+		*e = e2;
+}
+
+/* The exponent of the range for a largest |x| of AM: the smallest e with
+ * AM < 2^e, at least CALIB_MIN_EXP. */
+static int range_exp(float am)
+{
+	int k;
+	frexpf(am, &k);     /* am = f * 2^k, f in [0.5, 1) */
+	return k < CALIB_MIN_EXP ? CALIB_MIN_EXP : k;
+}
+
+/* Fold the N values X into tensor S of ST. */
+static void observe_values(struct calib_stats *st, int s, const float *x, int64_t n)
+{
+	float mn = (float)st->min[s], mx = (float)st->max[s];
+	float lo = INFINITY, hi = -INFINITY;
+	#pragma omp simd reduction(min:lo) reduction(max:hi)
+	for (int64_t i = 0; i < n; i++) {
+		lo = x[i] < lo ? x[i] : lo;   /* NaN never wins */
+		hi = x[i] > hi ? x[i] : hi;
+	}
+	st->min[s] = lo < mn ? lo : mn;
+	st->max[s] = hi > mx ? hi : mx;
+	float am = fmaxf(fabsf(lo), fabsf(hi));
+	if (!isfinite(am)) {   /* infinities: the largest finite |x| */
+		am = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (isfinite(x[i]) && fabsf(x[i]) > am)
+				am = fabsf(x[i]);
+	}
+	if (!(am > 0))
+		am = 0;
+	uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	if (am > 0)
+		hist_widen(h, &st->exp[s], range_exp(am));
+	float inv = st->exp[s] != CALIB_NO_EXP ? ldexpf(1.0f, CALIB_LOG2_BINS - st->exp[s]) : 0;
+	uint64_t z = 0;
+	for (int64_t i = 0; i < n; i++) {
+		float a = fabsf(x[i]);
+		if (a == 0) {
+			z++;
+			continue;
+		}
+		if (!(a <= am))
+			continue;   /* NaN and infinities stay out of the histogram */
+		int b = (int)(a * inv);   /* exact: inv is a power of two */
+		h[b < CALIB_BINS ? b : CALIB_BINS - 1]++;
+	}
+	st->zeros[s] += z;
+}
+
 struct run {
-	struct tstat *st;
-	int n;
+	struct calib_stats *st;
 	int *of_tensor;         /* tensor index -> index in st, or -1 */
-	int pass;               /* 1: min/max, 2: histograms */
 };
 
 static void observe(struct interp *it, struct run *r, int t)
 {
 	int s = r->of_tensor[t];
-	if (s < 0)
-		return;
-	struct tstat *st = &r->st[s];
-	const float *x = it->val[t];
-	int64_t n = tensor_numel(&it->g->tensors[t]);
-	if (r->pass == 1) {
-		float mn = st->min, mx = st->max;
-		#pragma omp simd reduction(min:mn) reduction(max:mx)
-		for (int64_t i = 0; i < n; i++) {
-			mn = x[i] < mn ? x[i] : mn;   /* NaN never wins */
-			mx = x[i] > mx ? x[i] : mx;
-		}
-		st->min = mn;
-		st->max = mx;
-		return;
-	}
-	if (!(st->width > 0))
-		return;
-	float inv = (float)(1.0 / st->width);
-	uint64_t *h = st->hist;
-	for (int64_t i = 0; i < n; i++) {
-		float a = fabsf(x[i]);
-		if (!(a > 0))
-			continue;   /* zeros (and NaN) stay out of the histogram, as in ncnn */
-		int b = a * inv < CALIB_BINS ? (int)(a * inv) : CALIB_BINS - 1;
-		h[b]++;
-	}
+	if (s >= 0)
+		observe_values(r->st, s, it->val[t], tensor_numel(&it->g->tensors[t]));
 }
 
 static int after_op(struct interp *it, int op, void *user)
@@ -70,7 +141,7 @@ static int after_op(struct interp *it, int op, void *user)
 	return 0;
 }
 
-/* Samples in the npz for graph input t (the rule of interp_set_sample). */
+/* Samples in the npz for graph input 0 (the rule of interp_set_sample). */
 static int count_samples(const struct ir_graph *g, const struct npz *z, const char *file,
 			 int64_t *count)
 {
@@ -92,32 +163,56 @@ static int count_samples(const struct ir_graph *g, const struct npz *z, const ch
 	return 0;
 }
 
-static void progress(const struct calib_opts *o, int pass, int passes, int64_t i, int64_t n)
+/* A bar on stderr: "calibrate: [#####     ] 16/32 samples". */
+static void progress(const struct calib_opts *o, int64_t i, int64_t n)
 {
 	if (!o->progress)
 		return;
-	fprintf(stderr, "\r%s: pass %d/%d: sample %lld/%lld", o->prog ? o->prog : "calibrate",
-		pass, passes, (long long)i, (long long)n);
-	if (pass == passes && i == n)
+	enum { WIDTH = 30 };
+	char bar[WIDTH + 1];
+	int full = n > 0 ? (int)(i * WIDTH / n) : WIDTH;
+	for (int j = 0; j < WIDTH; j++)
+		bar[j] = j < full ? '#' : ' ';
+	bar[WIDTH] = '\0';
+	fprintf(stderr, "\r%s: [%s] %lld/%lld samples", o->prog ? o->prog : "calibrate", bar,
+		(long long)i, (long long)n);
+	if (i == n)
 		fputc('\n', stderr);
 	fflush(stderr);
 }
 
-int calib_run(const struct ir_graph *g, const struct npz *samples, const char *file,
-	      const struct calib_opts *opts, struct calib_table **out)
+int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *samples,
+		  const char *const *files, const struct calib_opts *opts,
+		  struct calib_stats **out)
 {
 	if (g->dialect != DIALECT_TOP)
 		return err_set("calibration runs top IR, not %s", dialect_name(g->dialect));
-	int64_t count = 0;
-	if (count_samples(g, samples, file, &count) < 0)
-		return -1;
+	if (nfiles < 1)
+		return err_set("no samples given");
+	int64_t *per = xmalloc(sizeof(int64_t) * (size_t)nfiles), count = 0;
+	for (int f = 0; f < nfiles; f++) {
+		if (count_samples(g, &samples[f], files[f], &per[f]) < 0) {
+			free(per);
+			return -1;
+		}
+		count += per[f];
+	}
 	if (opts->max_samples > 0 && opts->max_samples < count)
 		count = opts->max_samples;
+	int64_t first = 0, last = count;
+	if (opts->nshards > 0) {
+		if (opts->shard < 1 || opts->shard > opts->nshards) {
+			free(per);
+			return err_set("shard %d of %d does not exist", opts->shard, opts->nshards);
+		}
+		first = count * (opts->shard - 1) / opts->nshards;
+		last = count * opts->shard / opts->nshards;
+	}
 
 	/* The tensors to calibrate: f32 graph inputs, then op outputs, in order. */
-	struct run r = { .pass = 1 };
+	struct run r = { 0 };
 	r.of_tensor = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1));
-	r.st = xcalloc((size_t)g->n_tensors + 1, sizeof *r.st);
+	int *list = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1)), n = 0;
 	for (int i = 0; i < g->n_tensors; i++)
 		r.of_tensor[i] = -1;
 	for (int pass = 0; pass < 2; pass++)
@@ -128,64 +223,380 @@ int calib_run(const struct ir_graph *g, const struct npz *samples, const char *f
 				const struct ir_tensor *ten = &g->tensors[t];
 				if (ten->dtype != DT_F32 || ten->data || r.of_tensor[t] >= 0)
 					continue;
-				r.of_tensor[t] = r.n;
-				r.st[r.n++] = (struct tstat){ .t = t, .min = INFINITY, .max = -INFINITY };
+				r.of_tensor[t] = n;
+				list[n++] = t;
 			}
 		}
+	r.st = stats_new(n);
+	for (int s = 0; s < n; s++)
+		r.st->names[s] = xstrdup(g->tensors[list[s]].name);
+	r.st->graph = xstrdup(g->name ? g->name : "");
+	r.st->method = opts->method;
+	r.st->percentile = opts->method == CALIB_PERCENTILE ? opts->percentile : 0;
+	free(list);
 
 	struct interp it;
 	int rc = interp_init(&it, g, opts->nthreads);
-	int passes = opts->method == CALIB_KLD ? 2 : 1;
-	for (int pass = 1; rc == 0 && pass <= passes; pass++) {
-		r.pass = pass;
-		if (pass == 2)
-			for (int s = 0; s < r.n; s++) {
-				struct tstat *st = &r.st[s];
-				double am = fmax(fabs(st->min), fabs(st->max));
-				st->width = isfinite(am) ? am / CALIB_BINS : 0;
-				st->hist = xcalloc(CALIB_BINS, sizeof *st->hist);
-			}
-		for (int64_t i = 0; rc == 0 && i < count; i++) {
-			progress(opts, pass, passes, i, count);
-			rc = interp_set_sample(&it, samples, file, i);
-			for (int j = 0; rc == 0 && j < g->n_inputs; j++)
-				observe(&it, &r, g->inputs[j]);
-			if (rc == 0)
-				rc = interp_run(&it, after_op, &r);
-		}
+	int f = 0;
+	int64_t base = 0;   /* index of file f's first sample */
+	for (int64_t i = first; rc == 0 && i < last; i++) {
+		progress(opts, i - first, last - first);
+		while (i - base >= per[f])
+			base += per[f++];
+		rc = interp_set_sample(&it, &samples[f], files[f], i - base);
+		for (int j = 0; rc == 0 && j < g->n_inputs; j++)
+			observe(&it, &r, g->inputs[j]);
 		if (rc == 0)
-			progress(opts, pass, passes, count, count);
+			rc = interp_run(&it, after_op, &r);
+		r.st->samples++;
 	}
-	if (rc == 0) {
-		struct calib_table *t = xcalloc(1, sizeof *t);
-		double *th = xmalloc(sizeof(double) * (size_t)(r.n + 1));
-		#pragma omp parallel for num_threads(opts->nthreads > 0 ? opts->nthreads : 1) schedule(dynamic)
-		for (int s = 0; s < r.n; s++) {
-			struct tstat *st = &r.st[s];
-			th[s] = isfinite(st->min) && isfinite(st->max) ? fmax(fabs(st->min), fabs(st->max)) : 0;
-			uint64_t seen = 0;
-			for (int b = 0; st->hist && b < CALIB_BINS; b++)
-				seen += st->hist[b];
-			/* Too few values for a meaningful histogram: keep min/max. */
-			if (opts->method == CALIB_KLD && st->width > 0 && seen >= CALIB_MIN_KLD_VALUES)
-				th[s] = calib_kld_threshold(st->hist, CALIB_BINS, st->width);
-		}
-		for (int s = 0; s < r.n; s++) {
-			struct tstat *st = &r.st[s];
-			double mn = isfinite(st->min) ? st->min : 0, mx = isfinite(st->max) ? st->max : 0;
-			calib_add(t, g->tensors[st->t].name,
-				  th[s] >= QUANT_MIN_THRESHOLD ? th[s] : QUANT_MIN_THRESHOLD, mn, mx);
-		}
-		free(th);
-		*out = t;
-	}
+	if (rc == 0)
+		progress(opts, last - first, last - first);
 	if (it.val)
 		interp_free(&it);
-	for (int s = 0; s < r.n; s++)
-		free(r.st[s].hist);
-	free(r.st);
 	free(r.of_tensor);
-	return rc < 0 ? -1 : 0;
+	free(per);
+	if (rc < 0) {
+		calib_stats_free(r.st);
+		return -1;
+	}
+	*out = r.st;
+	return 0;
+}
+
+int calib_stats_merge(struct calib_stats *d, const struct calib_stats *s, const char *name)
+{
+	if (strcmp(d->graph, s->graph) || d->n != s->n)
+		return err_set("'%s': statistics of another graph", name);
+	if (d->method != s->method || d->percentile != s->percentile)
+		return err_set("'%s': statistics for another method", name);
+	for (int i = 0; i < d->n; i++)
+		if (strcmp(d->names[i], s->names[i]))
+			return err_set("'%s': tensor %d is '%s', not '%s'", name, i, s->names[i],
+				       d->names[i]);
+	for (int i = 0; i < d->n; i++) {
+		d->min[i] = fmin(d->min[i], s->min[i]);
+		d->max[i] = fmax(d->max[i], s->max[i]);
+		d->zeros[i] += s->zeros[i];
+		uint64_t *dh = d->hist + (size_t)i * CALIB_BINS;
+		uint64_t sh[CALIB_BINS];
+		memcpy(sh, s->hist + (size_t)i * CALIB_BINS, sizeof sh);
+		int se = s->exp[i];
+		if (se == CALIB_NO_EXP)
+			continue;
+		hist_widen(dh, &d->exp[i], se);
+		hist_widen(sh, &se, d->exp[i]);
+		for (int b = 0; b < CALIB_BINS; b++)
+			dh[b] += sh[b];
+	}
+	d->samples += s->samples;
+	return 0;
+}
+
+/* Expected squared error (unnormalised) of quantising the histogram H of
+ * NBINS bins of width W at threshold T with LEVELS steps (the cost of
+ * calib_mse_threshold). */
+static double hist_mse(const uint64_t *h, int nbins, double w, double t, int levels)
+{
+	double e = 0, step = t / levels;
+	for (int b = 0; b < nbins; b++) {
+		double c = (b + 0.5) * w;
+		e += (double)h[b] * (c > t ? (c - t) * (c - t) : step * step / 12);
+	}
+	return e;
+}
+
+/* Threshold of tensor S by the method of ST. */
+static double stats_threshold(const struct calib_stats *st, int s)
+{
+	double mn = st->min[s], mx = st->max[s];
+	double th = isfinite(mn) && isfinite(mx) ? fmax(fabs(mn), fabs(mx)) : 0;
+	const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	if (st->method == CALIB_MINMAX || st->exp[s] == CALIB_NO_EXP)
+		return th;
+	uint64_t seen = 0;
+	int used = 0;     /* bins up to the last nonempty one */
+	for (int b = 0; b < CALIB_BINS; b++) {
+		seen += h[b];
+		if (h[b])
+			used = b + 1;
+	}
+	/* Too few values for a meaningful histogram: keep min/max. */
+	if (seen < CALIB_MIN_HIST_VALUES)
+		return th;
+	double w = ldexp(1.0, st->exp[s] - CALIB_LOG2_BINS);
+	double t;
+	switch (st->method) {
+	case CALIB_KLD:
+		t = calib_kld_threshold(h, used, w);
+		/* never worse than no clipping: KLD on a distribution far from
+		 * zero (all values in [a, b], 0 << a) can clip below a */
+		if (t < th && hist_mse(h, used, w, t, mn >= 0 ? QUANT_UMAX : QUANT_QMAX) >
+			      hist_mse(h, used, w, th, mn >= 0 ? QUANT_UMAX : QUANT_QMAX))
+			t = th;
+		break;
+	case CALIB_PERCENTILE:
+		t = calib_percentile_threshold(h, used, w, st->zeros[s], st->percentile);
+		break;
+	case CALIB_MSE:
+		t = calib_mse_threshold(h, used, w, mn >= 0 ? QUANT_UMAX : QUANT_QMAX);
+		break;
+	default:
+		t = th;
+	}
+	return t < th ? t : th;
+}
+
+int calib_stats_table(const struct calib_stats *st, int nthreads, struct calib_table **out)
+{
+	struct calib_table *t = xcalloc(1, sizeof *t);
+	double *th = xmalloc(sizeof(double) * (size_t)(st->n + 1));
+	#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(dynamic)
+	for (int s = 0; s < st->n; s++)
+		th[s] = stats_threshold(st, s);
+	for (int s = 0; s < st->n; s++) {
+		double mn = isfinite(st->min[s]) ? st->min[s] : 0;
+		double mx = isfinite(st->max[s]) ? st->max[s] : 0;
+		calib_add(t, st->names[s], th[s] >= QUANT_MIN_THRESHOLD ? th[s] : QUANT_MIN_THRESHOLD,
+			  mn, mx);
+	}
+	free(th);
+	*out = t;
+	return 0;
+}
+
+int calib_run_files(const struct ir_graph *g, int nfiles, const struct npz *samples,
+		    const char *const *files, const struct calib_opts *opts,
+		    struct calib_table **t)
+{
+	struct calib_stats *st;
+	if (calib_collect(g, nfiles, samples, files, opts, &st) < 0)
+		return -1;
+	int rc = calib_stats_table(st, opts->nthreads, t);
+	calib_stats_free(st);
+	return rc;
+}
+
+int calib_run(const struct ir_graph *g, const struct npz *samples, const char *file,
+	      const struct calib_opts *opts, struct calib_table **t)
+{
+	return calib_run_files(g, 1, samples, &file, opts, t);
+}
+
+/* ---- partial statistics files ---- */
+
+int calib_stats_write(const char *path, const struct calib_stats *st)
+{
+	struct out_file o;
+	if (out_open(&o, path) < 0)
+		return -1;
+	FILE *fp = o.fp;
+	fprintf(fp, "tpuc-calib-stats 1\n");
+	fprintf(fp, "graph %s\n", strchr(st->graph, '\n') ? "" : st->graph);
+	fprintf(fp, "method %s %.17g\n", method_names[st->method], st->percentile);
+	fprintf(fp, "samples %lld\n", (long long)st->samples);
+	fprintf(fp, "tensors %d\n", st->n);
+	for (int s = 0; s < st->n; s++) {
+		const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+		int nz = 0;
+		for (int b = 0; b < CALIB_BINS; b++)
+			nz += h[b] != 0;
+		fprintf(fp, "t %s %a %a %d %llu %d", st->names[s], st->min[s], st->max[s],
+			st->exp[s] == CALIB_NO_EXP ? 0 : st->exp[s],
+			(unsigned long long)st->zeros[s], st->exp[s] == CALIB_NO_EXP ? -1 : nz);
+		for (int b = 0; b < CALIB_BINS; b++)
+			if (h[b])
+				fprintf(fp, " %d:%llu", b, (unsigned long long)h[b]);
+		fputc('\n', fp);
+	}
+	return out_commit(&o);
+}
+
+/* Next whitespace-separated token of *P (NUL-terminated in place), or NULL. */
+static char *token(char **p)
+{
+	char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	char *e = s;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	if (*e)
+		*e++ = '\0';
+	*p = e;
+	return s;
+}
+
+static int parse_i64(const char *s, int64_t *v)
+{
+	char *end;
+	if (!s)
+		return -1;
+	*v = strtoll(s, &end, 10);
+	return end == s || *end ? -1 : 0;
+}
+
+static int parse_f64(const char *s, double *v)
+{
+	char *end;
+	if (!s)
+		return -1;
+	*v = strtod(s, &end);
+	return end == s || *end || isnan(*v) ? -1 : 0;
+}
+
+int calib_stats_read(const char *path, struct calib_stats **out)
+{
+	void *buf;
+	size_t len;
+	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
+	if (file_read_all(path, &buf, &len) < 0)
+		return -1;
+	struct calib_stats *st = NULL;
+	char *p = buf, *endp = p + len, *line_s;
+	int line = 0, rc = 0, ntensors = -1, s = 0;
+	if (memchr(p, '\0', len) || len < 18 || memcmp(p, "tpuc-calib-stats 1\n", 19)) {
+		free(buf);
+		return err_set("'%s': not a tpuc calibration statistics file", shown);
+	}
+	if (endp[-1] != '\n') {
+		free(buf);
+		return err_set("'%s': truncated: the last line has no newline", shown);
+	}
+	char *graph = NULL, *method = NULL;
+	double pct = 0;
+	int64_t samples = -1;
+	while (rc == 0 && p < endp) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p));
+		*nl = '\0';
+		line++;
+		line_s = p;
+		p = nl + 1;
+		if (line == 1)
+			continue;
+		char *key = token(&line_s);
+		if (!key) {
+			rc = -1;
+		} else if (!strcmp(key, "graph") && !st) {
+			graph = line_s;   /* the rest of the line, blanks included */
+		} else if (!strcmp(key, "method") && !st) {
+			method = token(&line_s);
+			rc = method && parse_f64(token(&line_s), &pct) == 0 ? 0 : -1;
+		} else if (!strcmp(key, "samples") && !st) {
+			rc = parse_i64(token(&line_s), &samples);
+		} else if (!strcmp(key, "tensors") && !st) {
+			int64_t v;
+			rc = parse_i64(token(&line_s), &v) == 0 && v >= 0 && v < (1 << 24) &&
+			     graph && method && samples >= 0 ? 0 : -1;
+			if (rc == 0) {
+				ntensors = (int)v;
+				st = stats_new(ntensors);
+				st->graph = xstrdup(graph);
+				st->samples = samples;
+				st->percentile = pct;
+				int m = -1;
+				for (size_t i = 0; i < ARRAY_LEN(method_names); i++)
+					if (!strcmp(method, method_names[i]))
+						m = (int)i;
+				if (m < 0) {
+					err_set("'%s': line %d: unknown method '%s'", shown, line, method);
+					rc = -2;
+				} else
+					st->method = (enum calib_method)m;
+			}
+		} else if (!strcmp(key, "t") && st && s < ntensors) {
+			char *name = token(&line_s);
+			int64_t e, z, nz;
+			if (!name || parse_f64(token(&line_s), &st->min[s]) < 0 ||
+			    parse_f64(token(&line_s), &st->max[s]) < 0 ||
+			    parse_i64(token(&line_s), &e) < 0 || parse_i64(token(&line_s), &z) < 0 ||
+			    parse_i64(token(&line_s), &nz) < 0 || z < 0 || nz < -1 ||
+			    nz > CALIB_BINS || e < CALIB_MIN_EXP || e > 1000) {
+				rc = -1;
+			} else {
+				st->names[s] = xstrdup(name);
+				st->exp[s] = nz < 0 ? CALIB_NO_EXP : (int)e;
+				st->zeros[s] = (uint64_t)z;
+				uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+				for (int64_t i = 0; rc == 0 && i < (nz < 0 ? 0 : nz); i++) {
+					char *tok = token(&line_s), *colon, *end;
+					long long b = tok ? strtoll(tok, &colon, 10) : -1;
+					if (!tok || *colon != ':' || b < 0 || b >= CALIB_BINS) {
+						rc = -1;
+						break;
+					}
+					h[b] = strtoull(colon + 1, &end, 10);
+					if (end == colon + 1 || *end)
+						rc = -1;
+				}
+				if (rc == 0 && token(&line_s))
+					rc = -1;
+				s++;
+			}
+		} else {
+			rc = -1;
+		}
+		if (rc == -1)
+			err_set("'%s': line %d: malformed", shown, line);
+	}
+	if (rc == 0 && (!st || s != ntensors))
+		rc = err_set("'%s': truncated: %d of %d tensors", shown, s, ntensors < 0 ? 0 : ntensors);
+	free(buf);
+	if (rc < 0) {
+		calib_stats_free(st);
+		return -1;
+	}
+	*out = st;
+	return 0;
+}
+
+/* ---- threshold searches ---- */
+
+double calib_percentile_threshold(const uint64_t *hist, int nbins, double bin_width,
+				  uint64_t zeros, double p)
+{
+	double total = (double)zeros;
+	for (int b = 0; b < nbins; b++)
+		total += (double)hist[b];
+	double want = total * p / 100, cum = (double)zeros;
+	for (int b = 0; b < nbins; b++) {
+		cum += (double)hist[b];
+		if (cum >= want)
+			return (b + 1) * bin_width;
+	}
+	return nbins * bin_width;
+}
+
+double calib_mse_threshold(const uint64_t *hist, int nbins, double bin_width, int levels)
+{
+	/* suffix sums over bins >= i of h, h c, h c^2 (c: bin centre) */
+	double *S0 = xcalloc((size_t)nbins + 2, sizeof(double));
+	double *S1 = xcalloc((size_t)nbins + 2, sizeof(double));
+	double *S2 = xcalloc((size_t)nbins + 2, sizeof(double));
+	for (int b = nbins - 1; b >= 0; b--) {
+		double h = (double)hist[b], c = (b + 0.5) * bin_width;
+		S0[b] = S0[b + 1] + h;
+		S1[b] = S1[b + 1] + h * c;
+		S2[b] = S2[b + 1] + h * c * c;
+	}
+	double best = INFINITY;
+	int best_i = nbins;
+	for (int i = 1; i <= nbins; i++) {
+		double t = i * bin_width, step = t / levels;
+		double clip = S2[i] - 2 * t * S1[i] + t * t * S0[i];
+		double round_err = (S0[0] - S0[i]) * step * step / 12;
+		double e = clip + round_err;
+		if (e < best) {
+			best = e;
+			best_i = i;
+		}
+	}
+	free(S0);
+	free(S1);
+	free(S2);
+	return best_i * bin_width;
 }
 
 /* The KL-divergence threshold search (TensorRT's entropy calibration, with

@@ -109,12 +109,17 @@ int calib_table_read(const char *path, struct calib_table **out)
 int calib_table_write(const char *path, const struct calib_table *t,
 		      const struct ir_graph *g)
 {
+	return calib_table_write_named(path, t, g ? g->name : NULL);
+}
+
+int calib_table_write_named(const char *path, const struct calib_table *t, const char *graph)
+{
 	struct out_file o;
 	if (out_open(&o, path) < 0)
 		return -1;
 	fprintf(o.fp, "# tpuc calibration table (formats/tpuc-calib.5)\n");
-	if (g && g->name && g->name[0] && !strchr(g->name, '\n'))
-		fprintf(o.fp, "# graph %s\n", g->name);
+	if (graph && graph[0] && !strchr(graph, '\n'))
+		fprintf(o.fp, "# graph %s\n", graph);
 	fprintf(o.fp, "# name threshold min max\n");
 	for (int i = 0; i < t->n; i++)
 		fprintf(o.fp, "%s %.9g %.9g %.9g\n", t->e[i].name, t->e[i].threshold,

@@ -1,18 +1,25 @@
 /* lower.c - the lowering driver: Top graph to Tpu graph, op by op through
- * each op's `lower` hook, plus the tensor helpers those hooks share.
+ * each op's `lower` hook in the op's mode (the graph's, or the qtable's),
+ * plus the tensor helpers those hooks share and the Casts between
+ * precisions.
  */
 #include "lower.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
 #include "chip.h"
+#include "convert.h"
 #include "ops/opcommon.h"
 #include "quant.h"
 
-static const char *const modes[] = { [LOWER_F32] = "f32", [LOWER_INT8] = "int8" };
+static const char *const modes[] = {
+	[LOWER_F32] = "f32", [LOWER_INT8] = "int8", [LOWER_BF16] = "bf16", [LOWER_F16] = "f16",
+};
+_Static_assert(sizeof modes / sizeof modes[0] == LOWER_MODES, "one name per mode");
 
 int lower_chip_known(const char *name)
 {
@@ -25,6 +32,21 @@ int lower_mode_from_name(const char *name)
 		if (!strcmp(modes[i], name))
 			return (int)i;
 	return -1;
+}
+
+const char *lower_mode_name(enum lower_mode m)
+{
+	return (unsigned)m < LOWER_MODES ? modes[m] : "?";
+}
+
+enum ir_dtype lower_float_dtype(enum lower_mode m)
+{
+	return m == LOWER_BF16 ? DT_BF16 : m == LOWER_F16 ? DT_F16 : DT_F32;
+}
+
+static int is_float(enum ir_dtype dt)
+{
+	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;
 }
 
 int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int *in,
@@ -56,6 +78,17 @@ static char *unique_name(const struct ir_graph *g, const char *name)
 	return s;
 }
 
+/* NAME with SUFFIX appended, made unique in G. */
+static char *suffixed(const struct ir_graph *g, const char *name, const char *suffix)
+{
+	size_t n = strlen(name) + strlen(suffix) + 1;
+	char *q = xmalloc(n);
+	snprintf(q, n, "%s%s", name, suffix);
+	char *u = unique_name(g, q);
+	free(q);
+	return u;
+}
+
 int lower_weight(struct lower_ctx *lc, const char *name, enum ir_dtype dt, int rank,
 		 const int64_t *shape, const void *data)
 {
@@ -72,28 +105,27 @@ int lower_value(struct lower_ctx *lc, int t)
 	if (lc->map[t] >= 0)
 		return lc->map[t];
 	const struct ir_tensor *s = &lc->top->tensors[t];
-	int k = s->data ? graph_add_weight(lc->tpu, s->name, s->dtype, s->rank, s->shape, s->data)
+	int k = s->data ? lower_weight(lc, s->name, s->dtype, s->rank, s->shape, s->data)
 			: graph_add_tensor(lc->tpu, s->name, s->dtype, s->rank, s->shape);
 	lc->map[t] = k;
 	return k;
 }
 
+/* The suffix naming a graph output's value in dtype DT: "_i8" for i8 and
+ * u8, "_bf16", "_f16". */
+static const char *dtype_suffix(enum ir_dtype dt)
+{
+	return quant_is_q(dt) ? "_i8" : dt == DT_BF16 ? "_bf16" : dt == DT_F16 ? "_f16" : "_f32";
+}
+
 int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale)
 {
 	const struct ir_tensor *s = &lc->top->tensors[t];
-	char *name;
-	if (lc->mode == LOWER_INT8 && lc->is_output[t]) {
-		size_t n = strlen(s->name) + 4;
-		char *q = xmalloc(n);
-		snprintf(q, n, "%s_i8", s->name);
-		name = unique_name(lc->tpu, q);
-		free(q);
-	} else {
-		name = xstrdup(s->name);
-	}
+	char *name = lc->is_output[t] && dt != s->dtype ? suffixed(lc->tpu, s->name, dtype_suffix(dt))
+							 : xstrdup(s->name);
 	int k = graph_add_tensor(lc->tpu, name, dt, s->rank, s->shape);
 	free(name);
-	if (dt == DT_I8)
+	if (quant_is_q(dt))
 		lc->tpu->tensors[k].scale = scale;
 	lc->map[t] = k;
 	return k;
@@ -102,7 +134,10 @@ int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale)
 int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale)
 {
 	const char *name = lc->top->tensors[t].name;
-	const struct calib_entry *e = calib_find(lc->tab, name);
+	const struct calib_entry *e = lc->tab ? calib_find(lc->tab, name) : NULL;
+	if (!lc->tab)
+		return op ? op_error(op, "int8 needs a calibration table")
+			  : err_set("int8 needs a calibration table");
 	if (!e) {
 		const char *tp = lc->tab->path ? lc->tab->path : "calibration table";
 		if (op)
@@ -113,13 +148,68 @@ int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float
 	return 0;
 }
 
+int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
+		    enum ir_dtype *dt, float *scale)
+{
+	if (lower_table_scale(lc, op, t, scale) < 0)
+		return -1;
+	const struct calib_entry *e = calib_find(lc->tab, lc->top->tensors[t].name);
+	*dt = lc->signed_only ? DT_I8 : quant_act_dtype(e->min);
+	*scale = quant_act_scale_dt(e->threshold, *dt);
+	return 0;
+}
+
+/* A Cast op NAME from Tpu tensor IN to OUT. */
+static void emit_cast(struct lower_ctx *lc, const char *name, int in, int out)
+{
+	char *u = xstrdup(name);
+	int k = graph_add_op(lc->tpu, OP_CAST, u, 1, &in, 1, &out);
+	op_set_str(&lc->tpu->ops[k], "to", dtype_name(lc->tpu->tensors[out].dtype));
+	free(u);
+}
+
+/* The twin of Top tensor T in dtype DT through a Cast from HOME (its Tpu
+ * value), made once and cached; quantised twins (DT i8 or u8) take SCALE.
+ * TWIN names the new tensor, OPNAME the Cast. */
+static int cast_twin(struct lower_ctx *lc, int t, int home, enum ir_dtype dt, float scale,
+		     const char *twin_suffix, const char *op_suffix)
+{
+	int *slot = &lc->alt[(size_t)t * DT_COUNT + (quant_is_q(dt) ? DT_I8 : dt)];
+	if (*slot >= 0)
+		return *slot;
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	char *tn = suffixed(lc->tpu, s->name, twin_suffix);
+	int q = graph_add_tensor(lc->tpu, tn, dt, s->rank, s->shape);
+	free(tn);
+	if (quant_is_q(dt))
+		lc->tpu->tensors[q].scale = scale;
+	size_t n = strlen(s->name) + strlen(op_suffix) + 1;
+	char *on = xmalloc(n);
+	snprintf(on, n, "%s%s", s->name, op_suffix);
+	emit_cast(lc, on, home, q);
+	free(on);
+	*slot = q;
+	return q;
+}
+
 int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t)
 {
-	if (lc->map[t] >= 0 && lc->tpu->tensors[lc->map[t]].dtype == DT_I8)
-		return lc->map[t];
+	int home = lc->map[t];
+	if (home >= 0 && quant_is_q(lc->tpu->tensors[home].dtype))
+		return home;
 	const struct ir_tensor *s = &lc->top->tensors[t];
+	if (home >= 0 && !s->data && is_float(lc->tpu->tensors[home].dtype)) {
+		enum ir_dtype dt;
+		float scale;
+		if (lower_table_act(lc, op, t, &dt, &scale) < 0)
+			return -1;
+		return cast_twin(lc, t, home, dt, scale, "_i8", "_quant");
+	}
 	if (!s->data || s->dtype != DT_F32)
 		return op_error(op, "input '%s' is not an int8 activation", s->name);
+	int *slot = &lc->alt[(size_t)t * DT_COUNT + DT_I8];
+	if (*slot >= 0)
+		return *slot;
 	int64_t n = tensor_numel(s);
 	int8_t *q = xmalloc((size_t)n + 1);
 	float sc = quant_weight_scale(s->data, n);
@@ -131,7 +221,38 @@ int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t)
 	lc->tpu->tensors[k].scale = sc;
 	free(name);
 	free(q);
+	*slot = k;
 	return k;
+}
+
+int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum ir_dtype dt)
+{
+	if (t < 0)
+		return -1;
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	if (s->data) {
+		if (s->dtype != DT_F32 || dt == DT_F32)
+			return lower_value(lc, t);
+		int *slot = &lc->alt[(size_t)t * DT_COUNT + dt];
+		if (*slot >= 0)
+			return *slot;
+		int64_t n = tensor_numel(s);
+		uint16_t *h = xmalloc(sizeof *h * (size_t)(n + 1));
+		dtype_convert(h, dt, s->data, DT_F32, n);
+		*slot = lower_weight(lc, s->name, dt, s->rank, s->shape, h);
+		free(h);
+		return *slot;
+	}
+	int home = lc->map[t];
+	if (home < 0)
+		return op_error(op, "input '%s' is not produced before its use", s->name);
+	enum ir_dtype hd = lc->tpu->tensors[home].dtype;
+	if (hd == dt || (!is_float(hd) && !quant_is_q(hd)))
+		return home;
+	char sfx[16], osfx[24];
+	snprintf(sfx, sizeof sfx, "_%s", dtype_name(dt));
+	snprintf(osfx, sizeof osfx, "_cast_%s", dtype_name(dt));
+	return cast_twin(lc, t, home, dt, 0, sfx, osfx);
 }
 
 int lower_default(struct lower_ctx *lc, const struct ir_op *op)
@@ -139,34 +260,86 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	int in[OP_MAX_IO], out[OP_MAX_IO];
 	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
 		return op_error(op, "too many inputs or outputs");
+	int q = lc->mode == LOWER_INT8;
+	enum ir_dtype fdt = lower_float_dtype(lc->mode);
+	/* in int8, an op that only moves or clamps values follows its input:
+	 * a float activation (graph input, output of a float op) stays float
+	 * rather than being quantised for it */
+	int t0 = op->n_in > 0 ? op->in[0] : -1;
+	if (q && t0 >= 0 && !lc->top->tensors[t0].data && lc->map[t0] >= 0 &&
+	    is_float(lc->tpu->tensors[lc->map[t0]].dtype)) {
+		q = 0;
+		fdt = lc->tpu->tensors[lc->map[t0]].dtype;
+	}
 	for (int i = 0; i < op->n_in; i++) {
-		if (lc->mode == LOWER_INT8 && op->in[i] >= 0)
+		if (op->in[i] < 0)
+			in[i] = -1;
+		else if (q)
 			in[i] = lower_act_input(lc, op, op->in[i]);
 		else
-			in[i] = lower_value(lc, op->in[i]);
+			in[i] = lower_float_input(lc, op, op->in[i], fdt);
 		if (op->in[i] >= 0 && in[i] < 0)
 			return -1;
 	}
 	float scale = 0;
-	if (lc->mode == LOWER_INT8 && op->n_in > 0 && in[0] >= 0)
+	enum ir_dtype qdt = DT_I8;
+	if (q && op->n_in > 0 && in[0] >= 0) {
 		scale = lc->tpu->tensors[in[0]].scale;
+		qdt = lc->tpu->tensors[in[0]].dtype;
+	}
 	for (int i = 0; i < op->n_out; i++) {
-		enum ir_dtype dt = lc->mode == LOWER_INT8 ? DT_I8 : lc->top->tensors[op->out[i]].dtype;
+		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
+		enum ir_dtype dt = q ? qdt : tdt == DT_F32 ? fdt : tdt;
 		out[i] = lower_output(lc, op->out[i], dt, scale);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
 	return 0;
 }
 
-/* Int8: a Cast from tensor IN to tensor OUT named NAME. */
-static void emit_cast(struct lower_ctx *lc, const char *name, int in, int out)
+int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 {
-	char *u = xstrdup(name);
-	int k = graph_add_op(lc->tpu, OP_CAST, u, 1, &in, 1, &out);
-	op_set_str(&lc->tpu->ops[k], "to", dtype_name(lc->tpu->tensors[out].dtype));
-	free(u);
+	if (lc->mode != LOWER_INT8)
+		return lower_default(lc, op);
+	if (op->n_in != 1 || op->n_out != 1)
+		return op_error(op, "a lookup table needs one input and one output");
+	int x = lower_act_input(lc, op, op->in[0]);
+	enum ir_dtype dt;
+	float s_out;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+		return -1;
+	(void)s_out;   /* the table's scale is replaced by the lookup's range */
+	enum ir_dtype dx = lc->tpu->tensors[x].dtype;
+	float sx = lc->tpu->tensors[x].scale, xin[256], yout[256];
+	for (int c = 0; c < 256; c++)
+		xin[c] = sx * (float)(dx == DT_U8 ? c : (int8_t)(uint8_t)c);
+	struct kern k = { .g = lc->top, .op = op, .n_in = 1, .n_out = 1, .nthreads = 1,
+			  .in_full_h = 256 };
+	k.in[0] = (struct view){ .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	k.out[0] = (struct view){ .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	if (op_defs[op->type]->run_f32(&k) < 0)
+		return -1;
+	/* The output covers every value the table can give: the largest
+	 * finite |f(x)| over the 256 input codes (u8 when none is negative),
+	 * so the lookup never saturates whatever the calibration saw. */
+	double ymax = 0, ymin = 0;
+	for (int c = 0; c < 256; c++)
+		if (isfinite(yout[c])) {
+			ymax = fmax(ymax, fabs(yout[c]));
+			ymin = fmin(ymin, yout[c]);
+		}
+	dt = lc->signed_only || ymin < 0 ? DT_I8 : DT_U8;
+	s_out = quant_act_scale_dt(ymax, dt);
+	int64_t lut[256];
+	for (int c = 0; c < 256; c++)
+		lut[c] = quant_f32_to_q_one(yout[c], s_out, dt);
+	int y = lower_output(lc, op->out[0], dt, s_out);
+	int o = lower_emit(lc, op, 1, &x, 1, &y);
+	op_set_ints(&lc->tpu->ops[o], "lut", 256, lut);
+	return 0;
 }
 
+/* Graph inputs keep their names and dtypes; the ops that read them in
+ * another dtype get a Cast (lower_act_input, lower_float_input). */
 static int lower_inputs(struct lower_ctx *lc)
 {
 	const struct ir_graph *top = lc->top;
@@ -179,29 +352,12 @@ static int lower_inputs(struct lower_ctx *lc)
 		int k = graph_add_tensor(g, s->name, s->dtype, s->rank, s->shape);
 		g->inputs[i] = k;
 		lc->map[t] = k;
-		if (lc->mode != LOWER_INT8)
-			continue;
-		if (s->dtype != DT_F32)
-			return err_set("graph input '%s': int8 lowering takes f32 inputs, not %s",
-				       s->name, dtype_name(s->dtype));
-		float scale;
-		if (lower_table_scale(lc, NULL, t, &scale) < 0)
-			return -1;
-		size_t n = strlen(s->name) + 8;
-		char *name = xmalloc(n);
-		snprintf(name, n, "%s_i8", s->name);
-		char *u = unique_name(g, name);
-		int q = graph_add_tensor(g, u, DT_I8, s->rank, s->shape);
-		g->tensors[q].scale = scale;
-		snprintf(name, n, "%s_quant", s->name);
-		emit_cast(lc, name, k, q);
-		lc->map[t] = q;
-		free(u);
-		free(name);
 	}
 	return 0;
 }
 
+/* Graph outputs computed in another dtype than their Top one get a Cast
+ * back under the Top name. */
 static int lower_outputs(struct lower_ctx *lc)
 {
 	const struct ir_graph *top = lc->top;
@@ -211,12 +367,13 @@ static int lower_outputs(struct lower_ctx *lc)
 	for (int i = 0; i < top->n_outputs; i++) {
 		int t = top->outputs[i];
 		int k = lower_value(lc, t);
-		if (lc->mode == LOWER_INT8 && g->tensors[k].dtype == DT_I8) {
-			const struct ir_tensor *s = &top->tensors[t];
+		const struct ir_tensor *s = &top->tensors[t];
+		enum ir_dtype dt = g->tensors[k].dtype;
+		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && s->dtype == DT_F32) {
 			int f = graph_add_tensor(g, s->name, DT_F32, s->rank, s->shape);
 			size_t n = strlen(s->name) + 16;
 			char *name = xmalloc(n);
-			snprintf(name, n, "%s_dequant", s->name);
+			snprintf(name, n, "%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_f32");
 			emit_cast(lc, name, k, f);
 			free(name);
 			k = f;
@@ -229,23 +386,65 @@ static int lower_outputs(struct lower_ctx *lc)
 int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 		const struct calib_table *tab, struct ir_graph **tpu)
 {
+	struct lower_opts o = { .tab = tab };
+	return lower_graph_opts(top, chip, mode, &o, tpu);
+}
+
+/* The mode of each Top op: the graph's, or the qtable's.  Fails for a
+ * qtable line naming no op of TOP. */
+static int op_modes(const struct ir_graph *top, enum lower_mode m, const struct qtable *qt,
+		    enum lower_mode *mode)
+{
+	for (int i = 0; i < top->n_ops; i++)
+		mode[i] = m;
+	for (int j = 0; qt && j < qt->n; j++) {
+		int found = 0;
+		for (int i = 0; i < top->n_ops; i++)
+			if (top->ops[i].name && !strcmp(top->ops[i].name, qt->e[j].op)) {
+				mode[i] = qt->e[j].mode;
+				found = 1;
+			}
+		if (!found)
+			return err_set("'%s': line %d: no op '%s' in the graph",
+				       qt->path ? qt->path : "qtable", qt->e[j].line, qt->e[j].op);
+	}
+	return 0;
+}
+
+int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *mode,
+		     const struct lower_opts *opts, struct ir_graph **tpu)
+{
+	const struct calib_table *tab = opts->tab;
 	int m = lower_mode_from_name(mode);
 	if (m < 0)
 		return err_set("unknown mode '%s'", mode);
 	if (!lower_chip_known(chip))
 		return err_set("unknown chip '%s'", chip);
-	if (m == LOWER_INT8 && !tab)
-		return err_set("int8 lowering needs a calibration table");
 	if (top->dialect != DIALECT_TOP)
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
+	enum lower_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
+	if (op_modes(top, (enum lower_mode)m, opts->qt, opmode) < 0) {
+		free(opmode);
+		return -1;
+	}
+	for (int i = 0; i < top->n_ops; i++)
+		if (opmode[i] == LOWER_INT8 && !tab) {
+			free(opmode);
+			return err_set("int8 lowering needs a calibration table");
+		}
 
 	struct lower_ctx lc = {
 		.top = top, .mode = (enum lower_mode)m, .tab = tab,
 		.map = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1)),
+		.alt = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1) * DT_COUNT),
 		.is_output = xcalloc((size_t)top->n_tensors + 1, sizeof(int)),
+		.signed_only = opts->signed_only,
+		.fallback = opts->fallback != LOWER_F32 ? opts->fallback : LOWER_BF16,
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
+	for (size_t i = 0; i < (size_t)(top->n_tensors + 1) * DT_COUNT; i++)
+		lc.alt[i] = -1;
 	for (int i = 0; i < top->n_outputs; i++)
 		lc.is_output[top->outputs[i]] = 1;
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
@@ -258,19 +457,28 @@ int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 	for (int i = 0; rc == 0 && i < top->n_ops; i++) {
 		const struct ir_op *op = &top->ops[i];
 		const struct op_def *d = op_defs[op->type];
-		if (op->type == OP_BATCHNORM)
+		lc.mode = opmode[i];
+		if (op->type == OP_BATCHNORM) {
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
-		else if (!d->lower)
+		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
-		else
+		} else if (!d->lower) {
+			/* no int8 form: a float op in the fallback mode */
+			if (lc.mode == LOWER_INT8)
+				lc.mode = lc.fallback;
+			rc = lower_default(&lc, op);
+		} else {
 			rc = d->lower(&lc, op);
+		}
 	}
 	if (rc == 0)
 		rc = lower_outputs(&lc);
 	if (rc == 0)
 		rc = ir_verify(g);
 	free(lc.map);
+	free(lc.alt);
 	free(lc.is_output);
+	free(opmode);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;
@@ -279,8 +487,100 @@ int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 	return 0;
 }
 
+/* ---- qtables ---- */
+
+void qtable_add(struct qtable *q, const char *op, enum lower_mode mode)
+{
+	grow_array((void **)&q->e, &q->cap, q->n + 1, sizeof *q->e);
+	q->e[q->n].op = xstrdup(op);
+	q->e[q->n].mode = mode;
+	q->e[q->n].line = q->n + 1;
+	q->n++;
+}
+
+void qtable_free(struct qtable *q)
+{
+	if (!q)
+		return;
+	for (int i = 0; i < q->n; i++)
+		free(q->e[i].op);
+	free(q->e);
+	free(q->path);
+	free(q);
+}
+
+int qtable_read(const char *path, struct qtable **out)
+{
+	void *buf;
+	size_t len;
+	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
+	if (file_read_all(path, &buf, &len) < 0)
+		return -1;
+	struct qtable *q = xcalloc(1, sizeof *q);
+	q->path = xstrdup(shown);
+	char *p = buf, *endp = p + len;
+	int line = 0, rc = 0;
+	if (memchr(p, '\0', len))
+		rc = err_set("'%s': not a text file", shown);
+	if (rc == 0 && len > 0 && endp[-1] != '\n')
+		rc = err_set("'%s': truncated: the last line has no newline", shown);
+	while (rc == 0 && p < endp) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p));
+		*nl = '\0';
+		line++;
+		char *s = p;
+		p = nl + 1;
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (*s == '#' || *s == '\0')
+			continue;
+		char *f[3];
+		int n = 0;
+		for (char *tok = strtok(s, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
+			if (n < 3)
+				f[n++] = tok;
+			else
+				n++;
+		int m = n == 2 ? lower_mode_from_name(f[1]) : -1;
+		if (n != 2 || m < 0) {
+			rc = err_set("'%s': line %d: expected 'op_name MODE' with MODE f32, bf16, "
+				     "f16 or int8", shown, line);
+			break;
+		}
+		for (int i = 0; i < q->n; i++)
+			if (!strcmp(q->e[i].op, f[0])) {
+				rc = err_set("'%s': line %d: op '%s' listed twice", shown, line, f[0]);
+				break;
+			}
+		if (rc < 0)
+			break;
+		qtable_add(q, f[0], (enum lower_mode)m);
+		q->e[q->n - 1].line = line;
+	}
+	free(buf);
+	if (rc < 0) {
+		qtable_free(q);
+		return -1;
+	}
+	*out = q;
+	return 0;
+}
+
+int qtable_write(const char *path, const struct qtable *q, const char *comment)
+{
+	struct out_file o;
+	if (out_open(&o, path) < 0)
+		return -1;
+	fprintf(o.fp, "# tpuc qtable (formats/tpuc-quant.5): op_name mode\n");
+	if (comment && !strchr(comment, '\n'))
+		fprintf(o.fp, "# %s\n", comment);
+	for (int i = 0; i < q->n; i++)
+		fprintf(o.fp, "%s %s\n", q->e[i].op, lower_mode_name(q->e[i].mode));
+	return out_commit(&o);
+}
+
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, float s_out)
+		      const struct lower_pc *pc, enum ir_dtype dt, float s_out)
 {
 	int64_t nc = pc->channels, nw = nc * pc->per;
 	float s_in = lc->tpu->tensors[x].scale;
@@ -321,6 +621,6 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
 	free(par);
 	if (rc < 0)
 		return -1;
-	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out);
 	return lower_emit(lc, op, 5, in, 1, &y);
 }

@@ -1,12 +1,19 @@
 /* lower.h - lowering a Top graph to the Tpu dialect for one chip and one
- * mode (f32 or int8).  lower_graph walks the Top ops in order and calls each
- * op's `lower` hook (lib/op.h), which emits Tpu ops through the helpers here.
+ * mode (f32, bf16, f16 or int8), optionally overridden per op by a qtable
+ * (mixed precision).  lower_graph walks the Top ops in order and calls each
+ * op's `lower` hook (lib/op.h) with lc->mode set to that op's mode; the
+ * hook emits Tpu ops through the helpers here, which insert the Casts
+ * between precisions.
  *
  * Tensor naming in the Tpu graph (formats/tpuc-quant.5): every Top tensor
- * keeps its name.  In int8 mode each graph input X stays f32 and a Cast
- * "X_quant" writes its int8 twin "X_i8"; each graph output Y is written as
- * int8 "Y_i8" and a Cast "Y_dequant" gives f32 "Y", so graph inputs and
- * outputs keep their names and dtypes.
+ * keeps its name for the value its producer writes.  Graph inputs and
+ * outputs keep their names and f32 dtype: an int8 op reading f32 (or
+ * bf16/f16) tensor X gets its twin "X_i8" (i8 or u8) from a Cast "X_quant";
+ * a bf16 or f16 op reading X of another dtype gets "X_bf16" or "X_f16" from
+ * a Cast "X_cast_bf16" or "X_cast_f16", an f32 op "X_f32" from "X_cast_f32".
+ * A graph output Y computed in int8, bf16 or f16 is written as "Y_i8",
+ * "Y_bf16" or "Y_f16" and a Cast "Y_dequant" (int8) or "Y_cast_f32" gives
+ * f32 "Y".
  */
 #ifndef TPUC_LOWER_H
 #define TPUC_LOWER_H
@@ -14,29 +21,68 @@
 #include "calib.h"
 #include "ir.h"
 
-enum lower_mode { LOWER_F32, LOWER_INT8 };
+enum lower_mode { LOWER_F32, LOWER_INT8, LOWER_BF16, LOWER_F16, LOWER_MODES };
 
 struct lower_ctx {
 	const struct ir_graph *top;      /* graph being lowered */
 	struct ir_graph *tpu;            /* graph being built */
-	enum lower_mode mode;
-	const struct calib_table *tab;   /* int8: thresholds; NULL for f32 */
+	enum lower_mode mode;            /* mode of the op being lowered */
+	const struct calib_table *tab;   /* int8: thresholds; NULL if no int8 op */
 	int *map;                        /* per Top tensor: its Tpu tensor, -1 none yet */
+	int *alt;                        /* per Top tensor and dtype: its converted
+					    twin (Cast or converted weight), -1 none */
 	int *is_output;                  /* per Top tensor: 1 if a graph output */
+	int signed_only;                 /* int8: 1 keeps every activation i8 (no u8) */
+	enum lower_mode fallback;        /* int8: mode of ops with no int8 form */
+};
+
+/* A qtable (formats/tpuc-quant.5): per-op modes overriding the graph's. */
+struct qtable_entry {
+	char *op;                        /* op name */
+	enum lower_mode mode;
+	int line;                        /* line in the file, for messages */
+};
+struct qtable {
+	char *path;                      /* for messages */
+	int n, cap;
+	struct qtable_entry *e;
+};
+/* Read a qtable: lines "op_name MODE", '#' comments, blank lines.  Errors
+ * name the file and the line. */
+int qtable_read(const char *path, struct qtable **q);
+/* Write Q atomically to PATH (NULL or "-": stdout) with a header comment. */
+int qtable_write(const char *path, const struct qtable *q, const char *comment);
+void qtable_add(struct qtable *q, const char *op, enum lower_mode mode);
+void qtable_free(struct qtable *q);
+
+/* Options of lower_graph_opts beyond chip and mode. */
+struct lower_opts {
+	const struct calib_table *tab;   /* int8: thresholds; NULL for float modes */
+	int signed_only;                 /* int8: no u8 activations */
+	const struct qtable *qt;         /* per-op modes, or NULL */
+	enum lower_mode fallback;        /* int8: the mode of ops with no int8 form
+					    (0, LOWER_F32, means LOWER_BF16) */
 };
 
 /* Lower TOP (dialect top, stage origin or canonical) for CHIP ("tpu-a",
- * "tpu-b") in MODE ("f32", "int8").  TAB gives the activation thresholds and
- * is required for int8 (NULL for f32).  On success *TPU is a new graph at
- * stage lowered, verified.  Errors name the op and, for a missing threshold,
- * the tensor and the table. */
+ * "tpu-b") in MODE ("f32", "bf16", "f16", "int8").  TAB gives the activation
+ * thresholds and is required when any op is int8 (NULL otherwise).  On
+ * success *TPU is a new graph at stage lowered, verified, whose header mode
+ * is MODE.  Errors name the op and, for a missing threshold, the tensor and
+ * the table; a qtable naming an op the graph lacks is refused. */
 int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 		const struct calib_table *tab, struct ir_graph **tpu);
+/* The same with options. */
+int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *mode,
+		     const struct lower_opts *o, struct ir_graph **tpu);
 
 /* 1 if NAME is a chip lower_graph knows. */
 int lower_chip_known(const char *name);
-/* The enum lower_mode for NAME, or -1. */
+/* The enum lower_mode for NAME, or -1; and the name of a mode. */
 int lower_mode_from_name(const char *name);
+const char *lower_mode_name(enum lower_mode m);
+/* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
+enum ir_dtype lower_float_dtype(enum lower_mode m);
 
 /* --- helpers for the op hooks --- */
 
@@ -54,10 +100,25 @@ int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale);
 /* Int8: the activation scale of Top tensor T from the table
  * (threshold / 127).  Fails naming OP, the tensor and the table. */
 int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale);
-/* Int8: the Tpu int8 tensor for Top input T of OP.  Activations are already
- * int8; a float weight used as an activation is quantised per tensor
- * (symmetric, scale max|w| / 127) into a new weight "NAME_i8". */
+/* Int8: the dtype and scale of Top activation T from the table: u8 with
+ * threshold / 255 when its calibrated min is >= 0 (unless signed_only),
+ * else i8 with threshold / 127 (quant_act_dtype).  Fails as
+ * lower_table_scale. */
+int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
+		    enum ir_dtype *dt, float *scale);
+/* Int8: the Tpu int8 tensor for Top input T of OP.  Activations already
+ * i8 or u8 are used as they are; a float activation (f32, bf16, f16: a graph
+ * input, or the output of an op in a float mode) is quantised by a Cast
+ * with the table's dtype and scale; a float weight used as an activation
+ * is quantised per tensor (symmetric, scale max|w| / 127) into a new weight
+ * "NAME_i8". */
 int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t);
+/* Float modes: the Tpu tensor for Top input T of OP computing in float
+ * dtype DT (f32, bf16, f16).  An activation of another dtype goes through
+ * a Cast (dequantising i8/u8 with its scale); an f32 weight is converted
+ * to DT (rounding to nearest even) once, under its own name if free;
+ * non-float tensors are used as they are. */
+int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum ir_dtype dt);
 /* Add a new weight to the Tpu graph, named NAME (made unique with a numeric
  * suffix if taken); returns its index. */
 int lower_weight(struct lower_ctx *lc, const char *name, enum ir_dtype dt, int rank,
@@ -75,14 +136,25 @@ struct lower_pc {
 	int64_t channels, per, cstride, estride;
 };
 /* Int8: emit OP with inputs [X, w (i8, per-channel symmetric), bias, multiplier,
- * shift (i32 [channels] each)] and an i8 output of scale S_OUT, copying OP's
- * attributes.  Returns the Tpu op index, or -1. */
+ * shift (i32 [channels] each)] and an output of dtype DT (i8 or u8) and
+ * scale S_OUT, copying OP's attributes.  Returns the Tpu op index, or -1. */
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, float s_out);
+		      const struct lower_pc *pc, enum ir_dtype dt, float s_out);
 
-/* The default hook: in f32 mode copy the op through; in int8 mode copy it
- * with int8 inputs and outputs that keep input 0's scale (data movement,
- * MaxPool, Relu). */
+/* Int8 hook of elementwise unary ops: a 256-entry lookup table (attribute
+ * lut) from the input's codes to the output's, made by running the op's
+ * float kernel on the 256 dequantised input codes and quantising the
+ * results; the output's scale covers the largest finite |result| (u8 when
+ * no result is negative), so the table needs no threshold for its output
+ * (but the table must list it).  Float modes as lower_default. */
+int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op);
+
+/* The default hook: in float modes copy the op through with its inputs in
+ * the mode's dtype (lower_float_input) and f32 outputs in that dtype; in
+ * int8 mode copy it with quantised inputs and outputs that keep input 0's
+ * dtype and scale (data movement, MaxPool, Relu), unless input 0 is a float
+ * activation (a graph input, or the output of an op in a float mode): then
+ * the op stays in that float dtype. */
 int lower_default(struct lower_ctx *lc, const struct ir_op *op);
 
 #endif

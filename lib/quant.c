@@ -5,9 +5,11 @@
 #include "quant.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
+#include "convert.h"
 #include "ops/opcommon.h"
 
 float quant_act_scale(double threshold)
@@ -15,6 +17,18 @@ float quant_act_scale(double threshold)
 	if (!(threshold >= QUANT_MIN_THRESHOLD))
 		threshold = QUANT_MIN_THRESHOLD;
 	return (float)(threshold / QUANT_QMAX);
+}
+
+enum ir_dtype quant_act_dtype(double min)
+{
+	return min >= 0 ? DT_U8 : DT_I8;
+}
+
+float quant_act_scale_dt(double threshold, enum ir_dtype dt)
+{
+	if (!(threshold >= QUANT_MIN_THRESHOLD))
+		threshold = QUANT_MIN_THRESHOLD;
+	return (float)(threshold / (dt == DT_U8 ? QUANT_UMAX : QUANT_QMAX));
 }
 
 float quant_weight_scale(const float *w, int64_t n)
@@ -46,6 +60,28 @@ void quant_i8_to_f32(const int8_t *q, float *x, int64_t n, float scale)
 {
 	for (int64_t i = 0; i < n; i++)
 		x[i] = scale * (float)q[i];
+}
+
+int quant_f32_to_q_one(float x, float scale, enum ir_dtype dt)
+{
+	int lo, hi;
+	quant_range(dt, &lo, &hi);
+	double v = round((double)x / (double)scale);
+	if (v != v)
+		return 0;
+	return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
+void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, enum ir_dtype dt)
+{
+	for (int64_t i = 0; i < n; i++)
+		quant_put(q, dt, i, quant_f32_to_q_one(x[i], scale, dt));
+}
+
+void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = scale * (float)quant_get(q, dt, i);
 }
 
 /* The shift for REAL: the largest <= 62 with round(REAL * 2^shift) < 2^31. */
@@ -114,6 +150,18 @@ void quant_relu_bounds(const struct ir_op *op, float out_scale, int *lo, int *hi
 		*hi = quant_f32_to_i8_one((float)limit, out_scale);
 }
 
+void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale,
+		      int *lo, int *hi)
+{
+	quant_range(dt, lo, hi);
+	if (!op_int(op, "do_relu", 0))
+		return;
+	*lo = 0;
+	double limit = op_float(op, "relu_limit", 0);
+	if (limit > 0)
+		*hi = quant_f32_to_q_one((float)limit, out_scale, dt);
+}
+
 int quant_check_channel_params(const struct kern *k, int first, int64_t channels)
 {
 	if (first + 2 < k->n_in && k->in[first + 1].data && k->in[first + 2].data) {
@@ -155,10 +203,67 @@ int quant_channel_params(const struct kern *k, int first, int c,
 	return 0;
 }
 
+int quant_run_unary(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (quant_is_float(y->dtype))
+		return quant_run_f32(k);
+	int64_t lut[256];
+	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output");
+	if (op_ints(k->op, "lut", lut, 256) != 256)
+		return op_error(k->op, "int8 attribute lut must hold 256 codes");
+	int lo, hi;
+	quant_range(y->dtype, &lo, &hi);
+	for (int i = 0; i < 256; i++)
+		if (lut[i] < lo || lut[i] > hi)
+			return op_error(k->op, "lut code %lld out of %s range", (long long)lut[i],
+					dtype_name(y->dtype));
+	const uint8_t *xb = x->data;
+	int64_t n = view_numel(y);
+	for (int64_t i = 0; i < n; i++)
+		quant_put(y->data, y->dtype, i, (int)lut[xb[i]]);
+	return 0;
+}
+
 int quant_run_f32(struct kern *k)
 {
 	const struct op_def *d = op_defs[k->op->type];
 	if (!d->run_f32)
 		return op_error(k->op, "no float kernel");
-	return d->run_f32(k);
+	int half = 0;
+	for (int i = 0; i < k->n_in; i++)
+		half |= k->in[i].data && (k->in[i].dtype == DT_BF16 || k->in[i].dtype == DT_F16);
+	for (int i = 0; i < k->n_out; i++)
+		half |= k->out[i].dtype == DT_BF16 || k->out[i].dtype == DT_F16;
+	if (!half)
+		return d->run_f32(k);
+	struct kern w = *k;
+	void *tmp[2 * OP_MAX_IO] = { 0 };
+	for (int i = 0; i < k->n_in; i++) {
+		struct view *v = &w.in[i];
+		if (!v->data || (v->dtype != DT_BF16 && v->dtype != DT_F16))
+			continue;
+		int64_t n = view_numel(v);
+		tmp[i] = xmalloc(sizeof(float) * (size_t)(n + 1));
+		dtype_convert(tmp[i], DT_F32, v->data, v->dtype, n);
+		v->data = tmp[i];
+		v->dtype = DT_F32;
+	}
+	for (int i = 0; i < k->n_out; i++) {
+		struct view *v = &w.out[i];
+		if (v->dtype != DT_BF16 && v->dtype != DT_F16)
+			continue;
+		tmp[OP_MAX_IO + i] = xcalloc((size_t)view_numel(v) + 1, sizeof(float));
+		v->data = tmp[OP_MAX_IO + i];
+		v->dtype = DT_F32;
+	}
+	int rc = d->run_f32(&w);
+	for (int i = 0; i < k->n_out; i++)
+		if (rc == 0 && tmp[OP_MAX_IO + i])
+			dtype_convert(k->out[i].data, k->out[i].dtype, tmp[OP_MAX_IO + i], DT_F32,
+				      view_numel(&k->out[i]));
+	for (int i = 0; i < 2 * OP_MAX_IO; i++)
+		free(tmp[i]);
+	return rc;
 }

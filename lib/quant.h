@@ -28,8 +28,50 @@
 /* Thresholds below this are raised to it, so that no scale is zero. */
 #define QUANT_MIN_THRESHOLD 1e-6
 
+#define QUANT_UMAX 255   /* u8 activations: q in [0, 255], zero point 0 */
+
 /* Activation scale for a calibration threshold: max(t, min) / 127. */
 float quant_act_scale(double threshold);
+/* The activation dtype and scale for a tensor with calibration THRESHOLD
+ * and observed minimum MIN: u8 with max(t, min) / 255 when MIN >= 0 (one
+ * more bit for ReLU-like outputs, still symmetric: zero point 0), else i8
+ * with max(t, min) / 127 (formats/tpuc-quant.5). */
+enum ir_dtype quant_act_dtype(double min);
+float quant_act_scale_dt(double threshold, enum ir_dtype dt);
+
+/* 1 if DT is a float dtype the Tpu kernels compute in f32 (f32, bf16, f16). */
+static inline int quant_is_float(enum ir_dtype dt)
+{
+	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;
+}
+
+/* 1 if DT is a quantised activation dtype (i8 or u8). */
+static inline int quant_is_q(enum ir_dtype dt)
+{
+	return dt == DT_I8 || dt == DT_U8;
+}
+
+/* Representable range of quantised dtype DT: [-128, 127] or [0, 255]. */
+static inline void quant_range(enum ir_dtype dt, int *lo, int *hi)
+{
+	*lo = dt == DT_U8 ? 0 : QUANT_QMIN;
+	*hi = dt == DT_U8 ? QUANT_UMAX : QUANT_QMAX;
+}
+
+/* Element I of an i8 or u8 buffer P. */
+static inline int quant_get(const void *p, enum ir_dtype dt, int64_t i)
+{
+	return dt == DT_U8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+/* Store V (already within DT's range) as element I of an i8 or u8 buffer. */
+static inline void quant_put(void *p, enum ir_dtype dt, int64_t i, int v)
+{
+	if (dt == DT_U8)
+		((uint8_t *)p)[i] = (uint8_t)v;
+	else
+		((int8_t *)p)[i] = (int8_t)v;
+}
 /* Symmetric per-tensor (or per-channel) weight scale: max|w| / 127 over
  * N values; 1/127 when they are all zero. */
 float quant_weight_scale(const float *w, int64_t n);
@@ -40,6 +82,11 @@ int8_t quant_f32_to_i8_one(float x, float scale);
 void quant_f32_to_i8(const float *x, int8_t *q, int64_t n, float scale);
 /* Dequantise: scale * q in float. */
 void quant_i8_to_f32(const int8_t *q, float *x, int64_t n, float scale);
+/* The same for dtype DT (i8 or u8): round_half_away(x / scale) saturated
+ * to DT's range, NaN gives 0; and its inverse scale * q. */
+int quant_f32_to_q_one(float x, float scale, enum ir_dtype dt);
+void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, enum ir_dtype dt);
+void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale);
 
 /* Integer multiplier and right shift for a real multiplier REAL >= 0:
  * mult = round_half_away(REAL * 2^shift) with shift the largest value
@@ -68,9 +115,15 @@ static inline int quant_clamp(int64_t v, int lo, int hi)
 }
 
 /* Requantise an int32 accumulator into [lo, hi]. */
+static inline int quant_requant_int(int32_t acc, int32_t mult, int32_t shift, int lo, int hi)
+{
+	return quant_clamp(quant_round_shift((int64_t)acc * mult, shift), lo, hi);
+}
+
+/* The same into an int8 (bounds within [-128, 127]). */
 static inline int8_t quant_requant(int32_t acc, int32_t mult, int32_t shift, int lo, int hi)
 {
-	return (int8_t)quant_clamp(quant_round_shift((int64_t)acc * mult, shift), lo, hi);
+	return (int8_t)quant_requant_int(acc, mult, shift, lo, hi);
 }
 
 /* Saturating int32 addition (bias onto an accumulator). */
@@ -84,6 +137,10 @@ static inline int32_t quant_add_sat32(int32_t a, int32_t b)
  * do_relu [0, 127], or [0, q(relu_limit)] when relu_limit > 0, q quantising
  * with the output scale OUT_SCALE. */
 void quant_relu_bounds(const struct ir_op *op, float out_scale, int *lo, int *hi);
+/* The same for an output of dtype DT (i8 or u8): DT's range, narrowed by
+ * the fused activation. */
+void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale,
+		      int *lo, int *hi);
 
 /* Per-channel parameters of Conv, Gemm and Scale in either Tpu form: inputs
  * FIRST, FIRST+1, FIRST+2 are bias, multiplier, shift (i32 [C] each; stage
@@ -95,7 +152,16 @@ int quant_channel_params(const struct kern *k, int first, int c,
 /* Check the form and channel count of those parameters once per kernel. */
 int quant_check_channel_params(const struct kern *k, int first, int64_t channels);
 
-/* Tpu ops on f32 tensors reuse the op's float reference kernel (run_f32). */
+/* Tpu ops on float tensors reuse the op's float reference kernel
+ * (run_f32).  With bf16 or f16 tensors (modes bf16, f16) every such input
+ * is widened to f32 exactly, run_f32 computes in f32, and every bf16 or f16
+ * output is rounded to nearest even from the f32 result
+ * (formats/tpuc-quant.5). */
 int quant_run_f32(struct kern *k);
+/* Elementwise unary ops (Sigmoid, SiLU, HardSwish, Tanh, Exp, GELU...):
+ * with float outputs quant_run_f32; in int8 a lookup: y = lut[x & 255],
+ * the attribute lut holding the 256 output codes for the input codes
+ * 0..255 (i8 codes as their two's-complement byte). */
+int quant_run_unary(struct kern *k);
 
 #endif

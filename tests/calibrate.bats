@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # calibrate: the table lists every float activation in graph order with
 # sane numbers, is byte-identical from run to run (and across thread
-# counts), honours -n and --method; errors: usage (exit 2), missing or
-# truncated input, wrong stage, samples that do not fit.  The real-model
+# counts), honours -n and --method (kld, minmax, percentile, mse), takes
+# several sample files, and shards merge into the table of one run byte for
+# byte; a progress bar only on a terminal; errors: usage (exit 2), missing
+# or truncated input, wrong stage, samples that do not fit, bad parts.  The real-model
 # tests run the whole int8 pipeline and check it against float.
 load helpers
 
@@ -74,9 +76,25 @@ y [^ ]+ [^ ]+ [^ ]+$'
 	assert_output --partial '-o TABLE is required'
 	run calibrate -d "$QN/calib.npz" -o "$T/x.table"
 	assert_failure 2
-	run calibrate "$QN/net.top" -d "$QN/calib.npz" --method mse -o "$T/x.table"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" --method entropy -o "$T/x.table"
 	assert_failure 2
-	assert_output --partial "unknown method 'mse'"
+	assert_output --partial "unknown method 'entropy'"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" --method percentile --percentile 0 -o "$T/x.table"
+	assert_failure 2
+	assert_output --partial "--percentile needs a value in (0, 100]"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" --percentile 99 -o "$T/x.table"
+	assert_failure 2
+	assert_output --partial "--percentile goes with --method percentile"
+	for bad in 0/2 3/2 1 1/0 a/b; do
+		run calibrate "$QN/net.top" -d "$QN/calib.npz" --shard $bad -o "$T/x.table"
+		assert_failure 2
+		assert_output --partial "--shard needs K/N with 1 <= K <= N, not '$bad'"
+	done
+	run calibrate --merge -o "$T/x.table"
+	assert_failure 2
+	assert_output --partial '--merge needs at least one PART'
+	run calibrate --merge "$QN/net.top" -d "$QN/calib.npz" -o "$T/x.table"
+	assert_failure 2
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 0 -o "$T/x.table"
 	assert_failure 2
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" --bogus -o "$T/x.table"
@@ -123,6 +141,132 @@ y [^ ]+ [^ ]+ [^ ]+$'
 	[ ! -e "$T/x.table" ]
 }
 
+@test "percentile and mse: thresholds within the range; percentile 100 is minmax" {
+	for m in mse 'percentile --percentile 99.9'; do
+		calibrate "$QN/net.top" -d "$QN/calib.npz" --method $m -o "$T/t.table"
+		run awk '!/^#/ { a = $3 < 0 ? -$3 : $3; m = a > $4 ? a : $4;
+			if (NF != 4 || $2 <= 0 || $2 > m * 1.000001) print "bad: " $0 }' "$T/t.table"
+		assert_output ''
+	done
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --method minmax -o "$T/m.table"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --method percentile --percentile 100 -o "$T/p.table"
+	cmp "$T/m.table" "$T/p.table"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --method percentile --percentile 99 -o "$T/p99.table"
+	run cmp -s "$T/m.table" "$T/p99.table"
+	assert_failure
+}
+
+@test "samples from several files equal the same samples in one" {
+	$PY -c "
+import numpy as np
+x = np.load('$QN/calib.npz')['x']
+np.savez('$T/a.npz', x=x[:3]); np.savez('$T/b.npz', x=x[3:])"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/one.table"
+	calibrate "$QN/net.top" -d "$T/a.npz" -d "$T/b.npz" -o "$T/two.table"
+	cmp "$T/one.table" "$T/two.table"
+	# -n counts across the files
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -n 5 --method minmax -o "$T/n1.table"
+	calibrate "$QN/net.top" -d "$T/a.npz" -d "$T/b.npz" -n 5 --method minmax -o "$T/n2.table"
+	cmp "$T/n1.table" "$T/n2.table"
+}
+
+@test "shards merged give the table of one run, byte for byte, in any order" {
+	for m in kld mse 'percentile --percentile 99.5' minmax; do
+		calibrate "$QN/net.top" -d "$QN/calib.npz" --method $m -o "$T/one.table"
+		for k in 1 2 3; do
+			calibrate "$QN/net.top" -d "$QN/calib.npz" --method $m --shard $k/3 -o "$T/p$k"
+		done
+		head -1 "$T/p1" | grep -qx 'tpuc-calib-stats 1'
+		calibrate --merge "$T/p3" "$T/p1" "$T/p2" -o "$T/merged.table"
+		cmp "$T/one.table" "$T/merged.table"
+	done
+	# two shards over two files
+	$PY -c "
+import numpy as np
+x = np.load('$QN/calib.npz')['x']
+np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
+	calibrate "$QN/net.top" -d "$T/a.npz" -d "$T/b.npz" --shard 1/2 -o "$T/s1"
+	calibrate "$QN/net.top" -d "$T/a.npz" -d "$T/b.npz" --shard 2/2 -o "$T/s2"
+	calibrate --merge "$T/s1" "$T/s2" -o "$T/m2.table"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/kld.table"
+	cmp "$T/kld.table" "$T/m2.table"
+}
+
+@test "merge refuses bad parts and leaves no table" {
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 1/2 -o "$T/p1"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 2/2 --method mse -o "$T/p2"
+	run calibrate --merge "$T/p1" "$T/p2" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/p2': statistics for another method"
+	head -c 300 "$T/p1" >"$T/trunc"
+	run calibrate --merge "$T/p1" "$T/trunc" -o "$T/x.table"
+	assert_failure 1
+	assert_output --regexp "^calibrate: '$T/trunc': "
+	run calibrate --merge "$QN/net.top" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$QN/net.top': not a tpuc calibration statistics file"
+	run calibrate --merge "$T/nope" -o "$T/x.table"
+	assert_failure 1
+	assert_output --partial "cannot open '$T/nope'"
+	[ ! -e "$T/x.table" ]
+}
+
+@test "a progress bar on stderr only when it is a terminal" {
+	run script -qec "calibrate '$QN/net.top' -d '$QN/calib.npz' -o '$T/t.table'" /dev/null
+	assert_success
+	assert_output --partial '] 16/16 samples'
+	assert_output --partial 'calibrate: ['
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/u.table"
+	assert_output ''
+	cmp "$T/t.table" "$T/u.table"
+}
+
+@test "--search-qtable: the fewest ops in float that reach the cosine" {
+	# a goal the all-int8 graph reaches: an empty qtable
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/e.qt" --expected-cos 0.9
+	assert_success
+	assert_output --regexp '^calibrate: 0 of [0-9]+ ops in f32: cosine '
+	run grep -v '^#' "$T/e.qt"
+	assert_output ''
+	# a goal it does not: some ops in f32, and top2tpu reaches the goal
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" \
+		--expected-cos 0.99999 --search-samples 6
+	assert_success
+	assert_output --regexp '^calibrate: [1-9][0-9]* of [0-9]+ ops in f32: cosine '
+	run grep -cv '^#' "$T/q.qt"
+	[ "$output" -ge 1 ]
+	grep -v '^#' "$T/q.qt" | awk 'NF != 2 || $2 != "f32" { exit 1 }'
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	for i in 0 3; do
+		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
+		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
+		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		run npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0.9999,0
+		assert_success
+	done
+	# deterministic, and --keep-mode bf16 keeps ops in bf16
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t2.table" --search-qtable "$T/q2.qt" \
+		--expected-cos 0.99999 --search-samples 6 2>/dev/null
+	cmp "$T/q.qt" "$T/q2.qt"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t3.table" --search-qtable "$T/b.qt" \
+		--expected-cos 0.999 --keep-mode bf16 2>/dev/null
+	grep -v '^#' "$T/b.qt" | awk 'NF != 2 || $2 != "bf16" { exit 1 }'
+}
+
+@test "--search-qtable usage errors" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --expected-cos 2
+	assert_failure 2
+	assert_output --partial "--expected-cos needs a cosine in (-1, 1], not '2'"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --keep-mode int8
+	assert_failure 2
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --chip tpu-z
+	assert_failure 2
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 1/2 -o "$T/p" --search-qtable "$T/q.qt"
+	assert_failure 2
+	assert_output --partial "--search-qtable needs the whole table"
+	[ ! -e "$T/q.qt" ] && [ ! -e "$T/p" ]
+}
+
 # int8_cosine MODEL: the whole int8 pipeline on a real model; prints the
 # cosine of the int8 output against the Top F32 one.
 int8_cosine() {
@@ -151,4 +295,23 @@ int8_cosine() {
 	assert_success
 	echo "cosine $output" >&3
 	awk -v c="$output" 'BEGIN { exit !(c >= 0.95) }'
+}
+
+@test "resnet18: two shards merge into the table of one run; bf16 and f16 close to float" {
+	need_models resnet18
+	local M=$MODELS/resnet18
+	onnx2top "$M/model.onnx" | top-opt -o "$T/m.top"
+	calibrate "$T/m.top" -d "$M/calib.npz" -o "$T/one.table"
+	calibrate "$T/m.top" -d "$M/calib.npz" --shard 1/2 -o "$T/p1"
+	calibrate "$T/m.top" -d "$M/calib.npz" --shard 2/2 -o "$T/p2"
+	calibrate --merge "$T/p2" "$T/p1" -o "$T/merged.table"
+	cmp "$T/one.table" "$T/merged.table"
+	ir-run "$T/m.top" -i "$M/input.npz" -o "$T/f.npz"
+	for m in bf16:0.999 f16:0.9999; do
+		top2tpu "$T/m.top" --chip tpu-a --mode ${m%:*} -o "$T/h.tpu"
+		ir-run "$T/h.tpu" -i "$M/input.npz" -o "$T/h.npz"
+		run npz-compare "$T/f.npz" "$T/h.npz" --tolerance ${m#*:},0
+		echo "${m%:*}: $(echo "$output" | awk 'NR == 2 { print $3 }')" >&3
+		assert_success
+	done
 }

@@ -69,6 +69,126 @@ PYEOF
 	assert_output --partial 'only in B: x_i8'
 }
 
+@test "int8: activations with min >= 0 are u8 (T / 255), others i8; --signed-only" {
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" -o "$T/q.tpu"
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --signed-only -o "$T/s.tpu"
+	$PY - "$T/q.tpu" "$T/s.tpu" "$QN/net.table" <<'PYEOF'
+import struct, sys, msgpack
+def tensors(p):
+    b = open(p, 'rb').read()
+    g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
+    return {t['name']: t for t in g['tensors']}
+q, s = tensors(sys.argv[1]), tensors(sys.argv[2])
+tab = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in open(sys.argv[3]) if l[0] != '#'}
+bad = []
+for name, (th, mn, mx) in tab.items():
+    t = q.get(name + '_i8') or q.get(name)
+    want = ('u8', th / 255) if mn >= 0 else ('i8', th / 127)
+    if t['dtype'] != want[0] or abs(t['scale'] - want[1]) > 1e-6 * want[1]:
+        bad.append('%s: %s %g, want %s %g' % (name, t['dtype'], t['scale'], *want))
+assert any(t['dtype'] == 'u8' for t in q.values()), 'no u8 at all'
+bad += [n for n, t in s.items() if t['dtype'] == 'u8']
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PYEOF
+	# the u8 graph through the whole pipe: tpu-sim equals ir-run bit for bit
+	ir-run "$T/q.tpu" -i "$QN/input.npz" -o "$T/ir.npz"
+	weight-reorder "$T/q.tpu" | layergroup | addr-assign 2>/dev/null | codegen -o "$T/q.tmodel"
+	tpu-sim "$T/q.tmodel" -i "$QN/input.npz" -o "$T/sim.npz" >/dev/null
+	cmp "$T/ir.npz" "$T/sim.npz"
+	# one more bit for the first ReLU output: closer to float
+	ir-run "$QN/net.top" -i "$QN/input.npz" -o "$T/f.npz" --dump-all
+	ir-run "$T/q.tpu" -i "$QN/input.npz" -o "$T/u.npz" --dump-all
+	ir-run "$T/s.tpu" -i "$QN/input.npz" -o "$T/s.npz" --dump-all
+	cu=$(npz-compare "$T/f.npz" "$T/u.npz" --tolerance 0,0 2>/dev/null | awk '$1 == "r1" { print $5 }')
+	cs=$(npz-compare "$T/f.npz" "$T/s.npz" --tolerance 0,0 2>/dev/null | awk '$1 == "r1" { print $5 }')
+	awk -v u="$cu" -v s="$cs" 'BEGIN { exit !(u > s + 1) }'
+}
+
+@test "bf16 and f16: float tensors in the mode's dtype, Casts at the edges, close to float" {
+	ir-run "$QN/net.top" -i "$QN/input.npz" -o "$T/f.npz"
+	for m in bf16 f16; do
+		run top2tpu "$QN/net.top" --chip tpu-a --mode $m -o "$T/$m.tpu"
+		assert_success
+		run irmeta "$T/$m.tpu"
+		assert_output "tpu lowered tpu-a $m"
+		run irdump "$T/$m.tpu"
+		assert_output --regexp "op Cast x_cast_$m in=x out=x_$m"
+		assert_output --regexp "op Cast y_cast_f32 in=y_$m out=y "
+		assert_output --regexp "op Conv conv1 in=x_$m,w1,b1 out=r1"
+		$PY - "$T/$m.tpu" $m <<'PYEOF'
+import struct, sys, msgpack
+b = open(sys.argv[1], 'rb').read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
+bad = [t['name'] for t in g['tensors'] if t['dtype'] not in (sys.argv[2], 'i64', 'i32')
+       and t['name'] not in ('x', 'y')]
+print(bad)
+sys.exit(1 if bad else 0)
+PYEOF
+		ir-run "$T/$m.tpu" -i "$QN/input.npz" -o "$T/$m.npz"
+		tol=0.999; [ $m = f16 ] && tol=0.9999
+		run npz-compare "$T/f.npz" "$T/$m.npz" --tolerance $tol,0.9
+		assert_success
+		# through the whole pipe, tpu-sim agrees bit for bit
+		weight-reorder "$T/$m.tpu" | layergroup | addr-assign 2>/dev/null | codegen -o "$T/$m.tmodel"
+		tpu-sim "$T/$m.tmodel" -i "$QN/input.npz" -o "$T/$m.sim.npz" >/dev/null
+		cmp "$T/$m.npz" "$T/$m.sim.npz"
+	done
+}
+
+@test "--qtable: per-op modes with Casts between precisions" {
+	printf '# keep the first conv in f32, the add in bf16\nconv1 f32\nadd bf16\n\nfc f16\n' >"$T/q.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	assert_success
+	run irdump "$T/m.tpu"
+	assert_output --regexp 'op Conv conv1 in=x,w1,b1 out=r1 '
+	assert_output --regexp 'op Cast r1_quant in=r1 out=r1_i8'
+	assert_output --regexp 'op Cast r1_cast_bf16 in=r1 out=r1_bf16'
+	assert_output --regexp 'op Cast c2_cast_bf16 in=c2 out=c2_bf16'
+	assert_output --regexp 'op Add add in=r1_bf16,c2_bf16 out=r2 '
+	assert_output --regexp 'op Cast y_cast_f32 in=y_f16 out=y '
+	ir-run "$QN/net.top" -i "$QN/input.npz" -o "$T/f.npz"
+	ir-run "$T/m.tpu" -i "$QN/input.npz" -o "$T/m.npz"
+	run npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0.999,0.9
+	assert_success
+	weight-reorder "$T/m.tpu" | layergroup | addr-assign 2>/dev/null | codegen -o "$T/m.tmodel"
+	tpu-sim "$T/m.tmodel" -i "$QN/input.npz" -o "$T/m.sim.npz" >/dev/null
+	cmp "$T/m.npz" "$T/m.sim.npz"
+	# a float graph with one op in int8 needs the table
+	printf 'conv2 int8\n' >"$T/i.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode bf16 --qtable "$T/i.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$T/i.qt' puts ops in int8: --calib TABLE is needed"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode bf16 --qtable "$T/i.qt" --calib "$QN/net.table" -o "$T/i.tpu"
+	assert_success
+	run irdump "$T/i.tpu"
+	assert_output --regexp 'op Cast r1_quant in=r1 out=r1_i8'
+	assert_output --regexp 'op Cast c2_cast_bf16 in=c2 out=c2_bf16'
+}
+
+@test "bad qtables are refused naming the file and the line" {
+	printf 'conv1 f32\nnosuchop int8\n' >"$T/a.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --qtable "$T/a.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$QN/net.top': '$T/a.qt': line 2: no op 'nosuchop' in the graph"
+	printf 'conv1 int4\n' >"$T/b.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f32 --qtable "$T/b.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$T/b.qt': line 1: expected 'op_name MODE' with MODE f32, bf16, f16 or int8"
+	printf 'conv1 f32\nconv1 bf16\n' >"$T/c.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f32 --qtable "$T/c.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$T/c.qt': line 2: op 'conv1' listed twice"
+	printf 'conv1 f32' >"$T/d.qt"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f32 --qtable "$T/d.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output --partial "truncated"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f32 --qtable "$T/none.qt" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output --partial "cannot open '$T/none.qt'"
+	[ ! -e "$T/x.tpu" ]
+}
+
 @test "int8 lowering is deterministic" {
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" -o "$T/a.tpu"
 	top2tpu - --chip tpu-a --mode int8 --calib "$QN/net.table" <"$QN/net.top" >"$T/b.tpu"
@@ -136,7 +256,7 @@ PYEOF
 	assert_output "top2tpu: '$T/bad.table': line 1: expected 'name threshold min max'"
 }
 
-@test "unfolded BatchNormalization, uneven AveragePool, int8 MatMul are refused by name" {
+@test "unfolded BatchNormalization and uneven AveragePool are refused by name; int8 MatMul runs in bf16" {
 	onnx2top "$FX/bn_alone.onnx" -o "$T/bn.top"
 	run top2tpu "$T/bn.top" --chip tpu-a --mode f32
 	assert_failure 1
@@ -158,7 +278,9 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys
 PYEOF
 	onnx2top "$T/mm.onnx" -o "$T/mm.top"
 	printf 'x 1 -1 1\ny 4 -4 4\n' >"$T/mm.table"
-	run top2tpu "$T/mm.top" --chip tpu-a --mode int8 --calib "$T/mm.table"
-	assert_failure 1
-	assert_output --partial "op 'mm' (MatMul): no int8 lowering"
+	run top2tpu "$T/mm.top" --chip tpu-a --mode int8 --calib "$T/mm.table" -o "$T/mm.tpu"
+	assert_success
+	run irdump "$T/mm.tpu"
+	assert_output --regexp 'op Cast x_cast_bf16 in=x out=x_bf16'
+	assert_output --regexp 'op MatMul mm in=x_bf16,w out=y_bf16'
 }

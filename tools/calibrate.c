@@ -1,5 +1,6 @@
 /* calibrate - run a Top graph over sample inputs and write the calibration
- * table of activation thresholds (formats/tpuc-calib.5).
+ * table of activation thresholds, or one shard's partial statistics, or
+ * merge partial statistics into the table (formats/tpuc-calib.5).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -8,11 +9,17 @@
 
 #include "base.h"
 #include "calib.h"
+#include "calib_search.h"
 #include "ir.h"
 #include "npz.h"
 
 static const char usage[] =
-	"usage: calibrate IN -d SAMPLES.npz [-n N] [--method kld|minmax] [-j THREADS] -o TABLE\n";
+	"usage: calibrate IN -d SAMPLES.npz [-d MORE.npz...] [-n N]\n"
+	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
+	"                 [--shard K/N] [-j THREADS] -o TABLE|PART\n"
+	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
+	"                  [--chip CHIP] [--keep-mode f32|bf16|f16]]\n"
+	"       calibrate --merge PART... -o TABLE\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -30,31 +37,117 @@ static long long parse_count(const char *s)
 	return end == s || *end || v < 1 ? -1 : v;
 }
 
+/* "K/N" with 1 <= K <= N; 0 on success. */
+static int parse_shard(const char *s, int *k, int *n)
+{
+	char *slash, *end;
+	long long a = strtoll(s, &slash, 10), b;
+	if (slash == s || *slash != '/')
+		return -1;
+	b = strtoll(slash + 1, &end, 10);
+	if (end == slash + 1 || *end || a < 1 || b < 1 || a > b || b > 1000000)
+		return -1;
+	*k = (int)a;
+	*n = (int)b;
+	return 0;
+}
+
+/* calibrate --merge PART... -o TABLE */
+static int merge(int n, char **parts, const char *out, int nthreads)
+{
+	struct calib_stats *acc = NULL, *st = NULL;
+	struct calib_table *t = NULL;
+	int rc = 1;
+	for (int i = 0; i < n; i++) {
+		if (calib_stats_read(parts[i], i ? &st : &acc) < 0)
+			goto fail;
+		if (i && calib_stats_merge(acc, st, parts[i]) < 0)
+			goto fail;
+		calib_stats_free(st);
+		st = NULL;
+	}
+	if (calib_stats_table(acc, nthreads, &t) < 0 ||
+	    calib_table_write_named(out, t, acc->graph) < 0)
+		goto fail;
+	rc = 0;
+	goto done;
+fail:
+	fprintf(stderr, "calibrate: %s\n", err_msg());
+done:
+	calib_stats_free(acc);
+	calib_stats_free(st);
+	calib_table_free(t);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "method", required_argument, NULL, 'm' },
+		{ "percentile", required_argument, NULL, 'p' },
+		{ "shard", required_argument, NULL, 's' },
+		{ "merge", no_argument, NULL, 'M' },
+		{ "search-qtable", required_argument, NULL, 'Q' },
+		{ "expected-cos", required_argument, NULL, 'C' },
+		{ "search-samples", required_argument, NULL, 'S' },
+		{ "chip", required_argument, NULL, 'c' },
+		{ "keep-mode", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *data = NULL;
+	const char *out = NULL;
+	/* static: still reachable (not a leak) when a usage error returns early */
+	static const char **data;
+	data = xcalloc((size_t)argc + 1, sizeof *data);
+	int ndata = 0, merging = 0, pct_given = 0;
+	const char *qfile = NULL;
+	struct calib_search_opts so = {
+		.chip = "tpu-a", .mode = LOWER_INT8, .keep = LOWER_F32, .expected_cos = 0.99,
+		.samples = 4, .nthreads = 1, .prog = "calibrate",
+	};
 	/* One thread by default: per-op work is small at batch 1, and idle
 	 * OpenMP threads spinning between ops cost more than they save on a
 	 * busy machine (resnet18, 32 samples: 2.4 s with 1, 11 s with 2). */
 	struct calib_opts opts = {
-		.method = CALIB_KLD, .nthreads = 1,
+		.method = CALIB_KLD, .percentile = 99.99, .nthreads = 1,
 		.progress = isatty(2), .prog = "calibrate",
 	};
 	int c;
 	long long v;
+	char *end;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		case 'd': data = optarg; break;
+		case 'd': data[ndata++] = optarg; break;
 		case 'o': out = optarg; break;
+		case 'M': merging = 1; break;
+		case 'Q': qfile = optarg; break;
+		case 'C':
+			so.expected_cos = strtod(optarg, &end);
+			if (end == optarg || *end || !(so.expected_cos > -1 && so.expected_cos <= 1))
+				return usage_error("--expected-cos needs a cosine in (-1, 1], not '%s'",
+						   optarg);
+			break;
+		case 'S':
+			if ((v = parse_count(optarg)) < 0)
+				return usage_error("--search-samples needs a positive count, not '%s'",
+						   optarg);
+			so.samples = v;
+			break;
+		case 'c':
+			if (!lower_chip_known(optarg))
+				return usage_error("unknown chip '%s'", optarg);
+			so.chip = optarg;
+			break;
+		case 'K':
+			v = lower_mode_from_name(optarg);
+			if (v < 0 || v == LOWER_INT8)
+				return usage_error("--keep-mode needs f32, bf16 or f16, not '%s'", optarg);
+			so.keep = (enum lower_mode)v;
+			break;
 		case 'n':
 			if ((v = parse_count(optarg)) < 0)
 				return usage_error("-n needs a positive count, not '%s'", optarg);
@@ -65,50 +158,107 @@ int main(int argc, char **argv)
 				return usage_error("-j needs a thread count, not '%s'", optarg);
 			opts.nthreads = (int)v;
 			break;
+		case 'p':
+			opts.percentile = strtod(optarg, &end);
+			if (end == optarg || *end || !(opts.percentile > 0 && opts.percentile <= 100))
+				return usage_error("--percentile needs a value in (0, 100], not '%s'",
+						   optarg);
+			pct_given = 1;
+			break;
+		case 's':
+			if (parse_shard(optarg, &opts.shard, &opts.nshards) < 0)
+				return usage_error("--shard needs K/N with 1 <= K <= N, not '%s'", optarg);
+			break;
 		case 'm':
 			if (!strcmp(optarg, "kld"))
 				opts.method = CALIB_KLD;
 			else if (!strcmp(optarg, "minmax"))
 				opts.method = CALIB_MINMAX;
+			else if (!strcmp(optarg, "percentile"))
+				opts.method = CALIB_PERCENTILE;
+			else if (!strcmp(optarg, "mse"))
+				opts.method = CALIB_MSE;
 			else
-				return usage_error("unknown method '%s' (kld or minmax)", optarg);
+				return usage_error("unknown method '%s' (kld, minmax, percentile or mse)",
+						   optarg);
 			break;
 		default:
 			if (optopt && strchr("dnjo", optopt))
 				return usage_error("option '-%s' needs an argument",
 						   (char[]){ (char)optopt, 0 });
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
 		}
+	}
+	if (!out)
+		return usage_error("%s", merging ? "-o TABLE is required" : "-o TABLE is required");
+	if (merging) {
+		if (ndata || opts.nshards)
+			return usage_error("%s", "--merge takes partial statistics only (no -d or --shard)");
+		if (argc - optind < 1)
+			return usage_error("%s", "--merge needs at least one PART");
+		return merge(argc - optind, argv + optind, out, opts.nthreads);
 	}
 	if (argc - optind != 1)
 		return usage_error("%s", argc - optind ? "one input IR expected" : "no input IR given");
-	if (!data)
+	if (!ndata)
 		return usage_error("%s", "-d SAMPLES.npz is required");
-	if (!out)
-		return usage_error("%s", "-o TABLE is required");
+	if (pct_given && opts.method != CALIB_PERCENTILE)
+		return usage_error("%s", "--percentile goes with --method percentile");
+	if (qfile && opts.nshards)
+		return usage_error("%s", "--search-qtable needs the whole table, not a --shard");
 	const char *in = argv[optind];
 
 	struct ir_graph *g = NULL;
+	struct calib_stats *st = NULL;
 	struct calib_table *t = NULL;
-	struct npz z = { 0 };
+	struct qtable *qt = NULL;
+	struct npz *z = xcalloc((size_t)ndata, sizeof *z);
 	int rc = 1;
 	if (ir_read(in, &g) < 0 ||
-	    ir_expect(g, in, DIALECT_TOP, 1u << STAGE_ORIGIN | 1u << STAGE_CANONICAL) < 0 ||
-	    npz_read(data, &z) < 0)
+	    ir_expect(g, in, DIALECT_TOP, 1u << STAGE_ORIGIN | 1u << STAGE_CANONICAL) < 0)
 		goto fail;
-	if (calib_run(g, &z, data, &opts, &t) < 0) {
+	for (int i = 0; i < ndata; i++)
+		if (npz_read(data[i], &z[i]) < 0)
+			goto fail;
+	if (calib_collect(g, ndata, z, data, &opts, &st) < 0) {
 		err_prefix("'%s'", strcmp(in, "-") ? in : "<stdin>");
 		goto fail;
 	}
-	if (calib_table_write(out, t, g) < 0)
+	if (opts.nshards ? calib_stats_write(out, st) < 0
+			 : calib_stats_table(st, opts.nthreads, &t) < 0 ||
+			   calib_table_write(out, t, g) < 0)
 		goto fail;
+	if (qfile) {
+		struct calib_search_result res = { 0 };
+		char note[200];
+		so.nthreads = opts.nthreads;
+		so.progress = opts.progress;
+		if (opts.max_samples > 0 && opts.max_samples < so.samples)
+			so.samples = opts.max_samples;
+		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
+			err_prefix("'%s': search", strcmp(in, "-") ? in : "<stdin>");
+			goto fail;
+		}
+		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
+			 res.kept, res.candidates, lower_mode_name(so.keep), res.cos,
+			 lower_mode_name(so.mode), res.base_cos, so.expected_cos);
+		if (qtable_write(qfile, qt, note) < 0)
+			goto fail;
+		fprintf(stderr, "calibrate: %s%s\n", note,
+			res.reached ? "" : " (not reached even with every candidate kept)");
+	}
 	rc = 0;
 	goto done;
 fail:
 	fprintf(stderr, "calibrate: %s\n", err_msg());
 done:
 	calib_table_free(t);
-	npz_free(&z);
+	qtable_free(qt);
+	calib_stats_free(st);
+	for (int i = 0; i < ndata; i++)
+		npz_free(&z[i]);
+	free(z);
+	free(data);
 	graph_free(g);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* top2tpu - lower Top IR (stage canonical or origin) to Tpu IR for one chip
- * and one mode (f32 or int8 with a calibration table).
+ * and one mode (f32, bf16, f16, or int8 with a calibration table), with
+ * per-op modes from a qtable for mixed precision.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "lower.h"
 
 static const char usage[] =
-	"usage: top2tpu [IN] --chip tpu-a|tpu-b --mode f32|int8 [--calib TABLE] [-o OUT]\n";
+	"usage: top2tpu [IN] --chip tpu-a|tpu-b --mode f32|bf16|f16|int8 [--calib TABLE]\n"
+	"               [--qtable QTABLE] [--signed-only] [-o OUT]\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -27,10 +29,13 @@ int main(int argc, char **argv)
 		{ "chip", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "calib", required_argument, NULL, 't' },
+		{ "signed-only", no_argument, NULL, 's' },
+		{ "qtable", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *chip = NULL, *mode = NULL, *table = NULL;
+	const char *out = NULL, *chip = NULL, *mode = NULL, *table = NULL, *qfile = NULL;
+	struct lower_opts lo = { 0 };
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -42,6 +47,8 @@ int main(int argc, char **argv)
 		case 'c': chip = optarg; break;
 		case 'm': mode = optarg; break;
 		case 't': table = optarg; break;
+		case 's': lo.signed_only = 1; break;
+		case 'q': qfile = optarg; break;
 		case ':':
 		default:
 			if (optopt)
@@ -60,20 +67,32 @@ int main(int argc, char **argv)
 		return usage_error("unknown chip '%s' (tpu-a or tpu-b)", chip);
 	int m = lower_mode_from_name(mode);
 	if (m < 0)
-		return usage_error("unknown mode '%s' (f32 or int8)", mode);
+		return usage_error("unknown mode '%s' (f32, bf16, f16 or int8)", mode);
 	if (m == LOWER_INT8 && !table)
 		return usage_error("%s", "--mode int8 needs --calib TABLE");
 	const char *in = argc > optind ? argv[optind] : "-";
 
 	struct ir_graph *top = NULL, *tpu = NULL;
 	struct calib_table *tab = NULL;
+	struct qtable *qt = NULL;
 	int rc = 1;
 	if (ir_read(in, &top) < 0 ||
 	    ir_expect(top, in, DIALECT_TOP, 1u << STAGE_ORIGIN | 1u << STAGE_CANONICAL) < 0)
 		goto fail;
-	if (table && m == LOWER_INT8 && calib_table_read(table, &tab) < 0)
+	if (qfile && qtable_read(qfile, &qt) < 0)
 		goto fail;
-	if (lower_graph(top, chip, mode, tab, &tpu) < 0) {
+	int int8 = m == LOWER_INT8;
+	for (int i = 0; qt && i < qt->n; i++)
+		int8 |= qt->e[i].mode == LOWER_INT8;
+	if (int8 && !table) {
+		fprintf(stderr, "top2tpu: '%s' puts ops in int8: --calib TABLE is needed\n", qfile);
+		goto done;
+	}
+	if (table && int8 && calib_table_read(table, &tab) < 0)
+		goto fail;
+	lo.tab = tab;
+	lo.qt = qt;
+	if (lower_graph_opts(top, chip, mode, &lo, &tpu) < 0) {
 		err_prefix("'%s'", strcmp(in, "-") ? in : "<stdin>");
 		goto fail;
 	}
@@ -87,5 +106,6 @@ done:
 	graph_free(top);
 	graph_free(tpu);
 	calib_table_free(tab);
+	qtable_free(qt);
 	return rc;
 }

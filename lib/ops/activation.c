@@ -40,31 +40,39 @@ static int clip_f32(struct kern *k)
  * (formats/tpuc-quant.5). */
 static int clamp_i8(struct kern *k, int lo, int hi)
 {
-	if (k->in[0].dtype != DT_I8 || k->out[0].dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 input and output");
-	const int8_t *x = k->in[0].data;
-	int8_t *y = k->out[0].data;
+	enum ir_dtype dt = k->in[0].dtype;
+	if (!quant_is_q(dt) || k->out[0].dtype != dt)
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and the same output");
+	const void *x = k->in[0].data;
+	void *y = k->out[0].data;
 	int64_t n = view_numel(&k->out[0]);
-	for (int64_t i = 0; i < n; i++)
-		y[i] = (int8_t)(x[i] < lo ? lo : x[i] > hi ? hi : x[i]);
+	for (int64_t i = 0; i < n; i++) {
+		int v = quant_get(x, dt, i);
+		quant_put(y, dt, i, v < lo ? lo : v > hi ? hi : v);
+	}
 	return 0;
 }
 
 static int relu_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
-	return clamp_i8(k, 0, QUANT_QMAX);
+	return clamp_i8(k, 0, QUANT_UMAX);
 }
 
 static int clip_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	float s = k->in[0].scale;
+	enum ir_dtype dt = k->in[0].dtype;
 	const struct ir_attr *mn = op_attr(k->op, "min"), *mx = op_attr(k->op, "max");
-	int lo = mn ? quant_f32_to_i8_one((float)op_float(k->op, "min", 0), s) : QUANT_QMIN;
-	int hi = mx ? quant_f32_to_i8_one((float)op_float(k->op, "max", 0), s) : QUANT_QMAX;
+	int lo, hi;
+	quant_range(dt, &lo, &hi);
+	if (mn)
+		lo = quant_f32_to_q_one((float)op_float(k->op, "min", 0), s, dt);
+	if (mx)
+		hi = quant_f32_to_q_one((float)op_float(k->op, "max", 0), s, dt);
 	return clamp_i8(k, lo, hi);
 }
 

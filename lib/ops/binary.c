@@ -90,10 +90,11 @@ static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 		return lower_default(lc, op);
 	int in[2];
 	float s_out;
+	enum ir_dtype dt;
 	for (int i = 0; i < 2; i++)
 		if ((in[i] = lower_act_input(lc, op, op->in[i])) < 0)
 			return -1;
-	if (lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	if (lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	double sa = lc->tpu->tensors[in[0]].scale, sb = lc->tpu->tensors[in[1]].scale;
 	double real[2] = { sa / s_out, sb / s_out };
@@ -105,7 +106,7 @@ static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 		snprintf(why, sizeof why, "%s", err_msg());
 		return op_error(op, "%s", why);
 	}
-	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out);
 	int k = lower_emit(lc, op, 2, in, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	if (mul) {
@@ -131,11 +132,11 @@ static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
 /* The int8 kernel for both, with numpy broadcasting over the views. */
 static int binary_tpu(struct kern *k, int mul)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	if (a->dtype != DT_I8 || b->dtype != DT_I8 || y->dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 inputs and output");
+	if (!quant_is_q(a->dtype) || !quant_is_q(b->dtype) || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 inputs and output");
 	int64_t ma = 0, mb = 0, mv[2];
 	if (mul) {
 		ma = op_int(k->op, "multiplier", -1);
@@ -151,9 +152,7 @@ static int binary_tpu(struct kern *k, int mul)
 		return op_error(k->op, "int8 attributes %s and rshift missing or out of range",
 				mul ? "multiplier" : "multipliers");
 	int lo, hi;
-	quant_relu_bounds(k->op, y->scale, &lo, &hi);
-	const int8_t *ad = a->data, *bd = b->data;
-	int8_t *yd = y->data;
+	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
 	int64_t n = view_numel(y);
 	if (n == 0)
 		return 0;
@@ -169,11 +168,12 @@ static int binary_tpu(struct kern *k, int mul)
 			oa += i * sa[d];
 			ob += i * sb[d];
 		}
-		int8_t *yp = yd + o * inner;
 		for (int64_t i = 0; i < inner; i++) {
-			int64_t x1 = ad[oa + i * sa[r - 1]], x2 = bd[ob + i * sb[r - 1]];
+			int64_t x1 = quant_get(a->data, a->dtype, oa + i * sa[r - 1]);
+			int64_t x2 = quant_get(b->data, b->dtype, ob + i * sb[r - 1]);
 			int64_t acc = mul ? x1 * x2 * ma : x1 * ma + x2 * mb;
-			yp[i] = (int8_t)quant_clamp(quant_round_shift(acc, shift), lo, hi);
+			quant_put(y->data, y->dtype, o * inner + i,
+				  quant_clamp(quant_round_shift(acc, shift), lo, hi));
 		}
 	}
 	return 0;

@@ -2,6 +2,7 @@
  * formats/tpuc-ir.5).  In the Tpu dialect it quantises float to integer and
  * back using the tensors' scale and zero point (formats/tpuc-quant.5).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "convert.h"
@@ -29,17 +30,32 @@ static int cast_f32(struct kern *k)
 	return 0;
 }
 
-/* Tpu dialect: f32 to i8 quantises with the output's scale, i8 to f32
- * dequantises with the input's (lib/quant.h); other pairs convert by value. */
+/* Tpu dialect: f32 (bf16, f16) to i8 or u8 quantises with the output's
+ * scale, i8 or u8 to f32 (bf16, f16) dequantises with the input's
+ * (lib/quant.h); other pairs, and integer tensors without a scale, convert
+ * by value (f32 to bf16/f16 rounding to nearest even). */
 static int cast_tpu(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int64_t n = view_numel(y);
-	if (x->dtype == DT_F32 && y->dtype == DT_I8)
-		quant_f32_to_i8(x->data, y->data, n, y->scale);
-	else if (x->dtype == DT_I8 && y->dtype == DT_F32)
-		quant_i8_to_f32(x->data, y->data, n, x->scale);
-	else
+	if (x->dtype == DT_F32 && quant_is_q(y->dtype) && y->scale != 0) {
+		quant_f32_to_q(x->data, y->data, n, y->scale, y->dtype);
+	} else if (quant_is_q(x->dtype) && x->scale != 0 && y->dtype == DT_F32) {
+		quant_q_to_f32(x->data, x->dtype, y->data, n, x->scale);
+	} else if ((quant_is_float(x->dtype) && quant_is_q(y->dtype) && y->scale != 0) ||
+		   (quant_is_q(x->dtype) && x->scale != 0 && quant_is_float(y->dtype))) {
+		/* bf16/f16 <-> i8/u8 (mixed precision): through f32, exactly as
+		 * the two Casts would */
+		float *f = xmalloc(sizeof(float) * (size_t)(n + 1));
+		if (quant_is_q(y->dtype)) {
+			dtype_convert(f, DT_F32, x->data, x->dtype, n);
+			quant_f32_to_q(f, y->data, n, y->scale, y->dtype);
+		} else {
+			quant_q_to_f32(x->data, x->dtype, f, n, x->scale);
+			dtype_convert(y->data, y->dtype, f, DT_F32, n);
+		}
+		free(f);
+	} else
 		return cast_f32(k);
 	return 0;
 }

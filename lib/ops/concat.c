@@ -70,9 +70,10 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int in[OP_MAX_IO];
 	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	float s_out;
+	enum ir_dtype dt;
 	if (op->n_in > OP_MAX_IO)
 		return op_error(op, "too many inputs");
-	if (lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	if (lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	for (int i = 0; i < op->n_in; i++) {
 		int32_t mi, si;
@@ -86,7 +87,7 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 		m[i] = mi;
 		sh[i] = si;
 	}
-	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out);
 	int k = lower_emit(lc, op, op->n_in, in, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	op_set_ints(o, "multipliers", op->n_in, m);
@@ -99,8 +100,10 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 static int concat_tpu(struct kern *k)
 {
 	const struct view *y = &k->out[0];
-	if (y->dtype != DT_I8)
+	if (!quant_is_q(y->dtype))
 		return concat_f32(k);
+	int lo, hi;
+	quant_range(y->dtype, &lo, &hi);
 	int axis = norm_axis(op_int(k->op, "axis", 1), y->rank);
 	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	if (axis < 0)
@@ -115,19 +118,19 @@ static int concat_tpu(struct kern *k)
 	for (int d = axis + 1; d < y->rank; d++)
 		inner *= y->shape[d];
 	int64_t orow = y->shape[axis] * inner, off = 0;
-	int8_t *yd = y->data;
 	for (int i = 0; i < k->n_in; i++) {
 		const struct view *x = &k->in[i];
-		if (x->dtype != DT_I8)
-			return op_error(k->op, "input %d is %s, output i8", i, dtype_name(x->dtype));
+		if (!quant_is_q(x->dtype))
+			return op_error(k->op, "input %d is %s, output %s", i, dtype_name(x->dtype),
+					dtype_name(y->dtype));
 		if (m[i] < 0 || m[i] > INT32_MAX || sh[i] < 0 || sh[i] > QUANT_MAX_SHIFT)
 			return op_error(k->op, "input %d: multiplier or shift out of range", i);
-		const int8_t *xd = x->data;
 		int64_t row = x->shape[axis] * inner;
 		for (int64_t o = 0; o < outer; o++)
 			for (int64_t j = 0; j < row; j++)
-				yd[o * orow + off + j] = quant_requant(xd[o * row + j], (int32_t)m[i],
-								       (int32_t)sh[i], QUANT_QMIN, QUANT_QMAX);
+				quant_put(y->data, y->dtype, o * orow + off + j,
+					  quant_requant_int(quant_get(x->data, x->dtype, o * row + j),
+							    (int32_t)m[i], (int32_t)sh[i], lo, hi));
 		off += row;
 	}
 	return 0;

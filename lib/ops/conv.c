@@ -95,7 +95,8 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 		return op_error(op, "int8 lowering needs constant f32 weights and bias");
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
-	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	enum ir_dtype dt;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	int64_t oc = w->shape[0], per = tensor_numel(w) / oc;
 	struct lower_pc pc = {
@@ -103,7 +104,7 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 		.b = b ? b->data : NULL, .bname = b ? b->name : NULL,
 		.channels = oc, .per = per, .cstride = per, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, s_out) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, x, &pc, dt, s_out) < 0 ? -1 : 0;
 }
 
 /* ---- int8 kernel ----
@@ -113,14 +114,17 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
  * output channels accumulate acc[o][p] += w[o][k] * col[k][p] in long
  * contiguous loops the compiler vectorises (integer adds: the order does
  * not change the result).  Rows are whole-tensor rows offset by
- * k->out_row0 and k->in_row0 (op.h); padding contributes 0. */
+ * k->out_row0 and k->in_row0 (op.h); padding contributes 0.  The input and
+ * output are i8 or u8 (zero point 0); col holds int16 so both fit. */
 
 #define CONV_OB 4                 /* output channels per accumulation block */
 #define CONV_TILE_BYTES (4 << 20) /* im2col bytes per tile of output rows */
 
 struct conv_i8 {
-	const int8_t *x, *w;
-	int8_t *y;
+	const void *x;               /* i8 or u8 input, dtype xdt */
+	const int8_t *w;
+	void *y;                     /* i8 or u8 output, dtype ydt */
+	enum ir_dtype xdt, ydt;
 	struct spatial s;
 	int64_t c, xh, iw, oc, oh, ow, icg, ocg, kk;   /* kk: taps per output */
 	int64_t full_h, in_row0, out_row0;
@@ -130,26 +134,35 @@ struct conv_i8 {
 
 /* Unfold input rows for output rows [r0, r0 + nr) of group g, batch b. */
 static void conv_im2col(const struct conv_i8 *cv, int64_t b, int64_t g, int64_t r0,
-			int64_t nr, int8_t *col)
+			int64_t nr, int16_t *col)
 {
 	const struct spatial *s = &cv->s;
 	int64_t p = nr * cv->ow;
 	for (int64_t ic = 0; ic < cv->icg; ic++) {
-		const int8_t *plane = cv->x + ((b * cv->c + g * cv->icg + ic) * cv->xh) * cv->iw;
+		int64_t plane = ((b * cv->c + g * cv->icg + ic) * cv->xh) * cv->iw;
 		for (int ky = 0; ky < s->kh; ky++)
 			for (int kx = 0; kx < s->kw; kx++) {
-				int8_t *dst = col + ((ic * s->kh + ky) * s->kw + kx) * p;
+				int16_t *dst = col + ((ic * s->kh + ky) * s->kw + kx) * p;
 				int64_t off = (int64_t)kx * s->dw - s->pl;
 				for (int64_t r = 0; r < nr; r++, dst += cv->ow) {
 					int64_t ih = (cv->out_row0 + r0 + r) * s->sh - s->pt + (int64_t)ky * s->dh;
 					if (ih < 0 || ih >= cv->full_h) {
-						memset(dst, 0, (size_t)cv->ow);
+						memset(dst, 0, sizeof *dst * (size_t)cv->ow);
 						continue;
 					}
-					const int8_t *row = plane + (ih - cv->in_row0) * cv->iw;
-					for (int64_t j = 0; j < cv->ow; j++) {
-						int64_t iw = j * s->sw + off;
-						dst[j] = iw >= 0 && iw < cv->iw ? row[iw] : 0;
+					int64_t row = plane + (ih - cv->in_row0) * cv->iw;
+					if (cv->xdt == DT_U8) {
+						const uint8_t *xr = (const uint8_t *)cv->x + row;
+						for (int64_t j = 0; j < cv->ow; j++) {
+							int64_t iw = j * s->sw + off;
+							dst[j] = iw >= 0 && iw < cv->iw ? xr[iw] : 0;
+						}
+					} else {
+						const int8_t *xr = (const int8_t *)cv->x + row;
+						for (int64_t j = 0; j < cv->ow; j++) {
+							int64_t iw = j * s->sw + off;
+							dst[j] = iw >= 0 && iw < cv->iw ? xr[iw] : 0;
+						}
 					}
 				}
 			}
@@ -158,13 +171,13 @@ static void conv_im2col(const struct conv_i8 *cv, int64_t b, int64_t g, int64_t 
 
 /* acc[i][p] = sum_k w[i][k] * col[k][p] for NO (<= CONV_OB) channels. */
 __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-static void conv_accumulate(const int8_t *w, int64_t kk, int no, const int8_t *col,
+static void conv_accumulate(const int8_t *w, int64_t kk, int no, const int16_t *col,
 			    int64_t p, int32_t *acc)
 {
 	memset(acc, 0, sizeof *acc * (size_t)(p * no));
 	int32_t *a0 = acc, *a1 = acc + p, *a2 = acc + 2 * p, *a3 = acc + 3 * p;
 	for (int64_t t = 0; t < kk; t++) {
-		const int8_t *cr = col + t * p;
+		const int16_t *cr = col + t * p;
 		int32_t w0 = w[t], w1 = no > 1 ? w[kk + t] : 0;
 		int32_t w2 = no > 2 ? w[2 * kk + t] : 0, w3 = no > 3 ? w[3 * kk + t] : 0;
 		if (no == CONV_OB) {
@@ -190,7 +203,7 @@ static void conv_accumulate(const int8_t *w, int64_t kk, int no, const int8_t *c
 
 /* Output channels [o0, o0 + no) of batch b, rows [r0, r0 + nr), from col. */
 static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, int64_t r0,
-		      int64_t nr, const int8_t *col, int32_t *acc)
+		      int64_t nr, const int16_t *col, int32_t *acc)
 {
 	int64_t p = nr * cv->ow;
 	conv_accumulate(cv->w + o0 * cv->kk, cv->kk, no, col, p, acc);
@@ -198,25 +211,26 @@ static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, i
 		int32_t bias, mult, shift;
 		if (quant_channel_params(cv->k, 2, (int)(o0 + o), &bias, &mult, &shift) < 0)
 			return -1;
-		int8_t *yp = cv->y + ((b * cv->oc + o0 + o) * cv->oh + r0) * cv->ow;
+		int64_t y0 = ((b * cv->oc + o0 + o) * cv->oh + r0) * cv->ow;
 		const int32_t *ap = acc + o * p;
 		for (int64_t i = 0; i < p; i++)
-			yp[i] = quant_requant(quant_add_sat32(ap[i], bias), mult, shift, cv->lo, cv->hi);
+			quant_put(cv->y, cv->ydt, y0 + i, quant_requant_int(quant_add_sat32(ap[i], bias),
+									  mult, shift, cv->lo, cv->hi));
 	}
 	return 0;
 }
 
 static int conv_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *xv = &k->in[0], *wv = &k->in[1], *yv = &k->out[0];
 	struct conv_i8 cv = { .k = k };
 	struct kern_rows rows;
 	if (spatial_get(k->g, k->op, &cv.s) < 0)
 		return -1;
-	if (xv->dtype != DT_I8 || wv->dtype != DT_I8 || yv->dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 input, weight and output");
+	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || !quant_is_q(yv->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output, i8 weight");
 	if (view_numel(yv) == 0)
 		return 0;
 	if (kern_window_rows(k, cv.s.kh, cv.s.sh, cv.s.dh, cv.s.pt, &rows) < 0)
@@ -224,6 +238,8 @@ static int conv_tpu(struct kern *k)
 	cv.x = xv->data;
 	cv.w = wv->data;
 	cv.y = yv->data;
+	cv.xdt = xv->dtype;
+	cv.ydt = yv->dtype;
 	cv.c = xv->shape[1];
 	cv.xh = xv->shape[2];
 	cv.iw = xv->shape[3];
@@ -240,18 +256,18 @@ static int conv_tpu(struct kern *k)
 		return op_error(k->op, "channels and group disagree");
 	if (quant_check_channel_params(k, 2, cv.oc) < 0)
 		return -1;
-	quant_relu_bounds(k->op, yv->scale, &cv.lo, &cv.hi);
+	quant_out_bounds(k->op, yv->dtype, yv->scale, &cv.lo, &cv.hi);
 
 	/* Tiles of output rows whose unfolded input fits CONV_TILE_BYTES. */
-	int64_t tile = CONV_TILE_BYTES / (cv.kk * cv.ow);
+	int64_t tile = CONV_TILE_BYTES / ((int64_t)sizeof(int16_t) * cv.kk * cv.ow);
 	tile = tile < 1 ? 1 : tile > cv.oh ? cv.oh : tile;
 	int64_t nb = xv->shape[0], ntiles = (cv.oh + tile - 1) / tile;
 	int64_t nob = (cv.ocg + CONV_OB - 1) / CONV_OB;
-	size_t colsz = (size_t)(cv.kk * tile * cv.ow), accsz = (size_t)(CONV_OB * tile * cv.ow);
+	size_t colsz = sizeof(int16_t) * (size_t)(cv.kk * tile * cv.ow), accsz = (size_t)(CONV_OB * tile * cv.ow);
 	int nt = k->nthreads > 0 ? k->nthreads : 1, err = 0;
 	if (cv.s.group == 1) {
 		/* one unfolded tile shared by the threads, each taking channel blocks */
-		int8_t *col = xmalloc(colsz);
+		int16_t *col = xmalloc(colsz);
 		for (int64_t b = 0; b < nb; b++)
 			for (int64_t t = 0; t < ntiles; t++) {
 				int64_t r0 = t * tile, nr = r0 + tile > cv.oh ? cv.oh - r0 : tile;
@@ -274,7 +290,7 @@ static int conv_tpu(struct kern *k)
 		/* grouped and depthwise: each thread unfolds its own groups */
 		#pragma omp parallel num_threads(nt) reduction(max:err)
 		{
-			int8_t *col = xmalloc(colsz);
+			int16_t *col = xmalloc(colsz);
 			int32_t *acc = xmalloc(sizeof(int32_t) * accsz);
 			#pragma omp for collapse(2) schedule(static)
 			for (int64_t b = 0; b < nb; b++)

@@ -183,7 +183,8 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 		return op_error(op, "int8 lowering needs C of 1 or N values (a bias per column)");
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
-	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	enum ir_dtype dt;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	float alpha = (float)op_float(op, "alpha", 1.0), beta = (float)op_float(op, "beta", 1.0);
 	float *w = xmalloc(sizeof(float) * (size_t)(n * kk + 1));
@@ -197,7 +198,7 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 		.b = bias, .bname = c ? c->name : NULL,
 		.channels = n, .per = kk, .cstride = tb ? kk : 1, .estride = tb ? 1 : n,
 	};
-	int k = lower_per_channel(lc, op, x, &pc, s_out);
+	int k = lower_per_channel(lc, op, x, &pc, dt, s_out);
 	free(w);
 	free(bias);
 	if (k < 0)
@@ -211,11 +212,11 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
  * per-column requantisation; B is [K,N], or [N,K] with transB. */
 static int gemm_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	if (a->dtype != DT_I8 || b->dtype != DT_I8 || y->dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 A, B and output");
+	if (!quant_is_q(a->dtype) || b->dtype != DT_I8 || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 A and output, i8 B");
 	if (op_int(k->op, "transA", 0) || a->rank != 2 || b->rank != 2)
 		return op_error(k->op, "int8 kernel needs 2-D A without transA");
 	int tb = (int)op_int(k->op, "transB", 0);
@@ -225,12 +226,13 @@ static int gemm_tpu(struct kern *k)
 	if (quant_check_channel_params(k, 2, n) < 0)
 		return -1;
 	int lo, hi;
-	quant_relu_bounds(k->op, y->scale, &lo, &hi);
-	const int8_t *ad = a->data, *bd = b->data;
-	int8_t *yd = y->data;
+	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
+	const int8_t *bd = b->data;
 	int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(n + 1));
+	int32_t *ar = xmalloc(sizeof(int32_t) * (size_t)(kk + 1));   /* row i of A */
 	for (int64_t i = 0; i < m; i++) {
-		const int8_t *ar = ad + i * kk;
+		for (int64_t t = 0; t < kk; t++)
+			ar[t] = quant_get(a->data, a->dtype, i * kk + t);
 		for (int64_t j = 0; j < n; j++)
 			acc[j] = 0;
 		if (tb) {
@@ -253,26 +255,32 @@ static int gemm_tpu(struct kern *k)
 			int32_t bias, mult, shift;
 			if (quant_channel_params(k, 2, (int)j, &bias, &mult, &shift) < 0) {
 				free(acc);
+				free(ar);
 				return -1;
 			}
-			yd[i * n + j] = quant_requant(quant_add_sat32(acc[j], bias), mult, shift, lo, hi);
+			quant_put(y->data, y->dtype, i * n + j,
+				  quant_requant_int(quant_add_sat32(acc[j], bias), mult, shift, lo, hi));
 		}
 	}
 	free(acc);
+	free(ar);
 	return 0;
 }
 
-/* MatMul has no int8 lowering yet: only f32 copies through. */
+/* MatMul has no int8 lowering yet: in int8 graphs it runs in the fallback
+ * float mode (bf16), with Casts around it. */
 static int matmul_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
 		return lower_default(lc, op);
-	return op_error(op, "no int8 lowering (use f32)");
+	struct lower_ctx f = *lc;
+	f.mode = lc->fallback;
+	return lower_default(&f, op);
 }
 
 static int matmul_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	return op_error(k->op, "no int8 kernel");
 }

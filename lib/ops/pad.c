@@ -78,7 +78,8 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 	if (lc->mode == LOWER_INT8) {
 		struct ir_op *o = &lc->tpu->ops[lc->tpu->n_ops - 1];
 		float s = lc->tpu->tensors[o->in[0]].scale;
-		op_set_float(o, "value", quant_f32_to_i8_one((float)op_float(op, "value", 0), s));
+		op_set_float(o, "value", quant_f32_to_q_one((float)op_float(op, "value", 0), s,
+							    lc->tpu->tensors[o->in[0]].dtype));
 	}
 	return 0;
 }

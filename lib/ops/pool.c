@@ -195,7 +195,8 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 {
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
-	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	enum ir_dtype dt;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	int32_t m, shift;
 	if (quant_multiplier((double)lc->tpu->tensors[x].scale / ((double)s_out * taps),
@@ -204,7 +205,7 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 		snprintf(why, sizeof why, "%s", err_msg());
 		return op_error(op, "%s", why);
 	}
-	int y = lower_output(lc, op->out[0], DT_I8, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out);
 	int k = lower_emit(lc, op, 1, &x, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	op_set_int(o, "multiplier", m);
@@ -253,8 +254,10 @@ static int pool_i8_common(struct kern *k, int is_max)
 	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	if (x->dtype != DT_I8 || y->dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 input and output");
+	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype) || (is_max && x->dtype != y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output");
+	int lo, hi;
+	quant_range(y->dtype, &lo, &hi);
 	int32_t m = 0;
 	int shift = 0;
 	if (!is_max) {
@@ -267,33 +270,31 @@ static int pool_i8_common(struct kern *k, int is_max)
 	}
 	int64_t planes = x->shape[0] * x->shape[1], ih = x->shape[2], iw = x->shape[3];
 	int64_t oh = y->shape[2], ow = y->shape[3], full = r.full_h;
-	const int8_t *xd = x->data;
-	int8_t *yd = y->data;
 	for (int64_t p = 0; p < planes; p++) {
-		const int8_t *xp = xd + p * ih * iw;
-		int8_t *yp = yd + p * oh * ow;
+		int64_t xp = p * ih * iw, yp = p * oh * ow;
 		for (int64_t i = 0; i < oh; i++) {
 			int64_t h0 = (k->out_row0 + i) * s.sh - s.pt;
 			for (int64_t j = 0; j < ow; j++) {
 				int64_t w0 = j * s.sw - s.pl;
-				int mx = QUANT_QMIN;
+				int mx = lo;
 				int32_t sum = 0;
 				for (int a = 0; a < s.kh; a++) {
 					int64_t h = h0 + (int64_t)a * s.dh;
 					if (h < 0 || h >= full)
 						continue;
-					const int8_t *row = xp + (h - k->in_row0) * iw;
+					int64_t row = xp + (h - k->in_row0) * iw;
 					for (int b = 0; b < s.kw; b++) {
 						int64_t w = w0 + (int64_t)b * s.dw;
 						if (w < 0 || w >= iw)
 							continue;
-						if (row[w] > mx)
-							mx = row[w];
-						sum += row[w];
+						int v = quant_get(x->data, x->dtype, row + w);
+						if (v > mx)
+							mx = v;
+						sum += v;
 					}
 				}
-				yp[i * ow + j] = is_max ? (int8_t)mx
-					: quant_requant(sum, m, shift, QUANT_QMIN, QUANT_QMAX);
+				quant_put(y->data, y->dtype, yp + i * ow + j,
+					  is_max ? mx : quant_requant_int(sum, m, shift, lo, hi));
 			}
 		}
 	}
@@ -302,14 +303,14 @@ static int pool_i8_common(struct kern *k, int is_max)
 
 static int maxpool_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	return pool_i8_common(k, 1);
 }
 
 static int avgpool_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	return pool_i8_common(k, 0);
 }
@@ -317,23 +318,23 @@ static int avgpool_tpu(struct kern *k)
 /* Int8 GlobalAveragePool: int32 sum of each plane, then requantise. */
 static int gap_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
-	const struct view *x = &k->in[0];
-	if (x->dtype != DT_I8 || k->out[0].dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 input and output");
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output");
+	int lo, hi;
+	quant_range(y->dtype, &lo, &hi);
 	int64_t mv = op_int(k->op, "multiplier", -1);
 	int shift = (int)op_int(k->op, "rshift", -1);
 	if (mv < 0 || mv > INT32_MAX || shift < 0 || shift > QUANT_MAX_SHIFT)
 		return op_error(k->op, "int8 attributes multiplier and rshift missing or out of range");
 	int64_t planes = x->shape[0] * x->shape[1], n = view_numel(x) / (planes ? planes : 1);
-	const int8_t *xd = x->data;
-	int8_t *yd = k->out[0].data;
 	for (int64_t p = 0; p < planes; p++) {
 		int32_t sum = 0;
 		for (int64_t i = 0; i < n; i++)
-			sum += xd[p * n + i];
-		yd[p] = quant_requant(sum, (int32_t)mv, shift, QUANT_QMIN, QUANT_QMAX);
+			sum += quant_get(x->data, x->dtype, p * n + i);
+		quant_put(y->data, y->dtype, p, quant_requant_int(sum, (int32_t)mv, shift, lo, hi));
 	}
 	return 0;
 }

@@ -48,41 +48,42 @@ static int scale_lower(struct lower_ctx *lc, const struct ir_op *op)
 		return op_error(op, "int8 lowering needs constant f32 scale and bias");
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
-	if (x < 0 || lower_table_scale(lc, op, op->out[0], &s_out) < 0)
+	enum ir_dtype dt;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
 		return -1;
 	struct lower_pc pc = {
 		.w = w->data, .wname = w->name, .wrank = w->rank, .wshape = w->shape,
 		.b = b->data, .bname = b->name,
 		.channels = tensor_numel(w), .per = 1, .cstride = 1, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, s_out) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, x, &pc, dt, s_out) < 0 ? -1 : 0;
 }
 
 static int scale_tpu(struct kern *k)
 {
-	if (k->out[0].dtype == DT_F32)
+	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *x = &k->in[0], *w = &k->in[1], *y = &k->out[0];
-	if (x->dtype != DT_I8 || w->dtype != DT_I8 || y->dtype != DT_I8)
-		return op_error(k->op, "int8 kernel needs i8 input, scale and output");
+	if (!quant_is_q(x->dtype) || w->dtype != DT_I8 || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output, i8 scale");
 	int64_t n = x->shape[0], c = x->shape[1], inner = view_numel(x) / (n * c > 0 ? n * c : 1);
 	if (view_numel(w) != c)
 		return op_error(k->op, "int8 scale must have %lld channels", (long long)c);
 	if (quant_check_channel_params(k, 2, c) < 0)
 		return -1;
 	int lo, hi;
-	quant_relu_bounds(k->op, y->scale, &lo, &hi);
-	const int8_t *xd = x->data, *wd = w->data;
-	int8_t *yd = y->data;
+	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
+	const int8_t *wd = w->data;
 	for (int64_t ch = 0; ch < c; ch++) {
 		int32_t bias, mult, shift;
 		if (quant_channel_params(k, 2, (int)ch, &bias, &mult, &shift) < 0)
 			return -1;
 		for (int64_t b = 0; b < n; b++) {
-			const int8_t *xp = xd + (b * c + ch) * inner;
-			int8_t *yp = yd + (b * c + ch) * inner;
+			int64_t p0 = (b * c + ch) * inner;
 			for (int64_t i = 0; i < inner; i++)
-				yp[i] = quant_requant(xp[i] * wd[ch] + bias, mult, shift, lo, hi);
+				quant_put(y->data, y->dtype, p0 + i,
+					  quant_requant_int(quant_get(x->data, x->dtype, p0 + i) * wd[ch] + bias,
+							    mult, shift, lo, hi));
 		}
 	}
 	return 0;

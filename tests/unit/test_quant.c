@@ -281,14 +281,17 @@ static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
 	return g;
 }
 
-/* Plain-C int8 conv straight from formats/tpuc-quant.5. */
-static void naive_conv(const struct conv_case *t, const struct ir_graph *g, const int8_t *x, int8_t *y)
+/* Plain-C int8 conv straight from formats/tpuc-quant.5, for the input and
+ * output dtypes (i8 or u8) of g's tensors. */
+static void naive_conv(const struct conv_case *t, const struct ir_graph *g, const void *x, void *y)
 {
 	const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
+	enum ir_dtype xdt = g->tensors[g->inputs[0]].dtype, ydt = yt->dtype;
 	const int8_t *w = g->tensors[1].data;
 	const int32_t *bias = g->tensors[2].data, *mult = g->tensors[3].data, *shift = g->tensors[4].data;
 	int64_t oh = yt->shape[2], ow = yt->shape[3], icg = t->c / t->group, ocg = t->oc / t->group;
-	int hi = t->do_relu && t->relu_limit > 0 ? quant_f32_to_i8_one((float)t->relu_limit, 0.1f) : 127;
+	int hi = t->do_relu && t->relu_limit > 0 ? quant_f32_to_q_one((float)t->relu_limit, 0.1f, ydt)
+		 : ydt == DT_U8 ? 255 : 127;
 	for (int b = 0; b < t->n; b++)
 		for (int o = 0; o < t->oc; o++)
 			for (int64_t i = 0; i < oh; i++)
@@ -302,13 +305,13 @@ static void naive_conv(const struct conv_case *t, const struct ir_graph *g, cons
 								if (h < 0 || h >= t->h || v < 0 || v >= t->w)
 									continue;
 								int64_t c = (o / ocg) * icg + ic;
-								acc += x[((b * t->c + c) * t->h + h) * t->w + v] *
+								acc += quant_get(x, xdt, ((b * t->c + c) * t->h + h) * t->w + v) *
 								       w[((o * icg + ic) * t->kh + a) * t->kw + e];
 							}
 					int64_t p = quant_round_shift((int64_t)(acc + bias[o]) * mult[o], shift[o]);
-					int lo = t->do_relu ? 0 : -128;
-					y[((b * t->oc + o) * oh + i) * ow + j] =
-						(int8_t)(p < lo ? lo : p > hi ? hi : p);
+					int lo = t->do_relu || ydt == DT_U8 ? 0 : -128;
+					quant_put(y, ydt, ((b * t->oc + o) * oh + i) * ow + j,
+						  (int)(p < lo ? lo : p > hi ? hi : p));
 				}
 }
 
@@ -347,7 +350,8 @@ static int run_slice(const struct ir_graph *g, const int8_t *x, int8_t *yw, int 
 	return rc;
 }
 
-static void test_conv_kernel(void)
+/* U8: 0 for i8 tensors; 1 for a u8 input; 2 for u8 input and output. */
+static void test_conv_kernel(int u8)
 {
 	static const struct conv_case cases[] = {
 		{ 1, 3, 9, 8, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
@@ -361,11 +365,15 @@ static void test_conv_kernel(void)
 		const struct conv_case *t = &cases[ci];
 		struct ir_graph *g = conv_graph(t, 0);
 		const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
+		if (u8)
+			g->tensors[g->inputs[0]].dtype = DT_U8;
+		if (u8 > 1)
+			g->tensors[g->outputs[0]].dtype = DT_U8;
 		int64_t nx = (int64_t)t->n * t->c * t->h * t->w, ny = tensor_numel(yt);
 		int8_t *x = xmalloc((size_t)nx), *want = xmalloc((size_t)ny), *got = xmalloc((size_t)ny);
 		int8_t *sl = xmalloc((size_t)ny), *mg = xmalloc((size_t)ny);
 		for (int64_t i = 0; i < nx; i++)
-			x[i] = (int8_t)(frand() * 128);
+			x[i] = (int8_t)(frand() * 128);   /* as u8: 0..255 */
 		naive_conv(t, g, x, want);
 		/* whole */
 		struct interp it;
@@ -386,6 +394,8 @@ static void test_conv_kernel(void)
 		}
 		/* the reordered form: one coefficient tensor [OC,3] */
 		struct ir_graph *g2 = conv_graph(t, 1);
+		g2->tensors[g2->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
+		g2->tensors[g2->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
 		interp_init(&it, g2, 1);
 		memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
 		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
@@ -393,6 +403,8 @@ static void test_conv_kernel(void)
 		interp_free(&it);
 		/* rebuild the separate form of g2's parameters and compare */
 		struct ir_graph *g3 = conv_graph(t, 0);
+		g3->tensors[g3->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
+		g3->tensors[g3->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
 		memcpy(g3->tensors[1].data, g2->tensors[1].data, g2->tensors[1].nbytes);
 		const int32_t *coeff = g2->tensors[2].data;
 		for (int c = 0; c < t->oc; c++)
@@ -554,6 +566,260 @@ static void test_elementwise_kernels(void)
 	graph_free(g);
 }
 
+/* u8 activations: quantising, ranges, scales and fused-activation bounds. */
+static void test_u8(void)
+{
+	CHECK(quant_f32_to_q_one(2.5f, 1, DT_U8) == 3, "2.5 -> 3");
+	CHECK(quant_f32_to_q_one(200.4f, 1, DT_U8) == 200, "200.4 -> 200 (beyond i8)");
+	CHECK(quant_f32_to_q_one(-1, 1, DT_U8) == 0, "negative saturates to 0");
+	CHECK(quant_f32_to_q_one(300, 1, DT_U8) == 255, "saturates to 255");
+	CHECK(quant_f32_to_q_one(NAN, 1, DT_U8) == 0, "NaN -> 0");
+	CHECK(quant_f32_to_q_one(-300, 1, DT_I8) == -128, "i8 still saturates to -128");
+	CHECK(quant_act_dtype(0) == DT_U8 && quant_act_dtype(1) == DT_U8 &&
+	      quant_act_dtype(-1e-6) == DT_I8, "u8 exactly when min >= 0");
+	CHECK(quant_act_scale_dt(2.55, DT_U8) == (float)(2.55 / 255) &&
+	      quant_act_scale_dt(2.54, DT_I8) == (float)(2.54 / 127), "T / 255 and T / 127");
+	uint8_t ub[3] = { 0, 128, 255 };
+	int8_t ib[3] = { -128, 0, 127 };
+	CHECK(quant_get(ub, DT_U8, 2) == 255 && quant_get(ib, DT_I8, 0) == -128, "quant_get");
+	quant_put(ub, DT_U8, 1, 200);
+	CHECK(ub[1] == 200, "quant_put");
+	struct ir_op op = { 0 };
+	int lo, hi;
+	quant_out_bounds(&op, DT_U8, 0.1f, &lo, &hi);
+	CHECK(lo == 0 && hi == 255, "u8 bounds [0, 255]");
+	op_set_int(&op, "do_relu", 1);
+	op_set_float(&op, "relu_limit", 6.0);
+	quant_out_bounds(&op, DT_U8, 6.0f / 255, &lo, &hi);
+	CHECK(lo == 0 && hi == 255, "relu6 with T = 6: [0, 255], got [%d, %d]", lo, hi);
+	quant_out_bounds(&op, DT_U8, 0.1f, &lo, &hi);
+	CHECK(lo == 0 && hi == 60, "relu6 at scale 0.1: [0, 60]");
+	quant_out_bounds(&op, DT_I8, 0.01f, &lo, &hi);
+	CHECK(lo == 0 && hi == 127, "relu6 at i8 scale 0.01 saturates at 127");
+	for (int i = 0; i < op.n_attr; i++)
+		free(op.attr[i].name);
+	free(op.attr);
+}
+
+/* Real squared error of quantising V (N values, |x|) at threshold T. */
+static double real_mse(const double *v, int n, double t, int levels)
+{
+	double e = 0, s = t / levels;
+	for (int i = 0; i < n; i++) {
+		double q = round(v[i] / s);
+		q = q > levels ? levels : q;
+		e += (v[i] - q * s) * (v[i] - q * s);
+	}
+	return e / n;
+}
+
+/* Percentile and MSE threshold searches. */
+static void test_thresholds(void)
+{
+	enum { NB = 2048, N = 100000 };
+	static uint64_t h[NB];
+	memset(h, 0, sizeof h);
+	for (int b = 0; b < 100; b++)
+		h[b] = 1;
+	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 50) == 25, "median of 100 bins");
+	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 100) == 50, "100%% is everything");
+	CHECK(calib_percentile_threshold(h, 100, 0.5, 100, 50) == 0.5, "zeros count");
+	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 99.5) == 50, "99.5%% of 100 values");
+	/* MSE: on a long-tailed sample the chosen threshold's real error is
+	 * within 3% of the best over a fine grid, and it clips the tail */
+	static double v[N];
+	double mx = 0;
+	for (int i = 0; i < N; i++) {
+		double a = fabs(frand() + frand() + frand() + frand());
+		if (i % 1000 == 0)
+			a *= 5;
+		v[i] = a;
+		mx = a > mx ? a : mx;
+	}
+	for (int levels = 127; levels <= 255; levels += 128) {
+		double w = mx / NB * 1.0000001;
+		memset(h, 0, sizeof h);
+		for (int i = 0; i < N; i++)
+			h[(int)(v[i] / w)]++;
+		double t = calib_mse_threshold(h, NB, w, levels), best = INFINITY;
+		for (int i = 1; i <= 400; i++)
+			best = fmin(best, real_mse(v, N, mx * i / 400, levels));
+		double got = real_mse(v, N, t, levels);
+		CHECK(got <= best * 1.03, "levels %d: mse at %g is %g, best %g", levels, t, got, best);
+		CHECK(t < mx, "levels %d: the tail is clipped (%g < %g)", levels, t, mx);
+	}
+}
+
+/* Statistics: shards merged in any order equal one run, histograms widen
+ * exactly, several sample files equal one, and the partial file keeps
+ * everything. */
+static void test_stats(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_CANONICAL);
+	g->name = xstrdup("stats graph");
+	int x = graph_add_tensor(g, "x", DT_F32, 2, (int64_t[]){ 1, 3000 });
+	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
+	graph_add_op(g, OP_RELU, "relu", 1, &x, 1, &y);
+	g->n_inputs = g->n_outputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->outputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->outputs[0] = y;
+	CHECK(graph_infer(g) == 0, "%s", err_msg());
+	struct npz z = { 0 }, z2[2] = { { 0 } };
+	float *d = npz_add(&z, "x", DT_F32, 3, (int64_t[]){ 7, 1, 3000 }, NULL)->data;
+	for (int i = 0; i < 7 * 3000; i++)    /* growing ranges, exact zeros */
+		d[i] = i % 11 == 0 ? 0 : frand() * (float)(1 << (i / 3000 * 3 % 10)) * 0.7f;
+	npz_add(&z2[0], "x", DT_F32, 3, (int64_t[]){ 3, 1, 3000 }, d);
+	npz_add(&z2[1], "x", DT_F32, 3, (int64_t[]){ 4, 1, 3000 }, d + 3 * 3000);
+	const char *names[2] = { "a.npz", "b.npz" };
+	for (int m = 0; m < 4; m++) {
+		struct calib_opts o = { .method = (enum calib_method)m, .percentile = 99.9, .nthreads = 1 };
+		struct calib_stats *all = NULL, *two = NULL, *part[3] = { NULL, NULL, NULL };
+		CHECK(calib_collect(g, 1, &z, names, &o, &all) == 0, "%s", err_msg());
+		CHECK(calib_collect(g, 2, z2, names, &o, &two) == 0, "%s", err_msg());
+		for (int k = 0; k < 3; k++) {
+			o.shard = k + 1;
+			o.nshards = 3;
+			CHECK(calib_collect(g, 1, &z, names, &o, &part[k]) == 0, "%s", err_msg());
+		}
+		if (!all || !two || !part[0] || !part[1] || !part[2])
+			return;
+		CHECK(all->samples == 7 && part[0]->samples + part[1]->samples + part[2]->samples == 7,
+		      "shards split the samples");
+		/* merge 3 + 1 + 2 */
+		CHECK(calib_stats_merge(part[2], part[0], "p1") == 0 &&
+		      calib_stats_merge(part[2], part[1], "p2") == 0, "%s", err_msg());
+		struct calib_stats *s[2] = { part[2], two };
+		for (int j = 0; j < 2; j++)
+			for (int t = 0; t < all->n; t++)
+				CHECK(s[j]->min[t] == all->min[t] && s[j]->max[t] == all->max[t] &&
+				      s[j]->exp[t] == all->exp[t] && s[j]->zeros[t] == all->zeros[t] &&
+				      !memcmp(s[j]->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
+					      CALIB_BINS * sizeof(uint64_t)),
+				      "method %d, %s: tensor %d differs", m, j ? "two files" : "merged", t);
+		CHECK(all->zeros[0] > 0 && all->exp[0] == 9, "zeros counted, range 2^%d", all->exp[0]);
+		/* the file keeps every field */
+		char path[] = "/tmp/test_stats_XXXXXX";
+		int fd = mkstemp(path);
+		close(fd);
+		struct calib_stats *back = NULL;
+		CHECK(calib_stats_write(path, all) == 0 && calib_stats_read(path, &back) == 0,
+		      "%s", err_msg());
+		if (back) {
+			CHECK(back->method == all->method && back->percentile == all->percentile &&
+			      back->samples == 7 && !strcmp(back->graph, "stats graph"), "header");
+			for (int t = 0; t < all->n; t++)
+				CHECK(!strcmp(back->names[t], all->names[t]) &&
+				      back->min[t] == all->min[t] && back->max[t] == all->max[t] &&
+				      back->exp[t] == all->exp[t] && back->zeros[t] == all->zeros[t] &&
+				      !memcmp(back->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
+					      CALIB_BINS * sizeof(uint64_t)), "tensor %d read back", t);
+			struct calib_table *t1 = NULL, *t2 = NULL;
+			calib_stats_table(all, 1, &t1);
+			calib_stats_table(back, 1, &t2);
+			for (int t = 0; t < t1->n; t++)
+				CHECK(t1->e[t].threshold == t2->e[t].threshold, "same thresholds");
+			calib_table_free(t1);
+			calib_table_free(t2);
+			calib_stats_free(back);
+		}
+		/* refusals: another method, truncation */
+		back = NULL;
+		two->method = (enum calib_method)((m + 1) % 4);
+		CHECK(calib_stats_merge(all, two, "other") < 0 && strstr(err_msg(), "'other'"),
+		      "another method refused");
+		FILE *f = fopen(path, "r+");
+		CHECK(f && ftruncate(fileno(f), 120) == 0, "truncate");
+		if (f)
+			fclose(f);
+		CHECK(calib_stats_read(path, &back) < 0 && strstr(err_msg(), path), "truncated refused");
+		unlink(path);
+		calib_stats_free(all);
+		calib_stats_free(two);
+		for (int k = 0; k < 3; k++)
+			calib_stats_free(part[k]);
+	}
+	/* KLD never clips below a distribution far from zero: values in
+	 * [2000, 4000] keep the min/max threshold (MSE would not clip either) */
+	struct npz zo = { 0 };
+	float *od = npz_add(&zo, "x", DT_F32, 3, (int64_t[]){ 2, 1, 3000 }, NULL)->data;
+	for (int i = 0; i < 2 * 3000; i++)
+		od[i] = 3000 + 1000 * frand();
+	struct calib_opts ko = { .method = CALIB_KLD, .nthreads = 1 };
+	struct calib_table *kt = NULL;
+	CHECK(calib_run(g, &zo, "offset.npz", &ko, &kt) == 0, "%s", err_msg());
+	if (kt)
+		CHECK(kt->e[0].threshold == fmax(fabs(kt->e[0].min), fabs(kt->e[0].max)),
+		      "offset distribution: threshold %g, max %g", kt->e[0].threshold, kt->e[0].max);
+	calib_table_free(kt);
+	npz_free(&zo);
+	npz_free(&z);
+	npz_free(&z2[0]);
+	npz_free(&z2[1]);
+	graph_free(g);
+}
+
+/* Elementwise unary ops in int8 are 256-entry lookups whose output range
+ * covers every result; ops with no int8 form run in bf16 between Casts. */
+static void test_lut(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_CANONICAL);
+	int x = graph_add_tensor(g, "x", DT_F32, 2, (int64_t[]){ 1, 256 });
+	int s = graph_add_tensor(g, "s", DT_F32, 0, NULL);
+	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
+	graph_add_op(g, OP_SIGMOID, "sig", 1, &x, 1, &s);
+	graph_add_op(g, OP_SOFTMAX, "sm", 1, &s, 1, &y);
+	g->n_inputs = g->n_outputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->outputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->outputs[0] = y;
+	CHECK(graph_infer(g) == 0, "%s", err_msg());
+	struct calib_table *tab = xcalloc(1, sizeof *tab);
+	calib_add(tab, "x", 6.35, -6.35, 6.35);
+	calib_add(tab, "s", 1e-3, 0, 1e-3);      /* a calibration that saw tiny outputs */
+	calib_add(tab, "y", 1, 0, 1);
+	struct ir_graph *q = NULL;
+	CHECK(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	if (q) {
+		int so = graph_find_tensor(q, "s");
+		const struct ir_op *sig = NULL, *sm = NULL;
+		for (int i = 0; i < q->n_ops; i++) {
+			if (!strcmp(q->ops[i].name, "sig"))
+				sig = &q->ops[i];
+			if (!strcmp(q->ops[i].name, "sm"))
+				sm = &q->ops[i];
+		}
+		int64_t lut[256];
+		CHECK(sig && op_ints(sig, "lut", lut, 256) == 256, "sig has a 256-entry lut");
+		CHECK(so >= 0 && q->tensors[so].dtype == DT_U8 &&
+		      fabs(q->tensors[so].scale - 1.0 / 255) < 1e-4, "sigmoid output u8 over [0, 1]");
+		CHECK(sm && q->tensors[sm->out[0]].dtype == DT_BF16 &&
+		      q->tensors[sm->in[0]].dtype == DT_BF16, "softmax runs in bf16");
+		/* every input code: the lookup equals quantised sigmoid within a code */
+		struct interp it;
+		interp_init(&it, q, 1);
+		struct npz z = { 0 };
+		float *xv = npz_add(&z, "x", DT_F32, 2, (int64_t[]){ 1, 256 }, NULL)->data;
+		for (int c = 0; c < 256; c++)
+			xv[c] = 0.05f * (float)(c - 128);
+		CHECK(interp_set_inputs(&it, &z, "x.npz") == 0 && interp_run(&it, NULL, NULL) == 0,
+		      "%s", err_msg());
+		float *sv = interp_get_f32(&it, so);
+		double worst = 0;
+		for (int c = 0; c < 256; c++)
+			worst = fmax(worst, fabs(sv[c] - 1 / (1 + exp(-0.05 * (c - 128)))));
+		CHECK(worst <= 1.0 / 255, "lookup error %g over one code", worst);
+		free(sv);
+		interp_free(&it);
+		npz_free(&z);
+		graph_free(q);
+	}
+	calib_table_free(tab);
+	graph_free(g);
+}
+
 /* A small Top graph (conv+relu, residual add, pooling, gemm) lowered to
  * int8 with a table from calib_run: the int8 output tracks the float one. */
 static void test_lowered_graph(void)
@@ -622,7 +888,18 @@ static void test_lowered_graph(void)
 		CHECK(graph_find_tensor(q, "x_i8") >= 0 && graph_find_tensor(q, "out_i8") >= 0,
 		      "int8 twins of the graph input and output");
 		int c1 = graph_find_tensor(q, "c1"), r = graph_find_tensor(q, "r"), s = graph_find_tensor(q, "sum");
-		CHECK(c1 >= 0 && q->tensors[c1].dtype == DT_I8 && q->tensors[c1].scale > 0, "c1 is i8");
+		int c2 = graph_find_tensor(q, "c2");
+		const struct calib_entry *e1 = calib_find(tab, "c1"), *e2 = calib_find(tab, "c2");
+		CHECK(c1 >= 0 && q->tensors[c1].dtype == DT_U8 && e1 &&
+		      q->tensors[c1].scale == (float)(e1->threshold / 255), "c1 (relu) is u8, T / 255");
+		CHECK(c2 >= 0 && q->tensors[c2].dtype == DT_I8 && e2 && e2->min < 0 &&
+		      q->tensors[c2].scale == (float)(e2->threshold / 127), "c2 (signed) is i8, T / 127");
+		struct ir_graph *qs = NULL;
+		struct lower_opts lo = { .tab = tab, .signed_only = 1 };
+		CHECK(lower_graph_opts(g, "tpu-a", "int8", &lo, &qs) == 0, "%s", err_msg());
+		for (int i = 0; qs && i < qs->n_tensors; i++)
+			CHECK(qs->tensors[i].dtype != DT_U8, "signed_only: '%s' is u8", qs->tensors[i].name);
+		graph_free(qs);
 		CHECK(r >= 0 && s >= 0 && q->tensors[r].scale == q->tensors[s].scale, "relu keeps the scale");
 
 		struct interp fi, qi;
@@ -673,7 +950,13 @@ int main(void)
 	test_multiplier();
 	test_kld();
 	test_table();
-	test_conv_kernel();
+	test_conv_kernel(0);
+	test_conv_kernel(1);
+	test_conv_kernel(2);
+	test_u8();
+	test_thresholds();
+	test_stats();
+	test_lut();
 	test_pool_kernels();
 	test_elementwise_kernels();
 	test_lowered_graph();

@@ -1,0 +1,106 @@
+# accuracy.mk - where a lowered model loses accuracy: run the Top and the
+# Tpu graph on one input with every tensor dumped, compare them layer by
+# layer in graph order, and name the first layer below tolerance.
+#
+#   make -f pipelines/accuracy.mk MODEL=m.onnx INPUT=in.npz CALIB=samples.npz \
+#        MODE=int8 OUT=build/m-acc [TPUC_BIN=build/bin] [QTABLE=m.qtable]
+#
+# MODEL   the .onnx file (required)
+# INPUT   the input .npz, keyed by input name (required)
+# CALIB   calibration samples .npz, samples on the first axis (int8 and qtables with int8)
+# MODE    f32 | bf16 | f16 | int8 (default int8)      CHIP  default tpu-a
+# QTABLE  per-op modes for mixed precision (optional; top2tpu --qtable)
+# OUT     output folder (required)
+# TPUC_BIN  folder holding the tools (default: found on PATH)
+# CALIB_METHOD kld | minmax | percentile | mse (default kld)
+# TOL     npz-compare tolerance COS,EUC per layer (default by MODE: int8
+#         0.99,0.9; bf16 0.999,0.95; f16 0.9999,0.99; f32 0.99999,0.999)
+#
+# Targets:
+#   layers (default)  $(OUT)/layers.txt: the per-layer table (cosine,
+#                     euclidean similarity, SQNR) in graph order, then the
+#                     first layer below TOL; printed too; succeeds either way
+#   check             the same, but fails when a layer is below TOL
+#   clean
+
+MODE ?= int8
+CHIP ?= tpu-a
+CALIB_METHOD ?= kld
+TPUC_BIN ?=
+QTABLE ?=
+
+ifndef MODEL
+$(error accuracy.mk: set MODEL=file.onnx)
+endif
+ifndef INPUT
+$(error accuracy.mk: set INPUT=input.npz)
+endif
+ifndef OUT
+$(error accuracy.mk: set OUT=folder)
+endif
+ifeq ($(filter $(MODE),f32 bf16 f16 int8),)
+$(error accuracy.mk: MODE must be f32, bf16, f16 or int8, not '$(MODE)')
+endif
+
+tool = $(if $(TPUC_BIN),$(TPUC_BIN)/$1,$1)
+tooldep = $(if $(TPUC_BIN),$(TPUC_BIN)/$1)
+
+TOL_int8 := 0.99,0.9
+TOL_bf16 := 0.999,0.95
+TOL_f16 := 0.9999,0.99
+TOL_f32 := 0.99999,0.999
+TOL ?= $(TOL_$(MODE))
+
+# A table is needed when the mode or any qtable line is int8.
+NEED_TABLE := $(if $(filter int8,$(MODE)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
+TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
+
+.PHONY: layers check clean FORCE
+layers: $(OUT)/layers.txt
+	@cat $<
+
+check: $(OUT)/layers.txt
+	@cat $<
+	@! grep -q '^first layer below tolerance:' $<
+
+# The settings the files were made with: any change rebuilds.
+CFG := $(MODEL) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(TOL) $(if $(TABLE),$(CALIB) $(CALIB_METHOD))
+$(OUT)/accuracy.cfg: FORCE
+	@mkdir -p $(OUT)
+	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
+
+$(OUT)/canonical.top: $(MODEL) $(OUT)/accuracy.cfg $(call tooldep,onnx2top) $(call tooldep,top-opt)
+	$(call tool,onnx2top) $(MODEL) -o $@.origin
+	$(call tool,top-opt) $@.origin -o $@
+	rm -f $@.origin
+
+$(OUT)/cali.table: $(OUT)/canonical.top $(CALIB) $(call tooldep,calibrate)
+	$(if $(CALIB),,$(error accuracy.mk: set CALIB=samples.npz for int8))$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) -o $@
+
+$(OUT)/lowered.tpu: $(OUT)/canonical.top $(TABLE) $(QTABLE) $(call tooldep,top2tpu)
+	$(call tool,top2tpu) $< --chip $(CHIP) --mode $(MODE) $(if $(TABLE),--calib $(TABLE)) \
+		$(if $(QTABLE),--qtable $(QTABLE)) -o $@
+
+$(OUT)/top_all.npz: $(OUT)/canonical.top $(INPUT) $(call tooldep,ir-run)
+	$(call tool,ir-run) $< -i $(INPUT) --dump-all -o $@
+
+$(OUT)/tpu_all.npz: $(OUT)/lowered.tpu $(INPUT) $(call tooldep,ir-run)
+	$(call tool,ir-run) $< -i $(INPUT) --dump-all -o $@
+
+# npz-compare lists the tensors of the Top dump in graph order; its exit
+# status only says whether one fell below TOL, which the summary line names.
+$(OUT)/layers.txt: $(OUT)/top_all.npz $(OUT)/tpu_all.npz $(call tooldep,npz-compare)
+	{ $(call tool,npz-compare) $(OUT)/top_all.npz $(OUT)/tpu_all.npz --tolerance $(TOL) 2>&1; \
+	  true; } > $@.tmp
+	awk 'NR > 1 && $$NF != "PASS" && $$0 ~ / FAIL / { print "first layer below tolerance: " $$1; exit }' \
+		$@.tmp > $@.first
+	if [ -s $@.first ]; then cat $@.first >> $@.tmp; \
+	else echo "every layer within tolerance $(TOL)" >> $@.tmp; fi
+	rm -f $@.first
+	mv $@.tmp $@
+
+clean:
+	rm -f $(OUT)/accuracy.cfg $(OUT)/canonical.top $(OUT)/cali.table $(OUT)/lowered.tpu \
+		$(OUT)/top_all.npz $(OUT)/tpu_all.npz $(OUT)/layers.txt
+
+FORCE:
