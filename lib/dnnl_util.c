@@ -36,6 +36,15 @@ static int dnnl_ready(void)
 	return 0;
 }
 
+int dnnl_get_engine(dnnl_engine_t *e, dnnl_stream_t *s)
+{
+	if (dnnl_ready() < 0)
+		return -1;
+	*e = engine;
+	*s = stream;
+	return 0;
+}
+
 /* Memory objects of one call, destroyed together. */
 struct mems {
 	int n;

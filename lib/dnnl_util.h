@@ -8,6 +8,13 @@
 
 #include <stdint.h>
 
+#include <dnnl.h>
+
+/* The process's CPU engine and stream (created on first use), for callers
+ * that build their own primitives (the interpreter's plan, lib/interp.c).
+ * Returns 0, or -1 with a message when oneDNN cannot start. */
+int dnnl_get_engine(dnnl_engine_t *engine, dnnl_stream_t *stream);
+
 /* An activation fused after a product: y = min(max(x, lo), hi). */
 enum dnnl_act_kind { DNNL_ACT_NONE, DNNL_ACT_RELU, DNNL_ACT_CLIP };
 struct dnnl_act {

@@ -88,6 +88,43 @@ z = np.load(sys.argv[1]); print(" ".join(f"{k}:{z[k].dtype}" for k in z.files))'
 	done
 }
 
+@test "the oneDNN plan gives the reference kernels' numbers, fused or not" {
+	need_tool top-opt
+	local m
+	for m in tiny misc mm; do
+		top-opt "$FX/$m.top" -o "$T/$m.top"
+		for f in "$FX/$m.top" "$T/$m.top"; do
+			TPUC_PLAN=0 ir-run "$f" -i "$FX/${m}_in.npz" -o "$T/k.npz" --dump-all
+			ir-run "$f" -i "$FX/${m}_in.npz" -o "$T/p.npz" --dump-all --threads 2
+			assert_close "$T/p.npz" "$T/k.npz"
+			TPUC_PLAN=0 ir-run "$f" -i "$FX/${m}_in.npz" -o "$T/k.npz"
+			ir-run "$f" -i "$FX/${m}_in.npz" -o "$T/p.npz" --repeat 3
+			assert_close "$T/p.npz" "$T/k.npz"
+		done
+	done
+}
+
+@test "--bench ends stderr with median_ms=X and still writes the outputs" {
+	run --separate-stderr ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/out.npz" --bench 5
+	assert_success
+	assert_output ''
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[[ ${stderr_lines[0]} =~ ^ir-run:\ bench:\ 5\ runs\ after\ 3\ warm-up,\ 1\ thread:\ min\ [0-9.]+\ ms,\ median\ [0-9.]+\ ms,\ max\ [0-9.]+\ ms$ ]]
+	[[ ${stderr_lines[1]} =~ ^median_ms=[0-9]+\.[0-9]{3}$ ]]
+	assert_close "$T/out.npz" "$FX/tiny_expect.npz"
+}
+
+@test "--profile lists the op types before the median" {
+	run --separate-stderr ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/out.npz" --bench 3 --profile
+	assert_success
+	[[ ${stderr_lines[0]} =~ ^ir-run:\ profile\ per\ run\ \(3\ runs\):\ [0-9.]+\ ms\ in\ ops$ ]]
+	printf '%s\n' "${stderr_lines[@]}" | grep -Eq '^  Conv +1 ops +[0-9.]+ ms +[0-9.]+%$'
+	[[ ${stderr_lines[-1]} =~ ^median_ms= ]]
+	run --separate-stderr ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/out.npz" --profile
+	assert_success
+	[[ ${stderr_lines[0]} =~ ^ir-run:\ profile\ per\ run\ \(1\ run\): ]]
+}
+
 @test "missing IR file" {
 	run ir-run "$T/nope.top" -i "$FX/tiny_in.npz" -o "$T/out.npz"
 	assert_failure 1
@@ -138,6 +175,9 @@ z = np.load(sys.argv[1]); print(" ".join(f"{k}:{z[k].dtype}" for k in z.files))'
 	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --threads x
 	assert_failure 2
 	assert_line --index 0 "ir-run: bad --threads 'x': expected a whole number from 0 to 4096"
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --bench 0
+	assert_failure 2
+	assert_line --index 0 "ir-run: bad --bench '0': expected a whole number from 1 to 4096"
 	run ir-run - -i - -o "$T/out.npz"
 	assert_failure 2
 	[ ! -e "$T/out.npz" ]

@@ -1,8 +1,63 @@
-/* ir-print - print an IR file as text (placeholder until the printer lands). */
+/* ir-print - print an IR file of any dialect and stage as MLIR-like text,
+ * one op a line, or as a Graphviz DOT graph (lib/ir_print.h).
+ */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
-int main(void)
+#include "base.h"
+#include "ir.h"
+#include "ir_print.h"
+
+static const char usage[] = "usage: ir-print [IN] [--dot] [-o OUT]\n";
+
+int main(int argc, char **argv)
 {
-	fputs("ir-print: not implemented yet\n", stderr);
+	static const struct option longopts[] = {
+		{ "dot", no_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	int dot = 0, c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); return 0;
+		case 'o': out = optarg; break;
+		case 'd': dot = 1; break;
+		case ':':
+			fprintf(stderr, "ir-print: option '%s' needs a value\n%s",
+				argv[optind - 1], usage);
+			return 2;
+		default:
+			fprintf(stderr, "ir-print: unknown option '%s'\n%s", argv[optind - 1], usage);
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *in = optind < argc ? argv[optind] : "-";
+
+	struct ir_graph *g = NULL;
+	struct out_file o;
+	if (ir_read(in, &g) < 0)
+		goto fail;
+	if (out_open(&o, out) < 0)
+		goto fail;
+	if ((dot ? ir_print_dot(o.fp, g) : ir_print_text(o.fp, g)) < 0) {
+		out_abort(&o);
+		goto fail;
+	}
+	if (out_commit(&o) < 0)
+		goto fail;
+	graph_free(g);
+	return 0;
+fail:
+	fprintf(stderr, "ir-print: %s\n", err_msg());
+	graph_free(g);
 	return 1;
 }

@@ -13,10 +13,12 @@
 #include "interp.h"
 #include "ir.h"
 #include "npz.h"
+#include "op.h"
 
 static const char *prog = "ir-run";
 static const char *usage_line =
-	"usage: %s IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N] [-v]\n";
+	"usage: %s IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
+	"       [--bench N] [--profile] [-v]\n";
 
 static void usage(void)
 {
@@ -70,6 +72,74 @@ static int collect(struct npz *z, const struct interp *it, int dump_all)
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* --profile: time per op type per run (it->op_ms summed over RUNS runs),
+ * most expensive first, on stderr. */
+static void print_profile(const struct interp *it, int runs)
+{
+	const struct ir_graph *g = it->g;
+	double ms[OP_COUNT] = { 0 }, total = 0;
+	int count[OP_COUNT] = { 0 }, order[OP_COUNT];
+	for (int i = 0; i < g->n_ops; i++) {
+		ms[g->ops[i].type] += it->op_ms[i] / runs;
+		count[g->ops[i].type]++;
+		total += it->op_ms[i] / runs;
+	}
+	for (int i = 0; i < OP_COUNT; i++)
+		order[i] = i;
+	for (int i = 1; i < OP_COUNT; i++)   /* insertion sort by time */
+		for (int j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	fprintf(stderr, "%s: profile per run (%d run%s): %.3f ms in ops\n", prog, runs,
+		runs == 1 ? "" : "s", total);
+	for (int i = 0; i < OP_COUNT; i++)
+		if (count[order[i]])
+			fprintf(stderr, "  %-24s %5d ops %10.3f ms %6.1f%%\n", op_name(order[i]),
+				count[order[i]], ms[order[i]],
+				total > 0 ? 100 * ms[order[i]] / total : 0.0);
+}
+
+/* --bench: BENCH_WARMUP untimed runs, then n timed ones; the profile of the
+ * timed ones (if asked for), a summary and, as the last line on stderr,
+ * median_ms=X. */
+#define BENCH_WARMUP 3
+static int run_bench(struct interp *it, int n, int threads)
+{
+	double *t = xmalloc((size_t)n * sizeof *t);
+	for (int r = 0; r < BENCH_WARMUP; r++)
+		if (interp_run(it, NULL, NULL) < 0)
+			goto fail;
+	if (it->op_ms)
+		memset(it->op_ms, 0, sizeof *it->op_ms * (size_t)it->g->n_ops);
+	for (int r = 0; r < n; r++) {
+		double t0 = now_seconds();
+		if (interp_run(it, NULL, NULL) < 0)
+			goto fail;
+		t[r] = (now_seconds() - t0) * 1e3;
+	}
+	if (it->op_ms)
+		print_profile(it, n);
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	double med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	fprintf(stderr, "%s: bench: %d runs after %d warm-up, %d thread%s: "
+		"min %.3f ms, median %.3f ms, max %.3f ms\n", prog, n, BENCH_WARMUP,
+		threads, threads == 1 ? "" : "s", t[0], med, t[n - 1]);
+	fprintf(stderr, "median_ms=%.3f\n", med);
+	free(t);
+	return 0;
+fail:
+	free(t);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -78,12 +148,14 @@ int main(int argc, char **argv)
 		{ "dump-all", no_argument, NULL, 'd' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "bench", required_argument, NULL, 'b' },
+		{ "profile", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *in_npz = NULL, *out = NULL;
-	int dump_all = 0, threads = 1, repeat = 1, verbose = 0, c;
+	int dump_all = 0, threads = 1, repeat = 1, bench = 0, profile = 0, verbose = 0, c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:vh", longopts, NULL)) != -1) {
@@ -93,6 +165,8 @@ int main(int argc, char **argv)
 		case 'd': dump_all = 1; break;
 		case 't': threads = parse_count("--threads", optarg, 0); break;
 		case 'r': repeat = parse_count("--repeat", optarg, 1); break;
+		case 'b': bench = parse_count("--bench", optarg, 1); break;
+		case 'p': profile = 1; break;
 		case 'v': verbose = 1; break;
 		case 'h':
 			printf(usage_line, prog);
@@ -132,8 +206,12 @@ int main(int argc, char **argv)
 	struct interp it = { 0 };
 	int rc = 1;
 	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0 ||
-	    interp_init(&it, g, threads) < 0 ||
-	    interp_set_inputs(&it, &zin, !strcmp(in_npz, "-") ? "<stdin>" : in_npz) < 0)
+	    interp_init(&it, g, threads) < 0)
+		goto fail;
+	it.keep_all = dump_all;   /* every activation stays readable */
+	if (profile)
+		it.op_ms = xcalloc((size_t)(g->n_ops ? g->n_ops : 1), sizeof *it.op_ms);
+	if (interp_set_inputs(&it, &zin, !strcmp(in_npz, "-") ? "<stdin>" : in_npz) < 0)
 		goto fail;
 	double best = 1e30, total = 0;
 	for (int r = 0; r < repeat; r++) {
@@ -148,6 +226,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %d ops, %d thread%s: %.3f ms per run (best of %d %.3f ms)\n",
 			prog, g->n_ops, threads, threads == 1 ? "" : "s", total * 1e3 / repeat,
 			repeat, best * 1e3);
+	if (profile && !bench)
+		print_profile(&it, repeat);
+	if (bench && run_bench(&it, bench, threads) < 0)
+		goto fail;
 	if (collect(&zout, &it, dump_all) < 0 || npz_write(out, &zout, 0) < 0)
 		goto fail;
 	rc = 0;
@@ -155,6 +237,7 @@ int main(int argc, char **argv)
 fail:
 	fprintf(stderr, "%s: %s\n", prog, err_msg());
 done:
+	free(it.op_ms);
 	if (g)
 		interp_free(&it);
 	npz_free(&zin);
