@@ -152,6 +152,16 @@ int graph_find_tensor(const struct ir_graph *g, const char *name)
 	return -1;
 }
 
+char *graph_unique_name(const struct ir_graph *g, const char *base, int first)
+{
+	size_t len = strlen(base) + 24;
+	char *s = xmalloc(len);
+	snprintf(s, len, "%s", base);
+	for (int i = first; graph_find_tensor(g, s) >= 0; i++)
+		snprintf(s, len, "%s_%d", base, i);
+	return s;
+}
+
 int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 		 int n_in, const int *in, int n_out, const int *out)
 {
@@ -171,6 +181,14 @@ int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 	op->group = -1;
 	op->place = PLACE_NONE;
 	return g->n_ops++;
+}
+
+void op_set_inputs(struct ir_op *op, int n, const int *in)
+{
+	op->in = xrealloc(op->in, sizeof(int) * (size_t)(n ? n : 1));
+	if (n)
+		memcpy(op->in, in, sizeof(int) * (size_t)n);
+	op->n_in = n;
 }
 
 /* Return the attribute called name, adding an empty one if absent. */

@@ -252,9 +252,15 @@ int graph_add_weight(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape, const void *data);
 /* Find a tensor by name; -1 if absent. */
 int graph_find_tensor(const struct ir_graph *g, const char *name);
+/* A new string naming no tensor of g: base, else base_FIRST,
+ * base_FIRST+1, ...  (import and the passes count from 1, weight-reorder
+ * from 2; the names stay in the files they write).  The caller frees it. */
+char *graph_unique_name(const struct ir_graph *g, const char *base, int first);
 /* Add an op with inputs and outputs given as tensor indices; returns its index. */
 int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 		 int n_in, const int *in, int n_out, const int *out);
+/* Replace op's inputs with the n tensor indices in `in` (resized to fit). */
+void op_set_inputs(struct ir_op *op, int n, const int *in);
 /* Set the payload of tensor t to a fresh 64-byte aligned copy of data. */
 void tensor_set_data(struct ir_tensor *t, const void *data, size_t nbytes);
 int64_t tensor_numel(const struct ir_tensor *t);

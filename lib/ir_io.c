@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base.h"
+#include "bytes.h"
 #include "ir.h"
+#include "ir_msgpack.h"
 #include "op.h"
 
 #define IR_MAGIC "TPUC-IR\0"
@@ -16,57 +18,36 @@
 
 static size_t align_up(size_t n) { return (n + IR_ALIGN - 1) & ~(size_t)(IR_ALIGN - 1); }
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* ---- writing ---- */
 
-static void pack_str(msgpack_packer *pk, const char *s)
+void mp_pack_str(msgpack_packer *pk, const char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s ? s : "");
 	msgpack_pack_str(pk, n);
-	msgpack_pack_str_body(pk, s, n);
+	msgpack_pack_str_body(pk, s ? s : "", n);
 }
 
-static void pack_ints(msgpack_packer *pk, int n, const int *v)
+void mp_pack_ints(msgpack_packer *pk, int n, const int *v)
 {
 	msgpack_pack_array(pk, (size_t)n);
 	for (int i = 0; i < n; i++)
 		msgpack_pack_int64(pk, v[i]);
 }
 
+void mp_pack_shape(msgpack_packer *pk, const struct ir_tensor *t)
+{
+	msgpack_pack_array(pk, (size_t)t->rank);
+	for (int j = 0; j < t->rank; j++)
+		msgpack_pack_int64(pk, t->shape[j]);
+}
+
 static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 {
-	pack_str(pk, a->name);
+	mp_pack_str(pk, a->name);
 	switch (a->kind) {
 	case ATTR_INT: msgpack_pack_int64(pk, a->i); break;
 	case ATTR_FLOAT: msgpack_pack_double(pk, a->f); break;
-	case ATTR_STR: pack_str(pk, a->s); break;
+	case ATTR_STR: mp_pack_str(pk, a->s); break;
 	case ATTR_INTS:
 		msgpack_pack_array(pk, (size_t)a->n);
 		for (int i = 0; i < a->n; i++)
@@ -85,63 +66,63 @@ static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 	}
 }
 
+void ir_pack_op(msgpack_packer *pk, const struct ir_op *op, int groups)
+{
+	int group = groups && op->group >= 0, place = groups && op->place != PLACE_NONE;
+	msgpack_pack_map(pk, (size_t)(5 + group + place));
+	mp_pack_str(pk, "type"); mp_pack_str(pk, op_name(op->type));
+	mp_pack_str(pk, "name"); mp_pack_str(pk, op->name);
+	mp_pack_str(pk, "in"); mp_pack_ints(pk, op->n_in, op->in);
+	mp_pack_str(pk, "out"); mp_pack_ints(pk, op->n_out, op->out);
+	mp_pack_str(pk, "attrs");
+	msgpack_pack_map(pk, (size_t)op->n_attr);
+	for (int j = 0; j < op->n_attr; j++)
+		pack_attr(pk, &op->attr[j]);
+	if (group) { mp_pack_str(pk, "group"); msgpack_pack_int64(pk, op->group); }
+	if (place) {
+		mp_pack_str(pk, "place");
+		mp_pack_str(pk, op->place == PLACE_LOCAL ? "local" : "global");
+	}
+}
+
 static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint64_t *offs)
 {
 	int n = 9 + (g->chip != NULL) + (g->mode != NULL);
 	msgpack_pack_map(pk, (size_t)n);
-	pack_str(pk, "dialect"); pack_str(pk, dialect_name(g->dialect));
-	pack_str(pk, "stage"); pack_str(pk, stage_name(g->stage));
-	pack_str(pk, "name"); pack_str(pk, g->name ? g->name : "");
-	if (g->chip) { pack_str(pk, "chip"); pack_str(pk, g->chip); }
-	if (g->mode) { pack_str(pk, "mode"); pack_str(pk, g->mode); }
-	pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, g->neuron_bytes);
-	pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, g->coeff_bytes);
+	mp_pack_str(pk, "dialect"); mp_pack_str(pk, dialect_name(g->dialect));
+	mp_pack_str(pk, "stage"); mp_pack_str(pk, stage_name(g->stage));
+	mp_pack_str(pk, "name"); mp_pack_str(pk, g->name);
+	if (g->chip) { mp_pack_str(pk, "chip"); mp_pack_str(pk, g->chip); }
+	if (g->mode) { mp_pack_str(pk, "mode"); mp_pack_str(pk, g->mode); }
+	mp_pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, g->neuron_bytes);
+	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, g->coeff_bytes);
 
-	pack_str(pk, "tensors");
+	mp_pack_str(pk, "tensors");
 	msgpack_pack_array(pk, (size_t)g->n_tensors);
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
 		int fields = 3 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0) + (t->addr >= 0);
 		msgpack_pack_map(pk, (size_t)fields);
-		pack_str(pk, "name"); pack_str(pk, t->name);
-		pack_str(pk, "dtype"); pack_str(pk, dtype_name(t->dtype));
-		pack_str(pk, "shape");
-		msgpack_pack_array(pk, (size_t)t->rank);
-		for (int j = 0; j < t->rank; j++)
-			msgpack_pack_int64(pk, t->shape[j]);
+		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
+		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
+		mp_pack_str(pk, "shape"); mp_pack_shape(pk, t);
 		if (t->data) {
-			pack_str(pk, "data");
+			mp_pack_str(pk, "data");
 			msgpack_pack_array(pk, 2);
 			msgpack_pack_uint64(pk, offs[i]);
 			msgpack_pack_uint64(pk, t->nbytes);
 		}
-		if (t->scale != 0) { pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
-		if (t->zero_point != 0) { pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
-		if (t->addr >= 0) { pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr); }
+		if (t->scale != 0) { mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
+		if (t->zero_point != 0) { mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
+		if (t->addr >= 0) { mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr); }
 	}
 
-	pack_str(pk, "ops");
+	mp_pack_str(pk, "ops");
 	msgpack_pack_array(pk, (size_t)g->n_ops);
-	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *op = &g->ops[i];
-		int fields = 5 + (op->group >= 0) + (op->place != PLACE_NONE);
-		msgpack_pack_map(pk, (size_t)fields);
-		pack_str(pk, "type"); pack_str(pk, op_name(op->type));
-		pack_str(pk, "name"); pack_str(pk, op->name);
-		pack_str(pk, "in"); pack_ints(pk, op->n_in, op->in);
-		pack_str(pk, "out"); pack_ints(pk, op->n_out, op->out);
-		pack_str(pk, "attrs");
-		msgpack_pack_map(pk, (size_t)op->n_attr);
-		for (int j = 0; j < op->n_attr; j++)
-			pack_attr(pk, &op->attr[j]);
-		if (op->group >= 0) { pack_str(pk, "group"); msgpack_pack_int64(pk, op->group); }
-		if (op->place != PLACE_NONE) {
-			pack_str(pk, "place");
-			pack_str(pk, op->place == PLACE_LOCAL ? "local" : "global");
-		}
-	}
-	pack_str(pk, "inputs"); pack_ints(pk, g->n_inputs, g->inputs);
-	pack_str(pk, "outputs"); pack_ints(pk, g->n_outputs, g->outputs);
+	for (int i = 0; i < g->n_ops; i++)
+		ir_pack_op(pk, &g->ops[i], 1);
+	mp_pack_str(pk, "inputs"); mp_pack_ints(pk, g->n_inputs, g->inputs);
+	mp_pack_str(pk, "outputs"); mp_pack_ints(pk, g->n_outputs, g->outputs);
 }
 
 int ir_write(const char *path, const struct ir_graph *g)
@@ -218,28 +199,27 @@ static int bad(const struct rd *r, const char *what)
 	return err_set("'%s': corrupt IR: %s", r->file, what);
 }
 
-static int obj_str(const msgpack_object *o, char **out)
-{
-	if (o->type != MSGPACK_OBJECT_STR)
-		return -1;
-	*out = xmalloc(o->via.str.size + 1);
-	memcpy(*out, o->via.str.ptr, o->via.str.size);
-	(*out)[o->via.str.size] = 0;
-	return 0;
-}
-
-static int key_is(const msgpack_object_kv *kv, const char *k)
+int mp_key_is(const msgpack_object_kv *kv, const char *k)
 {
 	size_t n = strlen(k);
 	return kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == n &&
 	       !memcmp(kv->key.via.str.ptr, k, n);
 }
 
-static int obj_int(const msgpack_object *o, int64_t *v)
+int mp_str(const msgpack_object *o, char **out)
 {
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		if (o->via.u64 > INT64_MAX)
-			return -1;
+	if (o->type != MSGPACK_OBJECT_STR)
+		return -1;
+	free(*out);
+	*out = xmalloc(o->via.str.size + 1);
+	memcpy(*out, o->via.str.ptr, o->via.str.size);
+	(*out)[o->via.str.size] = 0;
+	return 0;
+}
+
+int mp_int(const msgpack_object *o, int64_t *v)
+{
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
 		*v = (int64_t)o->via.u64;
 		return 0;
 	}
@@ -250,85 +230,84 @@ static int obj_int(const msgpack_object *o, int64_t *v)
 	return -1;
 }
 
-static int obj_num(const msgpack_object *o, double *v)
+int mp_num(const msgpack_object *o, double *v)
 {
 	int64_t i;
 	if (o->type == MSGPACK_OBJECT_FLOAT32 || o->type == MSGPACK_OBJECT_FLOAT64) {
 		*v = o->via.f64;
 		return 0;
 	}
-	if (obj_int(o, &i) == 0) {
+	if (mp_int(o, &i) == 0) {
 		*v = (double)i;
 		return 0;
 	}
 	return -1;
 }
 
-static int obj_index_list(const msgpack_object *o, int limit, int **out, int *n, int allow_neg)
+int mp_indices(const msgpack_object *o, int lo, int limit, int **out, int *n)
 {
 	if (o->type != MSGPACK_OBJECT_ARRAY)
 		return -1;
+	free(*out);
 	*n = (int)o->via.array.size;
-	*out = xmalloc(sizeof(int) * (size_t)(*n ? *n : 1));
+	*out = xmalloc(sizeof(int) * (size_t)(*n + 1));
 	for (int i = 0; i < *n; i++) {
 		int64_t v;
-		if (obj_int(&o->via.array.ptr[i], &v) < 0 || v >= limit || v < (allow_neg ? -1 : 0))
+		if (mp_int(&o->via.array.ptr[i], &v) < 0 || v < lo || v >= limit)
 			return -1;
 		(*out)[i] = (int)v;
 	}
 	return 0;
 }
 
+/* One attribute, its kind told by the value's msgpack type. */
 static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
 {
-	char *name;
-	if (obj_str(&kv->key, &name) < 0)
+	char *name = NULL;
+	if (mp_str(&kv->key, &name) < 0)
 		return -1;
 	const msgpack_object *v = &kv->val;
 	int rc = 0;
 	int64_t iv;
+	double dv = 0;
+	char *s = NULL;
 	switch (v->type) {
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
-		rc = obj_int(v, &iv);
-		if (rc == 0)
+		if ((rc = mp_int(v, &iv)) == 0)
 			op_set_int(op, name, iv);
 		break;
 	case MSGPACK_OBJECT_FLOAT32:
 	case MSGPACK_OBJECT_FLOAT64:
 		op_set_float(op, name, v->via.f64);
 		break;
-	case MSGPACK_OBJECT_STR: {
-		char *s;
-		obj_str(v, &s);
+	case MSGPACK_OBJECT_STR:
+		mp_str(v, &s);
 		op_set_str(op, name, s);
 		free(s);
 		break;
-	}
 	case MSGPACK_OBJECT_NIL:
 		op_set_floats(op, name, 0, NULL);
 		break;
 	case MSGPACK_OBJECT_ARRAY: {
 		uint32_t n = v->via.array.size;
-		int is_float = n > 0 && (v->via.array.ptr[0].type == MSGPACK_OBJECT_FLOAT32 ||
-					 v->via.array.ptr[0].type == MSGPACK_OBJECT_FLOAT64);
-		if (is_float) {
+		const msgpack_object *e = v->via.array.ptr;
+		if (n && (e[0].type == MSGPACK_OBJECT_FLOAT32 || e[0].type == MSGPACK_OBJECT_FLOAT64)) {
 			float *f = xmalloc(sizeof(float) * n);
 			for (uint32_t i = 0; i < n && rc == 0; i++) {
-				double d = 0;
-				rc = obj_num(&v->via.array.ptr[i], &d);
-				f[i] = (float)d;
+				rc = mp_num(&e[i], &dv);
+				f[i] = (float)dv;
 			}
 			if (rc == 0)
 				op_set_floats(op, name, (int)n, f);
 			free(f);
 		} else {
-			int64_t *iv2 = xmalloc(sizeof(int64_t) * (n ? n : 1));
+			int64_t *w = xmalloc(sizeof(int64_t) * (n + 1));
 			for (uint32_t i = 0; i < n && rc == 0; i++)
-				rc = obj_int(&v->via.array.ptr[i], &iv2[i]);
+				rc = mp_int(&e[i], &w[i]);
 			if (rc == 0)
-				op_set_ints(op, name, (int)n, iv2);
-			free(iv2);
+				op_set_ints(op, name, (int)n, w);
+			free(w);
 		}
 		break;
 	}
@@ -339,73 +318,120 @@ static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
 	return rc;
 }
 
+int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
+		 const char *kind, const char *noun)
+{
+	char *type = NULL, *name = NULL;
+	int *in = NULL, *out = NULL, n_in = 0, n_out = 0, ok = o->type == MSGPACK_OBJECT_MAP;
+	const msgpack_object *attrs = NULL;
+	int64_t group = -1;
+	int place = PLACE_NONE;
+	for (uint32_t i = 0; ok && i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		if (mp_key_is(kv, "type"))
+			ok = !type && mp_str(&kv->val, &type) == 0;
+		else if (mp_key_is(kv, "name"))
+			ok = !name && mp_str(&kv->val, &name) == 0;
+		else if (mp_key_is(kv, "in"))
+			ok = !in && mp_indices(&kv->val, -1, g->n_tensors, &in, &n_in) == 0;
+		else if (mp_key_is(kv, "out"))
+			ok = !out && mp_indices(&kv->val, 0, g->n_tensors, &out, &n_out) == 0;
+		else if (mp_key_is(kv, "attrs"))
+			ok = (attrs = &kv->val)->type == MSGPACK_OBJECT_MAP;
+		else if (mp_key_is(kv, "group"))
+			ok = mp_int(&kv->val, &group) == 0;
+		else if (mp_key_is(kv, "place")) {
+			char *s = NULL;
+			ok = mp_str(&kv->val, &s) == 0;
+			place = s && !strcmp(s, "local") ? PLACE_LOCAL : PLACE_GLOBAL;
+			free(s);
+		}
+	}
+	int rc = -1, t = ok && type ? op_type_from_name(type) : -1;
+	if (!ok || !type || !name || !in || !out) {
+		err_set("'%s': corrupt %s: malformed %s entry", file, kind, noun);
+	} else if (t < 0) {
+		err_set("'%s': %s '%s': unknown operator type '%s'", file, noun, name, type);
+	} else {
+		int k = graph_add_op(g, (enum op_type)t, name, n_in, in, n_out, out);
+		struct ir_op *op = &g->ops[k];
+		op->group = (int)group;
+		op->place = (enum placement)place;
+		rc = 0;
+		for (uint32_t i = 0; attrs && i < attrs->via.map.size && rc == 0; i++)
+			if (read_attr(op, &attrs->via.map.ptr[i]) < 0)
+				rc = err_set("'%s': corrupt %s: malformed attribute", file, kind);
+	}
+	free(type);
+	free(name);
+	free(in);
+	free(out);
+	return rc;
+}
+
 static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o)
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "tensor is not a map");
-	char *name = NULL;
-	int dt = -1, rank = -1;
+	char *name = NULL, *dts = NULL;
+	int rank = -1;
 	int64_t shape[IR_MAX_RANK] = { 0 }, off = -1, nbytes = -1, zp = 0, addr = -1;
 	double scale = 0;
 	for (uint32_t i = 0; i < o->via.map.size; i++) {
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
 		const msgpack_object *v = &kv->val;
-		if (key_is(kv, "name")) {
-			free(name);
-			name = NULL;
-			if (obj_str(v, &name) < 0)
+		if (mp_key_is(kv, "name")) {
+			if (mp_str(v, &name) < 0)
 				goto fail;
-		} else if (key_is(kv, "dtype")) {
-			char *s;
-			if (obj_str(v, &s) < 0)
+		} else if (mp_key_is(kv, "dtype")) {
+			if (mp_str(v, &dts) < 0)
 				goto fail;
-			dt = dtype_from_name(s);
-			free(s);
-		} else if (key_is(kv, "shape")) {
+		} else if (mp_key_is(kv, "shape")) {
 			if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size > IR_MAX_RANK)
 				goto fail;
 			rank = (int)v->via.array.size;
 			for (int j = 0; j < rank; j++)
-				if (obj_int(&v->via.array.ptr[j], &shape[j]) < 0 || shape[j] < 0)
+				if (mp_int(&v->via.array.ptr[j], &shape[j]) < 0 || shape[j] < 0)
 					goto fail;
-		} else if (key_is(kv, "data")) {
+		} else if (mp_key_is(kv, "data")) {
 			if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size != 2 ||
-			    obj_int(&v->via.array.ptr[0], &off) < 0 ||
-			    obj_int(&v->via.array.ptr[1], &nbytes) < 0)
+			    mp_int(&v->via.array.ptr[0], &off) < 0 ||
+			    mp_int(&v->via.array.ptr[1], &nbytes) < 0)
 				goto fail;
-		} else if (key_is(kv, "scale")) {
-			if (obj_num(v, &scale) < 0)
+		} else if (mp_key_is(kv, "scale")) {
+			if (mp_num(v, &scale) < 0)
 				goto fail;
-		} else if (key_is(kv, "zero_point")) {
-			if (obj_int(v, &zp) < 0)
+		} else if (mp_key_is(kv, "zero_point")) {
+			if (mp_int(v, &zp) < 0)
 				goto fail;
-		} else if (key_is(kv, "addr")) {
-			if (obj_int(v, &addr) < 0)
+		} else if (mp_key_is(kv, "addr")) {
+			if (mp_int(v, &addr) < 0)
 				goto fail;
 		}
 	}
+	int dt = dts ? dtype_from_name(dts) : -1;
 	if (!name || dt < 0 || rank < 0)
 		goto fail;
+	free(dts);
 	int k = graph_add_tensor(g, name, (enum ir_dtype)dt, rank, shape);
+	free(name);
 	struct ir_tensor *t = &g->tensors[k];
 	t->scale = (float)scale;
 	t->zero_point = (int)zp;
 	t->addr = addr;
 	if (off >= 0) {
 		if ((uint64_t)off % IR_ALIGN || (uint64_t)off > r->data_len ||
-		    (uint64_t)nbytes > r->data_len - (uint64_t)off) {
-			free(name);
+		    (uint64_t)nbytes > r->data_len - (uint64_t)off)
 			return err_set("'%s': truncated IR: data of tensor '%s' lies past the end of the file",
 				       r->file, t->name);
-		}
 		t->data = (void *)(r->data + off);
 		t->nbytes = (size_t)nbytes;
 		t->owns_data = 0;
 	}
-	free(name);
 	return 0;
 fail:
 	free(name);
+	free(dts);
 	return bad(r, "malformed tensor entry");
 }
 
@@ -413,58 +439,7 @@ static int read_op(struct rd *r, struct ir_graph *g, const msgpack_object *o)
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "op is not a map");
-	char *type = NULL, *name = NULL;
-	int *in = NULL, *out = NULL, n_in = 0, n_out = 0, ok = 1;
-	const msgpack_object *attrs = NULL;
-	int64_t group = -1;
-	int place = PLACE_NONE;
-	for (uint32_t i = 0; i < o->via.map.size && ok; i++) {
-		const msgpack_object_kv *kv = &o->via.map.ptr[i];
-		if (key_is(kv, "type"))
-			ok = !type && obj_str(&kv->val, &type) == 0;
-		else if (key_is(kv, "name"))
-			ok = !name && obj_str(&kv->val, &name) == 0;
-		else if (key_is(kv, "in"))
-			ok = !in && obj_index_list(&kv->val, g->n_tensors, &in, &n_in, 1) == 0;
-		else if (key_is(kv, "out"))
-			ok = !out && obj_index_list(&kv->val, g->n_tensors, &out, &n_out, 0) == 0;
-		else if (key_is(kv, "attrs"))
-			ok = (attrs = &kv->val)->type == MSGPACK_OBJECT_MAP;
-		else if (key_is(kv, "group"))
-			ok = obj_int(&kv->val, &group) == 0;
-		else if (key_is(kv, "place")) {
-			char *s = NULL;
-			ok = obj_str(&kv->val, &s) == 0;
-			place = s && !strcmp(s, "local") ? PLACE_LOCAL : PLACE_GLOBAL;
-			free(s);
-		}
-	}
-	int rc = -1;
-	if (!ok || !type || !name || !in || !out) {
-		bad(r, "malformed op entry");
-		goto out;
-	}
-	int t = op_type_from_name(type);
-	if (t < 0) {
-		err_set("'%s': op '%s': unknown operator type '%s'", r->file, name, type);
-		goto out;
-	}
-	int k = graph_add_op(g, (enum op_type)t, name, n_in, in, n_out, out);
-	struct ir_op *op = &g->ops[k];
-	op->group = (int)group;
-	op->place = (enum placement)place;
-	for (uint32_t i = 0; attrs && i < attrs->via.map.size; i++)
-		if (read_attr(op, &attrs->via.map.ptr[i]) < 0) {
-			bad(r, "malformed attribute");
-			goto out;
-		}
-	rc = 0;
-out:
-	free(type);
-	free(name);
-	free(in);
-	free(out);
-	return rc;
+	return ir_unpack_op(g, o, r->file, "IR", "op");
 }
 
 static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *root)
@@ -477,11 +452,11 @@ static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *ro
 		const msgpack_object_kv *kv = &root->via.map.ptr[i];
 		char *s = NULL;
 		int64_t v;
-		if (key_is(kv, "dialect") || key_is(kv, "stage")) {
-			if (obj_str(&kv->val, &s) < 0)
+		if (mp_key_is(kv, "dialect") || mp_key_is(kv, "stage")) {
+			if (mp_str(&kv->val, &s) < 0)
 				return bad(r, "dialect or stage is not a string");
 			int found = -1;
-			int is_dialect = key_is(kv, "dialect");
+			int is_dialect = mp_key_is(kv, "dialect");
 			for (int j = 0; j < (is_dialect ? DIALECT_COUNT : STAGE_COUNT); j++)
 				if (!strcmp(s, is_dialect ? dialect_name(j) : stage_name(j)))
 					found = j;
@@ -498,32 +473,26 @@ static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *ro
 				g->stage = (enum ir_stage)found;
 				have_stage = 1;
 			}
-		} else if (key_is(kv, "name")) {
-			free(g->name);
-			g->name = NULL;
-			if (obj_str(&kv->val, &g->name) < 0)
+		} else if (mp_key_is(kv, "name")) {
+			if (mp_str(&kv->val, &g->name) < 0)
 				return bad(r, "name is not a string");
-		} else if (key_is(kv, "chip")) {
-			free(g->chip);
-			g->chip = NULL;
-			if (obj_str(&kv->val, &g->chip) < 0)
+		} else if (mp_key_is(kv, "chip")) {
+			if (mp_str(&kv->val, &g->chip) < 0)
 				return bad(r, "chip is not a string");
-		} else if (key_is(kv, "mode")) {
-			free(g->mode);
-			g->mode = NULL;
-			if (obj_str(&kv->val, &g->mode) < 0)
+		} else if (mp_key_is(kv, "mode")) {
+			if (mp_str(&kv->val, &g->mode) < 0)
 				return bad(r, "mode is not a string");
-		} else if (key_is(kv, "neuron_bytes") && obj_int(&kv->val, &v) == 0) {
+		} else if (mp_key_is(kv, "neuron_bytes") && mp_int(&kv->val, &v) == 0) {
 			g->neuron_bytes = v;
-		} else if (key_is(kv, "coeff_bytes") && obj_int(&kv->val, &v) == 0) {
+		} else if (mp_key_is(kv, "coeff_bytes") && mp_int(&kv->val, &v) == 0) {
 			g->coeff_bytes = v;
-		} else if (key_is(kv, "tensors")) {
+		} else if (mp_key_is(kv, "tensors")) {
 			tensors = &kv->val;
-		} else if (key_is(kv, "ops")) {
+		} else if (mp_key_is(kv, "ops")) {
 			ops = &kv->val;
-		} else if (key_is(kv, "inputs")) {
+		} else if (mp_key_is(kv, "inputs")) {
 			ins = &kv->val;
-		} else if (key_is(kv, "outputs")) {
+		} else if (mp_key_is(kv, "outputs")) {
 			outs = &kv->val;
 		}
 	}
@@ -536,8 +505,8 @@ static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *ro
 	for (uint32_t i = 0; i < ops->via.array.size; i++)
 		if (read_op(r, g, &ops->via.array.ptr[i]) < 0)
 			return -1;
-	if (obj_index_list(ins, g->n_tensors, &g->inputs, &g->n_inputs, 0) < 0 ||
-	    obj_index_list(outs, g->n_tensors, &g->outputs, &g->n_outputs, 0) < 0)
+	if (mp_indices(ins, 0, g->n_tensors, &g->inputs, &g->n_inputs) < 0 ||
+	    mp_indices(outs, 0, g->n_tensors, &g->outputs, &g->n_outputs) < 0)
 		return bad(r, "bad graph inputs or outputs");
 	return 0;
 }

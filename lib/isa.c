@@ -5,22 +5,9 @@
 #include <string.h>
 
 #include "base.h"
+#include "bytes.h"
 #include "isa.h"
 #include "op.h"
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 _Static_assert(OP_COUNT <= 256, "the compute command's opcode field has 8 bits");
 _Static_assert(DT_COUNT <= 16, "the DMA command's dtype field has 4 bits");
@@ -31,17 +18,17 @@ _Static_assert(DT_COUNT <= 16, "the DMA command's dtype field has 4 bits");
 
 void isa_dma_encode(const struct isa_dma *d, unsigned char *out)
 {
-	put64(out, FIELD(d->op, 0, 4) | FIELD(d->dtype, 4, 4) | FIELD(d->id, 8, 24) |
-		   FIELD(d->wait, 32, 32));
-	put64(out + 8, FIELD(d->ddr, 0, 32) | FIELD(d->lmem, 32, 32));
-	put64(out + 16, FIELD(d->n, 0, 16) | FIELD(d->c, 16, 16) | FIELD(d->h, 32, 16) |
-			FIELD(d->w, 48, 16));
-	put64(out + 24, FIELD(d->cstride, 0, 32) | FIELD(d->nstride, 32, 32));
+	put_u64(out, FIELD(d->op, 0, 4) | FIELD(d->dtype, 4, 4) | FIELD(d->id, 8, 24) |
+		     FIELD(d->wait, 32, 32));
+	put_u64(out + 8, FIELD(d->ddr, 0, 32) | FIELD(d->lmem, 32, 32));
+	put_u64(out + 16, FIELD(d->n, 0, 16) | FIELD(d->c, 16, 16) | FIELD(d->h, 32, 16) |
+			  FIELD(d->w, 48, 16));
+	put_u64(out + 24, FIELD(d->cstride, 0, 32) | FIELD(d->nstride, 32, 32));
 }
 
 int isa_dma_decode(const unsigned char *in, struct isa_dma *d)
 {
-	uint64_t w0 = get64(in), w1 = get64(in + 8), w2 = get64(in + 16), w3 = get64(in + 24);
+	uint64_t w0 = get_u64(in), w1 = get_u64(in + 8), w2 = get_u64(in + 16), w3 = get_u64(in + 24);
 	memset(d, 0, sizeof *d);
 	d->op = (int)GET(w0, 0, 4);
 	d->dtype = (enum ir_dtype)GET(w0, 4, 4);
@@ -64,20 +51,20 @@ int isa_dma_decode(const unsigned char *in, struct isa_dma *d)
 
 void isa_cmp_encode(const struct isa_cmp *c, unsigned char *out)
 {
-	put64(out, FIELD(c->opcode, 0, 8) | FIELD(c->id, 8, 24) | FIELD(c->wait, 32, 32));
-	put64(out + 8, FIELD(c->layer, 0, 32) | FIELD(c->n_in, 32, 8) | FIELD(c->n_out, 40, 8) |
-		       FIELD(c->sliced, 48, 16));
-	put64(out + 16, FIELD(c->out_row0, 0, 16) | FIELD(c->out_rows, 16, 16) |
-			FIELD(c->in_row0, 32, 16) | FIELD(c->in_rows, 48, 16));
+	put_u64(out, FIELD(c->opcode, 0, 8) | FIELD(c->id, 8, 24) | FIELD(c->wait, 32, 32));
+	put_u64(out + 8, FIELD(c->layer, 0, 32) | FIELD(c->n_in, 32, 8) | FIELD(c->n_out, 40, 8) |
+			 FIELD(c->sliced, 48, 16));
+	put_u64(out + 16, FIELD(c->out_row0, 0, 16) | FIELD(c->out_rows, 16, 16) |
+			  FIELD(c->in_row0, 32, 16) | FIELD(c->in_rows, 48, 16));
 	for (int i = 0; i < ISA_MAX_OPERANDS; i++)
-		put64(out + 24 + 8 * i, FIELD(c->addr[i], 0, 32) | FIELD(c->row0[i], 32, 16) |
-					FIELD(c->rows[i], 48, 16));
-	put64(out + 88, FIELD(c->ch0, 0, 16) | FIELD(c->chans, 16, 16) | FIELD(c->chsplit, 32, 16));
+		put_u64(out + 24 + 8 * i, FIELD(c->addr[i], 0, 32) | FIELD(c->row0[i], 32, 16) |
+					  FIELD(c->rows[i], 48, 16));
+	put_u64(out + 88, FIELD(c->ch0, 0, 16) | FIELD(c->chans, 16, 16) | FIELD(c->chsplit, 32, 16));
 }
 
 int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 {
-	uint64_t w0 = get64(in), w1 = get64(in + 8), w2 = get64(in + 16);
+	uint64_t w0 = get_u64(in), w1 = get_u64(in + 8), w2 = get_u64(in + 16);
 	memset(c, 0, sizeof *c);
 	c->opcode = (int)GET(w0, 0, 8);
 	c->id = (uint32_t)GET(w0, 8, 24);
@@ -91,12 +78,12 @@ int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 	c->in_row0 = (int)GET(w2, 32, 16);
 	c->in_rows = (int)GET(w2, 48, 16);
 	for (int i = 0; i < ISA_MAX_OPERANDS; i++) {
-		uint64_t w = get64(in + 24 + 8 * i);
+		uint64_t w = get_u64(in + 24 + 8 * i);
 		c->addr[i] = (uint32_t)GET(w, 0, 32);
 		c->row0[i] = (int)GET(w, 32, 16);
 		c->rows[i] = (int)GET(w, 48, 16);
 	}
-	uint64_t w11 = get64(in + 88);
+	uint64_t w11 = get_u64(in + 88);
 	c->ch0 = (int)GET(w11, 0, 16);
 	c->chans = (int)GET(w11, 16, 16);
 	c->chsplit = (unsigned)GET(w11, 32, 16);
@@ -147,7 +134,7 @@ void isa_lane_shape(int rank, const int64_t *shape, int is_weight, int64_t s[4])
 	s[0] = s[1] = s[2] = s[3] = 1;
 	if (rank == 0)
 		return;
-	if (is_weight) {
+	if (is_weight && !(rank >= 2 && shape[0] == 1)) {
 		s[1] = shape[0];
 		for (int i = 1; i < rank; i++)
 			s[3] *= shape[i];
@@ -172,4 +159,66 @@ int64_t isa_pitch(const struct chip *c, enum ir_dtype dt, int64_t w)
 int64_t isa_lane_bytes(const struct chip *c, enum ir_dtype dt, const int64_t s[4])
 {
 	return ceil_div(s[1], c->lanes) * s[0] * s[2] * isa_pitch(c, dt, s[3]);
+}
+
+int isa_slice_axis(const struct ir_graph *g, const struct ir_op *op, int i)
+{
+	int64_t perm[IR_MAX_RANK];
+	if (op->type != OP_TRANSPOSE || i != 0 || op->n_in < 1 || op->in[0] < 0)
+		return 2;
+	int r = g->tensors[op->in[0]].rank;
+	if (r < 3 || op_ints(op, "perm", perm, IR_MAX_RANK) != r)
+		return 2;
+	return (int)perm[2];
+}
+
+void isa_held_shape(const struct ir_tensor *t, int axis, int64_t rows, int64_t s[4])
+{
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->rank);
+	if (rows >= 0 && axis >= 0 && axis < t->rank)
+		shape[axis] = rows;
+	isa_lane_shape(t->rank, shape, 0, s);
+}
+
+int isa_is_copy(const struct ir_graph *g, const struct ir_op *op)
+{
+	if (op->n_out != 1 || op->n_in < 1)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	for (int i = 0; i < op->n_in; i++) {
+		if (op->in[i] < 0)
+			return 0;
+		const struct ir_tensor *x = &g->tensors[op->in[i]];
+		if (x->data || x->dtype != y->dtype)
+			return 0;
+	}
+	if (op->type == OP_CONCAT) {
+		int64_t m[IR_MAX_RANK * 8], sh[IR_MAX_RANK * 8];
+		int r = y->rank, ax = (int)op_int(op, "axis", 1);
+		if (ax < 0)
+			ax += r;
+		for (int d = 0; d < ax && d < r; d++)
+			if (y->shape[d] != 1)
+				return 0;
+		if (y->dtype == DT_I8 || y->dtype == DT_U8) {
+			int nm = op_ints(op, "multipliers", m, IR_MAX_RANK * 8);
+			if (nm != op->n_in || op_ints(op, "shifts", sh, IR_MAX_RANK * 8) != nm)
+				return 0;
+			for (int i = 0; i < nm; i++)
+				if (m[i] != (INT64_C(1) << 30) || sh[i] != 30 ||
+				    g->tensors[op->in[i]].zero_point != y->zero_point)
+					return 0;
+		}
+		return op->n_in;
+	}
+	if (op->type != OP_RESHAPE && op->type != OP_FLATTEN && op->type != OP_SQUEEZE &&
+	    op->type != OP_UNSQUEEZE && op->type != OP_IDENTITY)
+		return 0;
+	return op->n_in == 1 && tensor_numel(&g->tensors[op->in[0]]) == tensor_numel(y);
+}
+
+int isa_weight_layout(const struct ir_tensor *t)
+{
+	return t->data != NULL && !(t->rank >= 2 && t->shape[0] == 1);
 }

@@ -15,7 +15,7 @@
 #include "npz.h"
 #include "onnx.pb-c.h"
 #include "op.h"
-#include "ops/eltwise.h"
+#include "passes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "onnx_import.c reads ONNX raw_data, which is little-endian, in place"
@@ -1590,17 +1590,6 @@ static int import_constant(struct imp *im, const char *out)
 	return 0;
 }
 
-/* A tensor name not in g: base, else base_1, base_2, ... (caller frees). */
-static char *fresh_name(const struct ir_graph *g, const char *base)
-{
-	size_t len = strlen(base) + 24;
-	char *s = xmalloc(len);
-	snprintf(s, len, "%s", base);
-	for (int i = 1; graph_find_tensor(g, s) >= 0; i++)
-		snprintf(s, len, "%s_%d", base, i);
-	return s;
-}
-
 /* Add an op of type t after op k of the node being imported: op k writes a
  * new tensor instead of its output 0, which the new op writes; the new op
  * reads that tensor where in[] holds -1.  Returns the new op's index. */
@@ -1611,7 +1600,7 @@ static int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, cons
 	int o = g->ops[k].out[0], ins[OP_MAX_IO];
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", g->tensors[o].name, suffix);
-	char *name = fresh_name(g, base);
+	char *name = graph_unique_name(g, base, 1);
 	int mid = graph_add_tensor(g, name, DT_F32, 0, NULL);
 	free(name);
 	g->ops[k].out[0] = mid;
@@ -1632,56 +1621,6 @@ static int f32_only(enum op_type t)
 	default:
 		return 0;
 	}
-}
-
-/* Constant folding: when every input of op i is a weight (or the op only
- * reads shapes), run its float kernel now and make its outputs weights; the
- * op is marked dead and graph_compact() drops it.  Integer Add and Mul
- * (shape arithmetic) use the any-dtype kernel of lib/ops/eltwise.c.
- * Returns 1 if folded, 0 if not, -1 on a kernel error. */
-static int fold_op(struct imp *im, int i)
-{
-	struct ir_graph *g = im->g;
-	struct ir_op *op = &g->ops[i];
-	int shape_only = op->type == OP_SHAPE || op->type == OP_SIZE || op->type == OP_EYELIKE;
-	for (int j = 0; j < op->n_in && !shape_only; j++)
-		if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
-			return 0;
-	int (*run)(struct kern *) = op_defs[op->type]->run_f32;
-	int ints = 0;
-	for (int j = 0; j < op->n_out; j++)
-		ints |= g->tensors[op->out[j]].dtype != DT_F32;
-	if ((op->type == OP_ADD || op->type == OP_MUL) && ints)
-		run = eltwise_run_any;
-	if (!run || op->n_out > OP_MAX_IO || op->n_in > OP_MAX_IO)
-		return 0;
-	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);
-	for (int j = 0; j < op->n_in; j++)
-		if (op->in[j] >= 0)
-			vals[op->in[j]] = g->tensors[op->in[j]].data;
-	for (int j = 0; j < op->n_out; j++) {
-		size_t nb = tensor_bytes(&g->tensors[op->out[j]]);
-		vals[op->out[j]] = xaligned(nb ? nb : 1);
-		memset(vals[op->out[j]], 0, nb ? nb : 1);
-	}
-	struct kern k;
-	kern_from_graph(&k, g, op, vals);
-	int rc = run(&k);
-	for (int j = 0; j < op->n_out; j++) {
-		struct ir_tensor *t = &g->tensors[op->out[j]];
-		if (rc < 0) {
-			free(vals[op->out[j]]);
-			continue;
-		}
-		t->data = vals[op->out[j]];
-		t->nbytes = tensor_bytes(t);
-		t->owns_data = 1;
-	}
-	free(vals);
-	if (rc < 0)
-		return err_prefix("'%s'", im->path);
-	op->type = OP_COUNT;
-	return 1;
 }
 
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
@@ -1771,7 +1710,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	if (as2d) {
 		char base[512];
 		snprintf(base, sizeof base, "%s_2d", g->tensors[in[0]].name);
-		char *name = fresh_name(g, base);
+		char *name = graph_unique_name(g, base, 1);
 		int x2 = graph_add_tensor(g, name, DT_F32, 0, NULL);
 		free(name);
 		snprintf(base, sizeof base, "%s_unsqueeze", im->node_name);
@@ -1787,7 +1726,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		if ((t == OP_CONV || t == OP_CONVTRANSPOSE) && w && w->data && w->rank == 3) {
 			int64_t ws[4] = { w->shape[0], w->shape[1], 1, w->shape[2] };
 			snprintf(base, sizeof base, "%s_2d", w->name);
-			name = fresh_name(g, base);
+			name = graph_unique_name(g, base, 1);
 			in[1] = graph_add_weight(g, name, w->dtype, 4, ws, w->data);
 			free(name);
 			set_known(im, in[1]);
@@ -1798,7 +1737,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		const char *on = n->output[i] && *n->output[i] ? n->output[i] : NULL;
 		char base[512];
 		snprintf(base, sizeof base, "%s_unused_%d", im->node_name, i);
-		char *name = on ? NULL : fresh_name(g, base);
+		char *name = on ? NULL : graph_unique_name(g, base, 1);
 		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
 		free(name);
 		if (on)
@@ -1824,9 +1763,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
 		for (int j = 0; j < op->n_out; j++)
 			set_known(im, op->out[j]);
-		int f = fold_op(im, i);
+		/* Folded whatever its size; graph_compact() drops the op. */
+		int f = pass_fold_op(g, i, SIZE_MAX);
 		if (f < 0)
-			return -1;
+			return err_prefix("'%s'", im->path);
 		if (f || !f32_only(op->type))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {

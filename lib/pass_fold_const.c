@@ -14,19 +14,14 @@
 
 #define FOLD_MAX_BYTES (64 << 20)
 
-static int fold_pattern(struct ir_graph *g, int i)
+int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 {
 	struct ir_op *op = &g->ops[i];
 	int shape_only = op->type == OP_SHAPE || op->type == OP_SIZE || op->type == OP_EYELIKE;
-	int any = 0;
-	for (int j = 0; j < op->n_in; j++) {
-		if (op->in[j] < 0)
-			continue;
-		if (!g->tensors[op->in[j]].data && !shape_only)
+	for (int j = 0; j < op->n_in && !shape_only; j++)
+		if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
 			return 0;
-		any = 1;
-	}
-	if (!any || op->n_out > OP_MAX_IO || op->n_in > OP_MAX_IO)
+	if (op->n_out > OP_MAX_IO || op->n_in > OP_MAX_IO)
 		return 0;
 	int (*run)(struct kern *) = op_defs[op->type]->run_f32;
 	int ints = 0;
@@ -38,7 +33,7 @@ static int fold_pattern(struct ir_graph *g, int i)
 	}
 	if ((op->type == OP_ADD || op->type == OP_MUL) && ints)
 		run = eltwise_run_any;
-	if (!run || total > FOLD_MAX_BYTES)
+	if (!run || total > max_bytes)
 		return 0;
 	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);
 	for (int j = 0; j < op->n_in; j++)
@@ -67,6 +62,16 @@ static int fold_pattern(struct ir_graph *g, int i)
 		return -1;
 	op->type = OP_COUNT;
 	return 1;
+}
+
+/* An op that reads at least one tensor, folded when constant. */
+static int fold_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int any = 0;
+	for (int j = 0; j < op->n_in; j++)
+		any |= op->in[j] >= 0;
+	return any ? pass_fold_op(g, i, FOLD_MAX_BYTES) : 0;
 }
 
 /* One pass in graph order folds whole chains: each op sees its producers

@@ -395,9 +395,7 @@ static int layernorm_pattern(struct ir_graph *g, int i)
 	struct ir_op *op = &g->ops[last];
 	int in[3] = { x, scale, bias };
 	op->type = OP_LAYERNORM;
-	op->n_in = bias >= 0 ? 3 : 2;
-	for (int k = 0; k < op->n_in; k++)
-		op->in[k] = in[k];
+	op_set_inputs(op, bias >= 0 ? 3 : 2, in);
 	for (int k = op->n_attr - 1; k >= 0; k--)
 		op_del_attr(op, op->attr[k].name);
 	op_set_int(op, "axis", axis);

@@ -183,20 +183,9 @@ int pass_bypass(struct ir_graph *g, int op)
 	return 1;
 }
 
-/* A tensor name not yet in g: base, else base_1, base_2, ... */
-static char *unique_name(const struct ir_graph *g, const char *base)
-{
-	size_t len = strlen(base) + 24;
-	char *s = xmalloc(len);
-	snprintf(s, len, "%s", base);
-	for (int i = 1; graph_find_tensor(g, s) >= 0; i++)
-		snprintf(s, len, "%s_%d", base, i);
-	return s;
-}
-
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape)
 {
-	char *name = unique_name(g, base);
+	char *name = graph_unique_name(g, base, 1);
 	int t = graph_add_weight(g, name, DT_F32, rank, shape, NULL);
 	free(name);
 	return t;

@@ -72,6 +72,13 @@ int pass_bypass(struct ir_graph *g, int op);
 float *pass_weight_mut(struct ir_graph *g, int op, int idx);
 /* Add a zero-filled f32 weight named after base (made unique). */
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape);
+/* Fold op i when it is constant: every input a weight (or the op reads
+ * only shapes: Shape, Size, EyeLike), a kernel to run it (its float
+ * reference kernel; for integer Add and Mul the any-dtype kernel of
+ * lib/ops/eltwise.c) and at most max_bytes of outputs.  The kernel runs
+ * once, the outputs become weights and the op is marked dead.  Returns 1 if
+ * folded, 0 if not, -1 after err_set() when the kernel fails. */
+int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes);
 
 /* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
 void pass_count_ops(const struct ir_graph *g, int *counts);

@@ -20,17 +20,6 @@ static int readers(const struct ir_graph *g, int t)
 	return n;
 }
 
-/* A fresh tensor name "BASE" or "BASE_2", "BASE_3"... not yet in g. */
-static char *unique_name(const struct ir_graph *g, const char *base)
-{
-	size_t cap = strlen(base) + 24;
-	char *s = xmalloc(cap);
-	snprintf(s, cap, "%s", base);
-	for (int k = 2; graph_find_tensor(g, s) >= 0; k++)
-		snprintf(s, cap, "%s_%d", base, k);
-	return s;
-}
-
 static int is_i32_vector(const struct ir_graph *g, int t, int64_t n)
 {
 	if (t < 0)
@@ -64,7 +53,7 @@ static int merge_coeff(struct ir_graph *g, int oi)
 	size_t len = strlen(op->name) + 8;
 	char *base = xmalloc(len);
 	snprintf(base, len, "%s_coeff", op->name);
-	char *name = unique_name(g, base);
+	char *name = graph_unique_name(g, base, 2);
 	int t = graph_add_weight(g, name, DT_I32, 2, (int64_t[]){ oc, 3 }, c);
 	free(base);
 	free(name);
@@ -93,7 +82,7 @@ static int transpose_gemm(struct ir_graph *g, int oi)
 		for (int64_t j = 0; j < n; j++)
 			memcpy(t + (size_t)(j * k + i) * es, src + (size_t)(i * n + j) * es, es);
 	if (readers(g, bt) > 1) {
-		char *name = unique_name(g, b->name);
+		char *name = graph_unique_name(g, b->name, 2);
 		bt = graph_add_weight(g, name, b->dtype, 2, (int64_t[]){ n, k }, t);
 		free(name);
 		g->tensors[bt].scale = g->tensors[op->in[1]].scale;

@@ -9,87 +9,16 @@
 #include <string.h>
 
 #include "base.h"
+#include "bytes.h"
+#include "ir_msgpack.h"
 #include "op.h"
 #include "tmodel.h"
 
 #define ALIGN 64
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static uint64_t align_up(uint64_t n) { return (n + ALIGN - 1) & ~(uint64_t)(ALIGN - 1); }
 
 /* ---- writing ---- */
-
-static void pack_str(msgpack_packer *pk, const char *s)
-{
-	size_t n = strlen(s ? s : "");
-	msgpack_pack_str(pk, n);
-	msgpack_pack_str_body(pk, s ? s : "", n);
-}
-
-static void pack_ints(msgpack_packer *pk, int n, const int *v)
-{
-	msgpack_pack_array(pk, (size_t)n);
-	for (int i = 0; i < n; i++)
-		msgpack_pack_int64(pk, v[i]);
-}
-
-static void pack_shape(msgpack_packer *pk, const struct ir_tensor *t)
-{
-	msgpack_pack_array(pk, (size_t)t->rank);
-	for (int j = 0; j < t->rank; j++)
-		msgpack_pack_int64(pk, t->shape[j]);
-}
-
-static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
-{
-	pack_str(pk, a->name);
-	switch (a->kind) {
-	case ATTR_INT: msgpack_pack_int64(pk, a->i); break;
-	case ATTR_FLOAT: msgpack_pack_double(pk, a->f); break;
-	case ATTR_STR: pack_str(pk, a->s); break;
-	case ATTR_INTS:
-		msgpack_pack_array(pk, (size_t)a->n);
-		for (int i = 0; i < a->n; i++)
-			msgpack_pack_int64(pk, a->ints[i]);
-		break;
-	case ATTR_FLOATS:
-		if (a->n == 0) {
-			msgpack_pack_nil(pk);
-			break;
-		}
-		msgpack_pack_array(pk, (size_t)a->n);
-		for (int i = 0; i < a->n; i++)
-			msgpack_pack_float(pk, a->floats[i]);
-		break;
-	}
-}
 
 /* One I/O entry: name, tensor index, dtype, shape, scale, zero point, addr. */
 static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const int *idx)
@@ -98,13 +27,13 @@ static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const i
 	for (int i = 0; i < n; i++) {
 		const struct ir_tensor *t = &g->tensors[idx[i]];
 		msgpack_pack_map(pk, 7);
-		pack_str(pk, "name"); pack_str(pk, t->name);
-		pack_str(pk, "tensor"); msgpack_pack_int64(pk, idx[i]);
-		pack_str(pk, "dtype"); pack_str(pk, dtype_name(t->dtype));
-		pack_str(pk, "shape"); pack_shape(pk, t);
-		pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale);
-		pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point);
-		pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr);
+		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
+		mp_pack_str(pk, "tensor"); msgpack_pack_int64(pk, idx[i]);
+		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
+		mp_pack_str(pk, "shape"); mp_pack_shape(pk, t);
+		mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale);
+		mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point);
+		mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr);
 	}
 }
 
@@ -112,56 +41,46 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 {
 	const struct ir_graph *g = m->g;
 	msgpack_pack_map(pk, 13);
-	pack_str(pk, "version"); msgpack_pack_int64(pk, TMODEL_VERSION);
-	pack_str(pk, "name"); pack_str(pk, m->name);
-	pack_str(pk, "chip"); pack_str(pk, m->chip);
-	pack_str(pk, "mode"); pack_str(pk, m->mode);
-	pack_str(pk, "coeff_addr"); msgpack_pack_int64(pk, m->coeff_addr);
-	pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, m->coeff_bytes);
-	pack_str(pk, "neuron_addr"); msgpack_pack_int64(pk, m->neuron_addr);
-	pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, m->neuron_bytes);
-	pack_str(pk, "inputs"); pack_io(pk, g, g->n_inputs, g->inputs);
-	pack_str(pk, "outputs"); pack_io(pk, g, g->n_outputs, g->outputs);
+	mp_pack_str(pk, "version"); msgpack_pack_int64(pk, TMODEL_VERSION);
+	mp_pack_str(pk, "name"); mp_pack_str(pk, m->name);
+	mp_pack_str(pk, "chip"); mp_pack_str(pk, m->chip);
+	mp_pack_str(pk, "mode"); mp_pack_str(pk, m->mode);
+	mp_pack_str(pk, "coeff_addr"); msgpack_pack_int64(pk, m->coeff_addr);
+	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, m->coeff_bytes);
+	mp_pack_str(pk, "neuron_addr"); msgpack_pack_int64(pk, m->neuron_addr);
+	mp_pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, m->neuron_bytes);
+	mp_pack_str(pk, "inputs"); pack_io(pk, g, g->n_inputs, g->inputs);
+	mp_pack_str(pk, "outputs"); pack_io(pk, g, g->n_outputs, g->outputs);
 
-	pack_str(pk, "tensors");
+	mp_pack_str(pk, "tensors");
 	msgpack_pack_array(pk, (size_t)g->n_tensors);
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
 		int fields = 4 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0);
 		msgpack_pack_map(pk, (size_t)fields);
-		pack_str(pk, "name"); pack_str(pk, t->name);
-		pack_str(pk, "dtype"); pack_str(pk, dtype_name(t->dtype));
-		pack_str(pk, "shape"); pack_shape(pk, t);
-		pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr);
+		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
+		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
+		mp_pack_str(pk, "shape"); mp_pack_shape(pk, t);
+		mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr);
 		if (t->data) {
-			pack_str(pk, "weight");
+			mp_pack_str(pk, "weight");
 			msgpack_pack_array(pk, 2);
 			msgpack_pack_int64(pk, t->addr - m->coeff_addr);
 			msgpack_pack_uint64(pk, t->nbytes);
 		}
-		if (t->scale != 0) { pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
-		if (t->zero_point != 0) { pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
+		if (t->scale != 0) { mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
+		if (t->zero_point != 0) { mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
 	}
 
-	pack_str(pk, "layers");
+	mp_pack_str(pk, "layers");
 	msgpack_pack_array(pk, (size_t)g->n_ops);
-	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *op = &g->ops[i];
-		msgpack_pack_map(pk, 5);
-		pack_str(pk, "type"); pack_str(pk, op_name(op->type));
-		pack_str(pk, "name"); pack_str(pk, op->name);
-		pack_str(pk, "in"); pack_ints(pk, op->n_in, op->in);
-		pack_str(pk, "out"); pack_ints(pk, op->n_out, op->out);
-		pack_str(pk, "attrs");
-		msgpack_pack_map(pk, (size_t)op->n_attr);
-		for (int j = 0; j < op->n_attr; j++)
-			pack_attr(pk, &op->attr[j]);
-	}
+	for (int i = 0; i < g->n_ops; i++)
+		ir_pack_op(pk, &g->ops[i], 0);
 
-	pack_str(pk, "locs");
+	mp_pack_str(pk, "locs");
 	msgpack_pack_array(pk, (size_t)m->n_cmp);
 	for (int i = 0; i < m->n_cmp; i++)
-		pack_str(pk, m->loc[i]);
+		mp_pack_str(pk, m->loc[i]);
 }
 
 int tmodel_write(const char *path, const struct tmodel *m)
@@ -180,16 +99,16 @@ int tmodel_write(const char *path, const struct tmodel *m)
 	uint64_t total = align_up(coeff_off + (uint64_t)m->coeff_bytes);
 	unsigned char *f = xcalloc(total, 1);
 	memcpy(f, TMODEL_MAGIC, 8);
-	put32(f + 8, TMODEL_VERSION);
-	put32(f + 12, 0);
-	put64(f + 16, meta_off);
-	put64(f + 24, sb.size);
-	put64(f + 32, dma_off);
-	put64(f + 40, (uint64_t)m->n_dma);
-	put64(f + 48, cmp_off);
-	put64(f + 56, (uint64_t)m->n_cmp);
-	put64(f + 64, coeff_off);
-	put64(f + 72, (uint64_t)m->coeff_bytes);
+	put_u32(f + 8, TMODEL_VERSION);
+	put_u32(f + 12, 0);
+	put_u64(f + 16, meta_off);
+	put_u64(f + 24, sb.size);
+	put_u64(f + 32, dma_off);
+	put_u64(f + 40, (uint64_t)m->n_dma);
+	put_u64(f + 48, cmp_off);
+	put_u64(f + 56, (uint64_t)m->n_cmp);
+	put_u64(f + 64, coeff_off);
+	put_u64(f + 72, (uint64_t)m->coeff_bytes);
 	memcpy(f + meta_off, sb.data, sb.size);
 	for (int i = 0; i < m->n_dma; i++)
 		isa_dma_encode(&m->dma[i], f + dma_off + (uint64_t)i * ISA_DMA_BYTES);
@@ -207,134 +126,9 @@ int tmodel_write(const char *path, const struct tmodel *m)
 
 /* ---- reading ---- */
 
-struct rd {
-	const char *file;
-	const struct tmodel *m;
-	int bad;
-};
-
 static int corrupt(const char *file, const char *what)
 {
 	return err_set("'%s': corrupt tmodel: %s", file, what);
-}
-
-static int key_is(const msgpack_object_kv *kv, const char *k)
-{
-	size_t n = strlen(k);
-	return kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == n &&
-	       !memcmp(kv->key.via.str.ptr, k, n);
-}
-
-static int obj_str(const msgpack_object *o, char **out)
-{
-	if (o->type != MSGPACK_OBJECT_STR)
-		return -1;
-	free(*out);
-	*out = xmalloc(o->via.str.size + 1);
-	memcpy(*out, o->via.str.ptr, o->via.str.size);
-	(*out)[o->via.str.size] = 0;
-	return 0;
-}
-
-static int obj_int(const msgpack_object *o, int64_t *v)
-{
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
-		*v = (int64_t)o->via.u64;
-		return 0;
-	}
-	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-		*v = o->via.i64;
-		return 0;
-	}
-	return -1;
-}
-
-static int obj_num(const msgpack_object *o, double *v)
-{
-	int64_t i;
-	if (o->type == MSGPACK_OBJECT_FLOAT32 || o->type == MSGPACK_OBJECT_FLOAT64) {
-		*v = o->via.f64;
-		return 0;
-	}
-	if (obj_int(o, &i) == 0) {
-		*v = (double)i;
-		return 0;
-	}
-	return -1;
-}
-
-/* An array of indices in [lo, limit). */
-static int obj_indices(const msgpack_object *o, int lo, int limit, int **out, int *n)
-{
-	if (o->type != MSGPACK_OBJECT_ARRAY)
-		return -1;
-	free(*out);
-	*n = (int)o->via.array.size;
-	*out = xmalloc(sizeof(int) * (size_t)(*n + 1));
-	for (int i = 0; i < *n; i++) {
-		int64_t v;
-		if (obj_int(&o->via.array.ptr[i], &v) < 0 || v < lo || v >= limit)
-			return -1;
-		(*out)[i] = (int)v;
-	}
-	return 0;
-}
-
-static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
-{
-	char *name = NULL;
-	if (obj_str(&kv->key, &name) < 0)
-		return -1;
-	const msgpack_object *v = &kv->val;
-	int rc = 0;
-	int64_t iv;
-	double dv = 0;
-	char *s = NULL;
-	switch (v->type) {
-	case MSGPACK_OBJECT_POSITIVE_INTEGER:
-	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
-		if ((rc = obj_int(v, &iv)) == 0)
-			op_set_int(op, name, iv);
-		break;
-	case MSGPACK_OBJECT_FLOAT32:
-	case MSGPACK_OBJECT_FLOAT64:
-		op_set_float(op, name, v->via.f64);
-		break;
-	case MSGPACK_OBJECT_STR:
-		obj_str(v, &s);
-		op_set_str(op, name, s);
-		free(s);
-		break;
-	case MSGPACK_OBJECT_NIL:
-		op_set_floats(op, name, 0, NULL);
-		break;
-	case MSGPACK_OBJECT_ARRAY: {
-		uint32_t n = v->via.array.size;
-		const msgpack_object *e = v->via.array.ptr;
-		if (n && (e[0].type == MSGPACK_OBJECT_FLOAT32 || e[0].type == MSGPACK_OBJECT_FLOAT64)) {
-			float *f = xmalloc(sizeof(float) * n);
-			for (uint32_t i = 0; i < n && rc == 0; i++) {
-				rc = obj_num(&e[i], &dv);
-				f[i] = (float)dv;
-			}
-			if (rc == 0)
-				op_set_floats(op, name, (int)n, f);
-			free(f);
-		} else {
-			int64_t *w = xmalloc(sizeof(int64_t) * (n + 1));
-			for (uint32_t i = 0; i < n && rc == 0; i++)
-				rc = obj_int(&e[i], &w[i]);
-			if (rc == 0)
-				op_set_ints(op, name, (int)n, w);
-			free(w);
-		}
-		break;
-	}
-	default:
-		rc = -1;
-	}
-	free(name);
-	return rc;
 }
 
 static int read_tensor(struct tmodel *m, const char *file, const msgpack_object *o)
@@ -348,26 +142,26 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 	for (uint32_t i = 0; i < o->via.map.size && ok; i++) {
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
 		const msgpack_object *v = &kv->val;
-		if (key_is(kv, "name"))
-			ok = obj_str(v, &name) == 0;
-		else if (key_is(kv, "dtype"))
-			ok = obj_str(v, &dts) == 0;
-		else if (key_is(kv, "shape")) {
+		if (mp_key_is(kv, "name"))
+			ok = mp_str(v, &name) == 0;
+		else if (mp_key_is(kv, "dtype"))
+			ok = mp_str(v, &dts) == 0;
+		else if (mp_key_is(kv, "shape")) {
 			ok = v->type == MSGPACK_OBJECT_ARRAY && v->via.array.size <= IR_MAX_RANK;
 			rank = ok ? (int)v->via.array.size : -1;
 			for (int j = 0; ok && j < rank; j++)
-				ok = obj_int(&v->via.array.ptr[j], &shape[j]) == 0 && shape[j] >= 0 &&
+				ok = mp_int(&v->via.array.ptr[j], &shape[j]) == 0 && shape[j] >= 0 &&
 				     shape[j] < ((int64_t)1 << 40);
-		} else if (key_is(kv, "addr"))
-			ok = obj_int(v, &addr) == 0;
-		else if (key_is(kv, "weight"))
+		} else if (mp_key_is(kv, "addr"))
+			ok = mp_int(v, &addr) == 0;
+		else if (mp_key_is(kv, "weight"))
 			ok = v->type == MSGPACK_OBJECT_ARRAY && v->via.array.size == 2 &&
-			     obj_int(&v->via.array.ptr[0], &woff) == 0 &&
-			     obj_int(&v->via.array.ptr[1], &wlen) == 0;
-		else if (key_is(kv, "scale"))
-			ok = obj_num(v, &scale) == 0;
-		else if (key_is(kv, "zero_point"))
-			ok = obj_int(v, &zp) == 0;
+			     mp_int(&v->via.array.ptr[0], &woff) == 0 &&
+			     mp_int(&v->via.array.ptr[1], &wlen) == 0;
+		else if (mp_key_is(kv, "scale"))
+			ok = mp_num(v, &scale) == 0;
+		else if (mp_key_is(kv, "zero_point"))
+			ok = mp_int(v, &zp) == 0;
 	}
 	int dt = dts ? dtype_from_name(dts) : -1;
 	free(dts);
@@ -397,40 +191,11 @@ static int read_layer(struct tmodel *m, const char *file, const msgpack_object *
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return corrupt(file, "layer entry is not a map");
-	char *type = NULL, *name = NULL;
-	int *in = NULL, *out = NULL, n_in = 0, n_out = 0, ok = 1;
-	const msgpack_object *attrs = NULL;
-	int nt = m->g->n_tensors;
-	for (uint32_t i = 0; i < o->via.map.size && ok; i++) {
-		const msgpack_object_kv *kv = &o->via.map.ptr[i];
-		if (key_is(kv, "type"))
-			ok = obj_str(&kv->val, &type) == 0;
-		else if (key_is(kv, "name"))
-			ok = obj_str(&kv->val, &name) == 0;
-		else if (key_is(kv, "in"))
-			ok = obj_indices(&kv->val, -1, nt, &in, &n_in) == 0;
-		else if (key_is(kv, "out"))
-			ok = obj_indices(&kv->val, 0, nt, &out, &n_out) == 0;
-		else if (key_is(kv, "attrs"))
-			ok = (attrs = &kv->val)->type == MSGPACK_OBJECT_MAP;
-	}
-	int rc = -1, t = type ? op_type_from_name(type) : -1;
-	if (!ok || !name || !in || !out || n_out < 1) {
-		corrupt(file, "malformed layer entry");
-	} else if (t < 0) {
-		err_set("'%s': layer '%s': unknown operator type '%s'", file, name, type);
-	} else {
-		int k = graph_add_op(m->g, (enum op_type)t, name, n_in, in, n_out, out);
-		rc = 0;
-		for (uint32_t i = 0; attrs && i < attrs->via.map.size && rc == 0; i++)
-			if (read_attr(&m->g->ops[k], &attrs->via.map.ptr[i]) < 0)
-				rc = corrupt(file, "malformed attribute");
-	}
-	free(type);
-	free(name);
-	free(in);
-	free(out);
-	return rc;
+	if (ir_unpack_op(m->g, o, file, "tmodel", "layer") < 0)
+		return -1;
+	if (m->g->ops[m->g->n_ops - 1].n_out < 1)
+		return corrupt(file, "malformed layer entry");
+	return 0;
 }
 
 static int read_io(struct tmodel *m, const char *file, const msgpack_object *o,
@@ -444,8 +209,8 @@ static int read_io(struct tmodel *m, const char *file, const msgpack_object *o,
 		const msgpack_object *e = &o->via.array.ptr[i];
 		int64_t t = -1;
 		for (uint32_t j = 0; e->type == MSGPACK_OBJECT_MAP && j < e->via.map.size; j++)
-			if (key_is(&e->via.map.ptr[j], "tensor"))
-				obj_int(&e->via.map.ptr[j].val, &t);
+			if (mp_key_is(&e->via.map.ptr[j], "tensor"))
+				mp_int(&e->via.map.ptr[j].val, &t);
 		if (t < 0 || t >= m->g->n_tensors)
 			return corrupt(file, "input or output names no tensor");
 		(*idx)[i] = (int)t;
@@ -461,17 +226,17 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 	int ok = 1;
 	for (uint32_t i = 0; i < root->via.map.size && ok; i++) {
 		const msgpack_object_kv *kv = &root->via.map.ptr[i];
-		if (key_is(kv, "name")) ok = obj_str(&kv->val, &m->name) == 0;
-		else if (key_is(kv, "chip")) ok = obj_str(&kv->val, &m->chip) == 0;
-		else if (key_is(kv, "mode")) ok = obj_str(&kv->val, &m->mode) == 0;
-		else if (key_is(kv, "coeff_addr")) ok = obj_int(&kv->val, &m->coeff_addr) == 0;
-		else if (key_is(kv, "neuron_addr")) ok = obj_int(&kv->val, &m->neuron_addr) == 0;
-		else if (key_is(kv, "neuron_bytes")) ok = obj_int(&kv->val, &m->neuron_bytes) == 0;
-		else if (key_is(kv, "tensors")) tensors = &kv->val;
-		else if (key_is(kv, "layers")) layers = &kv->val;
-		else if (key_is(kv, "inputs")) ins = &kv->val;
-		else if (key_is(kv, "outputs")) outs = &kv->val;
-		else if (key_is(kv, "locs")) locs = &kv->val;
+		if (mp_key_is(kv, "name")) ok = mp_str(&kv->val, &m->name) == 0;
+		else if (mp_key_is(kv, "chip")) ok = mp_str(&kv->val, &m->chip) == 0;
+		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &m->mode) == 0;
+		else if (mp_key_is(kv, "coeff_addr")) ok = mp_int(&kv->val, &m->coeff_addr) == 0;
+		else if (mp_key_is(kv, "neuron_addr")) ok = mp_int(&kv->val, &m->neuron_addr) == 0;
+		else if (mp_key_is(kv, "neuron_bytes")) ok = mp_int(&kv->val, &m->neuron_bytes) == 0;
+		else if (mp_key_is(kv, "tensors")) tensors = &kv->val;
+		else if (mp_key_is(kv, "layers")) layers = &kv->val;
+		else if (mp_key_is(kv, "inputs")) ins = &kv->val;
+		else if (mp_key_is(kv, "outputs")) outs = &kv->val;
+		else if (mp_key_is(kv, "locs")) locs = &kv->val;
 	}
 	if (!ok || !m->chip || !m->mode || !tensors || !layers || !ins || !outs || !locs ||
 	    tensors->type != MSGPACK_OBJECT_ARRAY || layers->type != MSGPACK_OBJECT_ARRAY ||
@@ -496,7 +261,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		return corrupt(file, "debug locations do not match the compute commands");
 	m->loc = xcalloc((size_t)m->n_cmp + 1, sizeof *m->loc);
 	for (int i = 0; i < m->n_cmp; i++)
-		if (obj_str(&locs->via.array.ptr[i], &m->loc[i]) < 0)
+		if (mp_str(&locs->via.array.ptr[i], &m->loc[i]) < 0)
 			return corrupt(file, "a debug location is not a string");
 	return 0;
 }
@@ -544,16 +309,16 @@ int tmodel_read(const char *path, struct tmodel **out)
 			return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
 		return err_set("'%s': not a tmodel file (bad magic)", file);
 	}
-	if (get32(p + 8) != TMODEL_VERSION) {
-		uint32_t v = get32(p + 8);
+	if (get_u32(p + 8) != TMODEL_VERSION) {
+		uint32_t v = get_u32(p + 8);
 		free(buf);
 		return err_set("'%s': tmodel version %u, this tpuc reads version %d", file, v,
 			       TMODEL_VERSION);
 	}
-	uint64_t meta_off = get64(p + 16), meta_len = get64(p + 24);
-	uint64_t dma_off = get64(p + 32), n_dma = get64(p + 40);
-	uint64_t cmp_off = get64(p + 48), n_cmp = get64(p + 56);
-	uint64_t coeff_off = get64(p + 64), coeff_len = get64(p + 72);
+	uint64_t meta_off = get_u64(p + 16), meta_len = get_u64(p + 24);
+	uint64_t dma_off = get_u64(p + 32), n_dma = get_u64(p + 40);
+	uint64_t cmp_off = get_u64(p + 48), n_cmp = get_u64(p + 56);
+	uint64_t coeff_off = get_u64(p + 64), coeff_len = get_u64(p + 72);
 	if (meta_off > len || meta_len > len - meta_off || dma_off > len ||
 	    n_dma > (len - dma_off) / ISA_DMA_BYTES || cmp_off > len ||
 	    n_cmp > (len - cmp_off) / ISA_CMP_BYTES || coeff_off > len ||

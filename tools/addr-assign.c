@@ -3,65 +3,51 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "addr.h"
-#include "base.h"
-#include "chip.h"
-#include "ir.h"
+#include "cli.h"
 
 static const char usage[] = "usage: addr-assign [IN.tpu] [-o OUT.tpu] [-q]\n";
 
+/* Assign addresses; keep the neuron and coeff region sizes (bytes) for the
+ * report. */
+static int assign(struct ir_graph *g, const struct chip *chip, void *arg)
+{
+	int64_t *sizes = arg;
+	if (addr_assign(g, chip) < 0)
+		return -1;
+	sizes[0] = g->neuron_bytes;
+	sizes[1] = g->coeff_bytes;
+	return 0;
+}
+
+static const struct stage_tool tool = {
+	"addr-assign", DIALECT_TPU, 1u << STAGE_GROUPED, STAGE_TOOL_CHIP, assign,
+};
+
 int main(int argc, char **argv)
 {
-	const char *out = NULL;
+	static const struct option none[] = { { 0, 0, 0, 0 } };
+	const char *in, *out = NULL;
 	int quiet = 0, c;
 	opterr = 0;
-	static const struct option none[] = { { 0, 0, 0, 0 } };
 	while ((c = getopt_long(argc, argv, "ho:q", none, NULL)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case 'o':
-			out = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		default:
-			if (optopt == 'o')
-				fprintf(stderr, "addr-assign: option '-o' needs a file name\n%s", usage);
-			else if (optopt)
-				fprintf(stderr, "addr-assign: unknown option '-%c'\n%s", optopt, usage);
-			else
-				fprintf(stderr, "addr-assign: unknown option '%s'\n%s", argv[optind - 1], usage);
-			return 2;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'o': out = optarg; break;
+		case 'q': quiet = 1; break;
+		default: return cli_bad_option(tool.prog, usage, argv, "o");
 		}
 	}
-	if (argc - optind > 1) {
-		fputs(usage, stderr);
+	if (!(in = cli_input(argc, argv, usage)))
 		return 2;
-	}
-	const char *in = optind < argc ? argv[optind] : "-";
-	const char *shown = strcmp(in, "-") ? in : "<stdin>";
-
-	struct ir_graph *g = NULL;
-	const struct chip *chip = NULL;
-	int rc = ir_read(in, &g) < 0 || ir_expect(g, in, DIALECT_TPU, 1u << STAGE_GROUPED) < 0;
-	if (!rc && !(chip = chip_find(g->chip)))
-		rc = err_set("'%s': unknown chip '%s'", shown, g->chip ? g->chip : "");
-	if (rc || addr_assign(g, chip) < 0 || ir_write(out, g) < 0) {
-		fprintf(stderr, "addr-assign: %s\n", err_msg());
-		graph_free(g);
-		return 1;
-	}
-	if (!quiet) {
+	int64_t sizes[2];
+	int rc = stage_tool_run(&tool, in, out, sizes);
+	if (rc == 0 && !quiet) {
 		char nb[32], cb[32];
-		addr_fmt_size(nb, sizeof nb, g->neuron_bytes);
-		addr_fmt_size(cb, sizeof cb, g->coeff_bytes);
+		addr_fmt_size(nb, sizeof nb, sizes[0]);
+		addr_fmt_size(cb, sizeof cb, sizes[1]);
 		fprintf(stderr, "addr-assign: neuron %s, coeff %s\n", nb, cb);
 	}
-	graph_free(g);
-	return 0;
+	return rc;
 }

@@ -3,12 +3,10 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "base.h"
-#include "chip.h"
+#include "cli.h"
 #include "codegen.h"
-#include "ir.h"
 #include "tmodel.h"
 
 static const char usage[] = "usage: codegen [IN.tpu] [-o MODEL.tmodel] [-l LISTING]\n";
@@ -37,54 +35,44 @@ static int write_listing(const char *path, const struct tmodel *m)
 	return out_commit(&o);
 }
 
+/* Where codegen's run writes, and the model it made. */
+struct dest {
+	const char *out;           /* the .tmodel (NULL: stdout) */
+	const char *listing;       /* the listing, or NULL for none */
+	struct tmodel *m;
+};
+
+static int generate(struct ir_graph *g, const struct chip *chip, void *arg)
+{
+	struct dest *d = arg;
+	if (codegen(g, chip, &d->m) < 0 || tmodel_write(d->out, d->m) < 0)
+		return -1;
+	return d->listing ? write_listing(d->listing, d->m) : 0;
+}
+
+static const struct stage_tool tool = {
+	"codegen", DIALECT_TPU, 1u << STAGE_ADDRESSED, STAGE_TOOL_CHIP | STAGE_TOOL_NO_WRITE,
+	generate,
+};
+
 int main(int argc, char **argv)
 {
-	const char *out = NULL, *listing = NULL;
+	static const struct option none[] = { { 0, 0, 0, 0 } };
+	struct dest d = { NULL, NULL, NULL };
+	const char *in;
 	int c;
 	opterr = 0;
-	static const struct option none[] = { { 0, 0, 0, 0 } };
 	while ((c = getopt_long(argc, argv, "hl:o:", none, NULL)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case 'l':
-			listing = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			if (optopt == 'o' || optopt == 'l')
-				fprintf(stderr, "codegen: option '-%c' needs a file name\n%s", optopt, usage);
-			else if (optopt)
-				fprintf(stderr, "codegen: unknown option '-%c'\n%s", optopt, usage);
-			else
-				fprintf(stderr, "codegen: unknown option '%s'\n%s", argv[optind - 1], usage);
-			return 2;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'l': d.listing = optarg; break;
+		case 'o': d.out = optarg; break;
+		default: return cli_bad_option(tool.prog, usage, argv, "lo");
 		}
 	}
-	if (argc - optind > 1) {
-		fputs(usage, stderr);
+	if (!(in = cli_input(argc, argv, usage)))
 		return 2;
-	}
-	const char *in = optind < argc ? argv[optind] : "-";
-	const char *shown = strcmp(in, "-") ? in : "<stdin>";
-
-	struct ir_graph *g = NULL;
-	struct tmodel *m = NULL;
-	const struct chip *chip = NULL;
-	int rc = ir_read(in, &g) < 0 || ir_expect(g, in, DIALECT_TPU, 1u << STAGE_ADDRESSED) < 0;
-	if (!rc && !(chip = chip_find(g->chip)))
-		rc = err_set("'%s': unknown chip '%s'", shown, g->chip ? g->chip : "");
-	if (rc || codegen(g, chip, &m) < 0 || tmodel_write(out, m) < 0 ||
-	    (listing && write_listing(listing, m) < 0)) {
-		fprintf(stderr, "codegen: %s\n", err_msg());
-		tmodel_free(m);
-		graph_free(g);
-		return 1;
-	}
-	tmodel_free(m);
-	graph_free(g);
-	return 0;
+	int rc = stage_tool_run(&tool, in, NULL, &d);
+	tmodel_free(d.m);
+	return rc;
 }

@@ -8,16 +8,12 @@
 #include <string.h>
 
 #include "base.h"
+#include "cli.h"
 #include "compare.h"
 #include "npz.h"
 
 static const char *prog = "npz-compare";
-
-static void usage(void)
-{
-	fprintf(stderr, "usage: %s A.npz B.npz [--tolerance COS,EUC] [-v]\n", prog);
-	exit(2);
-}
+static const char usage[] = "usage: npz-compare A.npz B.npz [--tolerance COS,EUC] [-v]\n";
 
 /* "COS,EUC": two finite numbers, each at most 1. */
 static int parse_tolerance(const char *s, double *cos, double *euc)
@@ -87,38 +83,29 @@ int main(int argc, char **argv)
 			if (parse_tolerance(optarg, &min_cos, &min_euc) < 0) {
 				fprintf(stderr, "%s: bad --tolerance '%s': expected COS,EUC, "
 					"two numbers of at most 1\n", prog, optarg);
-				exit(2);
+				return 2;
 			}
 			break;
 		case 'v': verbose = 1; break;
-		case 'h':
-			printf("usage: %s A.npz B.npz [--tolerance COS,EUC] [-v]\n", prog);
-			return 0;
+		case 'h': fputs(usage, stdout); return 0;
 		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n", prog, argv[optind - 1]);
-			usage();
-			break;
-		default:
-			if (optopt)
-				fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
-			else
-				fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[optind - 1]);
-			usage();
+			fprintf(stderr, "%s: option '%s' needs a value\n%s", prog, argv[optind - 1], usage);
+			return 2;
+		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind != 2)
-		usage();
+	if (argc - optind != 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	const char *path_a = argv[optind], *path_b = argv[optind + 1];
 
 	struct npz za, zb;
-	if (npz_read(path_a, &za) < 0) {
-		fprintf(stderr, "%s: %s\n", prog, err_msg());
-		return 1;
-	}
+	if (npz_read(path_a, &za) < 0)
+		return cli_fail(prog);
 	if (npz_read(path_b, &zb) < 0) {
-		fprintf(stderr, "%s: %s\n", prog, err_msg());
 		npz_free(&za);
-		return 1;
+		return cli_fail(prog);
 	}
 
 	int wname = 4, wshape = 5, compared = 0, failed = 0;

@@ -2,9 +2,9 @@
  * graph inputs constants, --list-ops prints the operators it takes. */
 #include <getopt.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base.h"
+#include "cli.h"
 #include "ir.h"
 #include "npz.h"
 #include "onnx_import.h"
@@ -61,12 +61,7 @@ int main(int argc, char **argv)
 			out = optarg;
 			break;
 		default:
-			if (optopt == 'o' || optopt == 'b')
-				fprintf(stderr, "onnx2top: option '%s' needs a file name\n%s",
-					argv[optind - 1], usage);
-			else
-				fprintf(stderr, "onnx2top: unknown option '%s'\n%s", argv[optind - 1], usage);
-			return 2;
+			return cli_bad_option("onnx2top", usage, argv, "ob");
 		}
 	}
 	if (argc - optind != 1) {
@@ -74,7 +69,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[optind];
-	const char *shown = strcmp(path, "-") ? path : "<stdin>";
+	const char *shown = cli_shown(path);
 
 	void *buf;
 	size_t len;

@@ -2,21 +2,14 @@
  * lib/passes.h) and write the graph at stage canonical. */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "base.h"
-#include "ir.h"
+#include "cli.h"
 #include "op.h"
 #include "passes.h"
 
 static const char usage[] =
 	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n";
-
-static int fail(void)
-{
-	fprintf(stderr, "top-opt: %s\n", err_msg());
-	return 1;
-}
 
 static void help(void)
 {
@@ -43,6 +36,32 @@ static void print_stats(const struct pass **pl, int n, const int *rewrites,
 	fprintf(stderr, "%-20s %8d %8d\n", "total", tb, ta);
 }
 
+/* The pipeline and how to report it. */
+struct opt {
+	const char *in;            /* input path, for messages */
+	const char *list;          /* --passes, NULL for the default */
+	const struct pass **pl;    /* the parsed pipeline, n passes */
+	int n, stats;
+};
+
+static int optimise(struct ir_graph *g, const struct chip *chip, void *arg)
+{
+	const struct opt *o = arg;
+	int before[OP_COUNT], after[OP_COUNT], rewrites[PASSES_MAX];
+	pass_count_ops(g, before);
+	if (passes_run_counted(g, o->list, rewrites) < 0)
+		return err_prefix("'%s'", cli_shown(o->in));
+	g->stage = STAGE_CANONICAL;
+	pass_count_ops(g, after);
+	if (o->stats)
+		print_stats(o->pl, o->n, rewrites, before, after);
+	return 0;
+}
+
+static const struct stage_tool tool = {
+	"top-opt", DIALECT_TOP, 1u << STAGE_ORIGIN | 1u << STAGE_CANONICAL, 0, optimise,
+};
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -52,60 +71,34 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *list = NULL;
-	int print = 0, stats = 0, c;
+	const struct pass *pl[PASSES_MAX];
+	struct opt o = { .pl = pl };
+	const char *out = NULL;
+	int print = 0, c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': help(); return 0;
 		case 'o': out = optarg; break;
-		case 'p': list = optarg; break;
+		case 'p': o.list = optarg; break;
 		case 'P': print = 1; break;
-		case 's': stats = 1; break;
+		case 's': o.stats = 1; break;
 		default:
 			fprintf(stderr, "top-opt: bad option '%s'\n%s", argv[optind - 1], usage);
 			return 2;
 		}
 	}
-	if (argc - optind > 1) {
-		fputs(usage, stderr);
+	if (!(o.in = cli_input(argc, argv, usage)))
 		return 2;
-	}
-	const char *in = optind < argc ? argv[optind] : "-";
-
-	const struct pass *pl[PASSES_MAX];
-	int n = passes_parse(list, pl, PASSES_MAX);
-	if (n < 0) {
+	if ((o.n = passes_parse(o.list, pl, PASSES_MAX)) < 0) {
 		fprintf(stderr, "top-opt: %s\n%s", err_msg(), usage);
 		return 2;
 	}
 	if (print) {
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < o.n; i++)
 			printf("%s%s", i ? "," : "", pl[i]->name);
 		putchar('\n');
 		return 0;
 	}
-
-	struct ir_graph *g;
-	int before[OP_COUNT], after[OP_COUNT], rewrites[PASSES_MAX];
-	if (ir_read(in, &g) < 0)
-		return fail();
-	if (ir_expect(g, in, DIALECT_TOP, 1u << STAGE_ORIGIN | 1u << STAGE_CANONICAL) < 0)
-		goto bad;
-	pass_count_ops(g, before);
-	if (passes_run_counted(g, list, rewrites) < 0) {
-		err_prefix("'%s'", strcmp(in, "-") ? in : "<stdin>");
-		goto bad;
-	}
-	g->stage = STAGE_CANONICAL;
-	pass_count_ops(g, after);
-	if (stats)
-		print_stats(pl, n, rewrites, before, after);
-	if (ir_write(out, g) < 0)
-		goto bad;
-	graph_free(g);
-	return 0;
-bad:
-	graph_free(g);
-	return fail();
+	return stage_tool_run(&tool, o.in, out, &o);
 }

@@ -3,11 +3,11 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "addr.h"
 #include "base.h"
 #include "chip.h"
+#include "cli.h"
 #include "npz.h"
 #include "op.h"
 #include "sim.h"
@@ -64,14 +64,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 't': timed = 1; break;
 		case 'D': dump = 1; break;
-		default:
-			if (optopt == 'i' || optopt == 'o')
-				fprintf(stderr, "tpu-sim: option '-%c' needs a file name\n%s", optopt, usage);
-			else if (optopt)
-				fprintf(stderr, "tpu-sim: unknown option '-%c'\n%s", optopt, usage);
-			else
-				fprintf(stderr, "tpu-sim: unknown option '%s'\n%s", argv[optind - 1], usage);
-			return 2;
+		default: return cli_bad_option("tpu-sim", usage, argv, "io");
 		}
 	}
 	if (argc - optind != 1 || (!in && !timed) || (timed && (in || out || dump))) {
@@ -79,7 +72,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[optind];
-	const char *shown = strcmp(path, "-") ? path : "<stdin>";
+	const char *shown = cli_shown(path);
 
 	struct tmodel *m = NULL;
 	struct npz inputs = { 0 }, outputs = { 0 };
@@ -96,7 +89,7 @@ int main(int argc, char **argv)
 	if (!rc && out)
 		rc = npz_write(out, &outputs, 0);
 	if (rc) {
-		fprintf(stderr, "tpu-sim: %s\n", err_msg());
+		cli_fail("tpu-sim");
 	} else {
 		if (!quiet)
 			report(m, chip, &st);

@@ -7,15 +7,7 @@
 
 #include "compare.h"
 
-static int checks, failures;
-
-#define CHECK(cond) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#include "check.h"
 
 #define NEAR(x, y) (fabs((x) - (y)) < 1e-9)
 
@@ -72,6 +64,5 @@ int main(void)
 	compare_f32(NULL, NULL, 0, &r);
 	CHECK(r.equal && r.cosine == 1 && r.max_diff_at == -1);
 
-	printf("test_compare: %d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return check_report("test_compare");
 }

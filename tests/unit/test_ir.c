@@ -12,15 +12,7 @@
 #include "base.h"
 #include "ir.h"
 
-static int checks, failures;
-
-#define CHECK(cond) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#include "check.h"
 
 static char dir[64];
 
@@ -400,6 +392,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "test_ir: cannot remove %s\n", dir);
-	printf("test_ir: %d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return check_report("test_ir");
 }

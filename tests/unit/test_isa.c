@@ -11,15 +11,7 @@
 #include "op.h"
 #include "sim.h"
 
-static int checks, failures;
-
-#define CHECK(cond) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#include "check.h"
 
 static uint64_t word(const unsigned char *p, int i)
 {
@@ -258,13 +250,54 @@ static void test_op_cost(void)
 	graph_free(g);
 }
 
+/* Which axis sliced operands hold, held shapes, the activation layout of
+ * weights whose first axis is 1, and which ops are copies. */
+static void test_slicing(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_ADDRESSED);
+	float z[2 * 8 * 6] = { 0 };
+	int x = graph_add_tensor(g, "x", DT_F32, 5, (int64_t[]){ 1, 2, 6, 8, 4 });
+	int t = graph_add_tensor(g, "t", DT_F32, 5, (int64_t[]){ 1, 2, 8, 4, 6 });
+	int r = graph_add_tensor(g, "r", DT_F32, 3, (int64_t[]){ 1, 64, 6 });
+	int a = graph_add_tensor(g, "a", DT_F32, 3, (int64_t[]){ 1, 32, 6 });
+	int b = graph_add_tensor(g, "b", DT_F32, 3, (int64_t[]){ 1, 16, 6 });
+	int cat = graph_add_tensor(g, "cat", DT_F32, 3, (int64_t[]){ 1, 48, 6 });
+	int w = graph_add_weight(g, "w", DT_F32, 3, (int64_t[]){ 1, 16, 6 }, z);
+	int o = graph_add_op(g, OP_TRANSPOSE, "tr", 1, &x, 1, &t);
+	op_set_ints(&g->ops[o], "perm", 5, (int64_t[]){ 0, 1, 3, 4, 2 });
+	graph_add_op(g, OP_RESHAPE, "rs", 1, &t, 1, &r);
+	o = graph_add_op(g, OP_CONCAT, "cc", 2, (int[]){ a, b }, 1, &cat);
+	op_set_int(&g->ops[o], "axis", 1);
+	graph_add_op(g, OP_CONCAT, "cw", 2, (int[]){ a, w }, 1, &cat);
+	CHECK(isa_slice_axis(g, &g->ops[0], 0) == 3 && isa_slice_axis(g, &g->ops[0], 1) == 2);
+	CHECK(isa_slice_axis(g, &g->ops[1], 0) == 2);
+	int64_t s[4];
+	isa_held_shape(&g->tensors[x], 3, 3, s);
+	CHECK(s[0] == 1 && s[1] == 2 && s[2] == 6 && s[3] == 12);
+	isa_held_shape(&g->tensors[x], 2, -1, s);
+	CHECK(s[0] == 1 && s[1] == 2 && s[2] == 6 && s[3] == 32);
+	CHECK(!isa_weight_layout(&g->tensors[w]) && !isa_weight_layout(&g->tensors[x]));
+	isa_lane_shape(3, g->tensors[w].shape, 1, s);
+	CHECK(s[0] == 1 && s[1] == 16 && s[2] == 1 && s[3] == 6);
+	CHECK(isa_is_copy(g, &g->ops[0]) == 0 && isa_is_copy(g, &g->ops[1]) == 1);
+	CHECK(isa_is_copy(g, &g->ops[2]) == 2 && isa_is_copy(g, &g->ops[3]) == 0);
+	/* Int8: a copy only with identity requantisation. */
+	g->tensors[a].dtype = g->tensors[b].dtype = g->tensors[cat].dtype = DT_I8;
+	op_set_ints(&g->ops[2], "multipliers", 2, (int64_t[]){ 1 << 30, 1 << 30 });
+	op_set_ints(&g->ops[2], "shifts", 2, (int64_t[]){ 30, 30 });
+	CHECK(isa_is_copy(g, &g->ops[2]) == 2);
+	op_set_ints(&g->ops[2], "shifts", 2, (int64_t[]){ 30, 31 });
+	CHECK(isa_is_copy(g, &g->ops[2]) == 0);
+	graph_free(g);
+}
+
 int main(void)
 {
+	test_slicing();
 	test_dma();
 	test_cmp();
 	test_layout();
 	test_cost();
 	test_op_cost();
-	printf("test_isa: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_report("test_isa");
 }

@@ -11,15 +11,7 @@
 #include "base.h"
 #include "npz.h"
 
-static int checks, failures;
-
-#define CHECK(cond) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#include "check.h"
 
 /* One array of every .npy dtype plus the awkward cases; the bats test
  * checks the same values with numpy. */
@@ -225,6 +217,5 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "test_npz: cannot remove %s\n", dir);
-	printf("test_npz: %d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return check_report("test_npz");
 }

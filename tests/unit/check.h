@@ -1,0 +1,28 @@
+/* check.h - the unit tests' assertion: CHECK(cond) counts a check and, when
+ * cond is false, a failure, printed as "file:line: check failed: cond"; the
+ * test goes on.  main ends with `return check_report("test_x");`.
+ */
+#ifndef TPUC_CHECK_H
+#define TPUC_CHECK_H
+
+#include <stdio.h>
+
+static int checks, failures;
+
+#define CHECK(cond) do { \
+	checks++; \
+	if (!(cond)) { \
+		failures++; \
+		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+/* Print "NAME: N checks, N failed" on stdout; the exit status, 0 when no
+ * check failed, else 1. */
+static inline int check_report(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, checks, failures);
+	return failures != 0;
+}
+
+#endif
