@@ -2,6 +2,7 @@
  * frame (lib/cli.h).
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,17 @@ int cli_bad_option(const char *prog, const char *usage, char *const argv[],
 	} else {
 		fprintf(stderr, "%s: unknown option '%s'\n%s", prog, arg, usage);
 	}
+	return 2;
+}
+
+int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", usage);
 	return 2;
 }
 

@@ -25,6 +25,13 @@ int cli_fail(const char *prog);
 int cli_bad_option(const char *prog, const char *usage, char *const argv[],
 		   const char *file_opts);
 
+/* Print "PROG: " and the message FMT formats, a newline, then USAGE, all
+ * on stderr: a bad option value, a missing option, a missing argument
+ * ("option '--threads' needs a value").  Returns 2, the exit status for
+ * usage errors. */
+int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The operand of a tool that reads one optional [IN] after its options:
  * argv[optind], or "-" (stdin) when there is none.  NULL after printing
  * USAGE on stderr when there are more (exit status 2). */

@@ -3,12 +3,13 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "base.h"
+#include "cli.h"
 #include "ir.h"
 #include "ir_print.h"
 
+static const char prog[] = "ir-print";
 static const char usage[] = "usage: ir-print [IN] [--dot] [-o OUT]\n";
 
 int main(int argc, char **argv)
@@ -19,7 +20,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
+	const char *in, *out = NULL;
 	int dot = 0, c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -28,25 +29,17 @@ int main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'd': dot = 1; break;
 		case ':':
-			fprintf(stderr, "ir-print: option '%s' needs a value\n%s",
-				argv[optind - 1], usage);
-			return 2;
-		default:
-			fprintf(stderr, "ir-print: unknown option '%s'\n%s", argv[optind - 1], usage);
-			return 2;
+			return cli_usage_error(prog, usage, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind > 1) {
-		fputs(usage, stderr);
+	if (!(in = cli_input(argc, argv, usage)))
 		return 2;
-	}
-	const char *in = optind < argc ? argv[optind] : "-";
 
 	struct ir_graph *g = NULL;
 	struct out_file o;
-	if (ir_read(in, &g) < 0)
-		goto fail;
-	if (out_open(&o, out) < 0)
+	if (ir_read(in, &g) < 0 || out_open(&o, out) < 0)
 		goto fail;
 	if ((dot ? ir_print_dot(o.fp, g) : ir_print_text(o.fp, g)) < 0) {
 		out_abort(&o);
@@ -57,7 +50,7 @@ int main(int argc, char **argv)
 	graph_free(g);
 	return 0;
 fail:
-	fprintf(stderr, "ir-print: %s\n", err_msg());
+	cli_fail(prog);
 	graph_free(g);
 	return 1;
 }

@@ -10,22 +10,19 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "cli.h"
 #include "interp.h"
 #include "ir.h"
 #include "npz.h"
 #include "op.h"
 
-static const char *prog = "ir-run";
-static const char *usage_line =
-	"usage: %s IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
+static const char prog[] = "ir-run";
+static const char usage[] =
+	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
 	"       [--bench N] [--profile] [-v]\n";
 
-static void usage(void)
-{
-	fprintf(stderr, usage_line, prog);
-	exit(2);
-}
-
+/* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
+ * a message on stderr when it is not one. */
 static int parse_count(const char *opt, const char *s, int min)
 {
 	char *end;
@@ -33,7 +30,7 @@ static int parse_count(const char *opt, const char *s, int min)
 	if (end == s || *end || v < min || v > 4096) {
 		fprintf(stderr, "%s: bad %s '%s': expected a whole number from %d to 4096\n",
 			prog, opt, s, min);
-		exit(2);
+		return -1;
 	}
 	return (int)v;
 }
@@ -163,41 +160,40 @@ int main(int argc, char **argv)
 		case 'i': in_npz = optarg; break;
 		case 'o': out = optarg; break;
 		case 'd': dump_all = 1; break;
-		case 't': threads = parse_count("--threads", optarg, 0); break;
-		case 'r': repeat = parse_count("--repeat", optarg, 1); break;
-		case 'b': bench = parse_count("--bench", optarg, 1); break;
+		case 't':
+			if ((threads = parse_count("--threads", optarg, 0)) < 0)
+				return 2;
+			break;
+		case 'r':
+			if ((repeat = parse_count("--repeat", optarg, 1)) < 0)
+				return 2;
+			break;
+		case 'b':
+			if ((bench = parse_count("--bench", optarg, 1)) < 0)
+				return 2;
+			break;
 		case 'p': profile = 1; break;
 		case 'v': verbose = 1; break;
-		case 'h':
-			printf(usage_line, prog);
-			return 0;
+		case 'h': fputs(usage, stdout); return 0;
 		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n", prog, argv[optind - 1]);
-			usage();
-			break;
-		default:
-			if (optopt)
-				fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
-			else
-				fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[optind - 1]);
-			usage();
+			return cli_usage_error(prog, usage, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind != 1)
-		usage();
+	if (argc - optind != 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	const char *in = argv[optind];
-	if (!in_npz) {
-		fprintf(stderr, "%s: no input .npz given (-i)\n", prog);
-		usage();
-	}
-	if (!strcmp(in, "-") && !strcmp(in_npz, "-")) {
-		fprintf(stderr, "%s: the IR and the inputs cannot both come from stdin\n", prog);
-		usage();
-	}
-	if ((!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "%s: will not write an .npz to a terminal (use -o FILE)\n", prog);
-		usage();
-	}
+	if (!in_npz)
+		return cli_usage_error(prog, usage, "no input .npz given (-i)");
+	if (!strcmp(in, "-") && !strcmp(in_npz, "-"))
+		return cli_usage_error(prog, usage,
+				       "the IR and the inputs cannot both come from stdin");
+	if ((!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return cli_usage_error(prog, usage,
+				       "will not write an .npz to a terminal (use -o FILE)");
 	if (threads == 0)
 		threads = omp_get_num_procs();
 
@@ -211,7 +207,7 @@ int main(int argc, char **argv)
 	it.keep_all = dump_all;   /* every activation stays readable */
 	if (profile)
 		it.op_ms = xcalloc((size_t)(g->n_ops ? g->n_ops : 1), sizeof *it.op_ms);
-	if (interp_set_inputs(&it, &zin, !strcmp(in_npz, "-") ? "<stdin>" : in_npz) < 0)
+	if (interp_set_inputs(&it, &zin, cli_shown(in_npz)) < 0)
 		goto fail;
 	double best = 1e30, total = 0;
 	for (int r = 0; r < repeat; r++) {
@@ -235,7 +231,7 @@ int main(int argc, char **argv)
 	rc = 0;
 	goto done;
 fail:
-	fprintf(stderr, "%s: %s\n", prog, err_msg());
+	cli_fail(prog);
 done:
 	free(it.op_ms);
 	if (g)
