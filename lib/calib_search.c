@@ -61,7 +61,8 @@ static int run_graph(struct search *s, const struct ir_graph *g, float **out)
  * lowered graph against the float one. */
 static int evaluate(struct search *s, const struct qtable *qt, double *cos)
 {
-	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only, .qt = qt };
+	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only,
+				 .asymmetric = s->o->asymmetric, .qt = qt };
 	struct ir_graph *g = NULL;
 	if (lower_graph_opts(s->top, s->o->chip, lower_mode_name(s->o->mode), &lo, &g) < 0)
 		return -1;

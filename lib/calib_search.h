@@ -25,6 +25,7 @@ struct calib_search_opts {
 					outputs >= this */
 	int64_t samples;             /* evaluate on the first this many samples; <= 0 all */
 	int signed_only;             /* as lower_opts */
+	int asymmetric;              /* as lower_opts: search for --asymmetric */
 	int nthreads;
 	int progress;                /* 1: progress on stderr */
 	const char *prog;

@@ -118,15 +118,17 @@ static const char *dtype_suffix(enum ir_dtype dt)
 	return quant_is_q(dt) ? "_i8" : dt == DT_BF16 ? "_bf16" : dt == DT_F16 ? "_f16" : "_f32";
 }
 
-int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale)
+int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int zp)
 {
 	const struct ir_tensor *s = &lc->top->tensors[t];
 	char *name = lc->is_output[t] && dt != s->dtype ? suffixed(lc->tpu, s->name, dtype_suffix(dt))
 							 : xstrdup(s->name);
 	int k = graph_add_tensor(lc->tpu, name, dt, s->rank, s->shape);
 	free(name);
-	if (quant_is_q(dt))
+	if (quant_is_q(dt)) {
 		lc->tpu->tensors[k].scale = scale;
+		lc->tpu->tensors[k].zero_point = zp;
+	}
 	lc->map[t] = k;
 	return k;
 }
@@ -149,11 +151,21 @@ int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float
 }
 
 int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
-		    enum ir_dtype *dt, float *scale)
+		    enum ir_dtype *dt, float *scale, int *zp)
 {
 	if (lower_table_scale(lc, op, t, scale) < 0)
 		return -1;
 	const struct calib_entry *e = calib_find(lc->tab, lc->top->tensors[t].name);
+	*zp = 0;
+	if (lc->asymmetric) {
+		/* the table's range, clipped to the threshold the calibration
+		 * method chose */
+		double th = e->threshold >= QUANT_MIN_THRESHOLD ? e->threshold : QUANT_MIN_THRESHOLD;
+		double lo = e->min > -th ? e->min : -th, hi = e->max < th ? e->max : th;
+		*dt = DT_U8;
+		quant_act_asym(lo, hi, scale, zp);
+		return 0;
+	}
 	*dt = lc->signed_only ? DT_I8 : quant_act_dtype(e->min);
 	*scale = quant_act_scale_dt(e->threshold, *dt);
 	return 0;
@@ -169,10 +181,10 @@ static void emit_cast(struct lower_ctx *lc, const char *name, int in, int out)
 }
 
 /* The twin of Top tensor T in dtype DT through a Cast from HOME (its Tpu
- * value), made once and cached; quantised twins (DT i8 or u8) take SCALE.
- * TWIN names the new tensor, OPNAME the Cast. */
+ * value), made once and cached; quantised twins (DT i8 or u8) take SCALE
+ * and zero point ZP.  TWIN names the new tensor, OPNAME the Cast. */
 static int cast_twin(struct lower_ctx *lc, int t, int home, enum ir_dtype dt, float scale,
-		     const char *twin_suffix, const char *op_suffix)
+		     int zp, const char *twin_suffix, const char *op_suffix)
 {
 	int *slot = &lc->alt[(size_t)t * DT_COUNT + (quant_is_q(dt) ? DT_I8 : dt)];
 	if (*slot >= 0)
@@ -181,8 +193,10 @@ static int cast_twin(struct lower_ctx *lc, int t, int home, enum ir_dtype dt, fl
 	char *tn = suffixed(lc->tpu, s->name, twin_suffix);
 	int q = graph_add_tensor(lc->tpu, tn, dt, s->rank, s->shape);
 	free(tn);
-	if (quant_is_q(dt))
+	if (quant_is_q(dt)) {
 		lc->tpu->tensors[q].scale = scale;
+		lc->tpu->tensors[q].zero_point = zp;
+	}
 	size_t n = strlen(s->name) + strlen(op_suffix) + 1;
 	char *on = xmalloc(n);
 	snprintf(on, n, "%s%s", s->name, op_suffix);
@@ -201,9 +215,10 @@ int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t)
 	if (home >= 0 && !s->data && is_float(lc->tpu->tensors[home].dtype)) {
 		enum ir_dtype dt;
 		float scale;
-		if (lower_table_act(lc, op, t, &dt, &scale) < 0)
+		int zp;
+		if (lower_table_act(lc, op, t, &dt, &scale, &zp) < 0)
 			return -1;
-		return cast_twin(lc, t, home, dt, scale, "_i8", "_quant");
+		return cast_twin(lc, t, home, dt, scale, zp, "_i8", "_quant");
 	}
 	if (!s->data || s->dtype != DT_F32)
 		return op_error(op, "input '%s' is not an int8 activation", s->name);
@@ -252,7 +267,7 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 	char sfx[16], osfx[24];
 	snprintf(sfx, sizeof sfx, "_%s", dtype_name(dt));
 	snprintf(osfx, sizeof osfx, "_cast_%s", dtype_name(dt));
-	return cast_twin(lc, t, home, dt, 0, sfx, osfx);
+	return cast_twin(lc, t, home, dt, 0, 0, sfx, osfx);
 }
 
 int lower_default(struct lower_ctx *lc, const struct ir_op *op)
@@ -282,15 +297,17 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 			return -1;
 	}
 	float scale = 0;
+	int zp = 0;
 	enum ir_dtype qdt = DT_I8;
 	if (q && op->n_in > 0 && in[0] >= 0) {
 		scale = lc->tpu->tensors[in[0]].scale;
+		zp = lc->tpu->tensors[in[0]].zero_point;
 		qdt = lc->tpu->tensors[in[0]].dtype;
 	}
 	for (int i = 0; i < op->n_out; i++) {
 		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
 		enum ir_dtype dt = q ? qdt : tdt == DT_F32 ? fdt : tdt;
-		out[i] = lower_output(lc, op->out[i], dt, scale);
+		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
 	return 0;
@@ -305,13 +322,15 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	int x = lower_act_input(lc, op, op->in[0]);
 	enum ir_dtype dt;
 	float s_out;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
-	(void)s_out;   /* the table's scale is replaced by the lookup's range */
+	/* the table's scale is replaced by the lookup's range */
 	enum ir_dtype dx = lc->tpu->tensors[x].dtype;
+	int zx = lc->tpu->tensors[x].zero_point;
 	float sx = lc->tpu->tensors[x].scale, xin[256], yout[256];
 	for (int c = 0; c < 256; c++)
-		xin[c] = sx * (float)(dx == DT_U8 ? c : (int8_t)(uint8_t)c);
+		xin[c] = sx * (float)((dx == DT_U8 ? c : (int8_t)(uint8_t)c) - zx);
 	struct kern k = { .g = lc->top, .op = op, .n_in = 1, .n_out = 1, .nthreads = 1,
 			  .in_full_h = 256 };
 	k.in[0] = (struct view){ .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
@@ -321,18 +340,26 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	/* The output covers every value the table can give: the largest
 	 * finite |f(x)| over the 256 input codes (u8 when none is negative),
 	 * so the lookup never saturates whatever the calibration saw. */
-	double ymax = 0, ymin = 0;
+	double ymax = 0, ymin = 0, yhi = 0;
 	for (int c = 0; c < 256; c++)
 		if (isfinite(yout[c])) {
 			ymax = fmax(ymax, fabs(yout[c]));
 			ymin = fmin(ymin, yout[c]);
+			yhi = fmax(yhi, yout[c]);
 		}
-	dt = lc->signed_only || ymin < 0 ? DT_I8 : DT_U8;
-	s_out = quant_act_scale_dt(ymax, dt);
+	zp = 0;
+	if (lc->asymmetric) {
+		/* the asymmetric grid over [min, max] of the results */
+		dt = DT_U8;
+		quant_act_asym(ymin, yhi, &s_out, &zp);
+	} else {
+		dt = lc->signed_only || ymin < 0 ? DT_I8 : DT_U8;
+		s_out = quant_act_scale_dt(ymax, dt);
+	}
 	int64_t lut[256];
 	for (int c = 0; c < 256; c++)
-		lut[c] = quant_f32_to_q_one(yout[c], s_out, dt);
-	int y = lower_output(lc, op->out[0], dt, s_out);
+		lut[c] = quant_f32_to_qz_one(yout[c], s_out, zp, dt);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
 	int o = lower_emit(lc, op, 1, &x, 1, &y);
 	op_set_ints(&lc->tpu->ops[o], "lut", 256, lut);
 	return 0;
@@ -439,6 +466,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 		.alt = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1) * DT_COUNT),
 		.is_output = xcalloc((size_t)top->n_tensors + 1, sizeof(int)),
 		.signed_only = opts->signed_only,
+		.asymmetric = opts->asymmetric,
 		.fallback = opts->fallback != LOWER_F32 ? opts->fallback : LOWER_BF16,
 	};
 	for (int i = 0; i < top->n_tensors; i++)
@@ -580,7 +608,7 @@ int qtable_write(const char *path, const struct qtable *q, const char *comment)
 }
 
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, enum ir_dtype dt, float s_out)
+		      const struct lower_pc *pc, enum ir_dtype dt, float s_out, int zp)
 {
 	int64_t nc = pc->channels, nw = nc * pc->per;
 	float s_in = lc->tpu->tensors[x].scale;
@@ -621,6 +649,6 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
 	free(par);
 	if (rc < 0)
 		return -1;
-	int y = lower_output(lc, op->out[0], dt, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
 	return lower_emit(lc, op, 5, in, 1, &y);
 }

@@ -33,6 +33,7 @@ struct lower_ctx {
 					    twin (Cast or converted weight), -1 none */
 	int *is_output;                  /* per Top tensor: 1 if a graph output */
 	int signed_only;                 /* int8: 1 keeps every activation i8 (no u8) */
+	int asymmetric;                  /* int8: u8 activations with zero points */
 	enum lower_mode fallback;        /* int8: mode of ops with no int8 form */
 };
 
@@ -59,6 +60,8 @@ void qtable_free(struct qtable *q);
 struct lower_opts {
 	const struct calib_table *tab;   /* int8: thresholds; NULL for float modes */
 	int signed_only;                 /* int8: no u8 activations */
+	int asymmetric;                  /* int8: every activation u8 with a zero
+					    point (overrides signed_only) */
 	const struct qtable *qt;         /* per-op modes, or NULL */
 	enum lower_mode fallback;        /* int8: the mode of ops with no int8 form
 					    (0, LOWER_F32, means LOWER_BF16) */
@@ -94,18 +97,19 @@ int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int
  * produced, or a weight copied unchanged (same name, dtype and data). */
 int lower_value(struct lower_ctx *lc, int t);
 /* Create the Tpu tensor for Top activation T, output of an op being lowered,
- * with dtype DT and shape of T; int8 tensors get SCALE (zero point 0).  A
- * graph output in int8 mode is named "T_i8" (lower_graph adds the Cast). */
-int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale);
+ * with dtype DT and shape of T; int8 tensors get SCALE and zero point ZP.
+ * A graph output in int8 mode is named "T_i8" (lower_graph adds the Cast). */
+int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int zp);
 /* Int8: the activation scale of Top tensor T from the table
  * (threshold / 127).  Fails naming OP, the tensor and the table. */
 int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale);
-/* Int8: the dtype and scale of Top activation T from the table: u8 with
- * threshold / 255 when its calibrated min is >= 0 (unless signed_only),
- * else i8 with threshold / 127 (quant_act_dtype).  Fails as
- * lower_table_scale. */
+/* Int8: the dtype, scale and zero point of Top activation T from the
+ * table: u8 with threshold / 255 when its calibrated min is >= 0 (unless
+ * signed_only), else i8 with threshold / 127 (quant_act_dtype), zero point
+ * 0; with asymmetric, u8 over [max(min, -T), min(max, T)] by
+ * quant_act_asym.  Fails as lower_table_scale. */
 int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
-		    enum ir_dtype *dt, float *scale);
+		    enum ir_dtype *dt, float *scale, int *zp);
 /* Int8: the Tpu int8 tensor for Top input T of OP.  Activations already
  * i8 or u8 are used as they are; a float activation (f32, bf16, f16: a graph
  * input, or the output of an op in a float mode) is quantised by a Cast
@@ -136,10 +140,11 @@ struct lower_pc {
 	int64_t channels, per, cstride, estride;
 };
 /* Int8: emit OP with inputs [X, w (i8, per-channel symmetric), bias, multiplier,
- * shift (i32 [channels] each)] and an output of dtype DT (i8 or u8) and
- * scale S_OUT, copying OP's attributes.  Returns the Tpu op index, or -1. */
+ * shift (i32 [channels] each)] and an output of dtype DT (i8 or u8), scale
+ * S_OUT and zero point ZP, copying OP's attributes.  Returns the Tpu op
+ * index, or -1. */
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, enum ir_dtype dt, float s_out);
+		      const struct lower_pc *pc, enum ir_dtype dt, float s_out, int zp);
 
 /* Int8 hook of elementwise unary ops: a 256-entry lookup table (attribute
  * lut) from the input's codes to the output's, made by running the op's

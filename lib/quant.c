@@ -72,16 +72,41 @@ int quant_f32_to_q_one(float x, float scale, enum ir_dtype dt)
 	return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
-void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, enum ir_dtype dt)
+int quant_f32_to_qz_one(float x, float scale, int zp, enum ir_dtype dt)
 {
-	for (int64_t i = 0; i < n; i++)
-		quant_put(q, dt, i, quant_f32_to_q_one(x[i], scale, dt));
+	int lo, hi;
+	quant_range(dt, &lo, &hi);
+	double v = round((double)x / (double)scale);
+	if (v != v)
+		return zp;
+	v += zp;
+	return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
-void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale)
+void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, int zp, enum ir_dtype dt)
 {
 	for (int64_t i = 0; i < n; i++)
-		x[i] = scale * (float)quant_get(q, dt, i);
+		quant_put(q, dt, i, quant_f32_to_qz_one(x[i], scale, zp, dt));
+}
+
+void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale, int zp)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = scale * (float)(quant_get(q, dt, i) - zp);
+}
+
+void quant_act_asym(double lo, double hi, float *scale, int *zp)
+{
+	if (!(lo <= 0))
+		lo = 0;
+	if (!(hi >= 0))
+		hi = 0;
+	double range = hi - lo;
+	if (!(range >= QUANT_MIN_THRESHOLD))
+		range = QUANT_MIN_THRESHOLD;
+	*scale = (float)(range / QUANT_UMAX);
+	double z = round(-lo / (double)*scale);
+	*zp = z < 0 ? 0 : z > QUANT_UMAX ? QUANT_UMAX : (int)z;
 }
 
 /* The shift for REAL: the largest <= 62 with round(REAL * 2^shift) < 2^31. */
@@ -150,16 +175,16 @@ void quant_relu_bounds(const struct ir_op *op, float out_scale, int *lo, int *hi
 		*hi = quant_f32_to_i8_one((float)limit, out_scale);
 }
 
-void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale,
+void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale, int zp,
 		      int *lo, int *hi)
 {
 	quant_range(dt, lo, hi);
 	if (!op_int(op, "do_relu", 0))
 		return;
-	*lo = 0;
+	*lo = zp < *lo ? *lo : zp > *hi ? *hi : zp;
 	double limit = op_float(op, "relu_limit", 0);
 	if (limit > 0)
-		*hi = quant_f32_to_q_one((float)limit, out_scale, dt);
+		*hi = quant_f32_to_qz_one((float)limit, out_scale, zp, dt);
 }
 
 int quant_check_channel_params(const struct kern *k, int first, int64_t channels)

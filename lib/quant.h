@@ -3,10 +3,10 @@
  * lib/ops/ (ir-run) and the simulator.  The rules are specified in
  * formats/tpuc-quant.5; in short:
  *
- *   real = scale * q                      (symmetric, zero point 0)
- *   q    = sat8(round_half_away(x / scale))               quantise
- *   acc  = sum(q_x * q_w) + bias                          int32, exact
- *   out  = clamp(round_shift((int64)acc * mult, shift), lo, hi)
+ *   real = scale * (q - zp)               (zp 0 unless --asymmetric)
+ *   q    = sat8(round_half_away(x / scale) + zp)          quantise
+ *   acc  = sum((q_x - zp_x) * q_w) + bias                 int32, exact
+ *   out  = clamp(round_shift((int64)acc * mult, shift) + zp_out, lo, hi)
  *   round_shift(p, s) = (p + 2^(s-1)) >> s  (s > 0; p for s = 0)  half up
  *   mult / 2^shift ~ real multiplier, mult in [2^30, 2^31) when shift < 62
  *
@@ -83,10 +83,20 @@ void quant_f32_to_i8(const float *x, int8_t *q, int64_t n, float scale);
 /* Dequantise: scale * q in float. */
 void quant_i8_to_f32(const int8_t *q, float *x, int64_t n, float scale);
 /* The same for dtype DT (i8 or u8): round_half_away(x / scale) saturated
- * to DT's range, NaN gives 0; and its inverse scale * q. */
+ * to DT's range, NaN gives 0. */
 int quant_f32_to_q_one(float x, float scale, enum ir_dtype dt);
-void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, enum ir_dtype dt);
-void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale);
+/* With zero point ZP (asymmetric): round_half_away(x / scale) + ZP,
+ * saturated to DT's range, NaN gives ZP; and the inverse scale * (q - ZP)
+ * in single precision. */
+int quant_f32_to_qz_one(float x, float scale, int zp, enum ir_dtype dt);
+void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, int zp, enum ir_dtype dt);
+void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale, int zp);
+
+/* Asymmetric u8 parameters for the real range [LO, HI], widened to hold 0
+ * (so that real 0, the padding value, is exact): scale = (hi - lo) / 255
+ * (at least 1e-6 / 255), zero point = round_half_away(-lo / scale) clamped
+ * to [0, 255] (formats/tpuc-quant.5). */
+void quant_act_asym(double lo, double hi, float *scale, int *zp);
 
 /* Integer multiplier and right shift for a real multiplier REAL >= 0:
  * mult = round_half_away(REAL * 2^shift) with shift the largest value
@@ -114,6 +124,13 @@ static inline int quant_clamp(int64_t v, int lo, int hi)
 	return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
+/* Requantise an accumulator and add the output zero point ZP:
+ * clamp(round_shift(acc * mult, shift) + ZP, lo, hi). */
+static inline int quant_requant_zp(int64_t acc, int32_t mult, int32_t shift, int zp, int lo, int hi)
+{
+	return quant_clamp(quant_round_shift(acc * mult, shift) + zp, lo, hi);
+}
+
 /* Requantise an int32 accumulator into [lo, hi]. */
 static inline int quant_requant_int(int32_t acc, int32_t mult, int32_t shift, int lo, int hi)
 {
@@ -137,9 +154,10 @@ static inline int32_t quant_add_sat32(int32_t a, int32_t b)
  * do_relu [0, 127], or [0, q(relu_limit)] when relu_limit > 0, q quantising
  * with the output scale OUT_SCALE. */
 void quant_relu_bounds(const struct ir_op *op, float out_scale, int *lo, int *hi);
-/* The same for an output of dtype DT (i8 or u8): DT's range, narrowed by
- * the fused activation. */
-void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale,
+/* The same for an output of dtype DT (i8 or u8) with zero point ZP: DT's
+ * range, narrowed by the fused activation (lo = ZP with do_relu, hi =
+ * quantise(relu_limit) with the output's scale and zero point). */
+void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale, int zp,
 		      int *lo, int *hi);
 
 /* Per-channel parameters of Conv, Gemm and Scale in either Tpu form: inputs

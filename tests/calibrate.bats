@@ -253,6 +253,25 @@ np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
 	grep -v '^#' "$T/b.qt" | awk 'NF != 2 || $2 != "bf16" { exit 1 }'
 }
 
+@test "--search-qtable --asymmetric: the search lowers as top2tpu --asymmetric does" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/a.qt" \
+		--expected-cos 0.99999 --search-samples 6 --asymmetric
+	assert_success
+	assert_output --regexp '^calibrate: [0-9]+ of [0-9]+ ops in f32: cosine 0\.[0-9]+ \(all int8: '
+	asym=$(printf '%s\n' "$output" | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --asymmetric --calib "$T/t.table" \
+		--qtable "$T/a.qt" -o "$T/a.tpu"
+	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][0])"
+	ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
+	ir-run "$T/a.tpu" -i "$T/s.npz" -o "$T/a.npz"
+	run npz-compare "$T/f.npz" "$T/a.npz" --tolerance 0.9999,0
+	assert_success
+	# the all-int8 cosine it reports is the asymmetric graph's
+	sym=$(calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t2.table" --search-qtable "$T/s.qt" \
+		--expected-cos 0.99999 --search-samples 6 2>&1 | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+	[ -n "$sym" ] && [ -n "$asym" ] && [ "$sym" != "$asym" ]
+}
+
 @test "--search-qtable usage errors" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --expected-cos 2
 	assert_failure 2

@@ -105,6 +105,46 @@ PYEOF
 	awk -v u="$cu" -v s="$cs" 'BEGIN { exit !(u > s + 1) }'
 }
 
+@test "--asymmetric: every activation u8 with a zero point, close to float, tpu-sim bit-identical" {
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --asymmetric -o "$T/a.tpu"
+	$PY - "$T/a.tpu" "$QN/net.table" <<'PYEOF'
+import struct, sys, msgpack
+b = open(sys.argv[1], 'rb').read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
+q = {t['name']: t for t in g['tensors']}
+tab = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in open(sys.argv[2]) if l[0] != '#'}
+bad, zps = [], 0
+for name, (th, mn, mx) in tab.items():
+    t = q.get(name + '_i8') or q.get(name)
+    if t is None or t['dtype'] not in ('u8', 'i8'):
+        continue
+    # formats/tpuc-quant.5: [max(min,-T), min(max,T)] widened to hold 0
+    lo, hi = min(max(mn, -th), 0), max(min(mx, th), 0)
+    s = (hi - lo) / 255
+    z = min(max(int(-lo / s + 0.5), 0), 255)
+    zps += z != 0
+    got = (t['dtype'], t.get('zero_point', 0))
+    if got != ('u8', z) or abs(t['scale'] - s) > 1e-6 * s:
+        bad.append('%s: %s zp %d scale %g, want u8 zp %d scale %g' % (name, *got, t['scale'], z, s))
+assert zps > 0, 'no zero point at all'
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PYEOF
+	ir-run "$QN/net.top" -i "$QN/input.npz" -o "$T/f.npz"
+	ir-run "$T/a.tpu" -i "$QN/input.npz" -o "$T/a.npz" --dump-all
+	run npz-compare "$T/f.npz" "$T/a.npz" --tolerance 0.999,0.9
+	assert_success
+	ir-run "$T/a.tpu" -i "$QN/input.npz" -o "$T/ir.npz"
+	weight-reorder "$T/a.tpu" | layergroup | addr-assign 2>/dev/null | codegen -o "$T/a.tmodel"
+	tpu-sim "$T/a.tmodel" -i "$QN/input.npz" -o "$T/sim.npz" >/dev/null
+	cmp "$T/ir.npz" "$T/sim.npz"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --asymmetric \
+		--signed-only -o "$T/x.tpu"
+	assert_failure 2
+	assert_output --partial '--signed-only and --asymmetric exclude each other'
+	[ ! -e "$T/x.tpu" ]
+}
+
 @test "bf16 and f16: float tensors in the mode's dtype, Casts at the edges, close to float" {
 	ir-run "$QN/net.top" -i "$QN/input.npz" -o "$T/f.npz"
 	for m in bf16 f16; do

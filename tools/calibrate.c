@@ -18,7 +18,7 @@ static const char usage[] =
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
 	"                 [--shard K/N] [-j THREADS] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
-	"                  [--chip CHIP] [--keep-mode f32|bf16|f16]]\n"
+	"                  [--chip CHIP] [--keep-mode f32|bf16|f16] [--asymmetric]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -92,6 +92,7 @@ int main(int argc, char **argv)
 		{ "search-samples", required_argument, NULL, 'S' },
 		{ "chip", required_argument, NULL, 'c' },
 		{ "keep-mode", required_argument, NULL, 'K' },
+		{ "asymmetric", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'A': so.asymmetric = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

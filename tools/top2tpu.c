@@ -13,7 +13,7 @@
 
 static const char usage[] =
 	"usage: top2tpu [IN] --chip tpu-a|tpu-b --mode f32|bf16|f16|int8 [--calib TABLE]\n"
-	"               [--qtable QTABLE] [--signed-only] [-o OUT]\n";
+	"               [--qtable QTABLE] [--signed-only | --asymmetric] [-o OUT]\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "calib", required_argument, NULL, 't' },
 		{ "signed-only", no_argument, NULL, 's' },
+		{ "asymmetric", no_argument, NULL, 'a' },
 		{ "qtable", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 		case 'm': mode = optarg; break;
 		case 't': table = optarg; break;
 		case 's': lo.signed_only = 1; break;
+		case 'a': lo.asymmetric = 1; break;
 		case 'q': qfile = optarg; break;
 		case ':':
 		default:
@@ -63,6 +65,8 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--chip is required");
 	if (!mode)
 		return usage_error("%s", "--mode is required");
+	if (lo.signed_only && lo.asymmetric)
+		return usage_error("%s", "--signed-only and --asymmetric exclude each other");
 	if (!lower_chip_known(chip))
 		return usage_error("unknown chip '%s' (tpu-a or tpu-b)", chip);
 	int m = lower_mode_from_name(mode);

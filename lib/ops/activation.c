@@ -35,9 +35,9 @@ static int clip_f32(struct kern *k)
 			 (float)op_float(k->op, "max", INFINITY));
 }
 
-/* Int8 kernels: the output keeps the input's scale (lower_default), so
- * Relu is max(q, 0) and Clip clamps to its bounds quantised with that scale
- * (formats/tpuc-quant.5). */
+/* Int8 kernels: the output keeps the input's scale and zero point z
+ * (lower_default), so Relu is max(q, z) and Clip clamps to its bounds
+ * quantised with that scale and zero point (formats/tpuc-quant.5). */
 static int clamp_i8(struct kern *k, int lo, int hi)
 {
 	enum ir_dtype dt = k->in[0].dtype;
@@ -57,7 +57,7 @@ static int relu_tpu(struct kern *k)
 {
 	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
-	return clamp_i8(k, 0, QUANT_UMAX);
+	return clamp_i8(k, k->in[0].zero_point, QUANT_UMAX);
 }
 
 static int clip_tpu(struct kern *k)
@@ -69,10 +69,11 @@ static int clip_tpu(struct kern *k)
 	const struct ir_attr *mn = op_attr(k->op, "min"), *mx = op_attr(k->op, "max");
 	int lo, hi;
 	quant_range(dt, &lo, &hi);
+	int z = k->in[0].zero_point;
 	if (mn)
-		lo = quant_f32_to_q_one((float)op_float(k->op, "min", 0), s, dt);
+		lo = quant_f32_to_qz_one((float)op_float(k->op, "min", 0), s, z, dt);
 	if (mx)
-		hi = quant_f32_to_q_one((float)op_float(k->op, "max", 0), s, dt);
+		hi = quant_f32_to_qz_one((float)op_float(k->op, "max", 0), s, z, dt);
 	return clamp_i8(k, lo, hi);
 }
 

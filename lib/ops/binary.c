@@ -91,10 +91,11 @@ static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 	int in[2];
 	float s_out;
 	enum ir_dtype dt;
+	int zp;
 	for (int i = 0; i < 2; i++)
 		if ((in[i] = lower_act_input(lc, op, op->in[i])) < 0)
 			return -1;
-	if (lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	if (lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	double sa = lc->tpu->tensors[in[0]].scale, sb = lc->tpu->tensors[in[1]].scale;
 	double real[2] = { sa / s_out, sb / s_out };
@@ -106,7 +107,7 @@ static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 		snprintf(why, sizeof why, "%s", err_msg());
 		return op_error(op, "%s", why);
 	}
-	int y = lower_output(lc, op->out[0], dt, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
 	int k = lower_emit(lc, op, 2, in, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	if (mul) {
@@ -129,7 +130,9 @@ static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return binary_lower(lc, op, 1);
 }
 
-/* The int8 kernel for both, with numpy broadcasting over the views. */
+/* The int8 kernel for both, with numpy broadcasting over the views; each
+ * input's zero point is subtracted before the products and the output's
+ * added after the rounding shift. */
 static int binary_tpu(struct kern *k, int mul)
 {
 	if (quant_is_float(k->out[0].dtype))
@@ -152,7 +155,9 @@ static int binary_tpu(struct kern *k, int mul)
 		return op_error(k->op, "int8 attributes %s and rshift missing or out of range",
 				mul ? "multiplier" : "multipliers");
 	int lo, hi;
-	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
+	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
+	int64_t za = a->zero_point, zb = b->zero_point;
+	int zy = y->zero_point;
 	int64_t n = view_numel(y);
 	if (n == 0)
 		return 0;
@@ -169,11 +174,11 @@ static int binary_tpu(struct kern *k, int mul)
 			ob += i * sb[d];
 		}
 		for (int64_t i = 0; i < inner; i++) {
-			int64_t x1 = quant_get(a->data, a->dtype, oa + i * sa[r - 1]);
-			int64_t x2 = quant_get(b->data, b->dtype, ob + i * sb[r - 1]);
+			int64_t x1 = quant_get(a->data, a->dtype, oa + i * sa[r - 1]) - za;
+			int64_t x2 = quant_get(b->data, b->dtype, ob + i * sb[r - 1]) - zb;
 			int64_t acc = mul ? x1 * x2 * ma : x1 * ma + x2 * mb;
 			quant_put(y->data, y->dtype, o * inner + i,
-				  quant_clamp(quant_round_shift(acc, shift), lo, hi));
+				  quant_clamp(quant_round_shift(acc, shift) + zy, lo, hi));
 		}
 	}
 	return 0;

@@ -39,9 +39,9 @@ static int cast_tpu(struct kern *k)
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int64_t n = view_numel(y);
 	if (x->dtype == DT_F32 && quant_is_q(y->dtype) && y->scale != 0) {
-		quant_f32_to_q(x->data, y->data, n, y->scale, y->dtype);
+		quant_f32_to_q(x->data, y->data, n, y->scale, y->zero_point, y->dtype);
 	} else if (quant_is_q(x->dtype) && x->scale != 0 && y->dtype == DT_F32) {
-		quant_q_to_f32(x->data, x->dtype, y->data, n, x->scale);
+		quant_q_to_f32(x->data, x->dtype, y->data, n, x->scale, x->zero_point);
 	} else if ((quant_is_float(x->dtype) && quant_is_q(y->dtype) && y->scale != 0) ||
 		   (quant_is_q(x->dtype) && x->scale != 0 && quant_is_float(y->dtype))) {
 		/* bf16/f16 <-> i8/u8 (mixed precision): through f32, exactly as
@@ -49,9 +49,9 @@ static int cast_tpu(struct kern *k)
 		float *f = xmalloc(sizeof(float) * (size_t)(n + 1));
 		if (quant_is_q(y->dtype)) {
 			dtype_convert(f, DT_F32, x->data, x->dtype, n);
-			quant_f32_to_q(f, y->data, n, y->scale, y->dtype);
+			quant_f32_to_q(f, y->data, n, y->scale, y->zero_point, y->dtype);
 		} else {
-			quant_q_to_f32(x->data, x->dtype, f, n, x->scale);
+			quant_q_to_f32(x->data, x->dtype, f, n, x->scale, x->zero_point);
 			dtype_convert(y->data, y->dtype, f, DT_F32, n);
 		}
 		free(f);

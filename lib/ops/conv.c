@@ -96,7 +96,8 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
 	enum ir_dtype dt;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	int64_t oc = w->shape[0], per = tensor_numel(w) / oc;
 	struct lower_pc pc = {
@@ -104,7 +105,7 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 		.b = b ? b->data : NULL, .bname = b ? b->name : NULL,
 		.channels = oc, .per = per, .cstride = per, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, dt, s_out) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, x, &pc, dt, s_out, zp) < 0 ? -1 : 0;
 }
 
 /* ---- int8 kernel ----
@@ -114,8 +115,10 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
  * output channels accumulate acc[o][p] += w[o][k] * col[k][p] in long
  * contiguous loops the compiler vectorises (integer adds: the order does
  * not change the result).  Rows are whole-tensor rows offset by
- * k->out_row0 and k->in_row0 (op.h); padding contributes 0.  The input and
- * output are i8 or u8 (zero point 0); col holds int16 so both fit. */
+ * k->out_row0 and k->in_row0 (op.h).  The input and output are i8 or u8
+ * with zero points zx, zy: col holds q - zx in int16 (so padding, whose
+ * value is the zero point, contributes 0: the zero-point correction of the
+ * accumulator, exact), and zy is added after requantisation. */
 
 #define CONV_OB 4                 /* output channels per accumulation block */
 #define CONV_TILE_BYTES (4 << 20) /* im2col bytes per tile of output rows */
@@ -125,6 +128,7 @@ struct conv_i8 {
 	const int8_t *w;
 	void *y;                     /* i8 or u8 output, dtype ydt */
 	enum ir_dtype xdt, ydt;
+	int zx, zy;                  /* zero points of input and output */
 	struct spatial s;
 	int64_t c, xh, iw, oc, oh, ow, icg, ocg, kk;   /* kk: taps per output */
 	int64_t full_h, in_row0, out_row0;
@@ -155,13 +159,13 @@ static void conv_im2col(const struct conv_i8 *cv, int64_t b, int64_t g, int64_t 
 						const uint8_t *xr = (const uint8_t *)cv->x + row;
 						for (int64_t j = 0; j < cv->ow; j++) {
 							int64_t iw = j * s->sw + off;
-							dst[j] = iw >= 0 && iw < cv->iw ? xr[iw] : 0;
+							dst[j] = iw >= 0 && iw < cv->iw ? (int16_t)(xr[iw] - cv->zx) : 0;
 						}
 					} else {
 						const int8_t *xr = (const int8_t *)cv->x + row;
 						for (int64_t j = 0; j < cv->ow; j++) {
 							int64_t iw = j * s->sw + off;
-							dst[j] = iw >= 0 && iw < cv->iw ? xr[iw] : 0;
+							dst[j] = iw >= 0 && iw < cv->iw ? (int16_t)(xr[iw] - cv->zx) : 0;
 						}
 					}
 				}
@@ -214,8 +218,8 @@ static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, i
 		int64_t y0 = ((b * cv->oc + o0 + o) * cv->oh + r0) * cv->ow;
 		const int32_t *ap = acc + o * p;
 		for (int64_t i = 0; i < p; i++)
-			quant_put(cv->y, cv->ydt, y0 + i, quant_requant_int(quant_add_sat32(ap[i], bias),
-									  mult, shift, cv->lo, cv->hi));
+			quant_put(cv->y, cv->ydt, y0 + i, quant_requant_zp(quant_add_sat32(ap[i], bias),
+									 mult, shift, cv->zy, cv->lo, cv->hi));
 	}
 	return 0;
 }
@@ -240,6 +244,8 @@ static int conv_tpu(struct kern *k)
 	cv.y = yv->data;
 	cv.xdt = xv->dtype;
 	cv.ydt = yv->dtype;
+	cv.zx = xv->zero_point;
+	cv.zy = yv->zero_point;
 	cv.c = xv->shape[1];
 	cv.xh = xv->shape[2];
 	cv.iw = xv->shape[3];
@@ -256,7 +262,7 @@ static int conv_tpu(struct kern *k)
 		return op_error(k->op, "channels and group disagree");
 	if (quant_check_channel_params(k, 2, cv.oc) < 0)
 		return -1;
-	quant_out_bounds(k->op, yv->dtype, yv->scale, &cv.lo, &cv.hi);
+	quant_out_bounds(k->op, yv->dtype, yv->scale, yv->zero_point, &cv.lo, &cv.hi);
 
 	/* Tiles of output rows whose unfolded input fits CONV_TILE_BYTES. */
 	int64_t tile = CONV_TILE_BYTES / ((int64_t)sizeof(int16_t) * cv.kk * cv.ow);

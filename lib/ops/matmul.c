@@ -184,7 +184,8 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
 	enum ir_dtype dt;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	float alpha = (float)op_float(op, "alpha", 1.0), beta = (float)op_float(op, "beta", 1.0);
 	float *w = xmalloc(sizeof(float) * (size_t)(n * kk + 1));
@@ -198,7 +199,7 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 		.b = bias, .bname = c ? c->name : NULL,
 		.channels = n, .per = kk, .cstride = tb ? kk : 1, .estride = tb ? 1 : n,
 	};
-	int k = lower_per_channel(lc, op, x, &pc, dt, s_out);
+	int k = lower_per_channel(lc, op, x, &pc, dt, s_out, zp);
 	free(w);
 	free(bias);
 	if (k < 0)
@@ -208,8 +209,9 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
-/* The int8 Gemm kernel: exact int32 dot products over K, then the
- * per-column requantisation; B is [K,N], or [N,K] with transB. */
+/* The int8 Gemm kernel: exact int32 dot products of (A - za) and B over K,
+ * then the per-column requantisation plus the output zero point; B is
+ * [K,N], or [N,K] with transB. */
 static int gemm_tpu(struct kern *k)
 {
 	if (quant_is_float(k->out[0].dtype))
@@ -226,13 +228,14 @@ static int gemm_tpu(struct kern *k)
 	if (quant_check_channel_params(k, 2, n) < 0)
 		return -1;
 	int lo, hi;
-	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
+	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
 	const int8_t *bd = b->data;
+	int za = a->zero_point, zy = y->zero_point;
 	int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(n + 1));
 	int32_t *ar = xmalloc(sizeof(int32_t) * (size_t)(kk + 1));   /* row i of A */
 	for (int64_t i = 0; i < m; i++) {
 		for (int64_t t = 0; t < kk; t++)
-			ar[t] = quant_get(a->data, a->dtype, i * kk + t);
+			ar[t] = quant_get(a->data, a->dtype, i * kk + t) - za;
 		for (int64_t j = 0; j < n; j++)
 			acc[j] = 0;
 		if (tb) {
@@ -259,7 +262,7 @@ static int gemm_tpu(struct kern *k)
 				return -1;
 			}
 			quant_put(y->data, y->dtype, i * n + j,
-				  quant_requant_int(quant_add_sat32(acc[j], bias), mult, shift, lo, hi));
+				  quant_requant_zp(quant_add_sat32(acc[j], bias), mult, shift, zy, lo, hi));
 		}
 	}
 	free(acc);

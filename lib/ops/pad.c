@@ -77,9 +77,9 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 		return -1;
 	if (lc->mode == LOWER_INT8) {
 		struct ir_op *o = &lc->tpu->ops[lc->tpu->n_ops - 1];
-		float s = lc->tpu->tensors[o->in[0]].scale;
-		op_set_float(o, "value", quant_f32_to_q_one((float)op_float(op, "value", 0), s,
-							    lc->tpu->tensors[o->in[0]].dtype));
+		const struct ir_tensor *x = &lc->tpu->tensors[o->in[0]];
+		op_set_float(o, "value", quant_f32_to_qz_one((float)op_float(op, "value", 0),
+							     x->scale, x->zero_point, x->dtype));
 	}
 	return 0;
 }

@@ -196,7 +196,8 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
 	enum ir_dtype dt;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	int32_t m, shift;
 	if (quant_multiplier((double)lc->tpu->tensors[x].scale / ((double)s_out * taps),
@@ -205,7 +206,7 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 		snprintf(why, sizeof why, "%s", err_msg());
 		return op_error(op, "%s", why);
 	}
-	int y = lower_output(lc, op->out[0], dt, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
 	int k = lower_emit(lc, op, 1, &x, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	op_set_int(o, "multiplier", m);
@@ -245,7 +246,8 @@ static int gap_lower(struct lower_ctx *lc, const struct ir_op *op)
 
 /* The int8 window kernel in whole-input row coordinates (H-slices give the
  * whole result's rows): MaxPool takes the largest tap inside the input;
- * AveragePool sums the taps inside (padding adds 0) and requantises. */
+ * AveragePool sums q - zx over the taps inside (padding, at the zero point,
+ * adds 0), requantises and adds the output's zero point. */
 static int pool_i8_common(struct kern *k, int is_max)
 {
 	struct spatial s;
@@ -270,6 +272,7 @@ static int pool_i8_common(struct kern *k, int is_max)
 	}
 	int64_t planes = x->shape[0] * x->shape[1], ih = x->shape[2], iw = x->shape[3];
 	int64_t oh = y->shape[2], ow = y->shape[3], full = r.full_h;
+	int zx = x->zero_point, zy = y->zero_point;
 	for (int64_t p = 0; p < planes; p++) {
 		int64_t xp = p * ih * iw, yp = p * oh * ow;
 		for (int64_t i = 0; i < oh; i++) {
@@ -290,11 +293,11 @@ static int pool_i8_common(struct kern *k, int is_max)
 						int v = quant_get(x->data, x->dtype, row + w);
 						if (v > mx)
 							mx = v;
-						sum += v;
+						sum += v - zx;
 					}
 				}
 				quant_put(y->data, y->dtype, yp + i * ow + j,
-					  is_max ? mx : quant_requant_int(sum, m, shift, lo, hi));
+					  is_max ? mx : quant_requant_zp(sum, m, shift, zy, lo, hi));
 			}
 		}
 	}
@@ -330,11 +333,12 @@ static int gap_tpu(struct kern *k)
 	if (mv < 0 || mv > INT32_MAX || shift < 0 || shift > QUANT_MAX_SHIFT)
 		return op_error(k->op, "int8 attributes multiplier and rshift missing or out of range");
 	int64_t planes = x->shape[0] * x->shape[1], n = view_numel(x) / (planes ? planes : 1);
+	int zx = x->zero_point, zy = y->zero_point;
 	for (int64_t p = 0; p < planes; p++) {
 		int32_t sum = 0;
 		for (int64_t i = 0; i < n; i++)
-			sum += quant_get(x->data, x->dtype, p * n + i);
-		quant_put(y->data, y->dtype, p, quant_requant_int(sum, (int32_t)mv, shift, lo, hi));
+			sum += quant_get(x->data, x->dtype, p * n + i) - zx;
+		quant_put(y->data, y->dtype, p, quant_requant_zp(sum, (int32_t)mv, shift, zy, lo, hi));
 	}
 	return 0;
 }

@@ -49,14 +49,15 @@ static int scale_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int x = lower_act_input(lc, op, op->in[0]);
 	float s_out;
 	enum ir_dtype dt;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	struct lower_pc pc = {
 		.w = w->data, .wname = w->name, .wrank = w->rank, .wshape = w->shape,
 		.b = b->data, .bname = b->name,
 		.channels = tensor_numel(w), .per = 1, .cstride = 1, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, dt, s_out) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, x, &pc, dt, s_out, zp) < 0 ? -1 : 0;
 }
 
 static int scale_tpu(struct kern *k)
@@ -72,8 +73,9 @@ static int scale_tpu(struct kern *k)
 	if (quant_check_channel_params(k, 2, c) < 0)
 		return -1;
 	int lo, hi;
-	quant_out_bounds(k->op, y->dtype, y->scale, &lo, &hi);
+	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
 	const int8_t *wd = w->data;
+	int zx = x->zero_point, zy = y->zero_point;
 	for (int64_t ch = 0; ch < c; ch++) {
 		int32_t bias, mult, shift;
 		if (quant_channel_params(k, 2, (int)ch, &bias, &mult, &shift) < 0)
@@ -82,8 +84,8 @@ static int scale_tpu(struct kern *k)
 			int64_t p0 = (b * c + ch) * inner;
 			for (int64_t i = 0; i < inner; i++)
 				quant_put(y->data, y->dtype, p0 + i,
-					  quant_requant_int(quant_get(x->data, x->dtype, p0 + i) * wd[ch] + bias,
-							    mult, shift, lo, hi));
+					  quant_requant_zp((quant_get(x->data, x->dtype, p0 + i) - zx) * wd[ch] + bias,
+							   mult, shift, zy, lo, hi));
 		}
 	}
 	return 0;

@@ -282,7 +282,8 @@ static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
 }
 
 /* Plain-C int8 conv straight from formats/tpuc-quant.5, for the input and
- * output dtypes (i8 or u8) of g's tensors. */
+ * output dtypes (i8 or u8) and zero points of g's tensors: padding taps
+ * hold the input's zero point, so they contribute nothing. */
 static void naive_conv(const struct conv_case *t, const struct ir_graph *g, const void *x, void *y)
 {
 	const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
@@ -290,7 +291,8 @@ static void naive_conv(const struct conv_case *t, const struct ir_graph *g, cons
 	const int8_t *w = g->tensors[1].data;
 	const int32_t *bias = g->tensors[2].data, *mult = g->tensors[3].data, *shift = g->tensors[4].data;
 	int64_t oh = yt->shape[2], ow = yt->shape[3], icg = t->c / t->group, ocg = t->oc / t->group;
-	int hi = t->do_relu && t->relu_limit > 0 ? quant_f32_to_q_one((float)t->relu_limit, 0.1f, ydt)
+	int zx = g->tensors[g->inputs[0]].zero_point, zy = yt->zero_point;
+	int hi = t->do_relu && t->relu_limit > 0 ? quant_f32_to_qz_one((float)t->relu_limit, 0.1f, zy, ydt)
 		 : ydt == DT_U8 ? 255 : 127;
 	for (int b = 0; b < t->n; b++)
 		for (int o = 0; o < t->oc; o++)
@@ -305,11 +307,11 @@ static void naive_conv(const struct conv_case *t, const struct ir_graph *g, cons
 								if (h < 0 || h >= t->h || v < 0 || v >= t->w)
 									continue;
 								int64_t c = (o / ocg) * icg + ic;
-								acc += quant_get(x, xdt, ((b * t->c + c) * t->h + h) * t->w + v) *
+								acc += (quant_get(x, xdt, ((b * t->c + c) * t->h + h) * t->w + v) - zx) *
 								       w[((o * icg + ic) * t->kh + a) * t->kw + e];
 							}
-					int64_t p = quant_round_shift((int64_t)(acc + bias[o]) * mult[o], shift[o]);
-					int lo = t->do_relu || ydt == DT_U8 ? 0 : -128;
+					int64_t p = quant_round_shift((int64_t)(acc + bias[o]) * mult[o], shift[o]) + zy;
+					int lo = t->do_relu ? zy : ydt == DT_U8 ? 0 : -128;
 					quant_put(y, ydt, ((b * t->oc + o) * oh + i) * ow + j,
 						  (int)(p < lo ? lo : p > hi ? hi : p));
 				}
@@ -350,7 +352,8 @@ static int run_slice(const struct ir_graph *g, const int8_t *x, int8_t *yw, int 
 	return rc;
 }
 
-/* U8: 0 for i8 tensors; 1 for a u8 input; 2 for u8 input and output. */
+/* U8: 0 for i8 tensors; 1 for a u8 input; 2 for u8 input and output; 3
+ * for u8 input and output with zero points (--asymmetric). */
 static void test_conv_kernel(int u8)
 {
 	static const struct conv_case cases[] = {
@@ -369,6 +372,10 @@ static void test_conv_kernel(int u8)
 			g->tensors[g->inputs[0]].dtype = DT_U8;
 		if (u8 > 1)
 			g->tensors[g->outputs[0]].dtype = DT_U8;
+		if (u8 > 2) {
+			g->tensors[g->inputs[0]].zero_point = 37;
+			g->tensors[g->outputs[0]].zero_point = 100;
+		}
 		int64_t nx = (int64_t)t->n * t->c * t->h * t->w, ny = tensor_numel(yt);
 		int8_t *x = xmalloc((size_t)nx), *want = xmalloc((size_t)ny), *got = xmalloc((size_t)ny);
 		int8_t *sl = xmalloc((size_t)ny), *mg = xmalloc((size_t)ny);
@@ -396,6 +403,8 @@ static void test_conv_kernel(int u8)
 		struct ir_graph *g2 = conv_graph(t, 1);
 		g2->tensors[g2->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
 		g2->tensors[g2->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
+		g2->tensors[g2->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
+		g2->tensors[g2->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
 		interp_init(&it, g2, 1);
 		memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
 		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
@@ -405,6 +414,8 @@ static void test_conv_kernel(int u8)
 		struct ir_graph *g3 = conv_graph(t, 0);
 		g3->tensors[g3->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
 		g3->tensors[g3->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
+		g3->tensors[g3->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
+		g3->tensors[g3->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
 		memcpy(g3->tensors[1].data, g2->tensors[1].data, g2->tensors[1].nbytes);
 		const int32_t *coeff = g2->tensors[2].data;
 		for (int c = 0; c < t->oc; c++)
@@ -490,8 +501,9 @@ static int run_op(struct ir_graph *g, int op, int8_t *const *in, int8_t *y)
 }
 
 /* Add (with broadcasting and relu), Mul, Concat, Scale and
- * GlobalAveragePool against the formulas of formats/tpuc-quant.5. */
-static void test_elementwise_kernels(void)
+ * GlobalAveragePool against the formulas of formats/tpuc-quant.5; with
+ * ASYM, every activation carries a zero point (za, zb, zy). */
+static void test_elementwise_kernels(int asym)
 {
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
 	int a = graph_add_tensor(g, "a", DT_I8, 4, (int64_t[]){ 1, 3, 4, 5 });
@@ -507,6 +519,10 @@ static void test_elementwise_kernels(void)
 	int ps = graph_add_weight(g, "ps", DT_I32, 1, (int64_t[]){ 3 }, par[2]);
 	for (int t = 0; t < g->n_tensors; t++)
 		g->tensors[t].scale = 0.1f;
+	int za = asym ? 5 : 0, zb = asym ? -3 : 0, zy = asym ? 7 : 0;
+	g->tensors[a].zero_point = za;
+	g->tensors[b].zero_point = zb;
+	g->tensors[y].zero_point = g->tensors[yc].zero_point = g->tensors[yg].zero_point = zy;
 	int add = graph_add_op(g, OP_ADD, "add", 2, (int[]){ a, b }, 1, &y);
 	op_set_ints(&g->ops[add], "multipliers", 2, (int64_t[]){ 1500000000, 900000000 });
 	op_set_int(&g->ops[add], "rshift", 31);
@@ -531,27 +547,29 @@ static void test_elementwise_kernels(void)
 	CHECK(run_op(g, add, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
 	int bad = 0;
 	for (int i = 0; i < 60; i++) {
-		int64_t p = (int64_t)av[i] * 1500000000 + (int64_t)bv[i / 20] * 900000000;
-		bad += yv[i] != quant_clamp(quant_round_shift(p, 31), 0, 127);
+		int64_t p = (int64_t)(av[i] - za) * 1500000000 + (int64_t)(bv[i / 20] - zb) * 900000000;
+		bad += yv[i] != quant_clamp(quant_round_shift(p, 31) + zy, zy, 127);
 	}
 	CHECK(!bad, "add: %d wrong", bad);
 	CHECK(run_op(g, mul, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++)
-		bad += yv[i] != quant_clamp(quant_round_shift((int64_t)av[i] * bv[i / 20] * 1234567890, 36),
-					    -128, 127);
+		bad += yv[i] != quant_clamp(quant_round_shift((int64_t)(av[i] - za) * (bv[i / 20] - zb) *
+							      1234567890, 36) + zy, -128, 127);
 	CHECK(!bad, "mul: %d wrong", bad);
 	CHECK(run_op(g, cat, (int8_t *[]){ av, av }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++)
-		bad += yv[i] != av[i] ||
-		       yv[60 + i] != quant_clamp(quant_round_shift((int64_t)av[i] * 1717986918, 31), -128, 127);
+		bad += yv[i] != quant_clamp(av[i] - za + zy, -128, 127) ||
+		       yv[60 + i] != quant_clamp(quant_round_shift((int64_t)(av[i] - za) * 1717986918, 31) + zy,
+						 -128, 127);
 	CHECK(!bad, "concat: %d wrong", bad);
 	CHECK(run_op(g, scl, (int8_t *[]){ av, NULL, NULL, NULL, NULL }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++) {
 		int c = i / 20;
-		bad += yv[i] != quant_requant(av[i] * sc[c] + par[0][c], par[1][c], par[2][c], -128, 127);
+		bad += yv[i] != quant_requant_zp((av[i] - za) * sc[c] + par[0][c], par[1][c], par[2][c], zy,
+						 -128, 127);
 	}
 	CHECK(!bad, "scale: %d wrong", bad);
 	CHECK(run_op(g, gap, (int8_t *[]){ av }, yv) == 0, "%s", err_msg());
@@ -559,8 +577,8 @@ static void test_elementwise_kernels(void)
 	for (int c = 0; c < 3; c++) {
 		int32_t sum = 0;
 		for (int i = 0; i < 20; i++)
-			sum += av[c * 20 + i];
-		bad += yv[c] != quant_requant(sum, 1717986918, 35, -128, 127);
+			sum += av[c * 20 + i] - za;
+		bad += yv[c] != quant_requant_zp(sum, 1717986918, 35, zy, -128, 127);
 	}
 	CHECK(!bad, "gap: %d wrong", bad);
 	graph_free(g);
@@ -586,16 +604,54 @@ static void test_u8(void)
 	CHECK(ub[1] == 200, "quant_put");
 	struct ir_op op = { 0 };
 	int lo, hi;
-	quant_out_bounds(&op, DT_U8, 0.1f, &lo, &hi);
+	quant_out_bounds(&op, DT_U8, 0.1f, 0, &lo, &hi);
 	CHECK(lo == 0 && hi == 255, "u8 bounds [0, 255]");
 	op_set_int(&op, "do_relu", 1);
 	op_set_float(&op, "relu_limit", 6.0);
-	quant_out_bounds(&op, DT_U8, 6.0f / 255, &lo, &hi);
+	quant_out_bounds(&op, DT_U8, 6.0f / 255, 0, &lo, &hi);
 	CHECK(lo == 0 && hi == 255, "relu6 with T = 6: [0, 255], got [%d, %d]", lo, hi);
-	quant_out_bounds(&op, DT_U8, 0.1f, &lo, &hi);
+	quant_out_bounds(&op, DT_U8, 0.1f, 0, &lo, &hi);
 	CHECK(lo == 0 && hi == 60, "relu6 at scale 0.1: [0, 60]");
-	quant_out_bounds(&op, DT_I8, 0.01f, &lo, &hi);
+	quant_out_bounds(&op, DT_I8, 0.01f, 0, &lo, &hi);
 	CHECK(lo == 0 && hi == 127, "relu6 at i8 scale 0.01 saturates at 127");
+	for (int i = 0; i < op.n_attr; i++)
+		free(op.attr[i].name);
+	free(op.attr);
+}
+
+/* Asymmetric u8: the grid of quant_act_asym and quantising with a zero
+ * point (formats/tpuc-quant.5). */
+static void test_asym(void)
+{
+	float s;
+	int z;
+	quant_act_asym(-1.0, 3.0, &s, &z);
+	CHECK(s == (float)(4.0 / 255) && z == 64, "[-1, 3]: scale %g zp %d", s, z);
+	quant_act_asym(0.5, 2.55, &s, &z);
+	CHECK(s == (float)(2.55 / 255) && z == 0, "a range above 0 widens to hold 0: zp %d", z);
+	quant_act_asym(-2.55, -1, &s, &z);
+	CHECK(z == 255, "a range below 0 has zp 255, got %d", z);
+	quant_act_asym(0, 0, &s, &z);
+	CHECK(s > 0 && z == 0, "an empty range still has a scale");
+	CHECK(quant_f32_to_qz_one(0, 0.1f, 64, DT_U8) == 64, "0 -> the zero point");
+	CHECK(quant_f32_to_qz_one(-1.25f, 0.5f, 64, DT_U8) == 61, "-2.5 rounds away, then + zp");
+	CHECK(quant_f32_to_qz_one(-100, 0.1f, 64, DT_U8) == 0 &&
+	      quant_f32_to_qz_one(100, 0.1f, 64, DT_U8) == 255, "saturates after the zero point");
+	CHECK(quant_f32_to_qz_one(NAN, 0.1f, 64, DT_U8) == 64, "NaN -> the zero point");
+	uint8_t q[2];
+	float x[2] = { -1.0f, 3.0f }, back[2];
+	quant_f32_to_q(x, q, 2, 4.0f / 255, 64, DT_U8);
+	quant_q_to_f32(q, DT_U8, back, 2, 4.0f / 255, 64);
+	CHECK(q[0] == 0 && q[1] == 255 && fabsf(back[0] + 1.0039f) < 1e-3, "round trip %d %d %g",
+	      q[0], q[1], back[0]);
+	CHECK(quant_requant_zp(-300, 1 << 30, 30, 64, 0, 255) == 0 &&
+	      quant_requant_zp(10, 1 << 30, 30, 64, 0, 255) == 74, "requantise, add zp, clamp");
+	struct ir_op op = { 0 };
+	int lo, hi;
+	op_set_int(&op, "do_relu", 1);
+	op_set_float(&op, "relu_limit", 6.0);
+	quant_out_bounds(&op, DT_U8, 0.1f, 64, &lo, &hi);
+	CHECK(lo == 64 && hi == 124, "relu6 with zp 64 at 0.1: [64, 124], got [%d, %d]", lo, hi);
 	for (int i = 0; i < op.n_attr; i++)
 		free(op.attr[i].name);
 	free(op.attr);
@@ -953,12 +1009,15 @@ int main(void)
 	test_conv_kernel(0);
 	test_conv_kernel(1);
 	test_conv_kernel(2);
+	test_conv_kernel(3);
+	test_asym();
 	test_u8();
 	test_thresholds();
 	test_stats();
 	test_lut();
 	test_pool_kernels();
-	test_elementwise_kernels();
+	test_elementwise_kernels(0);
+	test_elementwise_kernels(1);
 	test_lowered_graph();
 	printf("test_quant: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
