@@ -13,14 +13,17 @@
  * Layer groups (lib/layergroup.h) are generated in order.  A global group
  * is one op run from local memory: its weights and unsliced inputs are
  * loaded once, then the output is computed in slices of rows along H (ops
- * with a slice_h rule and 4-D activations; others whole), each slice's input
- * rows loaded and its output rows stored back, with two buffers per sliced
- * tensor so that the DMA engine works on one slice while the compute engine
- * runs another.  Conv and Gemm whose weights do not fit are also cut into
- * chunks of output channels.  A local group runs all its ops slice by slice
- * from local memory, loading only its inputs' rows and storing its last
- * result's.  Of the cuts that fit a lane's local memory, the one the cost
- * model times fastest is taken.  Consecutive groups use opposite ends of
+ * with a slice_h rule that accepts them and activations of rank 4 or more;
+ * others whole), each slice's input rows loaded and its output rows stored
+ * back, with two buffers per sliced tensor so that the DMA engine works on
+ * one slice while the compute engine runs another.  When no slicing fits,
+ * Conv, Gemm, MatMul and channelwise ops are also cut into chunks of output
+ * channels; an op that only moves bytes (isa_is_copy) that still does not
+ * fit runs as a copy by the DMA engine alone.  A local group runs all its
+ * ops slice by slice from local memory, loading only its inputs' rows and
+ * storing its last result's, or, when some op cannot be sliced, in one
+ * step over whole tensors.  Of the cuts that fit a lane's local memory, the
+ * one the cost model times fastest is taken.  Consecutive groups use opposite ends of
  * local memory so that the next group's weights load while the current
  * group computes.  Fails, naming the op, for an op without a chip
  * kernel (run_tpu), one that cannot fit even one row per slice, or fields

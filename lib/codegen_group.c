@@ -27,6 +27,8 @@ struct gten {
 
 struct group {
 	int first, n_ops;
+	int whole;             /* some op is not sliced: one step over whole tensors,
+				  the group's inputs loaded once (GT_BCAST) */
 	int n_slices, rows, bufs;
 	int nt;                /* activations of the group */
 	struct gten *gt;
@@ -78,7 +80,12 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	int cap = 0, wcap = 0, fcap = 0;
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		if (!op_defs[op->type]->run_tpu || !cg_sliceable(g, op) || op->n_out != 1 ||
+		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2)
+			G->whole = 1;
+	}
+	for (int k = first; k < first + n; k++) {
+		const struct ir_op *op = &g->ops[k];
+		if (!op_defs[op->type]->run_tpu || op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 ||
 		    op->n_in + op->n_out > ISA_MAX_OPERANDS) {
 			err_set("op '%s' (%s) cannot run in a local layer group", op->name,
 				op_name(op->type));
@@ -97,9 +104,9 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 				}
 				continue;
 			}
-			int j = gt_find(G, t), sl = cg_input_sliced(g, op, i);
+			int j = gt_find(G, t), sl = !G->whole && cg_input_sliced(g, op, i);
 			if (j >= 0) {
-				if ((G->gt[j].role == GT_BCAST) == sl) {
+				if (!G->whole && (G->gt[j].role == GT_BCAST) == sl) {
 					err_set("tensor '%s' is read both sliced and whole in a layer group",
 						g->tensors[t].name);
 					goto bad;
@@ -149,6 +156,15 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 		G->gt[j].lo = 1 << 30;
 		G->gt[j].hi = 0;
 	}
+	if (G->whole) {
+		for (int j = 0; j < G->nt; j++) {
+			int64_t ls[4];
+			cg_lane_shape(g, G->gt[j].t, ls);
+			G->gt[j].lo = 0;
+			G->gt[j].hi = (int)ls[2];
+		}
+		return;
+	}
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = (int)g->tensors[last->out[0]].shape[2];
 	struct gten *y = &G->gt[gt_find(G, last->out[0])];
@@ -180,7 +196,7 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
 {
 	const struct ir_graph *g = cg->g;
-	int oh = (int)g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
+	int oh = G->whole ? 1 : (int)g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
 	G->n_slices = n_slices;
 	G->rows = (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
@@ -285,8 +301,14 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 	const struct ir_op *op = &g->ops[k];
 	struct isa_cmp *c = cg_new_cmp(cg, k, wait);
 	const struct gten *y = &G->gt[gt_find(G, op->out[0])];
-	int a, e;
-	cg_in_rows(cg, op, y->lo, y->hi, &a, &e);
+	int a = 0, e;
+	if (G->whole) {
+		int64_t ls[4];
+		cg_lane_shape(g, op->in[0], ls);
+		e = (int)ls[2];
+	} else {
+		cg_in_rows(cg, op, y->lo, y->hi, &a, &e);
+	}
 	c->out_row0 = y->lo;
 	c->out_rows = y->hi - y->lo;
 	c->in_row0 = a;
@@ -301,7 +323,7 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		}
 		const struct gten *x = &G->gt[gt_find(G, t)];
 		c->addr[i] = x->addr[b];
-		if (x->role != GT_BCAST) {
+		if (x->role != GT_BCAST && !G->whole) {
 			c->sliced |= 1u << i;
 			c->row0[i] = x->lo;
 			c->rows[i] = x->hi - x->lo;
@@ -409,7 +431,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
-	int oh = (int)g->tensors[last->out[0]].shape[2], best = 0;
+	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
 	int64_t best_t = -1;
 	for (int n = 1; n <= oh; n++) {
 		int rows = (oh + n - 1) / n;

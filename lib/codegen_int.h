@@ -45,9 +45,10 @@ void cg_lane_shape(const struct ir_graph *g, int t, int64_t s[4]);
 int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans);
 /* Output rows [oh0, oh1) of op need input rows [*a, *b). */
 void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b);
-/* 1 if op can run in slices along H: a slice_h rule, 4-D input 0 and
- * outputs of one H > 1, other activations of input 0's H (or broadcast
- * with H = 1). */
+/* 1 if op can run in slices along H: a slice_h rule that accepts it (a
+ * first row >= 0 for output row 0), input 0 and outputs of rank 4 or more
+ * with one H > 1 (input 0's rows along isa_slice_axis), other activations
+ * of input 0's rank and H or broadcast along H (see codegen.c). */
 int cg_sliceable(const struct ir_graph *g, const struct ir_op *op);
 /* Whether input i of a sliceable op holds slice rows. */
 int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
@@ -55,6 +56,17 @@ int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
  * c0 < 0) of tensor t between DDR and local address lmem. */
 int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,
 		uint32_t lmem, uint32_t wait);
+/* The same with the rows along IR axis `axis` of t (2, or 3 when N is 1:
+ * see isa_slice_axis). */
+int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, int c0, int c1,
+		   uint32_t lmem, uint32_t wait);
+/* One DMA command of block lane shape blk (N, C, H, W) at DDR byte ddr with
+ * channel and batch strides cs, ns (elements); name for messages. */
+int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uint32_t lmem,
+		    const int64_t blk[4], int64_t cs, int64_t ns, uint32_t wait, const char *name);
+/* Bytes per lane of activation t holding `rows` entries of its IR axis
+ * `axis` (rows < 0: all) and `chans` channels (chans <= 0: all). */
+int64_t cg_held_bytes(const struct gen *cg, int t, int axis, int64_t rows, int64_t chans);
 /* A new compute command for op k waiting for DMA command `wait`: opcode,
  * id, layer, operand counts and debug location set, the rest zero, every
  * address ISA_NO_ADDR. */
@@ -93,6 +105,8 @@ struct plan {
 	int bufs;              /* buffers per sliced or split operand: 1 or 2 */
 	int max_in;            /* most input rows any slice needs */
 	int64_t need;          /* bytes per lane */
+	int flat;              /* a copy op (isa_is_copy) moved by the DMA engine
+				  alone in n_slices chunks of its bytes, one buffer */
 };
 
 /* The layout of one op in local memory: plan, base and operand addresses. */

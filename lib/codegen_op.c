@@ -13,12 +13,98 @@
 #include "op.h"
 #include "sim.h"
 
+/* 1 if output channel c (axis 1) of op depends only on channel c of its
+ * activations: an elementwise rule (slice_h_same), a Concat or Slice off
+ * axis 1, a Transpose that keeps axes 0 and 1; one output of rank 2 or
+ * more. */
+static int chanwise(const struct ir_graph *g, const struct ir_op *op)
+{
+	int64_t v[IR_MAX_RANK];
+	if (op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 || g->tensors[op->out[0]].rank < 2)
+		return 0;
+	int r = g->tensors[op->out[0]].rank, n;
+	if (op_defs[op->type]->slice_h == slice_h_same)
+		return 1;
+	switch (op->type) {
+	case OP_CONCAT:
+		n = (int)op_int(op, "axis", 1);
+		return (n < 0 ? n + r : n) != 1;
+	case OP_SLICE:
+		if (!(n = op_ints(op, "axes", v, IR_MAX_RANK)))
+			return op_ints(op, "starts", v, IR_MAX_RANK) <= 1;
+		for (int i = 0; i < n; i++)
+			if ((v[i] < 0 ? v[i] + r : v[i]) == 1)
+				return 0;
+		return 1;
+	case OP_TRANSPOSE:
+		return op_ints(op, "perm", v, IR_MAX_RANK) == r && v[0] == 0 && v[1] == 1;
+	default:
+		return 0;
+	}
+}
+
+/* How input i of a chanwise op goes with chunks of oc output channels: 1
+ * split (an activation, or a weight in the activation layout, of the
+ * output's rank with oc channels; a weight in the weight layout whose first
+ * axis lies under the output's channels), 0 whole (broadcast along the
+ * channels), -1 neither. */
+static int chan_input(const struct ir_graph *g, const struct ir_op *op, int i, int64_t oc)
+{
+	int t = op->in[i];
+	if (t < 0)
+		return 0;
+	const struct ir_tensor *a = &g->tensors[t], *y = &g->tensors[op->out[0]];
+	int h = 1 - (y->rank - a->rank);   /* a's axis under the output's channels */
+	if (!isa_weight_layout(a) && a->rank == y->rank && a->shape[1] == oc)
+		return 1;
+	if (h < 0 || a->shape[h] == 1)
+		return 0;
+	return isa_weight_layout(a) && h == 0 && a->shape[0] == oc ? 1 : -1;
+}
+
+/* How input i of a MatMul goes with chunks of oc output channels (axis 1:
+ * rows M of a rank-3 output, a batch axis of a higher one): A is split; B
+ * is split when it is a batch operand of the output's rank (4 or more) with
+ * oc channels, whole when it has no such axis or size 1 there; -1 else. */
+static int matmul_input(const struct ir_graph *g, const struct ir_op *op, int i, int64_t oc)
+{
+	const struct ir_tensor *y = &g->tensors[op->out[0]], *a = &g->tensors[op->in[i]];
+	if (i == 0)
+		return !isa_weight_layout(a) && a->rank == y->rank && a->shape[1] == oc ? 1 : -1;
+	if (y->rank < 4 || a->rank < y->rank || a->shape[1] == 1)
+		return 0;
+	return !isa_weight_layout(a) && a->shape[1] == oc ? 1 : -1;
+}
+
+/* Output channels of a MatMul of rank 3 or more that runs in chunks of
+ * them (matmul_input), else 0. */
+static int64_t matmul_split(const struct ir_graph *g, const struct ir_op *op)
+{
+	if (op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	if (y->rank < 3 || y->shape[1] < 2 || matmul_input(g, op, 0, y->shape[1]) < 0 ||
+	    matmul_input(g, op, 1, y->shape[1]) < 0)
+		return 0;
+	return y->shape[1];
+}
+
 /* Output channels of op when it can run in chunks of them, else 0: a Conv
  * of one group or a Gemm with B [N,K] (transB = 1), with weights and an
- * optional rank-1 bias; every weight whose first axis has that many entries
- * is split with the output. */
+ * optional rank-1 bias, every weight whose first axis has that many entries
+ * split with the output; or a chanwise op whose inputs all split or
+ * broadcast (chan_input). */
 static int64_t splittable(const struct ir_graph *g, const struct ir_op *op)
 {
+	if (op->type == OP_MATMUL)
+		return matmul_split(g, op);
+	if (chanwise(g, op)) {
+		int64_t oc = g->tensors[op->out[0]].shape[1];
+		for (int i = 0; i < op->n_in; i++)
+			if (chan_input(g, op, i, oc) < 0)
+				return 0;
+		return oc > 1 ? oc : 0;
+	}
 	if (op->n_in < 2 || !cg_is_weight(g, op->in[1]) || op->n_out != 1)
 		return 0;
 	const struct ir_tensor *w = &g->tensors[op->in[1]], *y = &g->tensors[op->out[0]];
@@ -42,7 +128,13 @@ static int64_t splittable(const struct ir_graph *g, const struct ir_op *op)
 static int input_split(const struct ir_graph *g, const struct ir_op *op, int i, int64_t oc)
 {
 	int t = op->in[i];
-	return oc > 0 && i > 0 && cg_is_weight(g, t) && g->tensors[t].rank >= 1 &&
+	if (oc <= 0 || t < 0)
+		return 0;
+	if (op->type == OP_MATMUL)
+		return matmul_input(g, op, i, oc) == 1;
+	if (chanwise(g, op))
+		return chan_input(g, op, i, oc) == 1;
+	return i > 0 && cg_is_weight(g, t) && g->tensors[t].rank >= 1 &&
 	       g->tensors[t].shape[0] == oc;
 }
 
@@ -67,7 +159,8 @@ static void footprint(const struct gen *cg, const struct ir_op *op, struct plan 
 		if (t < 0)
 			continue;
 		if (sl && cg_input_sliced(g, op, i))
-			per += cg_lane_bytes(cg, t, mi, -1);
+			per += cg_held_bytes(cg, t, isa_slice_axis(g, op, i), mi,
+					     input_split(g, op, i, oc) ? p->chans : -1);
 		else if (input_split(g, op, i, oc))
 			per += cg_lane_bytes(cg, t, -1, p->chans);
 		else
@@ -98,7 +191,7 @@ void cg_op_lay_out(const struct gen *cg, int oi, const struct plan *p, int64_t b
 		struct opnd *o = &L->od[i];
 		o->t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
 		o->addr[0] = o->addr[1] = ISA_NO_ADDR;
-		if (o->t < 0)
+		if (o->t < 0 || p->flat)
 			continue;
 		cg_lane_shape(g, o->t, o->s);
 		o->sliced = L->sl && (i >= op->n_in || cg_input_sliced(g, op, i));
@@ -112,8 +205,9 @@ void cg_op_lay_out(const struct gen *cg, int oi, const struct plan *p, int64_t b
 			struct opnd *o = &L->od[i];
 			if (o->t < 0 || (!o->sliced && !o->split))
 				continue;
-			int64_t size = cg_lane_bytes(cg, o->t, !o->sliced ? -1 : i >= op->n_in ? p->rows :
-						     p->max_in, o->split ? p->chans : -1);
+			int64_t size = cg_held_bytes(cg, o->t, isa_slice_axis(g, op, i),
+						     !o->sliced ? -1 : i >= op->n_in ? p->rows : p->max_in,
+						     o->split ? p->chans : -1);
 			o->addr[b] = cg_place(&at, size, base, p->need, high);
 		}
 	if (p->bufs == 1)
@@ -128,7 +222,7 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
 	       int64_t *budget, const int64_t *avoid)
 {
 	const struct ir_op *op = &cg->g->ops[L->op];
-	for (int i = 0; i < op->n_in; i++) {
+	for (int i = 0; i < op->n_in && !L->p.flat; i++) {
 		struct opnd *o = &L->od[i];
 		if (o->t < 0 || o->sliced || o->split || L->loaded[i])
 			continue;
@@ -167,6 +261,8 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
  * store, the next unit's whole inputs (pf) load for as many DMA cycles as
  * the compute leaves the DMA engine free, by the cost model; at the last
  * step, at least its first op's. */
+static int flat_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *pf);
+
 int cg_op_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *pf)
 {
 	const struct ir_graph *g = cg->g;
@@ -174,6 +270,8 @@ int cg_op_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *
 	const struct plan *p = &L->p;
 	struct opnd *od = L->od;
 	int sl = L->sl, n_op = op->n_in + op->n_out, n = p->n_slices * p->chunks;
+	if (p->flat)
+		return flat_gen(cg, L, wait, pf);
 	int oh = (int)g->tensors[op->out[0]].shape[2];
 	int had = cg->n_dma;
 	if (cg_op_load(cg, L, wait, -1, NULL, NULL) < 0)
@@ -202,8 +300,9 @@ int cg_op_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *
 				if (o->t < 0 || (!o->sliced && !(o->split && SLICE(s) == 0)))
 					continue;
 				int buf = (o->sliced ? s : CHUNK(s)) % p->bufs;
-				if (cg_emit_dma(cg, ISA_DMA_LOAD, o->t, o->sliced ? a : -1, b,
-					     o->split ? CH0(s) : -1, CH1(s), o->addr[buf], w) < 0)
+				if (cg_emit_dma_ax(cg, ISA_DMA_LOAD, o->t, isa_slice_axis(g, op, i),
+						   o->sliced ? a : -1, b, o->split ? CH0(s) : -1, CH1(s),
+						   o->addr[buf], w) < 0)
 					goto out;
 				w = 0;
 			}
@@ -275,6 +374,104 @@ out:
 	return rc;
 }
 
+/* A copy op in flat chunks (the last fallback): rows of FLAT_ROW bytes
+ * (fewer when half of local memory is less, a multiple of the vector
+ * width), up to half of local memory per lane; a chunk is a block
+ * [1, C, H, W] of C * H * W consecutive elements, channel c holding H rows
+ * of W. */
+#define FLAT_ROW 4096
+
+/* Row width w (elements of dtype dt) and most rows per lane *rmax. */
+static void flat_geom(const struct gen *cg, enum ir_dtype dt, int64_t *w, int64_t *rmax)
+{
+	int64_t half = cg->c->lmem_bytes / 2, row = FLAT_ROW < half ? FLAT_ROW : half;
+	row = row / cg->c->vec_bytes * cg->c->vec_bytes;
+	if (row < cg->c->vec_bytes)
+		row = cg->c->vec_bytes;
+	*w = row / (int64_t)dtype_size(dt);
+	*rmax = half / row > 1 ? half / row : 1;
+}
+
+/* Elements of the chunk `at` elements into a tensor of `total`, with
+ * block shape blk; rmax rows per lane at most. */
+static int64_t flat_chunk(const struct gen *cg, int64_t total, int64_t at, int64_t w,
+			  int64_t rmax, int64_t blk[4])
+{
+	int64_t left = total - at, lanes = cg->c->lanes;
+	blk[0] = 1;
+	if (left >= lanes * w) {
+		int64_t h = left / (lanes * w);
+		blk[1] = lanes;
+		blk[2] = h < rmax ? h : rmax;
+		blk[3] = w;
+	} else if (left >= w) {
+		blk[1] = left / w;
+		blk[2] = 1;
+		blk[3] = w;
+	} else {
+		blk[1] = 1;
+		blk[2] = 1;
+		blk[3] = left;
+	}
+	return blk[1] * blk[2] * blk[3];
+}
+
+static void flat_plan(const struct gen *cg, const struct ir_op *op, struct plan *p)
+{
+	int64_t w, rmax, blk[4], rows = 1, need = 0;
+	memset(p, 0, sizeof *p);
+	p->flat = 1;
+	p->bufs = 1;
+	p->chunks = 1;
+	for (int i = 0; i < isa_is_copy(cg->g, op); i++) {
+		const struct ir_tensor *x = &cg->g->tensors[op->in[i]];
+		int64_t total = tensor_numel(x);
+		flat_geom(cg, x->dtype, &w, &rmax);
+		for (int64_t at = 0; at < total; p->n_slices++) {
+			at += flat_chunk(cg, total, at, w, rmax, blk);
+			if (blk[2] > rows)
+				rows = blk[2];
+		}
+		int64_t nd = align_to(rows * isa_pitch(cg->c, x->dtype, w), LMEM_ALIGN);
+		if (nd > need)
+			need = nd;
+	}
+	p->rows = (int)rows;
+	p->need = need;
+}
+
+/* Generate a flat copy: per chunk of each input a load into the op's
+ * region and a store from it to the output, the inputs one after the
+ * other; the DMA engine runs them in order, so only the first load waits
+ * (for `wait`).  pf's inputs load after the last store. */
+static int flat_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *pf)
+{
+	const struct ir_op *op = &cg->g->ops[L->op];
+	const struct ir_tensor *y = &cg->g->tensors[op->out[0]];
+	int64_t w, rmax, blk[4];
+	int64_t ya = cg->estimate && y->addr < 0 ? 0 : y->addr;
+	uint32_t lmem = (uint32_t)L->base;
+	for (int i = 0; i < isa_is_copy(cg->g, op); i++) {
+		const struct ir_tensor *x = &cg->g->tensors[op->in[i]];
+		int64_t es = (int64_t)dtype_size(x->dtype), total = tensor_numel(x);
+		flat_geom(cg, x->dtype, &w, &rmax);
+		int64_t xa = cg->estimate && x->addr < 0 ? 0 : x->addr;
+		for (int64_t at = 0, n; at < total; at += n) {
+			n = flat_chunk(cg, total, at, w, rmax, blk);
+			int64_t cs = blk[2] * blk[3];
+			if (cg_emit_dma_raw(cg, ISA_DMA_LOAD, x->dtype, xa + at * es, lmem, blk, cs,
+					    blk[1] * cs, wait, x->name) < 0 ||
+			    cg_emit_dma_raw(cg, ISA_DMA_STORE, y->dtype, ya + at * es, lmem, blk, cs,
+					    blk[1] * cs, 0, y->name) < 0)
+				return -1;
+			wait = 0;
+		}
+		ya += total * es;
+	}
+	L->last_cmp = 0;
+	return cg_prefetch(cg, pf, -1, 1);
+}
+
 /* Cycles of plan p for op oi generated alone, by the cost model. */
 static int64_t plan_cycles(const struct gen *cg, int oi, const struct plan *p)
 {
@@ -330,6 +527,12 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 				}
 			}
 		}
+	if (best_t < 0 && isa_is_copy(g, op)) {
+		flat_plan(cg, op, &p);
+		if ((best_t = plan_cycles(cg, oi, &p)) < 0)
+			return -1;
+		*best = p;
+	}
 	if (best_t >= 0) {
 		if (cycles)
 			*cycles = best_t;

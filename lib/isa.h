@@ -152,11 +152,34 @@ void isa_cmp_str(const struct isa_cmp *c, char *buf, int cap);
  * remaining axes folded into W; rank 3 [N,C,L] is N, C, 1, L; rank 2 [N,C]
  * is N, C, 1, 1; rank 1 [C] is 1, C, 1, 1; a scalar 1, 1, 1, 1.  Weights
  * put their first axis (output channels, Gemm's output features) on the
- * lanes: 1, d0, 1, d1 × d2 × ...  H-slices replace H by the slice's rows. */
+ * lanes: 1, d0, 1, d1 × d2 × ..., except weights of rank 2 or more whose
+ * first axis is 1, which take the activation layout of their shape (and
+ * split along axis 1).  H-slices replace H by the slice's rows. */
 void isa_lane_shape(int rank, const int64_t *shape, int is_weight, int64_t s[4]);
+/* 1 if tensor t is held in the weight layout (a weight not of the kind
+ * above): its first axis on the lanes, split along that axis. */
+int isa_weight_layout(const struct ir_tensor *t);
 /* Row pitch in local memory: align(w * size, vec_bytes). */
 int64_t isa_pitch(const struct chip *c, enum ir_dtype dt, int64_t w);
 /* Bytes per lane of a tensor of lane shape s: ceil(C / lanes) * N * H * pitch. */
 int64_t isa_lane_bytes(const struct chip *c, enum ir_dtype dt, const int64_t s[4]);
+
+/* The axis of its IR shape along which operand i (inputs first, then
+ * results) of a sliced op holds rows: 2 (the lane H of rank >= 4), except
+ * input 0 of a Transpose, which holds its axis perm[2] (the axis its
+ * output's axis 2 comes from).  Rows along axis 3 are held as the lane
+ * shape of the tensor with that axis cut to the rows; they need N = 1. */
+int isa_slice_axis(const struct ir_graph *g, const struct ir_op *op, int i);
+/* Lane shape of activation t holding `rows` entries of axis `axis` (rows
+ * < 0: the whole tensor). */
+void isa_held_shape(const struct ir_tensor *t, int axis, int64_t rows, int64_t s[4]);
+/* The number of inputs whose bytes, one after the other, are op's output,
+ * else 0: 1 for Reshape, Flatten, Squeeze, Unsqueeze and Identity of one
+ * activation input and output of one dtype and size; n_in for a Concat
+ * with nothing before its axis but axes of size 1, whose inputs share the
+ * output's dtype and are copied unchanged (not quantised, or multipliers
+ * 2^30, shifts 30 and the output's zero point).  Such an op may run as a
+ * copy by the DMA engine alone, without compute commands. */
+int isa_is_copy(const struct ir_graph *g, const struct ir_op *op);
 
 #endif

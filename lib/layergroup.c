@@ -10,13 +10,13 @@
 #include "layergroup.h"
 #include "op.h"
 
-/* Whether op k may be part of a local group at all: a slicing rule, a chip
- * kernel and one 4-D output (the rest is checked by codegen). */
+/* Whether op k may be part of a local group at all: a chip kernel and one
+ * output (the rest is checked by codegen: groups of ops that all slice
+ * along H run in slices, others in one step over whole tensors). */
 static int groupable(const struct ir_graph *g, int k)
 {
 	const struct ir_op *op = &g->ops[k];
-	return op_defs[op->type]->slice_h && op_defs[op->type]->run_tpu && op->n_out == 1 &&
-	       g->tensors[op->out[0]].rank == 4;
+	return op_defs[op->type]->run_tpu && op->n_out == 1;
 }
 
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)

@@ -6,7 +6,8 @@
  * inputs from DDR and stores its outputs back (codegen slices it along H to
  * fit local memory).  A group placed PLACE_LOCAL keeps its intermediate
  * activations in local memory: slice by slice along H of its last op's
- * output, only the group's inputs are loaded and the last op's output
+ * output (or in one step over whole tensors when one of its ops cannot be
+ * sliced), only the group's inputs are loaded and the last op's output
  * stored.  Only the last op's output may be used after a local group.
  */
 #ifndef TPUC_LAYERGROUP_H

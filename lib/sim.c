@@ -73,7 +73,10 @@ int64_t sim_cmp_cycles(const struct chip *c, const struct ir_graph *g, const str
 		const struct ir_tensor *b = &g->tensors[op->in[1]];
 		int64_t kdim = x->shape[x->rank - 1];
 		int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
-		return cost_cube(c, x->dtype, 1, n, tensor_numel(y) / (n ? n : 1), kdim);
+		int64_t pos = tensor_numel(y) / (n ? n : 1);
+		if (k->chans && y->rank >= 2 && y->shape[1])
+			pos = pos / y->shape[1] * k->chans;   /* a chunk of axis 1 */
+		return cost_cube(c, x->dtype, 1, n, pos, kdim);
 	}
 	case OP_MAXPOOL:
 	case OP_AVGPOOL:
@@ -160,11 +163,21 @@ static int operand_shape(const struct ir_graph *g, const struct isa_cmp *k, int 
 	*h0 = 0;
 	*nh = held[2];
 	if (k->sliced >> i & 1) {
-		if ((*tp)->rank != 4 || k->row0[i] + k->rows[i] > held[2])
+		int ax = isa_slice_axis(g, op, i);
+		if ((*tp)->rank < 4 || isa_weight_layout(*tp) || ax < 2 || ax > 3 ||
+		    k->row0[i] + k->rows[i] > (*tp)->shape[ax])
 			return -1;
-		held[2] = k->rows[i];
 		*h0 = (i < op->n_in ? k->in_row0 : k->out_row0) - k->row0[i];
 		*nh = i < op->n_in ? k->in_rows : k->out_rows;
+		if (ax == 3) {
+			/* Rows of axis 3 lie inside W: the window is all of them. */
+			if ((*tp)->shape[0] != 1 || *h0 != 0 || *nh != k->rows[i])
+				return -1;
+			isa_held_shape(*tp, ax, k->rows[i], held);
+			*nh = held[2];
+		} else {
+			held[2] = k->rows[i];
+		}
 		if (*h0 < 0 || *h0 + *nh > held[2])
 			return -1;
 	}
@@ -185,7 +198,9 @@ static int check_cmp(const struct machine *mc, const struct isa_cmp *k)
 			       op_name(op->type));
 	if (k->sliced) {
 		const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-		if (x->rank != 4 || y->rank != 4 || k->in_row0 + k->in_rows > x->shape[2] ||
+		int ax = isa_slice_axis(g, op, 0);
+		if (x->rank < 4 || y->rank < 4 || ax < 2 || ax >= x->rank ||
+		    k->in_row0 + k->in_rows > x->shape[ax] ||
 		    k->out_row0 + k->out_rows > y->shape[2])
 			return err_set("'%s': compute command %u: slice rows outside layer '%s'",
 				       mc->file, k->id, op->name);
@@ -312,9 +327,9 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		v->rank = t->rank;
 		memcpy(v->shape, t->shape, sizeof v->shape);
 		if (k->sliced >> i & 1)
-			v->shape[2] = nh;
+			v->shape[isa_slice_axis(g, op, i)] = i < op->n_in ? k->in_rows : k->out_rows;
 		if (k->chsplit >> i & 1)
-			v->shape[t->data ? 0 : 1] = s[1];
+			v->shape[isa_weight_layout(t) ? 0 : 1] = s[1];
 		v->scale = t->scale;
 		v->zero_point = t->zero_point;
 		if (i < op->n_in)
@@ -421,6 +436,26 @@ static void add_f32(struct npz *out, const struct ir_tensor *t, const unsigned c
 	}
 }
 
+/* SIM_DUMP_ALL: the output of a copy the DMA engine made alone (no
+ * compute command dumped it) is its inputs' bytes one after the other. */
+static void dump_copy(struct machine *mc, const struct ir_op *op)
+{
+	const struct ir_graph *g = mc->m->g;
+	int n = isa_is_copy(g, op);
+	for (int i = 0; i < n; i++)
+		if (!mc->dump[op->in[i]])
+			return;
+	if (!n)
+		return;
+	size_t at = 0;
+	mc->dump[op->out[0]] = xmalloc(tensor_bytes(&g->tensors[op->out[0]]) + 1);
+	for (int i = 0; i < n; i++) {
+		size_t b = tensor_bytes(&g->tensors[op->in[i]]);
+		memcpy(mc->dump[op->out[0]] + at, mc->dump[op->in[i]], b);
+		at += b;
+	}
+}
+
 static void get_outputs(struct machine *mc, struct npz *out)
 {
 	const struct ir_graph *g = mc->m->g;
@@ -430,6 +465,8 @@ static void get_outputs(struct machine *mc, struct npz *out)
 		for (int k = 0; k < g->n_ops; k++)
 			for (int i = 0; i < g->ops[k].n_out; i++) {
 				int t = g->ops[k].out[i];
+				if (!mc->dump[t])
+					dump_copy(mc, &g->ops[k]);
 				if (mc->dump[t])
 					add_f32(out, &g->tensors[t], mc->dump[t]);
 			}

@@ -76,7 +76,9 @@ PYEOF
 }
 
 @test "int8: packed coefficients, activations reuse memory by lifetime" {
-	run addr-assign "$FX/int8.grouped.tpu" -o "$T/a.tpu"
+	# One op per group, so that every activation needs DDR.
+	weight-reorder "$FX/int8.lowered.tpu" | layergroup -n 1 -o "$T/g.tpu"
+	run addr-assign "$T/g.tpu" -o "$T/a.tpu"
 	assert_success
 	assert_output --regexp '^addr-assign: neuron [0-9.]+ KiB, coeff [0-9.]+ KiB$'
 	run check_addresses "$T/a.tpu"
@@ -85,7 +87,8 @@ PYEOF
 }
 
 @test "f32: the same rules; the printed sizes match the IR" {
-	run addr-assign "$FX/f32.grouped.tpu" -o "$T/a.tpu"
+	weight-reorder "$FX/f32.lowered.tpu" | layergroup -n 1 -o "$T/g.tpu"
+	run addr-assign "$T/g.tpu" -o "$T/a.tpu"
 	assert_success
 	local printed=$output
 	run check_addresses "$T/a.tpu"

@@ -71,9 +71,10 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	float s_out;
 	enum ir_dtype dt;
+	int zp;
 	if (op->n_in > OP_MAX_IO)
 		return op_error(op, "too many inputs");
-	if (lower_table_act(lc, op, op->out[0], &dt, &s_out) < 0)
+	if (lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
 	for (int i = 0; i < op->n_in; i++) {
 		int32_t mi, si;
@@ -87,7 +88,7 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 		m[i] = mi;
 		sh[i] = si;
 	}
-	int y = lower_output(lc, op->out[0], dt, s_out);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
 	int k = lower_emit(lc, op, op->n_in, in, 1, &y);
 	struct ir_op *o = &lc->tpu->ops[k];
 	op_set_ints(o, "multipliers", op->n_in, m);
@@ -95,8 +96,8 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
-/* Int8: each element of input i is round_shift(q * m_i, s_i), saturated;
- * other dtypes are a byte copy. */
+/* Int8: each element of input i is round_shift((q - z_i) * m_i, s_i) + z_out,
+ * saturated; other dtypes are a byte copy. */
 static int concat_tpu(struct kern *k)
 {
 	const struct view *y = &k->out[0];
@@ -129,15 +130,28 @@ static int concat_tpu(struct kern *k)
 		for (int64_t o = 0; o < outer; o++)
 			for (int64_t j = 0; j < row; j++)
 				quant_put(y->data, y->dtype, o * orow + off + j,
-					  quant_requant_int(quant_get(x->data, x->dtype, o * row + j),
-							    (int32_t)m[i], (int32_t)sh[i], lo, hi));
+					  quant_requant_zp(quant_get(x->data, x->dtype, o * row + j) -
+							   x->zero_point, (int32_t)m[i], (int32_t)sh[i],
+							   y->zero_point, lo, hi));
 		off += row;
 	}
 	return 0;
 }
 
+/* Rows along H are rows of every input when the axis is not H; a concat
+ * along H cannot be sliced (first row -1). */
+static void concat_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			   int oh0, int oh1, int *ih0, int *ih1)
+{
+	int r = g->tensors[op->out[0]].rank;
+	int h = norm_axis(op_int(op, "axis", 1), r) == 2;
+	*ih0 = h ? -1 : oh0;
+	*ih1 = h ? -1 : oh1;
+}
+
 const struct op_def op_def_CONCAT = {
 	.name = "Concat",
+	.slice_h = concat_slice_h,
 	.run_f32 = concat_f32,
 	.lower = concat_lower,
 	.run_tpu = concat_tpu,

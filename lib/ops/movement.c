@@ -583,11 +583,40 @@ static int range_run(struct kern *k)
 	return 0;
 }
 
-const struct op_def op_def_TRANSPOSE = { .name = "Transpose", .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32 };
+/* Slicing rules (codegen): output rows along H.  Transpose: rows of input
+ * axis perm[2] (lib/isa.h, isa_slice_axis), refused (first row -1) unless
+ * that axis is 2 or 3.  Slice: the same rows when the slice leaves H
+ * alone, else refused. */
+static void transpose_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			      int oh0, int oh1, int *ih0, int *ih1)
+{
+	int64_t perm[IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	int ok = op_ints(op, "perm", perm, IR_MAX_RANK) == r && r >= 4 &&
+		 (perm[2] == 2 || perm[2] == 3);
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : -1;
+}
+
+static void slice_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			  int oh0, int oh1, int *ih0, int *ih1)
+{
+	int64_t a[IR_MAX_RANK], st[IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	int na = op_ints(op, "axes", a, IR_MAX_RANK);
+	int ok = na || op_ints(op, "starts", st, IR_MAX_RANK) <= 2;   /* no axes: 0, 1, ... */
+	for (int i = 0; i < na; i++)
+		if (norm_axis(a[i], r) == 2)
+			ok = 0;
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : -1;
+}
+
+const struct op_def op_def_TRANSPOSE = { .name = "Transpose", .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32, .slice_h = transpose_slice_h };
 const struct op_def op_def_SQUEEZE = { .name = "Squeeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
 const struct op_def op_def_UNSQUEEZE = { .name = "Unsqueeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
 const struct op_def op_def_GATHER = { .name = "Gather", .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SLICE = { .name = "Slice", .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SLICE = { .name = "Slice", .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
 const struct op_def op_def_SPLIT = { .name = "Split", .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_EXPAND = { .name = "Expand", .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_TILE = { .name = "Tile", .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };

@@ -158,6 +158,40 @@ static struct ir_graph *build_head(int h, int w)
 	return g;
 }
 
+/* F32 matmuls: x [1,3,H,W] as [1,3H,W] times a weight [W,24]; as
+ * [1,H,3,W] times x as [1,H,W,3] (a batch of H), both in chunks of axis 1
+ * on a small local memory. */
+static struct ir_graph *build_mm(int h, int w)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup("mm");
+	g->chip = xstrdup("tpu-a");
+	g->mode = xstrdup("f32");
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	int wm = weight_f32(g, "wm", 2, (int64_t[]){ w, 24 }, 0.5f);
+	int r3 = act(g, "r3"), a = act(g, "a"), b = act(g, "b"), y3 = act(g, "y3"), y4 = act(g, "y4");
+	int o = graph_add_op(g, OP_RESHAPE, "r3", 1, &x, 1, &r3);
+	op_set_ints(&g->ops[o], "shape", 3, (int64_t[]){ 1, 3 * h, w });
+	graph_add_op(g, OP_MATMUL, "mm3", 2, (int[]){ r3, wm }, 1, &y3);
+	o = graph_add_op(g, OP_RESHAPE, "ra", 1, &x, 1, &a);
+	op_set_ints(&g->ops[o], "shape", 4, (int64_t[]){ 1, h, 3, w });
+	o = graph_add_op(g, OP_RESHAPE, "rb", 1, &x, 1, &b);
+	op_set_ints(&g->ops[o], "shape", 4, (int64_t[]){ 1, h, w, 3 });
+	graph_add_op(g, OP_MATMUL, "mm4", 2, (int[]){ a, b }, 1, &y4);
+	g->n_inputs = 1;
+	g->inputs = xmalloc(sizeof(int));
+	g->inputs[0] = x;
+	g->n_outputs = 2;
+	g->outputs = xmalloc(2 * sizeof(int));
+	g->outputs[0] = y3;
+	g->outputs[1] = y4;
+	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
+		fprintf(stderr, "build_mm: %s\n", err_msg());
+		exit(1);
+	}
+	return g;
+}
+
 static int weight_raw(struct ir_graph *g, const char *name, enum ir_dtype dt, int rank,
 		      const int64_t *shape, int lo, int hi)
 {
@@ -512,5 +546,8 @@ int main(void)
 	head.lmem_bytes = 4096;
 	run_case("head f32", build_head, 24, 32, &head, 1, 1);
 	test_head_cuts();
+	struct chip mm = *chip_find("tpu-a");
+	mm.lmem_bytes = 2048;
+	run_case("matmul f32", build_mm, 256, 8, &mm, 1, 1);
 	return check_report("test_backend");
 }
