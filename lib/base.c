@@ -130,6 +130,55 @@ int file_read_all(const char *path, void **buf, size_t *len)
 	return 0;
 }
 
+int text_open(struct text_file *t, const char *path)
+{
+	void *buf;
+	size_t len;
+	memset(t, 0, sizeof *t);
+	t->shown = !strcmp(path, "-") ? "<stdin>" : path;
+	if (file_read_all(path, &buf, &len) < 0)
+		return -1;
+	int rc = 0;
+	if (memchr(buf, '\0', len))
+		rc = err_set("'%s': not a text file", t->shown);
+	else if (len > 0 && ((char *)buf)[len - 1] != '\n')
+		rc = err_set("'%s': truncated: the last line has no newline", t->shown);
+	if (rc < 0) {
+		free(buf);
+		return -1;
+	}
+	t->buf = t->p = buf;
+	t->end = t->buf + len;
+	return 0;
+}
+
+int text_fields(struct text_file *t, char **f, int max)
+{
+	while (t->p < t->end) {
+		char *nl = memchr(t->p, '\n', (size_t)(t->end - t->p));
+		*nl = '\0';
+		char *s = t->p + strspn(t->p, " \t\r");
+		t->p = nl + 1;
+		t->line++;
+		if (*s == '#' || *s == '\0')
+			continue;
+		int n = 0;
+		for (char *tok = strtok(s, " \t\r"); tok; tok = strtok(NULL, " \t\r")) {
+			if (n < max)
+				f[n] = tok;
+			n++;
+		}
+		return n;
+	}
+	return 0;
+}
+
+void text_close(struct text_file *t)
+{
+	free(t->buf);
+	t->buf = t->p = t->end = NULL;
+}
+
 int out_open(struct out_file *o, const char *path)
 {
 	memset(o, 0, sizeof *o);

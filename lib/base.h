@@ -34,6 +34,35 @@ void grow_array(void **p, int *cap, int need, size_t sz);
  * and sets *buf, *len; the caller frees *buf.  The error names the file. */
 int file_read_all(const char *path, void **buf, size_t *len);
 
+/* A small text table (the calibration table, the qtable), read line by line:
+ * text_open() reads PATH whole and checks that it is text ending in a
+ * newline; each text_fields() then splits the next line that is neither
+ * blank nor a '#' comment into fields separated by blanks.  Messages name
+ * the file as `shown` ("<stdin>" for "-").
+ *
+ *	struct text_file t;
+ *	char *f[2];
+ *	if (text_open(&t, path) < 0)
+ *		return -1;
+ *	while ((n = text_fields(&t, f, 2)) > 0)
+ *		... f[0], f[1] (when n == 2), t.line ...
+ *	text_close(&t);
+ */
+struct text_file {
+	char *buf;              /* the whole file, its lines cut in place */
+	char *p, *end;          /* the next unread byte; the end of buf */
+	const char *shown;      /* the file's name in messages (path, or "<stdin>") */
+	int line;               /* 1-based number of the line text_fields() last split */
+};
+/* 0 on success; -1 with a message (unreadable, NUL bytes, no final newline),
+ * and then nothing to close. */
+int text_open(struct text_file *t, const char *path);
+/* The number of fields on the next line that has any (possibly more than
+ * max: only the first max are stored in f[], pointing into t->buf); 0 at the
+ * end of the file. */
+int text_fields(struct text_file *t, char **f, int max);
+void text_close(struct text_file *t);
+
 /* Atomic output: out_open() creates "PATH.tmp.XXXXXX" beside PATH (or uses
  * stdout when PATH is NULL or "-"); out_commit() flushes, fsyncs and renames
  * it into place; out_abort() removes the temporary.  No partial file is ever

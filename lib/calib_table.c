@@ -50,54 +50,34 @@ static int parse_num(const char *s, double *v)
 
 int calib_table_read(const char *path, struct calib_table **out)
 {
-	void *buf;
-	size_t len;
-	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
-	if (file_read_all(path, &buf, &len) < 0)
+	struct text_file tf;
+	if (text_open(&tf, path) < 0)
 		return -1;
 	struct calib_table *t = xcalloc(1, sizeof *t);
-	t->path = xstrdup(shown);
-	char *p = buf, *endp = p + len;
-	int line = 0, rc = 0;
-	if (memchr(p, '\0', len))
-		rc = err_set("'%s': not a text file", shown);
-	if (rc == 0 && len > 0 && endp[-1] != '\n')
-		rc = err_set("'%s': truncated: the last line has no newline", shown);
-	while (rc == 0 && p < endp) {
-		char *nl = memchr(p, '\n', (size_t)(endp - p));
-		*nl = '\0';
-		line++;
-		char *s = p;
-		p = nl + 1;
-		while (*s == ' ' || *s == '\t' || *s == '\r')
-			s++;
-		if (*s == '#' || *s == '\0')
-			continue;
-		char *f[5];
-		int n = 0;
-		for (char *tok = strtok(s, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
-			if (n < 5)
-				f[n++] = tok;
-			else
-				n++;
+	t->path = xstrdup(tf.shown);
+	char *f[4];
+	int n, rc = 0;
+	while (rc == 0 && (n = text_fields(&tf, f, 4)) > 0) {
 		double th, mn, mx;
 		if (n != 4 || parse_num(f[1], &th) < 0 || parse_num(f[2], &mn) < 0 ||
 		    parse_num(f[3], &mx) < 0) {
-			rc = err_set("'%s': line %d: expected 'name threshold min max'", shown, line);
+			rc = err_set("'%s': line %d: expected 'name threshold min max'", tf.shown,
+				     tf.line);
 			break;
 		}
 		if (!(th > 0) || mn > mx) {
 			rc = err_set("'%s': line %d: threshold must be positive and min <= max",
-				     shown, line);
+				     tf.shown, tf.line);
 			break;
 		}
 		if (calib_find(t, f[0])) {
-			rc = err_set("'%s': line %d: tensor '%s' listed twice", shown, line, f[0]);
+			rc = err_set("'%s': line %d: tensor '%s' listed twice", tf.shown, tf.line,
+				     f[0]);
 			break;
 		}
 		calib_add(t, f[0], th, mn, mx);
 	}
-	free(buf);
+	text_close(&tf);
 	if (rc < 0) {
 		calib_table_free(t);
 		return -1;

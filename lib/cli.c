@@ -38,6 +38,12 @@ int cli_bad_option(const char *prog, const char *usage, char *const argv[],
 	return 2;
 }
 
+int cli_missing_value(const char *prog, const char *usage, char *const argv[])
+{
+	/* argv[optind - 1] is the option's word */
+	return cli_usage_error(prog, usage, "option '%s' needs a value", argv[optind - 1]);
+}
+
 int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
 {
 	va_list ap;

@@ -25,6 +25,11 @@ int cli_fail(const char *prog);
 int cli_bad_option(const char *prog, const char *usage, char *const argv[],
 		   const char *file_opts);
 
+/* Report the option getopt_long() returned ':' for (':' first in its
+ * option string, passing main's argv): "PROG: option '--threads' needs a
+ * value", then USAGE, all on stderr.  Returns 2. */
+int cli_missing_value(const char *prog, const char *usage, char *const argv[]);
+
 /* Print "PROG: " and the message FMT formats, a newline, then USAGE, all
  * on stderr: a bad option value, a missing option, a missing argument
  * ("option '--threads' needs a value").  Returns 2, the exit status for

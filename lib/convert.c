@@ -79,7 +79,7 @@ double dtype_get(const void *p, enum ir_dtype t, int64_t i)
 	}
 }
 
-static int64_t get_int(const void *p, enum ir_dtype t, int64_t i)
+int64_t dtype_get_int(const void *p, enum ir_dtype t, int64_t i)
 {
 	switch (t) {
 	case DT_I8: return ((const int8_t *)p)[i];
@@ -88,7 +88,7 @@ static int64_t get_int(const void *p, enum ir_dtype t, int64_t i)
 	case DT_I32: return ((const int32_t *)p)[i];
 	case DT_I64: return ((const int64_t *)p)[i];
 	case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-	default: return 0;
+	default: return (int64_t)dtype_get(p, t, i);
 	}
 }
 
@@ -150,7 +150,7 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 	}
 	for (int64_t i = 0; i < n; i++) {
 		if (!is_float(st) && !is_float(dt))
-			put_int(dst, dt, i, get_int(src, st, i));
+			put_int(dst, dt, i, dtype_get_int(src, st, i));
 		else
 			put_float(dst, dt, i, dtype_get(src, st, i));
 	}

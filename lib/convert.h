@@ -17,6 +17,9 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 
 /* Element I of a buffer of dtype T as a double. */
 double dtype_get(const void *p, enum ir_dtype t, int64_t i);
+/* Element I of a buffer of dtype T as an integer: exact for the integer
+ * dtypes, 0 or 1 for bool, (int64_t)dtype_get() for the float ones. */
+int64_t dtype_get_int(const void *p, enum ir_dtype t, int64_t i);
 
 float f16_to_float(uint16_t h);
 uint16_t float_to_f16(float f);

@@ -208,9 +208,32 @@ void dnnl_dense_strides(int rank, const int64_t *dims, int64_t *stride)
 	}
 }
 
-/* Create the primitive for desc and run it with args; the caller has bound
- * the memories.  Destroys pd. */
-static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args)
+/* The primitive descriptor for op descriptor DESC (WHAT names it in the
+ * message): output scale ALPHA (when not 1), then a sum post-op when SUM,
+ * then ACT.  Returns 0, or -1 with a message. */
+static int prim_desc(const_dnnl_op_desc_t desc, const char *what, float alpha,
+		     const struct dnnl_act *act, int sum, dnnl_primitive_desc_t *pd)
+{
+	dnnl_primitive_attr_t attr;
+	dnnl_primitive_attr_create(&attr);
+	if (alpha != 1.0f)
+		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
+	if (set_act(attr, act, sum) < 0) {
+		dnnl_primitive_attr_destroy(attr);
+		return -1;
+	}
+	dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, engine, NULL);
+	dnnl_primitive_attr_destroy(attr);
+	if (st != dnnl_success)
+		return err_set("oneDNN: %s unavailable: %s", what, dnnl_status2str(st));
+	return 0;
+}
+
+/* Create the primitive for pd and run it with args (the caller has bound
+ * the memories), then bring the destination DST back into the caller's
+ * USER_DST when they differ, and wait.  The caller destroys pd. */
+static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args,
+		   dnnl_memory_t dst, dnnl_memory_t user_dst)
 {
 	dnnl_primitive_t p;
 	dnnl_status_t st = dnnl_primitive_create(&p, pd);
@@ -220,6 +243,9 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 	dnnl_primitive_destroy(p);
 	if (st != dnnl_success)
 		return err_set("oneDNN: execution failed: %s", dnnl_status2str(st));
+	if (dst != user_dst && reorder(dst, user_dst) < 0)
+		return -1;
+	dnnl_stream_wait(stream);
 	return 0;
 }
 
@@ -259,17 +285,9 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		strides, dil, pad_l, pad_r);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad convolution: %s", dnnl_status2str(st));
-	dnnl_primitive_attr_t attr;
-	dnnl_primitive_attr_create(&attr);
-	if (set_act(attr, &c->act, 0) < 0) {
-		dnnl_primitive_attr_destroy(attr);
-		return -1;
-	}
 	dnnl_primitive_desc_t pd;
-	st = dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL);
-	dnnl_primitive_attr_destroy(attr);
-	if (st != dnnl_success)
-		return err_set("oneDNN: convolution unavailable: %s", dnnl_status2str(st));
+	if (prim_desc(&cd, "convolution", 1.0f, &c->act, 0, &pd) < 0)
+		return -1;
 
 	struct mems ms = { 0 };
 	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
@@ -283,11 +301,8 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
 		{ DNNL_ARG_BIAS, bm },
 	};
-	if (execute(pd, bias ? 4 : 3, args) < 0)
+	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
 		goto out;
-	if (d != ud && reorder(d, ud) < 0)
-		goto out;
-	dnnl_stream_wait(stream);
 	rc = 0;
 out:
 	dnnl_primitive_desc_destroy(pd);
@@ -326,19 +341,9 @@ int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad matmul: %s", dnnl_status2str(st));
-	dnnl_primitive_attr_t attr;
-	dnnl_primitive_attr_create(&attr);
-	if (m->alpha != 1.0f)
-		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &m->alpha);
-	if (set_act(attr, &m->act, m->accumulate) < 0) {
-		dnnl_primitive_attr_destroy(attr);
-		return -1;
-	}
 	dnnl_primitive_desc_t pd;
-	st = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
-	dnnl_primitive_attr_destroy(attr);
-	if (st != dnnl_success)
-		return err_set("oneDNN: matmul unavailable: %s", dnnl_status2str(st));
+	if (prim_desc(&md, "matmul", m->alpha, &m->act, m->accumulate, &pd) < 0)
+		return -1;
 
 	struct mems ms = { 0 };
 	dnnl_memory_t ua, am, bm, uc, cm;
@@ -350,11 +355,8 @@ int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 	dnnl_exec_arg_t args[3] = {
 		{ DNNL_ARG_SRC, am }, { DNNL_ARG_WEIGHTS, bm }, { DNNL_ARG_DST, cm },
 	};
-	if (execute(pd, 3, args) < 0)
+	if (execute(pd, 3, args, cm, uc) < 0)
 		goto out;
-	if (cm != uc && reorder(cm, uc) < 0)
-		goto out;
-	dnnl_stream_wait(stream);
 	rc = 0;
 out:
 	dnnl_primitive_desc_destroy(pd);

@@ -47,15 +47,6 @@ static int is_weight(const struct interp *it, int t)
 
 /* ---- graph inputs from an .npz ---- */
 
-static void shape_str(char *buf, size_t cap, int rank, const int64_t *shape)
-{
-	size_t n = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < rank && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)shape[i]);
-	if (n < cap)
-		snprintf(buf + n, cap - n, "]");
-}
-
 /* Store N elements of array A, from element OFF on, into tensor T's buffer:
  * by value, or quantised with T's scale when T is an integer tensor with a
  * scale and A holds floats. */

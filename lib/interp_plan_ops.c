@@ -27,6 +27,14 @@ static int all_f32(const struct ir_graph *g, const struct ir_op *op)
 	return 1;
 }
 
+/* 1 when op has one input and one output, both f32, the input an
+ * activation the plan already holds. */
+static int one_in_out(const struct plan *p, const struct ir_op *op)
+{
+	return op->n_in == 1 && op->n_out == 1 && all_f32(p->g, op) && is_act(p->g, op->in[0]) &&
+	       p->t[op->in[0]].n > 0;
+}
+
 /* Weight tensor t reordered once into layout want (kept by the plan). */
 static int const_mem(struct plan *p, const dnnl_memory_desc_t *user, const void *data,
 		     const dnnl_memory_desc_t *want, dnnl_memory_t *out)
@@ -65,16 +73,23 @@ static int const_mem(struct plan *p, const dnnl_memory_desc_t *user, const void 
 	return 0;
 }
 
+/* The plain (dense row-major) f32 layout of dims d of rank r. */
+static void dense_md(dnnl_memory_desc_t *md, int r, const dnnl_dims_t d)
+{
+	dnnl_dims_t st;
+	dnnl_dense_strides(r, d, st);
+	dnnl_memory_desc_init_by_strides(md, r, d, dnnl_f32, st);
+}
+
 /* A memory over it->val[t] (made to hold t first) seen with dense dims d
  * of rank r, kept by the plan. */
 static int plain_view(struct plan *p, int opi, int t, int r, const int64_t *d, dnnl_memory_t *m)
 {
 	dnnl_memory_desc_t md;
-	dnnl_dims_t dims, st;
+	dnnl_dims_t dims;
 	for (int i = 0; i < r; i++)
 		dims[i] = d[i];
-	dnnl_dense_strides(r, dims, st);
-	dnnl_memory_desc_init_by_strides(&md, r, dims, dnnl_f32, st);
+	dense_md(&md, r, dims);
 	if (!p->g->tensors[t].data && ver_plain(p, opi, t) < 0)
 		return -1;
 	if (dnnl_memory_create(m, &md, p->eng, p->val[t]) != dnnl_success)
@@ -92,6 +107,97 @@ static int plain_out(struct plan *p, int y, int r, const int64_t *d, dnnl_memory
 	if (ver_add(p, y, &md, &v) < 0)
 		return -1;
 	return plain_view(p, -1, y, r, d, m);
+}
+
+/* The primitive descriptor for op descriptor DESC with ATTR (NULL: none);
+ * NULL when oneDNN has no implementation, or only a reference one. */
+static dnnl_primitive_desc_t prim_desc(struct plan *p, const_dnnl_op_desc_t desc,
+				       const_dnnl_primitive_attr_t attr)
+{
+	dnnl_primitive_desc_t pd;
+	if (dnnl_primitive_desc_create(&pd, desc, attr, p->eng, NULL) != dnnl_success ||
+	    plan_ref_impl(pd))
+		return NULL;
+	return pd;
+}
+
+/* prim_desc() for DESC, an op OPI of one output, with the ops after it
+ * that fold in as post-ops after INIT (NULL: OPI's own activation): the
+ * longest chain oneDNN takes, down to none (none only, unless p->fuse).
+ * *C is the chain of the descriptor returned. */
+static dnnl_primitive_desc_t fused_desc(struct plan *p, int opi, const_dnnl_op_desc_t desc,
+					const struct postops *init, struct chain *c)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
+		chain_build(p, opi, fuse, 0, init, c);
+		if (fuse && c->nskip == 0)
+			continue;
+		dnnl_primitive_attr_t attr = po_attr(&c->po);
+		if (!attr)
+			continue;
+		pd = prim_desc(p, desc, attr);
+		dnnl_primitive_attr_destroy(attr);
+	}
+	return pd;
+}
+
+/* The step of op OPI running PD (destroyed here) with ARGS, NARGS of them
+ * and room for PLAN_ARGS, and the post-op arguments of chain C, whose ops
+ * it takes.  Returns 1, or -1. */
+static int step_chain(struct plan *p, int opi, dnnl_primitive_desc_t pd, const struct chain *c,
+		      dnnl_exec_arg_t *args, int nargs)
+{
+	chain_take(p, c);
+	int na = chain_args(p, c, args, nargs);
+	if (na < 0) {
+		dnnl_primitive_desc_destroy(pd);
+		return -1;
+	}
+	return plan_prim(p, &p->g->ops[opi], opi, pd, na, args) < 0 ? -1 : 1;
+}
+
+/* The step of op OPI copying memory FROM, kept by the plan from here on,
+ * into a new version of its output in layout YMD.  Returns 1, or -1. */
+static int step_reorder(struct plan *p, int opi, dnnl_memory_t from,
+			const dnnl_memory_desc_t *ymd)
+{
+	struct pver *yv;
+	plan_keep_mem(p, from);
+	if (ver_add(p, p->g->ops[opi].out[0], ymd, &yv) < 0)
+		return -1;
+	return plan_reorder(p, opi, from, yv->mem) < 0 ? -1 : 1;
+}
+
+/* The step of op OPI running PD (destroyed here) from memory SRC into a new
+ * version of its output in the layout PD chose.  Returns 1, or -1. */
+static int step_src_dst(struct plan *p, int opi, dnnl_primitive_desc_t pd, dnnl_memory_t src)
+{
+	const struct ir_op *op = &p->g->ops[opi];
+	struct pver *yv;
+	if (ver_add(p, op->out[0], dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &yv) < 0) {
+		dnnl_primitive_desc_destroy(pd);
+		return -1;
+	}
+	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, src }, { DNNL_ARG_DST, yv->mem } };
+	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
+}
+
+/* The step of op OPI running PD (destroyed here) from its input, seen as
+ * plain dims XD of rank R, to its output, plain, seen as dims YD.
+ * Returns 1, or -1. */
+static int step_plain(struct plan *p, int opi, dnnl_primitive_desc_t pd, int r,
+		      const int64_t *xd, const int64_t *yd)
+{
+	const struct ir_op *op = &p->g->ops[opi];
+	dnnl_memory_t xm, ym;
+	if (plain_view(p, opi, op->in[0], r, xd, &xm) < 0 ||
+	    plain_out(p, op->out[0], r, yd, &ym) < 0) {
+		dnnl_primitive_desc_destroy(pd);
+		return -1;
+	}
+	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, xm }, { DNNL_ARG_DST, ym } };
+	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
 }
 
 /* A dense layout for dims d (rank r) like md's: the same order of axes,
@@ -243,10 +349,8 @@ static int plan_conv(struct plan *p, int opi)
 		dnnl_primitive_attr_t attr = po_attr(&c.po);
 		if (!attr)
 			continue;
-		st = dnnl_primitive_desc_create(&pd, &cd, attr, p->eng, NULL);
+		pd = prim_desc(p, &cd, attr);
 		dnnl_primitive_attr_destroy(attr);
-		if (st != dnnl_success || plan_ref_impl(pd))
-			pd = NULL;
 	}
 	if (!pd)
 		return 0;
@@ -276,15 +380,11 @@ static int plan_conv(struct plan *p, int opi)
 	} else if (ver_add(p, c.out, want_y, &yv) < 0) {
 		goto fail;
 	}
-	chain_take(p, &c);
 	dnnl_exec_arg_t args[PLAN_ARGS] = {
 		{ DNNL_ARG_SRC, xv->mem }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, yv->mem },
 		{ DNNL_ARG_BIAS, bm },
 	};
-	int na = chain_args(p, &c, args, b ? 4 : 3);
-	if (na < 0)
-		goto fail;
-	return plan_prim(p, op, opi, pd, na, args) < 0 ? -1 : 1;
+	return step_chain(p, opi, pd, &c, args, b ? 4 : 3);
 fail:
 	dnnl_primitive_desc_destroy(pd);
 	return -1;
@@ -295,7 +395,7 @@ static int plan_pool(struct plan *p, int opi)
 {
 	const struct ir_graph *g = p->g;
 	const struct ir_op *op = &g->ops[opi];
-	if (op->n_in != 1 || op->n_out != 1 || !all_f32(g, op) || !is_act(g, op->in[0]))
+	if (!one_in_out(p, op))
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	if (x->rank != 4 || y->rank != 4 || tensor_numel(x) == 0)
@@ -323,23 +423,14 @@ static int plan_pool(struct plan *p, int opi)
 	dnnl_dims_t dil = { s.dh - 1, s.dw - 1 }, pad_l = { s.pt, s.pl }, pad_r = { pb, pr };
 	dnnl_memory_desc_t any_y;
 	dnnl_memory_desc_init_by_tag(&any_y, 4, yd, dnnl_f32, dnnl_format_tag_any);
-	if (p->t[op->in[0]].n == 0)
-		return 0;
 	const struct pver *x0 = &p->t[op->in[0]].v[0];
 	dnnl_pooling_v2_desc_t pdesc;
 	dnnl_primitive_desc_t pd;
 	if (dnnl_pooling_v2_forward_desc_init(&pdesc, dnnl_forward_inference, alg, &x0->md,
 					      &any_y, strides, kernel, dil, pad_l, pad_r) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &pdesc, NULL, p->eng, NULL) != dnnl_success ||
-	    plan_ref_impl(pd))
+	    !(pd = prim_desc(p, &pdesc, NULL)))
 		return 0;
-	struct pver *yv;
-	if (ver_add(p, op->out[0], dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &yv) < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, x0->mem }, { DNNL_ARG_DST, yv->mem } };
-	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
+	return step_src_dst(p, opi, pd, x0->mem);
 }
 
 /* Add, Mul, Sub and Div with a fused activation.  Input 0 (or 1 for Add
@@ -375,35 +466,21 @@ static int plan_binary(struct plan *p, int opi)
 		bmd = av->md;
 	} else {
 		/* the broadcast operand, plain, with leading 1s up to y's rank */
-		dnnl_dims_t d, st;
+		dnnl_dims_t d;
 		int off = y->rank - tb->rank;
 		for (int i = 0; i < y->rank; i++)
 			d[i] = i < off ? 1 : tb->shape[i - off];
-		dnnl_dense_strides(y->rank, d, st);
-		dnnl_memory_desc_init_by_strides(&bmd, y->rank, d, dnnl_f32, st);
+		dense_md(&bmd, y->rank, d);
 	}
+	dnnl_alg_kind_t alg = op->type == OP_ADD ? dnnl_binary_add :
+		op->type == OP_MUL ? dnnl_binary_mul : op->type == OP_SUB ? dnnl_binary_sub :
+		op->type == OP_DIV ? dnnl_binary_div : op->type == OP_MAX ? dnnl_binary_max :
+		dnnl_binary_min;
+	dnnl_binary_desc_t bd;
 	struct chain c;
-	dnnl_primitive_desc_t pd = NULL;
-	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
-		chain_build(p, opi, fuse, 0, NULL, &c);
-		if (fuse && c.nskip == 0)
-			continue;
-		dnnl_primitive_attr_t attr = po_attr(&c.po);
-		if (!attr)
-			continue;
-		dnnl_binary_desc_t bd;
-		dnnl_alg_kind_t alg = op->type == OP_ADD ? dnnl_binary_add :
-			op->type == OP_MUL ? dnnl_binary_mul : op->type == OP_SUB ? dnnl_binary_sub :
-			op->type == OP_DIV ? dnnl_binary_div : op->type == OP_MAX ? dnnl_binary_max :
-			dnnl_binary_min;
-		dnnl_status_t st = dnnl_binary_desc_init(&bd, alg, &av->md, &bmd, &av->md);
-		if (st == dnnl_success)
-			st = dnnl_primitive_desc_create(&pd, &bd, attr, p->eng, NULL);
-		dnnl_primitive_attr_destroy(attr);
-		if (st != dnnl_success || plan_ref_impl(pd))
-			pd = NULL;
-	}
-	if (!pd)
+	dnnl_primitive_desc_t pd;
+	if (dnnl_binary_desc_init(&bd, alg, &av->md, &bmd, &av->md) != dnnl_success ||
+	    !(pd = fused_desc(p, opi, &bd, NULL, &c)))
 		return 0;
 	struct pver *yv;
 	dnnl_memory_t bmem;
@@ -424,14 +501,10 @@ static int plan_binary(struct plan *p, int opi)
 	}
 	if (ver_add(p, c.out, &av->md, &yv) < 0)
 		goto fail;
-	chain_take(p, &c);
 	dnnl_exec_arg_t args[PLAN_ARGS] = {
 		{ DNNL_ARG_SRC_0, av->mem }, { DNNL_ARG_SRC_1, bmem }, { DNNL_ARG_DST, yv->mem },
 	};
-	int na = chain_args(p, &c, args, 3);
-	if (na < 0)
-		goto fail;
-	return plan_prim(p, op, opi, pd, na, args) < 0 ? -1 : 1;
+	return step_chain(p, opi, pd, &c, args, 3);
 fail:
 	dnnl_primitive_desc_destroy(pd);
 	return -1;
@@ -452,39 +525,20 @@ static int plan_eltwise(struct plan *p, int opi)
 	rest.n = own.n - 1;
 	memcpy(rest.e, own.e + 1, sizeof rest.e[0] * (size_t)rest.n);
 	const struct pver *xv = &p->t[op->in[0]].v[0];
+	dnnl_eltwise_desc_t ed;
 	struct chain c;
-	dnnl_primitive_desc_t pd = NULL;
-	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
-		chain_build(p, opi, fuse, 0, &rest, &c);
-		if (fuse && c.nskip == 0)
-			continue;
-		dnnl_primitive_attr_t attr = po_attr(&c.po);
-		if (!attr)
-			continue;
-		dnnl_eltwise_desc_t ed;
-		dnnl_status_t st = dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference,
-			own.e[0].alg, &xv->md, own.e[0].a, own.e[0].b);
-		if (st == dnnl_success)
-			st = dnnl_primitive_desc_create(&pd, &ed, attr, p->eng, NULL);
-		dnnl_primitive_attr_destroy(attr);
-		if (st != dnnl_success || plan_ref_impl(pd))
-			pd = NULL;
-	}
-	if (!pd)
+	dnnl_primitive_desc_t pd;
+	if (dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, own.e[0].alg, &xv->md,
+					   own.e[0].a, own.e[0].b) != dnnl_success ||
+	    !(pd = fused_desc(p, opi, &ed, &rest, &c)))
 		return 0;
 	struct pver *yv;
 	if (ver_add(p, c.out, &xv->md, &yv) < 0) {
 		dnnl_primitive_desc_destroy(pd);
 		return -1;
 	}
-	chain_take(p, &c);
 	dnnl_exec_arg_t args[PLAN_ARGS] = { { DNNL_ARG_SRC, xv->mem }, { DNNL_ARG_DST, yv->mem } };
-	int na = chain_args(p, &c, args, 2);
-	if (na < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	return plan_prim(p, op, opi, pd, na, args) < 0 ? -1 : 1;
+	return step_chain(p, opi, pd, &c, args, 2);
 }
 
 /* Concat of 4-D activations along channels, in the layouts they have. */
@@ -616,39 +670,23 @@ static int plan_matmul(struct plan *p, int opi)
 		ad[i] = i < r - a->rank ? 1 : a->shape[i - (r - a->rank)];
 		bd[i] = i < r - b->rank ? 1 : b->shape[i - (r - b->rank)];
 	}
-	dnnl_dims_t add, bdd, ydd, ast, bst, yst;
+	dnnl_dims_t add, bdd, ydd;
 	for (int i = 0; i < r; i++) {
 		add[i] = ad[i];
 		bdd[i] = bd[i];
 		ydd[i] = y->shape[i];
 	}
-	dnnl_dense_strides(r, add, ast);
-	dnnl_dense_strides(r, bdd, bst);
-	dnnl_dense_strides(r, ydd, yst);
 	dnnl_memory_desc_t a_md, b_md, any_b, y_md;
-	dnnl_memory_desc_init_by_strides(&a_md, r, add, dnnl_f32, ast);
-	dnnl_memory_desc_init_by_strides(&b_md, r, bdd, dnnl_f32, bst);
+	dense_md(&a_md, r, add);
+	dense_md(&b_md, r, bdd);
 	dnnl_memory_desc_init_by_tag(&any_b, r, bdd, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_strides(&y_md, r, ydd, dnnl_f32, yst);
+	dense_md(&y_md, r, ydd);
 	int cb = !is_act(g, op->in[1]);
+	dnnl_matmul_desc_t md;
 	struct chain c;
-	dnnl_primitive_desc_t pd = NULL;
-	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
-		chain_build(p, opi, fuse, 0, NULL, &c);
-		if (fuse && c.nskip == 0)
-			continue;
-		dnnl_primitive_attr_t attr = po_attr(&c.po);
-		if (!attr)
-			continue;
-		dnnl_matmul_desc_t md;
-		dnnl_status_t st = dnnl_matmul_desc_init(&md, &a_md, cb ? &any_b : &b_md, NULL, &y_md);
-		if (st == dnnl_success)
-			st = dnnl_primitive_desc_create(&pd, &md, attr, p->eng, NULL);
-		dnnl_primitive_attr_destroy(attr);
-		if (st != dnnl_success || plan_ref_impl(pd))
-			pd = NULL;
-	}
-	if (!pd)
+	dnnl_primitive_desc_t pd;
+	if (dnnl_matmul_desc_init(&md, &a_md, cb ? &any_b : &b_md, NULL, &y_md) != dnnl_success ||
+	    !(pd = fused_desc(p, opi, &md, NULL, &c)))
 		return 0;
 	dnnl_memory_t am, bm, ym;
 	if (plain_view(p, opi, op->in[0], r, ad, &am) < 0 ||
@@ -659,16 +697,10 @@ static int plan_matmul(struct plan *p, int opi)
 		dnnl_primitive_desc_destroy(pd);
 		return -1;
 	}
-	chain_take(p, &c);
 	dnnl_exec_arg_t args[PLAN_ARGS] = {
 		{ DNNL_ARG_SRC, am }, { DNNL_ARG_WEIGHTS, bm }, { DNNL_ARG_DST, ym },
 	};
-	int na = chain_args(p, &c, args, 3);
-	if (na < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	return plan_prim(p, op, opi, pd, na, args) < 0 ? -1 : 1;
+	return step_chain(p, opi, pd, &c, args, 3);
 }
 
 /* Softmax and LogSoftmax on plain buffers, as [outer, n, inner] along 1. */
@@ -676,8 +708,7 @@ static int plan_softmax(struct plan *p, int opi)
 {
 	const struct ir_graph *g = p->g;
 	const struct ir_op *op = &g->ops[opi];
-	if (op->n_in != 1 || op->n_out != 1 || !all_f32(g, op) || !is_act(g, op->in[0]) ||
-	    p->t[op->in[0]].n == 0)
+	if (!one_in_out(p, op))
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]];
 	int r = x->rank, axis = (int)op_int(op, "axis", -1);
@@ -687,33 +718,17 @@ static int plan_softmax(struct plan *p, int opi)
 	int64_t d[3] = { 1, 1, 1 };
 	for (int i = 0; i < r; i++)
 		d[i < axis ? 0 : i == axis || op_int(op, "coerce2d", 0) ? 1 : 2] *= x->shape[i];
-	dnnl_dims_t dd = { d[0], d[1], d[2] }, st;
-	dnnl_dense_strides(3, dd, st);
+	dnnl_dims_t dd = { d[0], d[1], d[2] };
 	dnnl_memory_desc_t md;
-	dnnl_memory_desc_init_by_strides(&md, 3, dd, dnnl_f32, st);
+	dense_md(&md, 3, dd);
+	dnnl_softmax_desc_t sd;   /* dnnl_logsoftmax_desc_t is the same type */
 	dnnl_primitive_desc_t pd;
-	dnnl_status_t s2;
-	if (op->type == OP_SOFTMAX) {
-		dnnl_softmax_desc_t sd;
-		s2 = dnnl_softmax_forward_desc_init(&sd, dnnl_forward_inference, &md, 1);
-		if (s2 == dnnl_success)
-			s2 = dnnl_primitive_desc_create(&pd, &sd, NULL, p->eng, NULL);
-	} else {
-		dnnl_logsoftmax_desc_t sd;
-		s2 = dnnl_logsoftmax_forward_desc_init(&sd, dnnl_forward_inference, &md, 1);
-		if (s2 == dnnl_success)
-			s2 = dnnl_primitive_desc_create(&pd, &sd, NULL, p->eng, NULL);
-	}
-	if (s2 != dnnl_success || plan_ref_impl(pd))
+	dnnl_status_t st = op->type == OP_SOFTMAX ?
+		dnnl_softmax_forward_desc_init(&sd, dnnl_forward_inference, &md, 1) :
+		dnnl_logsoftmax_forward_desc_init(&sd, dnnl_forward_inference, &md, 1);
+	if (st != dnnl_success || !(pd = prim_desc(p, &sd, NULL)))
 		return 0;
-	dnnl_memory_t xm, ym;
-	if (plain_view(p, opi, op->in[0], 3, d, &xm) < 0 ||
-	    plain_out(p, op->out[0], 3, d, &ym) < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, xm }, { DNNL_ARG_DST, ym } };
-	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
+	return step_plain(p, opi, pd, 3, d, d);
 }
 
 /* ReduceMean, ReduceMax, ReduceMin, ReduceSum over attribute axes (absent:
@@ -722,8 +737,7 @@ static int plan_reduce(struct plan *p, int opi)
 {
 	const struct ir_graph *g = p->g;
 	const struct ir_op *op = &g->ops[opi];
-	if (op->n_in != 1 || op->n_out != 1 || !all_f32(g, op) || !is_act(g, op->in[0]) ||
-	    p->t[op->in[0]].n == 0)
+	if (!one_in_out(p, op))
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]];
 	int r = x->rank, mask[IR_MAX_RANK] = { 0 };
@@ -742,33 +756,23 @@ static int plan_reduce(struct plan *p, int opi)
 		mask[a] = 1;
 	}
 	int64_t xd[IR_MAX_RANK], yd[IR_MAX_RANK];
-	dnnl_dims_t xdd, ydd, xst, yst;
+	dnnl_dims_t xdd, ydd;
 	for (int i = 0; i < r; i++) {
 		xd[i] = xdd[i] = x->shape[i];
 		yd[i] = ydd[i] = mask[i] ? 1 : x->shape[i];
 	}
-	dnnl_dense_strides(r, xdd, xst);
-	dnnl_dense_strides(r, ydd, yst);
 	dnnl_memory_desc_t xmd, ymd;
-	dnnl_memory_desc_init_by_strides(&xmd, r, xdd, dnnl_f32, xst);
-	dnnl_memory_desc_init_by_strides(&ymd, r, ydd, dnnl_f32, yst);
+	dense_md(&xmd, r, xdd);
+	dense_md(&ymd, r, ydd);
 	dnnl_alg_kind_t alg = op->type == OP_REDUCEMEAN ? dnnl_reduction_mean :
 			      op->type == OP_REDUCEMAX ? dnnl_reduction_max :
 			      op->type == OP_REDUCEMIN ? dnnl_reduction_min : dnnl_reduction_sum;
 	dnnl_reduction_desc_t rd;
 	dnnl_primitive_desc_t pd;
 	if (dnnl_reduction_desc_init(&rd, alg, &xmd, &ymd, 0, 0) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &rd, NULL, p->eng, NULL) != dnnl_success ||
-	    plan_ref_impl(pd))
+	    !(pd = prim_desc(p, &rd, NULL)))
 		return 0;
-	dnnl_memory_t xm, ym;
-	if (plain_view(p, opi, op->in[0], r, xd, &xm) < 0 ||
-	    plain_out(p, op->out[0], r, yd, &ym) < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, xm }, { DNNL_ARG_DST, ym } };
-	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
+	return step_plain(p, opi, pd, r, xd, yd);
 }
 
 /* Slice with steps of 1: a reorder from a window of the input, in its
@@ -777,8 +781,7 @@ static int plan_slice(struct plan *p, int opi)
 {
 	const struct ir_graph *g = p->g;
 	const struct ir_op *op = &g->ops[opi];
-	if (op->n_in != 1 || op->n_out != 1 || !all_f32(g, op) || !is_act(g, op->in[0]) ||
-	    p->t[op->in[0]].n == 0)
+	if (!one_in_out(p, op))
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
@@ -808,13 +811,9 @@ static int plan_slice(struct plan *p, int opi)
 	if (!md_like(&xv->md, r, yd, &ymd))
 		plan_plain_md(y, &ymd);
 	dnnl_memory_t sm;
-	struct pver *yv;
 	if (dnnl_memory_create(&sm, &sub, p->eng, xv->buf) != dnnl_success)
 		return 0;
-	plan_keep_mem(p, sm);
-	if (ver_add(p, op->out[0], &ymd, &yv) < 0)
-		return -1;
-	return plan_reorder(p, opi, sm, yv->mem) < 0 ? -1 : 1;
+	return step_reorder(p, opi, sm, &ymd);
 }
 
 /* Transpose as one reorder: the input seen through permuted strides (its
@@ -825,8 +824,7 @@ static int plan_transpose(struct plan *p, int opi)
 	const struct ir_graph *g = p->g;
 	const struct ir_op *op = &g->ops[opi];
 	int64_t perm[IR_MAX_RANK];
-	if (op->n_in != 1 || op->n_out != 1 || !all_f32(g, op) || !is_act(g, op->in[0]) ||
-	    p->t[op->in[0]].n == 0)
+	if (!one_in_out(p, op))
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	int r = x->rank;
@@ -853,15 +851,11 @@ static int plan_transpose(struct plan *p, int opi)
 	}
 	dnnl_memory_desc_t vmd, ymd;
 	dnnl_memory_t vm;
-	struct pver *yv;
 	plan_plain_md(y, &ymd);
 	if (dnnl_memory_desc_init_by_strides(&vmd, r, vd, dnnl_f32, vs) != dnnl_success ||
 	    dnnl_memory_create(&vm, &vmd, p->eng, xv ? xv->buf : p->val[op->in[0]]) != dnnl_success)
 		return err_set("oneDNN: cannot create memory");
-	plan_keep_mem(p, vm);
-	if (ver_add(p, op->out[0], &ymd, &yv) < 0)
-		return -1;
-	return plan_reorder(p, opi, vm, yv->mem) < 0 ? -1 : 1;
+	return step_reorder(p, opi, vm, &ymd);
 }
 
 /* Resize of the two spatial axes of a 4-D tensor by whole factors, nearest,
@@ -900,16 +894,9 @@ static int plan_resize(struct plan *p, int opi)
 	dnnl_primitive_desc_t pd;
 	if (dnnl_resampling_forward_desc_init(&rd, dnnl_forward_inference,
 					      dnnl_resampling_nearest, NULL, &xv->md, &ymd) !=
-	    dnnl_success || dnnl_primitive_desc_create(&pd, &rd, NULL, p->eng, NULL) != dnnl_success ||
-	    plan_ref_impl(pd))
+	    dnnl_success || !(pd = prim_desc(p, &rd, NULL)))
 		return 0;
-	struct pver *yv;
-	if (ver_add(p, op->out[0], dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &yv) < 0) {
-		dnnl_primitive_desc_destroy(pd);
-		return -1;
-	}
-	dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, xv->mem }, { DNNL_ARG_DST, yv->mem } };
-	return plan_prim(p, op, opi, pd, 2, args) < 0 ? -1 : 1;
+	return step_src_dst(p, opi, pd, xv->mem);
 }
 
 /* LayerNormalization over the axes from `axis` on, with a Scale (and B) of
@@ -935,18 +922,16 @@ static int plan_layernorm(struct plan *p, int opi)
 		d[i < axis ? 0 : 1] *= x->shape[i];
 	if (tensor_numel(sc) != d[1] || (bi && tensor_numel(bi) != d[1]))
 		return 0;
-	dnnl_dims_t dd = { d[0], d[1] }, st, cd = { d[1] };
-	dnnl_dense_strides(2, dd, st);
+	dnnl_dims_t dd = { d[0], d[1] }, cd = { d[1] };
 	dnnl_memory_desc_t md, cmd;
-	dnnl_memory_desc_init_by_strides(&md, 2, dd, dnnl_f32, st);
+	dense_md(&md, 2, dd);
 	dnnl_memory_desc_init_by_tag(&cmd, 1, cd, dnnl_f32, dnnl_x);
 	dnnl_layer_normalization_desc_t ld;
 	dnnl_primitive_desc_t pd;
 	if (dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference, &md, NULL,
 			(float)op_float(op, "epsilon", 1e-5),
 			dnnl_use_scale | (bi ? dnnl_use_shift : 0)) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &ld, NULL, p->eng, NULL) != dnnl_success ||
-	    plan_ref_impl(pd))
+	    !(pd = prim_desc(p, &ld, NULL)))
 		return 0;
 	dnnl_memory_t xm, ym, sm, bm = NULL;
 	if (plain_view(p, opi, op->in[0], 2, d, &xm) < 0 ||

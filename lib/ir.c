@@ -102,6 +102,18 @@ int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 	return g->n_tensors++;
 }
 
+void graph_set_io(struct ir_graph *g, int n_in, const int *in, int n_out, const int *out)
+{
+	free(g->inputs);
+	free(g->outputs);
+	g->inputs = xmalloc(sizeof(int) * (size_t)(n_in + 1));
+	g->outputs = xmalloc(sizeof(int) * (size_t)(n_out + 1));
+	memcpy(g->inputs, in, sizeof(int) * (size_t)n_in);
+	memcpy(g->outputs, out, sizeof(int) * (size_t)n_out);
+	g->n_inputs = n_in;
+	g->n_outputs = n_out;
+}
+
 int64_t tensor_numel(const struct ir_tensor *t)
 {
 	int64_t n = 1;
@@ -113,6 +125,15 @@ int64_t tensor_numel(const struct ir_tensor *t)
 size_t tensor_bytes(const struct ir_tensor *t)
 {
 	return (size_t)tensor_numel(t) * dtype_size(t->dtype);
+}
+
+void shape_str(char *buf, size_t cap, int rank, const int64_t *shape)
+{
+	size_t n = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < rank && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)shape[i]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, "]");
 }
 
 void tensor_set_data(struct ir_tensor *t, const void *data, size_t nbytes)

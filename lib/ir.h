@@ -259,12 +259,18 @@ char *graph_unique_name(const struct ir_graph *g, const char *base, int first);
 /* Add an op with inputs and outputs given as tensor indices; returns its index. */
 int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 		 int n_in, const int *in, int n_out, const int *out);
+/* Make G's inputs the N_IN tensors IN and its outputs the N_OUT tensors OUT
+ * (copied), replacing any it had. */
+void graph_set_io(struct ir_graph *g, int n_in, const int *in, int n_out, const int *out);
 /* Replace op's inputs with the n tensor indices in `in` (resized to fit). */
 void op_set_inputs(struct ir_op *op, int n, const int *in);
 /* Set the payload of tensor t to a fresh 64-byte aligned copy of data. */
 void tensor_set_data(struct ir_tensor *t, const void *data, size_t nbytes);
 int64_t tensor_numel(const struct ir_tensor *t);
 size_t tensor_bytes(const struct ir_tensor *t);
+/* A shape of RANK dims as "[d0,d1,...]" in BUF of CAP bytes (cut short
+ * to fit), for messages. */
+void shape_str(char *buf, size_t cap, int rank, const int64_t *shape);
 /* Remove ops marked with type == OP_COUNT and tensors no op or graph I/O
  * refers to, renumbering indices.  Passes mark ops dead, then call this. */
 void graph_compact(struct ir_graph *g);

@@ -121,3 +121,35 @@ int kern_channel_affine(const struct kern *k, const float *a, const float *b)
 	}
 	return 0;
 }
+
+void kern_reduce_init(struct kern_reduce *rd, int rank, const int64_t *shape, const int *mask)
+{
+	int64_t stride[IR_MAX_RANK], s = 1;
+	for (int d = rank - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= shape[d];
+	}
+	rd->nr = rd->nk = 0;
+	rd->count = rd->nout = 1;
+	for (int d = 0; d < rank; d++) {
+		if (mask[d]) {
+			rd->rs[rd->nr] = stride[d];
+			rd->rn[rd->nr++] = shape[d];
+			rd->count *= shape[d];
+		} else {
+			rd->ks[rd->nk] = stride[d];
+			rd->kn[rd->nk++] = shape[d];
+			rd->nout *= shape[d];
+		}
+	}
+}
+
+int64_t kern_reduce_base(const struct kern_reduce *rd, int64_t o)
+{
+	int64_t base = 0;
+	for (int d = rd->nk - 1; d >= 0; d--) {
+		base += (o % rd->kn[d]) * rd->ks[d];
+		o /= rd->kn[d];
+	}
+	return base;
+}

@@ -1,5 +1,6 @@
 /* kern_util.h - helpers shared by the reference kernels in lib/ops/: the
- * input rows an H-sliced window kernel reads, and broadcasting strides.
+ * input rows an H-sliced window kernel reads, broadcasting strides, and
+ * walks over reduced axes.
  */
 #ifndef TPUC_KERN_UTIL_H
 #define TPUC_KERN_UTIL_H
@@ -26,6 +27,49 @@ int kern_window_rows(const struct kern *k, int kh, int sh, int dh, int pt,
  * SHAPE numpy-style: 0 along broadcast axes.  V's rank is at most RANK. */
 void kern_bcast_strides(const struct view *v, int rank, const int64_t *shape,
 			int64_t *stride);
+
+/* A dense tensor's axes split by a mask into reduced and kept ones, to walk
+ * each reduction: reduction o (0 to nout - 1, kept axes in order) starts at
+ * element kern_reduce_base(rd, o), and kern_reduce_next() steps through
+ * its count elements. */
+struct kern_reduce {
+	int nr, nk;                              /* reduced axes, kept axes */
+	int64_t rs[IR_MAX_RANK], rn[IR_MAX_RANK];  /* reduced axes: stride, size (elements) */
+	int64_t ks[IR_MAX_RANK], kn[IR_MAX_RANK];  /* kept axes: stride, size (elements) */
+	int64_t count;                           /* elements in one reduction */
+	int64_t nout;                            /* reductions */
+};
+/* Split the axes of SHAPE (rank RANK, dense) by MASK (nonzero: reduced). */
+void kern_reduce_init(struct kern_reduce *rd, int rank, const int64_t *shape, const int *mask);
+/* The element reduction o starts at. */
+int64_t kern_reduce_base(const struct kern_reduce *rd, int64_t o);
+/* Step element offset *off to the next element of its reduction; idx holds
+ * rd->nr counters, all 0 at the reduction's start. */
+static inline void kern_reduce_next(const struct kern_reduce *rd, int64_t *idx, int64_t *off)
+{
+	for (int d = rd->nr - 1; d >= 0; d--) {
+		*off += rd->rs[d];
+		if (++idx[d] < rd->rn[d])
+			return;
+		*off -= rd->rs[d] * rd->rn[d];
+		idx[d] = 0;
+	}
+}
+
+/* Where row o of an output of SHAPE (rank R; a row runs along the
+ * last axis) starts in two operands read with broadcast strides SA and SB
+ * (kern_bcast_strides): *oa and *ob, in elements. */
+static inline void kern_bcast_row(int r, const int64_t *shape, const int64_t *sa,
+				  const int64_t *sb, int64_t o, int64_t *oa, int64_t *ob)
+{
+	*oa = *ob = 0;
+	for (int d = r - 2; d >= 0; d--) {
+		int64_t i = o % shape[d];
+		o /= shape[d];
+		*oa += i * sa[d];
+		*ob += i * sb[d];
+	}
+}
 
 /* Bounds [*lo, *hi] of op's fused activation (do_relu, relu_limit > 0 the
  * upper bound): y = min(max(x, lo), hi); without one, -inf and inf. */

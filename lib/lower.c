@@ -539,53 +539,32 @@ void qtable_free(struct qtable *q)
 
 int qtable_read(const char *path, struct qtable **out)
 {
-	void *buf;
-	size_t len;
-	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
-	if (file_read_all(path, &buf, &len) < 0)
+	struct text_file tf;
+	if (text_open(&tf, path) < 0)
 		return -1;
 	struct qtable *q = xcalloc(1, sizeof *q);
-	q->path = xstrdup(shown);
-	char *p = buf, *endp = p + len;
-	int line = 0, rc = 0;
-	if (memchr(p, '\0', len))
-		rc = err_set("'%s': not a text file", shown);
-	if (rc == 0 && len > 0 && endp[-1] != '\n')
-		rc = err_set("'%s': truncated: the last line has no newline", shown);
-	while (rc == 0 && p < endp) {
-		char *nl = memchr(p, '\n', (size_t)(endp - p));
-		*nl = '\0';
-		line++;
-		char *s = p;
-		p = nl + 1;
-		while (*s == ' ' || *s == '\t' || *s == '\r')
-			s++;
-		if (*s == '#' || *s == '\0')
-			continue;
-		char *f[3];
-		int n = 0;
-		for (char *tok = strtok(s, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
-			if (n < 3)
-				f[n++] = tok;
-			else
-				n++;
+	q->path = xstrdup(tf.shown);
+	char *f[2];
+	int n, rc = 0;
+	while (rc == 0 && (n = text_fields(&tf, f, 2)) > 0) {
 		int m = n == 2 ? lower_mode_from_name(f[1]) : -1;
 		if (n != 2 || m < 0) {
 			rc = err_set("'%s': line %d: expected 'op_name MODE' with MODE f32, bf16, "
-				     "f16 or int8", shown, line);
+				     "f16 or int8", tf.shown, tf.line);
 			break;
 		}
 		for (int i = 0; i < q->n; i++)
 			if (!strcmp(q->e[i].op, f[0])) {
-				rc = err_set("'%s': line %d: op '%s' listed twice", shown, line, f[0]);
+				rc = err_set("'%s': line %d: op '%s' listed twice", tf.shown,
+					     tf.line, f[0]);
 				break;
 			}
 		if (rc < 0)
 			break;
 		qtable_add(q, f[0], (enum lower_mode)m);
-		q->e[q->n - 1].line = line;
+		q->e[q->n - 1].line = tf.line;
 	}
-	free(buf);
+	text_close(&tf);
 	if (rc < 0) {
 		qtable_free(q);
 		return -1;
@@ -607,9 +586,14 @@ int qtable_write(const char *path, const struct qtable *q, const char *comment)
 	return out_commit(&o);
 }
 
-int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, enum ir_dtype dt, float s_out, int zp)
+int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc)
 {
+	int x = lower_act_input(lc, op, op->in[0]);
+	float s_out;
+	enum ir_dtype dt;
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+		return -1;
 	int64_t nc = pc->channels, nw = nc * pc->per;
 	float s_in = lc->tpu->tensors[x].scale;
 	int8_t *wq = xmalloc((size_t)nw + 1);

@@ -139,12 +139,12 @@ struct lower_pc {
 	const char *bname;           /* its Top name, NULL for none */
 	int64_t channels, per, cstride, estride;
 };
-/* Int8: emit OP with inputs [X, w (i8, per-channel symmetric), bias, multiplier,
- * shift (i32 [channels] each)] and an output of dtype DT (i8 or u8), scale
- * S_OUT and zero point ZP, copying OP's attributes.  Returns the Tpu op
- * index, or -1. */
-int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, int x,
-		      const struct lower_pc *pc, enum ir_dtype dt, float s_out, int zp);
+/* Int8: emit OP with inputs [input 0 as an int8 activation (lower_act_input),
+ * w (i8, per-channel symmetric), bias, multiplier, shift (i32 [channels]
+ * each)] and output 0 with the table's dtype, scale and zero point
+ * (lower_table_act), copying OP's attributes.  Returns the Tpu op index, or
+ * -1. */
+int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc);
 
 /* Int8 hook of elementwise unary ops: a 256-entry lookup table (attribute
  * lut) from the input's codes to the output's, made by running the op's

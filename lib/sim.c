@@ -356,15 +356,6 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 
 /* ---- I/O ---- */
 
-static void shape_str(char *buf, size_t cap, int rank, const int64_t *shape)
-{
-	size_t n = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < rank && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)shape[i]);
-	if (n < cap)
-		snprintf(buf + n, cap - n, "]");
-}
-
 /* Each graph input from the array of its name: same dtype as is, f32 from
  * any numeric array, i8 with a scale quantised from floats (as ir-run). */
 static int set_inputs(struct machine *mc, const struct npz *in, const char *file)

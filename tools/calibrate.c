@@ -10,9 +10,11 @@
 #include "base.h"
 #include "calib.h"
 #include "calib_search.h"
+#include "cli.h"
 #include "ir.h"
 #include "npz.h"
 
+static const char prog[] = "calibrate";
 static const char usage[] =
 	"usage: calibrate IN -d SAMPLES.npz [-d MORE.npz...] [-n N]\n"
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
@@ -20,14 +22,6 @@ static const char usage[] =
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
 	"                  [--chip CHIP] [--keep-mode f32|bf16|f16] [--asymmetric]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("calibrate: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
-	return 2;
-}
 
 /* A positive integer, or -1. */
 static long long parse_count(const char *s)
@@ -72,7 +66,7 @@ static int merge(int n, char **parts, const char *out, int nthreads)
 	rc = 0;
 	goto done;
 fail:
-	fprintf(stderr, "calibrate: %s\n", err_msg());
+	cli_fail(prog);
 done:
 	calib_stats_free(acc);
 	calib_stats_free(st);
@@ -104,20 +98,20 @@ int main(int argc, char **argv)
 	const char *qfile = NULL;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = LOWER_INT8, .keep = LOWER_F32, .expected_cos = 0.99,
-		.samples = 4, .nthreads = 1, .prog = "calibrate",
+		.samples = 4, .nthreads = 1, .prog = prog,
 	};
 	/* One thread by default: per-op work is small at batch 1, and idle
 	 * OpenMP threads spinning between ops cost more than they save on a
 	 * busy machine (resnet18, 32 samples: 2.4 s with 1, 11 s with 2). */
 	struct calib_opts opts = {
 		.method = CALIB_KLD, .percentile = 99.99, .nthreads = 1,
-		.progress = isatty(2), .prog = "calibrate",
+		.progress = isatty(2), .prog = prog,
 	};
 	int c;
 	long long v;
 	char *end;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hd:n:j:o:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A': so.asymmetric = 1; break;
 		case 'h':
@@ -130,46 +124,53 @@ int main(int argc, char **argv)
 		case 'C':
 			so.expected_cos = strtod(optarg, &end);
 			if (end == optarg || *end || !(so.expected_cos > -1 && so.expected_cos <= 1))
-				return usage_error("--expected-cos needs a cosine in (-1, 1], not '%s'",
-						   optarg);
+				return cli_usage_error(prog, usage,
+						       "--expected-cos needs a cosine in (-1, 1], not '%s'",
+						       optarg);
 			break;
 		case 'S':
 			if ((v = parse_count(optarg)) < 0)
-				return usage_error("--search-samples needs a positive count, not '%s'",
-						   optarg);
+				return cli_usage_error(prog, usage,
+						       "--search-samples needs a positive count, not '%s'",
+						       optarg);
 			so.samples = v;
 			break;
 		case 'c':
 			if (!lower_chip_known(optarg))
-				return usage_error("unknown chip '%s'", optarg);
+				return cli_usage_error(prog, usage, "unknown chip '%s'", optarg);
 			so.chip = optarg;
 			break;
 		case 'K':
 			v = lower_mode_from_name(optarg);
 			if (v < 0 || v == LOWER_INT8)
-				return usage_error("--keep-mode needs f32, bf16 or f16, not '%s'", optarg);
+				return cli_usage_error(prog, usage,
+						       "--keep-mode needs f32, bf16 or f16, not '%s'", optarg);
 			so.keep = (enum lower_mode)v;
 			break;
 		case 'n':
 			if ((v = parse_count(optarg)) < 0)
-				return usage_error("-n needs a positive count, not '%s'", optarg);
+				return cli_usage_error(prog, usage, "-n needs a positive count, not '%s'",
+						       optarg);
 			opts.max_samples = v;
 			break;
 		case 'j':
 			if ((v = parse_count(optarg)) < 0 || v > 1024)
-				return usage_error("-j needs a thread count, not '%s'", optarg);
+				return cli_usage_error(prog, usage, "-j needs a thread count, not '%s'",
+						       optarg);
 			opts.nthreads = (int)v;
 			break;
 		case 'p':
 			opts.percentile = strtod(optarg, &end);
 			if (end == optarg || *end || !(opts.percentile > 0 && opts.percentile <= 100))
-				return usage_error("--percentile needs a value in (0, 100], not '%s'",
-						   optarg);
+				return cli_usage_error(prog, usage,
+						       "--percentile needs a value in (0, 100], not '%s'",
+						       optarg);
 			pct_given = 1;
 			break;
 		case 's':
 			if (parse_shard(optarg, &opts.shard, &opts.nshards) < 0)
-				return usage_error("--shard needs K/N with 1 <= K <= N, not '%s'", optarg);
+				return cli_usage_error(prog, usage,
+						       "--shard needs K/N with 1 <= K <= N, not '%s'", optarg);
 			break;
 		case 'm':
 			if (!strcmp(optarg, "kld"))
@@ -181,33 +182,34 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "mse"))
 				opts.method = CALIB_MSE;
 			else
-				return usage_error("unknown method '%s' (kld, minmax, percentile or mse)",
-						   optarg);
+				return cli_usage_error(prog, usage,
+						       "unknown method '%s' (kld, minmax, percentile or mse)",
+						       optarg);
 			break;
-		default:
-			if (optopt && strchr("dnjo", optopt))
-				return usage_error("option '-%s' needs an argument",
-						   (char[]){ (char)optopt, 0 });
-			return usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
+		case ':': return cli_missing_value(prog, usage, argv);
+		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
 	if (!out)
-		return usage_error("%s", merging ? "-o TABLE is required" : "-o TABLE is required");
+		return cli_usage_error(prog, usage, "-o TABLE is required");
 	if (merging) {
 		if (ndata || opts.nshards)
-			return usage_error("%s", "--merge takes partial statistics only (no -d or --shard)");
+			return cli_usage_error(prog, usage,
+					       "--merge takes partial statistics only (no -d or --shard)");
 		if (argc - optind < 1)
-			return usage_error("%s", "--merge needs at least one PART");
+			return cli_usage_error(prog, usage, "--merge needs at least one PART");
 		return merge(argc - optind, argv + optind, out, opts.nthreads);
 	}
 	if (argc - optind != 1)
-		return usage_error("%s", argc - optind ? "one input IR expected" : "no input IR given");
+		return cli_usage_error(prog, usage, "%s",
+				       argc - optind ? "one input IR expected" : "no input IR given");
 	if (!ndata)
-		return usage_error("%s", "-d SAMPLES.npz is required");
+		return cli_usage_error(prog, usage, "-d SAMPLES.npz is required");
 	if (pct_given && opts.method != CALIB_PERCENTILE)
-		return usage_error("%s", "--percentile goes with --method percentile");
+		return cli_usage_error(prog, usage, "--percentile goes with --method percentile");
 	if (qfile && opts.nshards)
-		return usage_error("%s", "--search-qtable needs the whole table, not a --shard");
+		return cli_usage_error(prog, usage,
+				       "--search-qtable needs the whole table, not a --shard");
 	const char *in = argv[optind];
 
 	struct ir_graph *g = NULL;
@@ -223,7 +225,7 @@ int main(int argc, char **argv)
 		if (npz_read(data[i], &z[i]) < 0)
 			goto fail;
 	if (calib_collect(g, ndata, z, data, &opts, &st) < 0) {
-		err_prefix("'%s'", strcmp(in, "-") ? in : "<stdin>");
+		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}
 	if (opts.nshards ? calib_stats_write(out, st) < 0
@@ -238,7 +240,7 @@ int main(int argc, char **argv)
 		if (opts.max_samples > 0 && opts.max_samples < so.samples)
 			so.samples = opts.max_samples;
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
-			err_prefix("'%s': search", strcmp(in, "-") ? in : "<stdin>");
+			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
 		}
 		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
@@ -252,7 +254,7 @@ int main(int argc, char **argv)
 	rc = 0;
 	goto done;
 fail:
-	fprintf(stderr, "calibrate: %s\n", err_msg());
+	cli_fail(prog);
 done:
 	calib_table_free(t);
 	qtable_free(qt);

@@ -28,9 +28,7 @@ int main(int argc, char **argv)
 		case 'h': fputs(usage, stdout); return 0;
 		case 'o': out = optarg; break;
 		case 'd': dot = 1; break;
-		case ':':
-			return cli_usage_error(prog, usage, "option '%s' needs a value",
-					       argv[optind - 1]);
+		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}

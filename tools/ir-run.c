@@ -175,9 +175,7 @@ int main(int argc, char **argv)
 		case 'p': profile = 1; break;
 		case 'v': verbose = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
-		case ':':
-			return cli_usage_error(prog, usage, "option '%s' needs a value",
-					       argv[optind - 1]);
+		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}

@@ -29,16 +29,6 @@ static int parse_tolerance(const char *s, double *cos, double *euc)
 	return isfinite(*cos) && isfinite(*euc) && *cos <= 1 && *euc <= 1 ? 0 : -1;
 }
 
-static void shape_str(const struct npz_array *a, char *buf, size_t cap)
-{
-	size_t n = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < a->rank && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
-				      (long long)a->shape[i]);
-	if (n < cap)
-		snprintf(buf + n, cap - n, "]");
-}
-
 static int same_shape(const struct npz_array *a, const struct npz_array *b)
 {
 	return a->rank == b->rank &&
@@ -60,7 +50,7 @@ static void print_only(const struct npz *x, const struct npz *y, const char *lab
 	for (int i = 0; i < x->n; i++) {
 		if (npz_find(y, x->a[i].name))
 			continue;
-		shape_str(&x->a[i], shape, sizeof shape);
+		shape_str(shape, sizeof shape, x->a[i].rank, x->a[i].shape);
 		printf("only in %s: %s %s\n", label, x->a[i].name, shape);
 	}
 }
@@ -88,9 +78,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v': verbose = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
-		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n%s", prog, argv[optind - 1], usage);
-			return 2;
+		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
@@ -113,7 +101,7 @@ int main(int argc, char **argv)
 		char shape[IR_MAX_RANK * 21 + 3];
 		if (!npz_find(&zb, za.a[i].name))
 			continue;
-		shape_str(&za.a[i], shape, sizeof shape);
+		shape_str(shape, sizeof shape, za.a[i].rank, za.a[i].shape);
 		if ((int)strlen(za.a[i].name) > wname)
 			wname = (int)strlen(za.a[i].name);
 		if ((int)strlen(shape) > wshape)
@@ -132,8 +120,8 @@ int main(int argc, char **argv)
 		if (!compared++)
 			printf("%-*s  %-*s  %9s  %9s  %8s  result\n", wname, "name",
 			       wshape, "shape", "cosine", "euclid", "sqnr");
-		shape_str(a, shape, sizeof shape);
-		shape_str(b, bshape, sizeof bshape);
+		shape_str(shape, sizeof shape, a->rank, a->shape);
+		shape_str(bshape, sizeof bshape, b->rank, b->shape);
 		if (npz_numel(a) != npz_numel(b)) {
 			snprintf(why, sizeof why, "element count %lld vs %lld",
 				 (long long)npz_numel(a), (long long)npz_numel(b));

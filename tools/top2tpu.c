@@ -8,20 +8,14 @@
 
 #include "base.h"
 #include "calib.h"
+#include "cli.h"
 #include "ir.h"
 #include "lower.h"
 
+static const char prog[] = "top2tpu";
 static const char usage[] =
 	"usage: top2tpu [IN] --chip tpu-a|tpu-b --mode f32|bf16|f16|int8 [--calib TABLE]\n"
 	"               [--qtable QTABLE] [--signed-only | --asymmetric] [-o OUT]\n";
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("top2tpu: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
-	return 2;
-}
 
 int main(int argc, char **argv)
 {
@@ -35,11 +29,11 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *chip = NULL, *mode = NULL, *table = NULL, *qfile = NULL;
+	const char *in, *out = NULL, *chip = NULL, *mode = NULL, *table = NULL, *qfile = NULL;
 	struct lower_opts lo = { 0 };
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage, stdout);
@@ -51,30 +45,25 @@ int main(int argc, char **argv)
 		case 's': lo.signed_only = 1; break;
 		case 'a': lo.asymmetric = 1; break;
 		case 'q': qfile = optarg; break;
-		case ':':
-		default:
-			if (optopt)
-				return usage_error("option '-%c' needs an argument",
-						   (char[]){ (char)optopt, 0 });
-			return usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
+		case ':': return cli_missing_value(prog, usage, argv);
+		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind > 1)
-		return usage_error("extra argument '%s'", argv[optind + 1]);
+	if (!(in = cli_input(argc, argv, usage)))
+		return 2;
 	if (!chip)
-		return usage_error("%s", "--chip is required");
+		return cli_usage_error(prog, usage, "--chip is required");
 	if (!mode)
-		return usage_error("%s", "--mode is required");
+		return cli_usage_error(prog, usage, "--mode is required");
 	if (lo.signed_only && lo.asymmetric)
-		return usage_error("%s", "--signed-only and --asymmetric exclude each other");
+		return cli_usage_error(prog, usage, "--signed-only and --asymmetric exclude each other");
 	if (!lower_chip_known(chip))
-		return usage_error("unknown chip '%s' (tpu-a or tpu-b)", chip);
+		return cli_usage_error(prog, usage, "unknown chip '%s' (tpu-a or tpu-b)", chip);
 	int m = lower_mode_from_name(mode);
 	if (m < 0)
-		return usage_error("unknown mode '%s' (f32, bf16, f16 or int8)", mode);
+		return cli_usage_error(prog, usage, "unknown mode '%s' (f32, bf16, f16 or int8)", mode);
 	if (m == LOWER_INT8 && !table)
-		return usage_error("%s", "--mode int8 needs --calib TABLE");
-	const char *in = argc > optind ? argv[optind] : "-";
+		return cli_usage_error(prog, usage, "--mode int8 needs --calib TABLE");
 
 	struct ir_graph *top = NULL, *tpu = NULL;
 	struct calib_table *tab = NULL;
@@ -89,7 +78,8 @@ int main(int argc, char **argv)
 	for (int i = 0; qt && i < qt->n; i++)
 		int8 |= qt->e[i].mode == LOWER_INT8;
 	if (int8 && !table) {
-		fprintf(stderr, "top2tpu: '%s' puts ops in int8: --calib TABLE is needed\n", qfile);
+		fprintf(stderr, "%s: '%s' puts ops in int8: --calib TABLE is needed\n", prog,
+			qfile);
 		goto done;
 	}
 	if (table && int8 && calib_table_read(table, &tab) < 0)
@@ -97,7 +87,7 @@ int main(int argc, char **argv)
 	lo.tab = tab;
 	lo.qt = qt;
 	if (lower_graph_opts(top, chip, mode, &lo, &tpu) < 0) {
-		err_prefix("'%s'", strcmp(in, "-") ? in : "<stdin>");
+		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}
 	if (ir_write(out, tpu) < 0)
@@ -105,7 +95,7 @@ int main(int argc, char **argv)
 	rc = 0;
 	goto done;
 fail:
-	fprintf(stderr, "top2tpu: %s\n", err_msg());
+	cli_fail(prog);
 done:
 	graph_free(top);
 	graph_free(tpu);

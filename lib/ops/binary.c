@@ -52,13 +52,8 @@ static int binary_f32(struct kern *k, int mul)
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
 	for (int64_t o = 0; o < n / inner; o++) {
-		int64_t oa = 0, ob = 0, rest = o;
-		for (int d = r - 2; d >= 0; d--) {
-			int64_t i = rest % y->shape[d];
-			rest /= y->shape[d];
-			oa += i * sa[d];
-			ob += i * sb[d];
-		}
+		int64_t oa, ob;
+		kern_bcast_row(r, y->shape, sa, sb, o, &oa, &ob);
 		float *yp = yd + o * inner;
 		for (int64_t i = 0; i < inner; i++) {
 			float x1 = ad[oa + i * sa[r - 1]], x2 = bd[ob + i * sb[r - 1]];
@@ -166,13 +161,8 @@ static int binary_tpu(struct kern *k, int mul)
 	kern_bcast_strides(a, r, y->shape, sa);
 	kern_bcast_strides(b, r, y->shape, sb);
 	for (int64_t o = 0; o < n / inner; o++) {
-		int64_t oa = 0, ob = 0, rest = o;
-		for (int d = r - 2; d >= 0; d--) {
-			int64_t i = rest % y->shape[d];
-			rest /= y->shape[d];
-			oa += i * sa[d];
-			ob += i * sb[d];
-		}
+		int64_t oa, ob;
+		kern_bcast_row(r, y->shape, sa, sb, o, &oa, &ob);
 		for (int64_t i = 0; i < inner; i++) {
 			int64_t x1 = quant_get(a->data, a->dtype, oa + i * sa[r - 1]) - za;
 			int64_t x2 = quant_get(b->data, b->dtype, ob + i * sb[r - 1]) - zb;

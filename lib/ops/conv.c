@@ -93,19 +93,13 @@ static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
 	if (!w->data || w->dtype != DT_F32 || (b && (!b->data || b->dtype != DT_F32)))
 		return op_error(op, "int8 lowering needs constant f32 weights and bias");
-	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
-	enum ir_dtype dt;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
-		return -1;
 	int64_t oc = w->shape[0], per = tensor_numel(w) / oc;
 	struct lower_pc pc = {
 		.w = w->data, .wname = w->name, .wrank = w->rank, .wshape = w->shape,
 		.b = b ? b->data : NULL, .bname = b ? b->name : NULL,
 		.channels = oc, .per = per, .cstride = per, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, dt, s_out, zp) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, &pc) < 0 ? -1 : 0;
 }
 
 /* ---- int8 kernel ----

@@ -97,19 +97,6 @@ static void st_i(void *p, enum ir_dtype t, int64_t i, int64_t v)
 	}
 }
 
-static int64_t ld_i(const void *p, enum ir_dtype t, int64_t i)
-{
-	switch (t) {
-	case DT_I8: return ((const int8_t *)p)[i];
-	case DT_U8: return ((const uint8_t *)p)[i];
-	case DT_I16: return ((const int16_t *)p)[i];
-	case DT_I32: return ((const int32_t *)p)[i];
-	case DT_I64: return ((const int64_t *)p)[i];
-	case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-	default: return (int64_t)dtype_get(p, t, i);
-	}
-}
-
 static double fmod_py(double a, double b)
 {
 	double r = fmod(a, b);
@@ -247,7 +234,7 @@ int eltwise_run_any(struct kern *k)
 		} else {
 			int64_t v[OP_MAX_IO];
 			for (int i = 0; i < n; i++)
-				v[i] = ld_i(k->in[i].data, k->in[i].dtype, off[i]);
+				v[i] = dtype_get_int(k->in[i].data, k->in[i].dtype, off[i]);
 			st_i(y->data, y->dtype, e, comb_i(t, v, n, fmod_c, left));
 		}
 		/* Advance the odometer and every input's offset. */
@@ -298,13 +285,8 @@ static int eltwise_f32(struct kern *k)
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
 	for (int64_t o = 0; o < n / inner; o++) {
-		int64_t oa = 0, ob = 0, rest = o;
-		for (int d = r - 2; d >= 0; d--) {
-			int64_t i = rest % y->shape[d];
-			rest /= y->shape[d];
-			oa += i * sa[d];
-			ob += i * sb[d];
-		}
+		int64_t oa, ob;
+		kern_bcast_row(r, y->shape, sa, sb, o, &oa, &ob);
 		const float *ap = ad + oa, *bp = bd + ob;
 		float *yp = yd + o * inner;
 		switch (t) {

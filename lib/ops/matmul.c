@@ -41,6 +41,20 @@ static int64_t gemm_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]) * a->shape[op_int(op, "transA", 0) ? 0 : 1];
 }
 
+/* A MatMul operand's shape (RANK dims) into OUT with a vector promoted as
+ * numpy does: A [k] as [1, k], B (IS_B) [k] as [k, 1].  Returns OUT's
+ * rank. */
+static int matmul_promote(int rank, const int64_t *shape, int is_b, int64_t *out)
+{
+	if (rank == 1) {
+		out[0] = is_b ? shape[0] : 1;
+		out[1] = is_b ? 1 : shape[0];
+		return 2;
+	}
+	memcpy(out, shape, sizeof(int64_t) * (size_t)rank);
+	return rank;
+}
+
 static int matmul_infer(struct ir_graph *g, struct ir_op *op)
 {
 	if (op_check_arity(g, op, 2, 2) < 0)
@@ -48,13 +62,10 @@ static int matmul_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	if (a->rank < 1 || b->rank < 1)
 		return op_error(op, "scalar operands");
-	int64_t ash[IR_MAX_RANK + 1], bsh[IR_MAX_RANK + 1];
-	int ra = a->rank, rb = b->rank;
-	/* Promote vectors as numpy does, then drop the added axes at the end. */
-	if (ra == 1) { ash[0] = 1; ash[1] = a->shape[0]; ra = 2; }
-	else for (int i = 0; i < ra; i++) ash[i] = a->shape[i];
-	if (rb == 1) { bsh[0] = b->shape[0]; bsh[1] = 1; rb = 2; }
-	else for (int i = 0; i < rb; i++) bsh[i] = b->shape[i];
+	int64_t ash[IR_MAX_RANK], bsh[IR_MAX_RANK];
+	/* vectors promoted, and the added axes dropped at the end */
+	int ra = matmul_promote(a->rank, a->shape, 0, ash);
+	int rb = matmul_promote(b->rank, b->shape, 1, bsh);
 	if (ash[ra - 1] != bsh[rb - 2])
 		return op_error(op, "inner dimensions %lld and %lld differ",
 				(long long)ash[ra - 1], (long long)bsh[rb - 2]);
@@ -131,12 +142,9 @@ static int matmul_f32(struct kern *k)
 	if (kern_need_f32(k) < 0)
 		return -1;
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	int64_t ash[IR_MAX_RANK + 1], bsh[IR_MAX_RANK + 1];
-	int ra = a->rank, rb = b->rank;
-	if (ra == 1) { ash[0] = 1; ash[1] = a->shape[0]; ra = 2; }
-	else for (int i = 0; i < ra; i++) ash[i] = a->shape[i];
-	if (rb == 1) { bsh[0] = b->shape[0]; bsh[1] = 1; rb = 2; }
-	else for (int i = 0; i < rb; i++) bsh[i] = b->shape[i];
+	int64_t ash[IR_MAX_RANK], bsh[IR_MAX_RANK];
+	int ra = matmul_promote(a->rank, a->shape, 0, ash);
+	int rb = matmul_promote(b->rank, b->shape, 1, bsh);
 	int r = ra > rb ? ra : rb;
 	struct dnnl_matmul mm = { .rank = r, .alpha = 1, .const_b = kern_is_const(k, 1) };
 	if (r > 12)
@@ -181,12 +189,6 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int64_t n = y->shape[1], kk = b->shape[tb ? 1 : 0], cn = c ? tensor_numel(c) : 0;
 	if (c && cn != n && cn != 1)
 		return op_error(op, "int8 lowering needs C of 1 or N values (a bias per column)");
-	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
-	enum ir_dtype dt;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
-		return -1;
 	float alpha = (float)op_float(op, "alpha", 1.0), beta = (float)op_float(op, "beta", 1.0);
 	float *w = xmalloc(sizeof(float) * (size_t)(n * kk + 1));
 	float *bias = xmalloc(sizeof(float) * (size_t)(n + 1));
@@ -199,7 +201,7 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 		.b = bias, .bname = c ? c->name : NULL,
 		.channels = n, .per = kk, .cstride = tb ? kk : 1, .estride = tb ? 1 : n,
 	};
-	int k = lower_per_channel(lc, op, x, &pc, dt, s_out, zp);
+	int k = lower_per_channel(lc, op, &pc);
 	free(w);
 	free(bias);
 	if (k < 0)

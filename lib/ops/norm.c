@@ -184,31 +184,12 @@ static int lpnorm_infer(struct ir_graph *g, struct ir_op *op)
 /* Normalise x over the axes in mask: Lp (p) or mean/variance (p == 0). */
 static void norm_axes(const struct view *x, float *y, const int *mask, int p)
 {
-	int r = x->rank, nr = 0, nk = 0;
-	int64_t st[IR_MAX_RANK], rs[IR_MAX_RANK], rn[IR_MAX_RANK], ks[IR_MAX_RANK], kn[IR_MAX_RANK];
-	int64_t s = 1, count = 1, nout = 1;
-	for (int d = r - 1; d >= 0; d--) {
-		st[d] = s;
-		s *= x->shape[d];
-	}
-	for (int d = 0; d < r; d++) {
-		if (mask[d]) {
-			rs[nr] = st[d];
-			rn[nr++] = x->shape[d];
-			count *= x->shape[d];
-		} else {
-			ks[nk] = st[d];
-			kn[nk++] = x->shape[d];
-			nout *= x->shape[d];
-		}
-	}
+	struct kern_reduce rd;
+	kern_reduce_init(&rd, x->rank, x->shape, mask);
+	int64_t count = rd.count;
 	const float *xd = x->data;
-	for (int64_t o = 0; o < nout; o++) {
-		int64_t base = 0, rest = o;
-		for (int d = nk - 1; d >= 0; d--) {
-			base += (rest % kn[d]) * ks[d];
-			rest /= kn[d];
-		}
+	for (int64_t o = 0; o < rd.nout; o++) {
+		int64_t base = kern_reduce_base(&rd, o);
 		double a = 0, b = 0;
 		for (int pass = 0; pass < 2; pass++) {
 			int64_t idx[IR_MAX_RANK] = { 0 }, off = base;
@@ -222,13 +203,7 @@ static void norm_axes(const struct view *x, float *y, const int *mask, int p)
 				} else {
 					y[off] = (float)((v - a) / (b + 1e-9));
 				}
-				for (int d = nr - 1; d >= 0; d--) {
-					off += rs[d];
-					if (++idx[d] < rn[d])
-						break;
-					off -= rs[d] * rn[d];
-					idx[d] = 0;
-				}
+				kern_reduce_next(&rd, idx, &off);
 			}
 			if (pass == 0) {
 				if (p == 2) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "kern_util.h"
 #include "opcommon.h"
 #include "quant.h"
 
@@ -88,31 +89,13 @@ static int reduce_f32(struct kern *k)
 		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
 		return 0;
 	}
-	int64_t stride[IR_MAX_RANK], rs[IR_MAX_RANK], rn[IR_MAX_RANK], ks[IR_MAX_RANK], kn[IR_MAX_RANK];
-	int nr = 0, nk = 0;
-	int64_t s = 1, count = 1;
-	for (int d = r - 1; d >= 0; d--) {
-		stride[d] = s;
-		s *= x->shape[d];
-	}
-	for (int d = 0; d < r; d++) {
-		if (mask[d]) {
-			rs[nr] = stride[d];
-			rn[nr++] = x->shape[d];
-			count *= x->shape[d];
-		} else {
-			ks[nk] = stride[d];
-			kn[nk++] = x->shape[d];
-		}
-	}
+	struct kern_reduce rd;
+	kern_reduce_init(&rd, r, x->shape, mask);
+	int64_t count = rd.count;
 	int last = (int)op_int(k->op, "select_last_index", 0);
 	int64_t nout = view_numel(y);
 	for (int64_t o = 0; o < nout; o++) {
-		int64_t base = 0, rest = o;
-		for (int d = nk - 1; d >= 0; d--) {
-			base += (rest % kn[d]) * ks[d];
-			rest /= kn[d];
-		}
+		int64_t base = kern_reduce_base(&rd, o);
 		double acc;
 		switch (t) {
 		case OP_REDUCEMAX: acc = -INFINITY; break;
@@ -128,13 +111,7 @@ static int reduce_f32(struct kern *k)
 			for (int64_t i = 0; i < count; i++) {
 				double v = dtype_get(x->data, x->dtype, o2);
 				mx = v > mx ? v : mx;
-				for (int d = nr - 1; d >= 0; d--) {
-					o2 += rs[d];
-					if (++id2[d] < rn[d])
-						break;
-					o2 -= rs[d] * rn[d];
-					id2[d] = 0;
-				}
+				kern_reduce_next(&rd, id2, &o2);
 			}
 			if (!isfinite(mx))
 				mx = 0;
@@ -165,13 +142,7 @@ static int reduce_f32(struct kern *k)
 				break;
 			default: break;
 			}
-			for (int d = nr - 1; d >= 0; d--) {
-				off += rs[d];
-				if (++idx[d] < rn[d])
-					break;
-				off -= rs[d] * rn[d];
-				idx[d] = 0;
-			}
+			kern_reduce_next(&rd, idx, &off);
 		}
 		switch (t) {
 		case OP_REDUCEMEAN: acc = count ? acc / (double)count : NAN; break;

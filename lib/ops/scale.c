@@ -46,18 +46,12 @@ static int scale_lower(struct lower_ctx *lc, const struct ir_op *op)
 	const struct ir_tensor *b = &lc->top->tensors[op->in[2]];
 	if (!w->data || !b->data || w->dtype != DT_F32 || b->dtype != DT_F32)
 		return op_error(op, "int8 lowering needs constant f32 scale and bias");
-	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
-	enum ir_dtype dt;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
-		return -1;
 	struct lower_pc pc = {
 		.w = w->data, .wname = w->name, .wrank = w->rank, .wshape = w->shape,
 		.b = b->data, .bname = b->name,
 		.channels = tensor_numel(w), .per = 1, .cstride = 1, .estride = 1,
 	};
-	return lower_per_channel(lc, op, x, &pc, dt, s_out, zp) < 0 ? -1 : 0;
+	return lower_per_channel(lc, op, &pc) < 0 ? -1 : 0;
 }
 
 static int scale_tpu(struct kern *k)

@@ -1,6 +1,8 @@
 /* check.h - the unit tests' assertion: CHECK(cond) counts a check and, when
  * cond is false, a failure, printed as "file:line: check failed: cond"; the
- * test goes on.  main ends with `return check_report("test_x");`.
+ * test goes on.  CHECK_MSG(cond, fmt, ...) adds a printf message after it:
+ * "file:line: check failed: cond: message".  main ends with
+ * `return check_report("test_x");`.
  */
 #ifndef TPUC_CHECK_H
 #define TPUC_CHECK_H
@@ -14,6 +16,16 @@ static int checks, failures;
 	if (!(cond)) { \
 		failures++; \
 		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+#define CHECK_MSG(cond, ...) do { \
+	checks++; \
+	if (!(cond)) { \
+		failures++; \
+		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
 	} \
 } while (0)
 

@@ -91,13 +91,7 @@ static struct ir_graph *build_f32(int h, int w)
 	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
 	op_set_int(&g->ops[o], "axis", 1);
 	graph_add_op(g, OP_GEMM, "fc", 3, (int[]){ f, wg, bg }, 1, &y);
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 2;
-	g->outputs = xmalloc(2 * sizeof(int));
-	g->outputs[0] = y;
-	g->outputs[1] = a;
+	graph_set_io(g, 1, &x, 2, (int[]){ y, a });
 	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
 		fprintf(stderr, "build_f32: %s\n", err_msg());
 		exit(1);
@@ -145,12 +139,7 @@ static struct ir_graph *build_head(int h, int w)
 	o = graph_add_op(g, OP_RESHAPE, "reshape3", 1, &cat, 1, &r3);
 	op_set_ints(&g->ops[o], "shape", 3, (int64_t[]){ 1, 2 * h * w, 6 });
 	graph_add_op(g, OP_ADD, "add", 2, (int[]){ r3, pos }, 1, &y);
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 1;
-	g->outputs = xmalloc(sizeof(int));
-	g->outputs[0] = y;
+	graph_set_io(g, 1, &x, 1, &y);
 	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
 		fprintf(stderr, "build_head: %s\n", err_msg());
 		exit(1);
@@ -178,13 +167,7 @@ static struct ir_graph *build_mm(int h, int w)
 	o = graph_add_op(g, OP_RESHAPE, "rb", 1, &x, 1, &b);
 	op_set_ints(&g->ops[o], "shape", 4, (int64_t[]){ 1, h, w, 3 });
 	graph_add_op(g, OP_MATMUL, "mm4", 2, (int[]){ a, b }, 1, &y4);
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 2;
-	g->outputs = xmalloc(2 * sizeof(int));
-	g->outputs[0] = y3;
-	g->outputs[1] = y4;
+	graph_set_io(g, 1, &x, 2, (int[]){ y3, y4 });
 	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
 		fprintf(stderr, "build_mm: %s\n", err_msg());
 		exit(1);
@@ -280,12 +263,7 @@ static struct ir_graph *build_int8(int h, int w)
 	graph_add_op(g, OP_GEMM, "fc", 5, (int[]){ f, wg, qg[0], qg[1], qg[2] }, 1, &yq);
 	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
 	op_set_str(&g->ops[o], "to", "f32");
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 1;
-	g->outputs = xmalloc(sizeof(int));
-	g->outputs[0] = y;
+	graph_set_io(g, 1, &x, 1, &y);
 	if (ir_verify(g) < 0) {
 		fprintf(stderr, "build_int8: %s\n", err_msg());
 		exit(1);

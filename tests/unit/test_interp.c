@@ -26,15 +26,6 @@ static int checks, failures;
 	} \
 } while (0)
 
-static void set_io(struct ir_graph *g, int in, int out)
-{
-	g->inputs = xmalloc(sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = in;
-	g->outputs[0] = out;
-	g->n_inputs = g->n_outputs = 1;
-}
-
 /* x [1,2,3] -> Relu -> y */
 static struct ir_graph *relu_graph(enum ir_dialect d, enum ir_dtype dt)
 {
@@ -42,7 +33,7 @@ static struct ir_graph *relu_graph(enum ir_dialect d, enum ir_dtype dt)
 	int x = graph_add_tensor(g, "x", dt, 3, (int64_t[]){ 1, 2, 3 });
 	int y = graph_add_tensor(g, "y", dt, 0, NULL);
 	graph_add_op(g, OP_RELU, "relu", 1, &x, 1, &y);
-	set_io(g, x, y);
+	graph_set_io(g, 1, &x, 1, &y);
 	if (graph_infer(g) < 0) {
 		fprintf(stderr, "test_interp: %s\n", err_msg());
 		exit(1);
@@ -121,7 +112,7 @@ static void test_convert_inputs(void)
 	int y = graph_add_tensor(g, "f", DT_F32, 0, NULL);
 	int c = graph_add_op(g, OP_CAST, "cast", 1, &x, 1, &y);
 	op_set_str(&g->ops[c], "to", "f32");
-	set_io(g, x, y);
+	graph_set_io(g, 1, &x, 1, &y);
 	CHECK(graph_infer(g) == 0);
 	struct npz z = { 0 };
 	npz_add(&z, "ids", DT_I32, 1, (int64_t[]){ 3 }, (int32_t[]){ 7, -2, 100000 });
@@ -158,7 +149,7 @@ static void test_refusals(void)
 	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
 	int in[5] = { x, p[0], p[1], p[2], p[3] };
 	graph_add_op(g, OP_BATCHNORM, "bn", 5, in, 1, &y);
-	set_io(g, x, y);
+	graph_set_io(g, 1, &x, 1, &y);
 	CHECK(graph_infer(g) == 0);
 	struct interp it;
 	CHECK(interp_init(&it, g, 1) == 0);
@@ -186,13 +177,7 @@ static void test_matmul_samples(void)
 	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
 	graph_add_op(g, OP_MATMUL, "mm1", 2, (int[]){ a, b }, 1, &ab);
 	graph_add_op(g, OP_MATMUL, "mm2", 2, (int[]){ ab, w }, 1, &y);
-	g->inputs = xmalloc(2 * sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = a;
-	g->inputs[1] = b;
-	g->outputs[0] = y;
-	g->n_inputs = 2;
-	g->n_outputs = 1;
+	graph_set_io(g, 2, (int[]){ a, b }, 1, &y);
 	CHECK(graph_infer(g) == 0);
 	struct npz z = { 0 };
 	struct npz_array *za = npz_add(&z, "a", DT_F32, 3, (int64_t[]){ 3, 2, 3 }, NULL);
@@ -301,7 +286,7 @@ static struct ir_graph *plan_graph(void)
 	op = plan_op(g, OP_FLATTEN, "flat", 1, (int[]){ op->out[0] }, "f");
 	op = plan_op(g, OP_GEMM, "fc", 3, (int[]){ op->out[0], fw, fb }, "out");
 	op_set_int(op, "transB", 1);
-	set_io(g, x, op->out[0]);
+	graph_set_io(g, 1, &x, 1, &op->out[0]);
 	if (graph_infer(g) < 0) {
 		fprintf(stderr, "test_interp: %s\n", err_msg());
 		exit(1);
@@ -350,7 +335,7 @@ static struct ir_graph *plan_graph2(void)
 	op_set_ints(op, "axes", 1, (int64_t[]){ 3 });
 	op_set_int(op, "keepdims", 0);
 	op = plan_op(g, OP_TANH, "tanh", 1, (int[]){ op->out[0] }, "out");
-	set_io(g, x, op->out[0]);
+	graph_set_io(g, 1, &x, 1, &op->out[0]);
 	if (graph_infer(g) < 0) {
 		fprintf(stderr, "test_interp: %s\n", err_msg());
 		exit(1);
@@ -402,7 +387,7 @@ static struct ir_graph *plan_graph3(void)
 	op_set_float(op, "epsilon", 1e-5);
 	op = plan_op(g, OP_GELU, "gelu", 1, (int[]){ op->out[0] }, "gelu");
 	op = plan_op(g, OP_SILU, "silu", 1, (int[]){ op->out[0] }, "out");
-	set_io(g, x, op->out[0]);
+	graph_set_io(g, 1, &x, 1, &op->out[0]);
 	if (graph_infer(g) < 0) {
 		fprintf(stderr, "test_interp: %s\n", err_msg());
 		exit(1);

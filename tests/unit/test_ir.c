@@ -105,13 +105,7 @@ static struct ir_graph *sample(int tpu)
 		g->ops[r].place = PLACE_LOCAL;
 		g->ops[ad].place = PLACE_GLOBAL;
 	}
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 2;
-	g->outputs = xmalloc(2 * sizeof(int));
-	g->outputs[0] = z;
-	g->outputs[1] = a;
+	graph_set_io(g, 1, &x, 2, (int[]){ z, a });
 	return g;
 }
 

@@ -11,17 +11,7 @@
 #include "ir.h"
 #include "op.h"
 
-static int checks, failures;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+#include "check.h"
 
 static uint32_t rng = 12345;
 
@@ -84,11 +74,7 @@ static struct ir_graph *build(const struct case_ *t)
 		op_set_int(o, "do_relu", 1);
 	if (t->relu_limit > 0)
 		op_set_float(o, "relu_limit", t->relu_limit);
-	g->inputs = xmalloc(sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->outputs[0] = y;
-	g->n_inputs = g->n_outputs = 1;
+	graph_set_io(g, 1, &x, 1, &y);
 	if (graph_infer(g) < 0) {
 		fprintf(stderr, "%s: %s\n", t->name, err_msg());
 		exit(1);
@@ -233,7 +219,7 @@ static void test_case(const struct case_ *t)
 	vals[op->out[0]] = whole;
 	struct kern k;
 	kern_from_graph(&k, g, op, vals);
-	CHECK(run_kernel(g, &k) == 0, "%s: whole run", t->name);
+	CHECK_MSG(run_kernel(g, &k) == 0, "%s: whole run", t->name);
 
 	if (t->type == OP_CONV)
 		ref_conv(t, x, g->tensors[op->in[1]].data,
@@ -241,7 +227,7 @@ static void test_case(const struct case_ *t)
 	else
 		ref_pool(t, x, ref, oh, ow);
 	double e = max_err(whole, ref, ny);
-	CHECK(e < 1e-5, "%s: whole vs naive: max relative error %g", t->name, e);
+	CHECK_MSG(e < 1e-5, "%s: whole vs naive: max relative error %g", t->name, e);
 
 	/* Slices of 1, 2 and 3 rows, tight and with spare rows around them. */
 	for (int rows = 1; rows <= 3; rows++)
@@ -251,11 +237,11 @@ static void test_case(const struct case_ *t)
 			for (int r0 = 0; r0 < oh && ok; r0 += rows)
 				ok = run_slice(g, x, sliced, r0, r0 + rows < oh ? r0 + rows : oh,
 					       extra, 2 * extra) == 0;
-			CHECK(ok, "%s: sliced run (%d rows)", t->name, rows);
+			CHECK_MSG(ok, "%s: sliced run (%d rows)", t->name, rows);
 			e = max_err(sliced, whole, ny);
-			CHECK(ok && !memcmp(sliced, whole, (size_t)ny * sizeof(float)),
-			      "%s: %d-row slices (spare %d) differ from whole: "
-			      "max relative error %g", t->name, rows, extra, e);
+			CHECK_MSG(ok && !memcmp(sliced, whole, (size_t)ny * sizeof(float)),
+			          "%s: %d-row slices (spare %d) differ from whole: "
+			          "max relative error %g", t->name, rows, extra, e);
 		}
 
 	/* A slice that lacks a row it needs is refused. */
@@ -271,8 +257,8 @@ static void test_case(const struct case_ *t)
 			k.in_row0 = ih0 + 1;
 			k.out_row0 = 1;
 			k.in_full_h = t->h;
-			CHECK(op_defs[op->type]->run_f32(&k) < 0 && strstr(err_msg(), "need input rows"),
-			      "%s: short slice accepted (%s)", t->name, err_msg());
+			CHECK_MSG(op_defs[op->type]->run_f32(&k) < 0 && strstr(err_msg(), "need input rows"),
+			          "%s: short slice accepted (%s)", t->name, err_msg());
 		}
 	}
 	free(x);
@@ -315,6 +301,5 @@ int main(void)
 {
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++)
 		test_case(&cases[i]);
-	printf("test_kernels: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_report("test_kernels");
 }

@@ -18,17 +18,7 @@
 #include "op.h"
 #include "quant.h"
 
-static int checks, failures;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+#include "check.h"
 
 static uint32_t rng = 2024;
 
@@ -41,74 +31,74 @@ static float frand(void)
 static void test_rounding(void)
 {
 	/* round half up on the integer path */
-	CHECK(quant_round_shift(3, 1) == 2, "1.5 -> 2");
-	CHECK(quant_round_shift(-3, 1) == -1, "-1.5 -> -1");
-	CHECK(quant_round_shift(5, 2) == 1, "1.25 -> 1");
-	CHECK(quant_round_shift(6, 2) == 2, "1.5 -> 2");
-	CHECK(quant_round_shift(-6, 2) == -1, "-1.5 -> -1");
-	CHECK(quant_round_shift(-7, 2) == -2, "-1.75 -> -2");
-	CHECK(quant_round_shift(-5, 2) == -1, "-1.25 -> -1");
-	CHECK(quant_round_shift(17, 0) == 17, "shift 0 is the identity");
+	CHECK_MSG(quant_round_shift(3, 1) == 2, "1.5 -> 2");
+	CHECK_MSG(quant_round_shift(-3, 1) == -1, "-1.5 -> -1");
+	CHECK_MSG(quant_round_shift(5, 2) == 1, "1.25 -> 1");
+	CHECK_MSG(quant_round_shift(6, 2) == 2, "1.5 -> 2");
+	CHECK_MSG(quant_round_shift(-6, 2) == -1, "-1.5 -> -1");
+	CHECK_MSG(quant_round_shift(-7, 2) == -2, "-1.75 -> -2");
+	CHECK_MSG(quant_round_shift(-5, 2) == -1, "-1.25 -> -1");
+	CHECK_MSG(quant_round_shift(17, 0) == 17, "shift 0 is the identity");
 	/* round half away from zero, saturation on the float path */
-	CHECK(quant_f32_to_i8_one(0.5f, 1) == 1, "0.5 -> 1");
-	CHECK(quant_f32_to_i8_one(-0.5f, 1) == -1, "-0.5 -> -1");
-	CHECK(quant_f32_to_i8_one(2.5f, 1) == 3, "2.5 -> 3");
-	CHECK(quant_f32_to_i8_one(0.49f, 1) == 0, "0.49 -> 0");
-	CHECK(quant_f32_to_i8_one(1000, 1) == 127, "saturates high");
-	CHECK(quant_f32_to_i8_one(-1000, 1) == -128, "saturates low");
-	CHECK(quant_f32_to_i8_one(NAN, 1) == 0, "NaN -> 0");
-	CHECK(quant_f32_to_i8_one(0.3f, 0.1f) == 3, "0.3 / 0.1 -> 3");
+	CHECK_MSG(quant_f32_to_i8_one(0.5f, 1) == 1, "0.5 -> 1");
+	CHECK_MSG(quant_f32_to_i8_one(-0.5f, 1) == -1, "-0.5 -> -1");
+	CHECK_MSG(quant_f32_to_i8_one(2.5f, 1) == 3, "2.5 -> 3");
+	CHECK_MSG(quant_f32_to_i8_one(0.49f, 1) == 0, "0.49 -> 0");
+	CHECK_MSG(quant_f32_to_i8_one(1000, 1) == 127, "saturates high");
+	CHECK_MSG(quant_f32_to_i8_one(-1000, 1) == -128, "saturates low");
+	CHECK_MSG(quant_f32_to_i8_one(NAN, 1) == 0, "NaN -> 0");
+	CHECK_MSG(quant_f32_to_i8_one(0.3f, 0.1f) == 3, "0.3 / 0.1 -> 3");
 	/* requant saturation and clamps */
-	CHECK(quant_requant(1 << 20, 1 << 30, 30, -128, 127) == 127, "saturate high");
-	CHECK(quant_requant(-(1 << 20), 1 << 30, 30, -128, 127) == -128, "saturate low");
-	CHECK(quant_requant(-5, 1 << 30, 30, 0, 127) == 0, "relu clamp");
-	CHECK(quant_add_sat32(INT32_MAX, 5) == INT32_MAX, "bias add saturates");
-	CHECK(quant_bias(1e12, 1, 1) == INT32_MAX && quant_bias(-1e12, 1, 1) == INT32_MIN,
-	      "bias saturates");
-	CHECK(quant_bias(2.5, 1, 1) == 3 && quant_bias(-2.5, 1, 1) == -3, "bias rounds half away");
+	CHECK_MSG(quant_requant(1 << 20, 1 << 30, 30, -128, 127) == 127, "saturate high");
+	CHECK_MSG(quant_requant(-(1 << 20), 1 << 30, 30, -128, 127) == -128, "saturate low");
+	CHECK_MSG(quant_requant(-5, 1 << 30, 30, 0, 127) == 0, "relu clamp");
+	CHECK_MSG(quant_add_sat32(INT32_MAX, 5) == INT32_MAX, "bias add saturates");
+	CHECK_MSG(quant_bias(1e12, 1, 1) == INT32_MAX && quant_bias(-1e12, 1, 1) == INT32_MIN,
+	          "bias saturates");
+	CHECK_MSG(quant_bias(2.5, 1, 1) == 3 && quant_bias(-2.5, 1, 1) == -3, "bias rounds half away");
 }
 
 static void test_multiplier(void)
 {
 	int32_t m, s;
 	/* the worked example of quant.h */
-	CHECK(quant_multiplier(0.05 * 0.01 / 0.1, &m, &s) == 0 && m == 1374389535 && s == 38,
-	      "0.005 -> %d >> %d", m, s);
-	CHECK(quant_requant(300, m, s, -128, 127) == 2, "300 * 0.005 -> 2");
-	CHECK(quant_multiplier(1.0, &m, &s) == 0 && m == 1 << 30 && s == 30, "1.0 -> %d >> %d", m, s);
-	CHECK(quant_multiplier(0, &m, &s) == 0 && m == 0, "zero");
-	CHECK(quant_multiplier(-1, &m, &s) < 0, "negative refused");
-	CHECK(quant_multiplier(NAN, &m, &s) < 0, "NaN refused");
-	CHECK(quant_multiplier(3e9, &m, &s) < 0, "too large refused");
-	CHECK(quant_multiplier(1e-30, &m, &s) == 0 && s == QUANT_MAX_SHIFT, "tiny clamps the shift");
+	CHECK_MSG(quant_multiplier(0.05 * 0.01 / 0.1, &m, &s) == 0 && m == 1374389535 && s == 38,
+	          "0.005 -> %d >> %d", m, s);
+	CHECK_MSG(quant_requant(300, m, s, -128, 127) == 2, "300 * 0.005 -> 2");
+	CHECK_MSG(quant_multiplier(1.0, &m, &s) == 0 && m == 1 << 30 && s == 30, "1.0 -> %d >> %d", m, s);
+	CHECK_MSG(quant_multiplier(0, &m, &s) == 0 && m == 0, "zero");
+	CHECK_MSG(quant_multiplier(-1, &m, &s) < 0, "negative refused");
+	CHECK_MSG(quant_multiplier(NAN, &m, &s) < 0, "NaN refused");
+	CHECK_MSG(quant_multiplier(3e9, &m, &s) < 0, "too large refused");
+	CHECK_MSG(quant_multiplier(1e-30, &m, &s) == 0 && s == QUANT_MAX_SHIFT, "tiny clamps the shift");
 	/* round trip against double math over many magnitudes */
 	double worst = 0;
 	for (int i = 0; i < 20000; i++) {
 		double real = exp((frand() + 1) * 0.5 * log(1e12)) * 1e-9;   /* 1e-9 .. 1e3 */
 		if (quant_multiplier(real, &m, &s) < 0) {
-			CHECK(0, "multiplier %g refused", real);
+			CHECK_MSG(0, "multiplier %g refused", real);
 			continue;
 		}
 		double back = ldexp(m, -s);
 		double rel = fabs(back - real) / real;
 		if (rel > worst)
 			worst = rel;
-		CHECK(m >= (1 << 30) && s >= 0 && s <= QUANT_MAX_SHIFT, "%g: mult %d shift %d", real, m, s);
+		CHECK_MSG(m >= (1 << 30) && s >= 0 && s <= QUANT_MAX_SHIFT, "%g: mult %d shift %d", real, m, s);
 		/* requant equals round-half-up of acc * real within the multiplier's error */
 		int32_t acc = (int32_t)(frand() * 5000);
 		double exact = acc * back;
 		int64_t want = (int64_t)floor(exact + 0.5);
 		int64_t got = quant_round_shift((int64_t)acc * m, s);
-		CHECK(got == want, "acc %d * %d >> %d: %lld, want %lld", acc, m, s,
-		      (long long)got, (long long)want);
+		CHECK_MSG(got == want, "acc %d * %d >> %d: %lld, want %lld", acc, m, s,
+		          (long long)got, (long long)want);
 	}
-	CHECK(worst <= ldexp(1, -31), "relative error %g > 2^-31", worst);
+	CHECK_MSG(worst <= ldexp(1, -31), "relative error %g > 2^-31", worst);
 	/* a shared shift for several multipliers */
 	double reals[3] = { 0.75, 0.01, 1.5 };
 	int32_t ms[3];
-	CHECK(quant_multipliers_common(reals, 3, ms, &s) == 0 && s == 30 && ms[2] == 3 << 29 &&
-	      ms[0] == 3 << 28, "common shift %d: %d %d %d", s, ms[0], ms[1], ms[2]);
-	CHECK(fabs(ldexp(ms[1], -s) - 0.01) < 1e-8, "small multiplier under the shared shift");
+	CHECK_MSG(quant_multipliers_common(reals, 3, ms, &s) == 0 && s == 30 && ms[2] == 3 << 29 &&
+	          ms[0] == 3 << 28, "common shift %d: %d %d %d", s, ms[0], ms[1], ms[2]);
+	CHECK_MSG(fabs(ldexp(ms[1], -s) - 0.01) < 1e-8, "small multiplier under the shared shift");
 }
 
 /* The KLD search written out literally, for comparison. */
@@ -172,31 +162,31 @@ static void test_kld(void)
 			h[b]++;
 		}
 		double fast = calib_kld_threshold(h, NB, 0.01), slow = naive_kld(h, NB, 0.01);
-		CHECK(fabs(fast - slow) < 1e-9, "trial %d: fast %g naive %g", trial, fast, slow);
-		CHECK(fast >= 1.28 - 1e-9 && fast <= 20.48 + 1e-9, "threshold %g in range", fast);
+		CHECK_MSG(fabs(fast - slow) < 1e-9, "trial %d: fast %g naive %g", trial, fast, slow);
+		CHECK_MSG(fast >= 1.28 - 1e-9 && fast <= 20.48 + 1e-9, "threshold %g in range", fast);
 	}
 	memset(h, 0, sizeof h);
 	h[100] = 5;
 	double t = calib_kld_threshold(h, NB, 1.0);
-	CHECK(t >= 128 && t <= NB, "a single spike: %g", t);
+	CHECK_MSG(t >= 128 && t <= NB, "a single spike: %g", t);
 }
 
 static void test_table(void)
 {
 	char path[] = "/tmp/test_quant_XXXXXX";
 	int fd = mkstemp(path);
-	CHECK(fd >= 0, "mkstemp");
+	CHECK_MSG(fd >= 0, "mkstemp");
 	close(fd);
 	struct calib_table t = { 0 }, *r = NULL;
 	calib_add(&t, "a/b:c.d", 1.5, -1, 1.25);
 	calib_add(&t, "x", 0.1234567891234, 0, 0.2);
-	CHECK(calib_table_write(path, &t, NULL) == 0, "%s", err_msg());
-	CHECK(calib_table_read(path, &r) == 0, "%s", err_msg());
+	CHECK_MSG(calib_table_write(path, &t, NULL) == 0, "%s", err_msg());
+	CHECK_MSG(calib_table_read(path, &r) == 0, "%s", err_msg());
 	if (r) {
-		CHECK(r->n == 2 && !strcmp(r->e[0].name, "a/b:c.d") && r->e[0].threshold == 1.5 &&
-		      r->e[0].min == -1 && r->e[0].max == 1.25, "entry 0");
-		CHECK(fabs(r->e[1].threshold - 0.1234567891234) < 1e-9, "%%.9g keeps 9 digits");
-		CHECK(calib_find(r, "x") == &r->e[1] && !calib_find(r, "y"), "lookup");
+		CHECK_MSG(r->n == 2 && !strcmp(r->e[0].name, "a/b:c.d") && r->e[0].threshold == 1.5 &&
+		          r->e[0].min == -1 && r->e[0].max == 1.25, "entry 0");
+		CHECK_MSG(fabs(r->e[1].threshold - 0.1234567891234) < 1e-9, "%%.9g keeps 9 digits");
+		CHECK_MSG(calib_find(r, "x") == &r->e[1] && !calib_find(r, "y"), "lookup");
 		calib_table_free(r);
 	}
 	static const char *const bad[] = {
@@ -208,7 +198,7 @@ static void test_table(void)
 		fputs(bad[i], f);
 		fclose(f);
 		r = NULL;
-		CHECK(calib_table_read(path, &r) < 0 && strstr(err_msg(), path), "bad table %zu accepted", i);
+		CHECK_MSG(calib_table_read(path, &r) < 0 && strstr(err_msg(), path), "bad table %zu accepted", i);
 		calib_table_free(r);
 	}
 	free(t.e[0].name);
@@ -268,12 +258,7 @@ static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
 		op_set_int(o, "do_relu", 1);
 		op_set_float(o, "relu_limit", t->relu_limit);
 	}
-	g->n_inputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->n_outputs = 1;
-	g->outputs = xmalloc(sizeof(int));
-	g->outputs[0] = y;
+	graph_set_io(g, 1, &x, 1, &y);
 	if (op_defs[OP_CONV]->infer(g, o) < 0)
 		fprintf(stderr, "infer: %s\n", err_msg());
 	g->tensors[y].dtype = DT_I8;
@@ -386,18 +371,18 @@ static void test_conv_kernel(int u8)
 		struct interp it;
 		interp_init(&it, g, 2);
 		memcpy(it.val[g->inputs[0]], x, (size_t)nx);
-		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu: %s", ci, err_msg());
+		CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu: %s", ci, err_msg());
 		memcpy(got, it.val[g->outputs[0]], (size_t)ny);
 		interp_free(&it);
-		CHECK(!memcmp(got, want, (size_t)ny), "case %zu: whole run differs from naive", ci);
+		CHECK_MSG(!memcmp(got, want, (size_t)ny), "case %zu: whole run differs from naive", ci);
 		/* H-slices of 1, 2 and 3 rows */
 		int oh = (int)yt->shape[2];
 		for (int step = 1; step <= 3; step++) {
 			memset(sl, 0x55, (size_t)ny);
 			for (int r = 0; r < oh; r += step)
-				CHECK(run_slice(g, x, sl, r, r + step < oh ? r + step : oh) == 0,
-				      "case %zu: slice: %s", ci, err_msg());
-			CHECK(!memcmp(sl, want, (size_t)ny), "case %zu: slices of %d rows differ", ci, step);
+				CHECK_MSG(run_slice(g, x, sl, r, r + step < oh ? r + step : oh) == 0,
+				          "case %zu: slice: %s", ci, err_msg());
+			CHECK_MSG(!memcmp(sl, want, (size_t)ny), "case %zu: slices of %d rows differ", ci, step);
 		}
 		/* the reordered form: one coefficient tensor [OC,3] */
 		struct ir_graph *g2 = conv_graph(t, 1);
@@ -407,7 +392,7 @@ static void test_conv_kernel(int u8)
 		g2->tensors[g2->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
 		interp_init(&it, g2, 1);
 		memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
-		CHECK(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
+		CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
 		memcpy(mg, it.val[g2->outputs[0]], (size_t)ny);
 		interp_free(&it);
 		/* rebuild the separate form of g2's parameters and compare */
@@ -422,7 +407,7 @@ static void test_conv_kernel(int u8)
 			for (int j = 0; j < 3; j++)
 				((int32_t *)g3->tensors[2 + j].data)[c] = coeff[3 * c + j];
 		naive_conv(t, g3, x, want);
-		CHECK(!memcmp(mg, want, (size_t)ny), "case %zu: coefficient form differs", ci);
+		CHECK_MSG(!memcmp(mg, want, (size_t)ny), "case %zu: coefficient form differs", ci);
 		graph_free(g);
 		graph_free(g2);
 		graph_free(g3);
@@ -460,10 +445,10 @@ static void test_pool_kernels(void)
 		for (int64_t i = 0; i < nx; i++)
 			xd[i] = (int8_t)(frand() * 128);
 		int oh = (int)g->tensors[y].shape[2];
-		CHECK(run_slice(g, xd, whole, 0, oh) == 0, "%s", err_msg());
+		CHECK_MSG(run_slice(g, xd, whole, 0, oh) == 0, "%s", err_msg());
 		for (int r = 0; r < oh; r += 2)
-			CHECK(run_slice(g, xd, sl, r, r + 2 < oh ? r + 2 : oh) == 0, "%s", err_msg());
-		CHECK(!memcmp(sl, whole, (size_t)ny), "%s: slices differ", avg ? "avg" : "max");
+			CHECK_MSG(run_slice(g, xd, sl, r, r + 2 < oh ? r + 2 : oh) == 0, "%s", err_msg());
+		CHECK_MSG(!memcmp(sl, whole, (size_t)ny), "%s: slices differ", avg ? "avg" : "max");
 		/* spot check: output (0,0) of channel 0 is over rows/cols 0..1 */
 		int mx = -128, sum = 0;
 		for (int a = 0; a < 2; a++)
@@ -473,7 +458,7 @@ static void test_pool_kernels(void)
 				sum += v;
 			}
 		int want = avg ? (int)floor(sum / 9.0 + 0.5) : mx;
-		CHECK(whole[0] == want, "%s corner %d, want %d", avg ? "avg" : "max", whole[0], want);
+		CHECK_MSG(whole[0] == want, "%s corner %d, want %d", avg ? "avg" : "max", whole[0], want);
 		graph_free(g);
 		free(xd);
 		free(whole);
@@ -544,35 +529,35 @@ static void test_elementwise_kernels(int asym)
 		av[i] = (int8_t)(frand() * 128);
 	for (int i = 0; i < 3; i++)
 		bv[i] = (int8_t)(frand() * 128);
-	CHECK(run_op(g, add, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
+	CHECK_MSG(run_op(g, add, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
 	int bad = 0;
 	for (int i = 0; i < 60; i++) {
 		int64_t p = (int64_t)(av[i] - za) * 1500000000 + (int64_t)(bv[i / 20] - zb) * 900000000;
 		bad += yv[i] != quant_clamp(quant_round_shift(p, 31) + zy, zy, 127);
 	}
-	CHECK(!bad, "add: %d wrong", bad);
-	CHECK(run_op(g, mul, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
+	CHECK_MSG(!bad, "add: %d wrong", bad);
+	CHECK_MSG(run_op(g, mul, (int8_t *[]){ av, bv }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++)
 		bad += yv[i] != quant_clamp(quant_round_shift((int64_t)(av[i] - za) * (bv[i / 20] - zb) *
 							      1234567890, 36) + zy, -128, 127);
-	CHECK(!bad, "mul: %d wrong", bad);
-	CHECK(run_op(g, cat, (int8_t *[]){ av, av }, yv) == 0, "%s", err_msg());
+	CHECK_MSG(!bad, "mul: %d wrong", bad);
+	CHECK_MSG(run_op(g, cat, (int8_t *[]){ av, av }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++)
 		bad += yv[i] != quant_clamp(av[i] - za + zy, -128, 127) ||
 		       yv[60 + i] != quant_clamp(quant_round_shift((int64_t)(av[i] - za) * 1717986918, 31) + zy,
 						 -128, 127);
-	CHECK(!bad, "concat: %d wrong", bad);
-	CHECK(run_op(g, scl, (int8_t *[]){ av, NULL, NULL, NULL, NULL }, yv) == 0, "%s", err_msg());
+	CHECK_MSG(!bad, "concat: %d wrong", bad);
+	CHECK_MSG(run_op(g, scl, (int8_t *[]){ av, NULL, NULL, NULL, NULL }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int i = 0; i < 60; i++) {
 		int c = i / 20;
 		bad += yv[i] != quant_requant_zp((av[i] - za) * sc[c] + par[0][c], par[1][c], par[2][c], zy,
 						 -128, 127);
 	}
-	CHECK(!bad, "scale: %d wrong", bad);
-	CHECK(run_op(g, gap, (int8_t *[]){ av }, yv) == 0, "%s", err_msg());
+	CHECK_MSG(!bad, "scale: %d wrong", bad);
+	CHECK_MSG(run_op(g, gap, (int8_t *[]){ av }, yv) == 0, "%s", err_msg());
 	bad = 0;
 	for (int c = 0; c < 3; c++) {
 		int32_t sum = 0;
@@ -580,40 +565,40 @@ static void test_elementwise_kernels(int asym)
 			sum += av[c * 20 + i] - za;
 		bad += yv[c] != quant_requant_zp(sum, 1717986918, 35, zy, -128, 127);
 	}
-	CHECK(!bad, "gap: %d wrong", bad);
+	CHECK_MSG(!bad, "gap: %d wrong", bad);
 	graph_free(g);
 }
 
 /* u8 activations: quantising, ranges, scales and fused-activation bounds. */
 static void test_u8(void)
 {
-	CHECK(quant_f32_to_q_one(2.5f, 1, DT_U8) == 3, "2.5 -> 3");
-	CHECK(quant_f32_to_q_one(200.4f, 1, DT_U8) == 200, "200.4 -> 200 (beyond i8)");
-	CHECK(quant_f32_to_q_one(-1, 1, DT_U8) == 0, "negative saturates to 0");
-	CHECK(quant_f32_to_q_one(300, 1, DT_U8) == 255, "saturates to 255");
-	CHECK(quant_f32_to_q_one(NAN, 1, DT_U8) == 0, "NaN -> 0");
-	CHECK(quant_f32_to_q_one(-300, 1, DT_I8) == -128, "i8 still saturates to -128");
-	CHECK(quant_act_dtype(0) == DT_U8 && quant_act_dtype(1) == DT_U8 &&
-	      quant_act_dtype(-1e-6) == DT_I8, "u8 exactly when min >= 0");
-	CHECK(quant_act_scale_dt(2.55, DT_U8) == (float)(2.55 / 255) &&
-	      quant_act_scale_dt(2.54, DT_I8) == (float)(2.54 / 127), "T / 255 and T / 127");
+	CHECK_MSG(quant_f32_to_q_one(2.5f, 1, DT_U8) == 3, "2.5 -> 3");
+	CHECK_MSG(quant_f32_to_q_one(200.4f, 1, DT_U8) == 200, "200.4 -> 200 (beyond i8)");
+	CHECK_MSG(quant_f32_to_q_one(-1, 1, DT_U8) == 0, "negative saturates to 0");
+	CHECK_MSG(quant_f32_to_q_one(300, 1, DT_U8) == 255, "saturates to 255");
+	CHECK_MSG(quant_f32_to_q_one(NAN, 1, DT_U8) == 0, "NaN -> 0");
+	CHECK_MSG(quant_f32_to_q_one(-300, 1, DT_I8) == -128, "i8 still saturates to -128");
+	CHECK_MSG(quant_act_dtype(0) == DT_U8 && quant_act_dtype(1) == DT_U8 &&
+	          quant_act_dtype(-1e-6) == DT_I8, "u8 exactly when min >= 0");
+	CHECK_MSG(quant_act_scale_dt(2.55, DT_U8) == (float)(2.55 / 255) &&
+	          quant_act_scale_dt(2.54, DT_I8) == (float)(2.54 / 127), "T / 255 and T / 127");
 	uint8_t ub[3] = { 0, 128, 255 };
 	int8_t ib[3] = { -128, 0, 127 };
-	CHECK(quant_get(ub, DT_U8, 2) == 255 && quant_get(ib, DT_I8, 0) == -128, "quant_get");
+	CHECK_MSG(quant_get(ub, DT_U8, 2) == 255 && quant_get(ib, DT_I8, 0) == -128, "quant_get");
 	quant_put(ub, DT_U8, 1, 200);
-	CHECK(ub[1] == 200, "quant_put");
+	CHECK_MSG(ub[1] == 200, "quant_put");
 	struct ir_op op = { 0 };
 	int lo, hi;
 	quant_out_bounds(&op, DT_U8, 0.1f, 0, &lo, &hi);
-	CHECK(lo == 0 && hi == 255, "u8 bounds [0, 255]");
+	CHECK_MSG(lo == 0 && hi == 255, "u8 bounds [0, 255]");
 	op_set_int(&op, "do_relu", 1);
 	op_set_float(&op, "relu_limit", 6.0);
 	quant_out_bounds(&op, DT_U8, 6.0f / 255, 0, &lo, &hi);
-	CHECK(lo == 0 && hi == 255, "relu6 with T = 6: [0, 255], got [%d, %d]", lo, hi);
+	CHECK_MSG(lo == 0 && hi == 255, "relu6 with T = 6: [0, 255], got [%d, %d]", lo, hi);
 	quant_out_bounds(&op, DT_U8, 0.1f, 0, &lo, &hi);
-	CHECK(lo == 0 && hi == 60, "relu6 at scale 0.1: [0, 60]");
+	CHECK_MSG(lo == 0 && hi == 60, "relu6 at scale 0.1: [0, 60]");
 	quant_out_bounds(&op, DT_I8, 0.01f, 0, &lo, &hi);
-	CHECK(lo == 0 && hi == 127, "relu6 at i8 scale 0.01 saturates at 127");
+	CHECK_MSG(lo == 0 && hi == 127, "relu6 at i8 scale 0.01 saturates at 127");
 	for (int i = 0; i < op.n_attr; i++)
 		free(op.attr[i].name);
 	free(op.attr);
@@ -626,32 +611,32 @@ static void test_asym(void)
 	float s;
 	int z;
 	quant_act_asym(-1.0, 3.0, &s, &z);
-	CHECK(s == (float)(4.0 / 255) && z == 64, "[-1, 3]: scale %g zp %d", s, z);
+	CHECK_MSG(s == (float)(4.0 / 255) && z == 64, "[-1, 3]: scale %g zp %d", s, z);
 	quant_act_asym(0.5, 2.55, &s, &z);
-	CHECK(s == (float)(2.55 / 255) && z == 0, "a range above 0 widens to hold 0: zp %d", z);
+	CHECK_MSG(s == (float)(2.55 / 255) && z == 0, "a range above 0 widens to hold 0: zp %d", z);
 	quant_act_asym(-2.55, -1, &s, &z);
-	CHECK(z == 255, "a range below 0 has zp 255, got %d", z);
+	CHECK_MSG(z == 255, "a range below 0 has zp 255, got %d", z);
 	quant_act_asym(0, 0, &s, &z);
-	CHECK(s > 0 && z == 0, "an empty range still has a scale");
-	CHECK(quant_f32_to_qz_one(0, 0.1f, 64, DT_U8) == 64, "0 -> the zero point");
-	CHECK(quant_f32_to_qz_one(-1.25f, 0.5f, 64, DT_U8) == 61, "-2.5 rounds away, then + zp");
-	CHECK(quant_f32_to_qz_one(-100, 0.1f, 64, DT_U8) == 0 &&
-	      quant_f32_to_qz_one(100, 0.1f, 64, DT_U8) == 255, "saturates after the zero point");
-	CHECK(quant_f32_to_qz_one(NAN, 0.1f, 64, DT_U8) == 64, "NaN -> the zero point");
+	CHECK_MSG(s > 0 && z == 0, "an empty range still has a scale");
+	CHECK_MSG(quant_f32_to_qz_one(0, 0.1f, 64, DT_U8) == 64, "0 -> the zero point");
+	CHECK_MSG(quant_f32_to_qz_one(-1.25f, 0.5f, 64, DT_U8) == 61, "-2.5 rounds away, then + zp");
+	CHECK_MSG(quant_f32_to_qz_one(-100, 0.1f, 64, DT_U8) == 0 &&
+	          quant_f32_to_qz_one(100, 0.1f, 64, DT_U8) == 255, "saturates after the zero point");
+	CHECK_MSG(quant_f32_to_qz_one(NAN, 0.1f, 64, DT_U8) == 64, "NaN -> the zero point");
 	uint8_t q[2];
 	float x[2] = { -1.0f, 3.0f }, back[2];
 	quant_f32_to_q(x, q, 2, 4.0f / 255, 64, DT_U8);
 	quant_q_to_f32(q, DT_U8, back, 2, 4.0f / 255, 64);
-	CHECK(q[0] == 0 && q[1] == 255 && fabsf(back[0] + 1.0039f) < 1e-3, "round trip %d %d %g",
-	      q[0], q[1], back[0]);
-	CHECK(quant_requant_zp(-300, 1 << 30, 30, 64, 0, 255) == 0 &&
-	      quant_requant_zp(10, 1 << 30, 30, 64, 0, 255) == 74, "requantise, add zp, clamp");
+	CHECK_MSG(q[0] == 0 && q[1] == 255 && fabsf(back[0] + 1.0039f) < 1e-3, "round trip %d %d %g",
+	          q[0], q[1], back[0]);
+	CHECK_MSG(quant_requant_zp(-300, 1 << 30, 30, 64, 0, 255) == 0 &&
+	          quant_requant_zp(10, 1 << 30, 30, 64, 0, 255) == 74, "requantise, add zp, clamp");
 	struct ir_op op = { 0 };
 	int lo, hi;
 	op_set_int(&op, "do_relu", 1);
 	op_set_float(&op, "relu_limit", 6.0);
 	quant_out_bounds(&op, DT_U8, 0.1f, 64, &lo, &hi);
-	CHECK(lo == 64 && hi == 124, "relu6 with zp 64 at 0.1: [64, 124], got [%d, %d]", lo, hi);
+	CHECK_MSG(lo == 64 && hi == 124, "relu6 with zp 64 at 0.1: [64, 124], got [%d, %d]", lo, hi);
 	for (int i = 0; i < op.n_attr; i++)
 		free(op.attr[i].name);
 	free(op.attr);
@@ -677,10 +662,10 @@ static void test_thresholds(void)
 	memset(h, 0, sizeof h);
 	for (int b = 0; b < 100; b++)
 		h[b] = 1;
-	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 50) == 25, "median of 100 bins");
-	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 100) == 50, "100%% is everything");
-	CHECK(calib_percentile_threshold(h, 100, 0.5, 100, 50) == 0.5, "zeros count");
-	CHECK(calib_percentile_threshold(h, 100, 0.5, 0, 99.5) == 50, "99.5%% of 100 values");
+	CHECK_MSG(calib_percentile_threshold(h, 100, 0.5, 0, 50) == 25, "median of 100 bins");
+	CHECK_MSG(calib_percentile_threshold(h, 100, 0.5, 0, 100) == 50, "100%% is everything");
+	CHECK_MSG(calib_percentile_threshold(h, 100, 0.5, 100, 50) == 0.5, "zeros count");
+	CHECK_MSG(calib_percentile_threshold(h, 100, 0.5, 0, 99.5) == 50, "99.5%% of 100 values");
 	/* MSE: on a long-tailed sample the chosen threshold's real error is
 	 * within 3% of the best over a fine grid, and it clips the tail */
 	static double v[N];
@@ -701,8 +686,8 @@ static void test_thresholds(void)
 		for (int i = 1; i <= 400; i++)
 			best = fmin(best, real_mse(v, N, mx * i / 400, levels));
 		double got = real_mse(v, N, t, levels);
-		CHECK(got <= best * 1.03, "levels %d: mse at %g is %g, best %g", levels, t, got, best);
-		CHECK(t < mx, "levels %d: the tail is clipped (%g < %g)", levels, t, mx);
+		CHECK_MSG(got <= best * 1.03, "levels %d: mse at %g is %g, best %g", levels, t, got, best);
+		CHECK_MSG(t < mx, "levels %d: the tail is clipped (%g < %g)", levels, t, mx);
 	}
 }
 
@@ -716,12 +701,8 @@ static void test_stats(void)
 	int x = graph_add_tensor(g, "x", DT_F32, 2, (int64_t[]){ 1, 3000 });
 	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
 	graph_add_op(g, OP_RELU, "relu", 1, &x, 1, &y);
-	g->n_inputs = g->n_outputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->outputs[0] = y;
-	CHECK(graph_infer(g) == 0, "%s", err_msg());
+	graph_set_io(g, 1, &x, 1, &y);
+	CHECK_MSG(graph_infer(g) == 0, "%s", err_msg());
 	struct npz z = { 0 }, z2[2] = { { 0 } };
 	float *d = npz_add(&z, "x", DT_F32, 3, (int64_t[]){ 7, 1, 3000 }, NULL)->data;
 	for (int i = 0; i < 7 * 3000; i++)    /* growing ranges, exact zeros */
@@ -732,50 +713,50 @@ static void test_stats(void)
 	for (int m = 0; m < 4; m++) {
 		struct calib_opts o = { .method = (enum calib_method)m, .percentile = 99.9, .nthreads = 1 };
 		struct calib_stats *all = NULL, *two = NULL, *part[3] = { NULL, NULL, NULL };
-		CHECK(calib_collect(g, 1, &z, names, &o, &all) == 0, "%s", err_msg());
-		CHECK(calib_collect(g, 2, z2, names, &o, &two) == 0, "%s", err_msg());
+		CHECK_MSG(calib_collect(g, 1, &z, names, &o, &all) == 0, "%s", err_msg());
+		CHECK_MSG(calib_collect(g, 2, z2, names, &o, &two) == 0, "%s", err_msg());
 		for (int k = 0; k < 3; k++) {
 			o.shard = k + 1;
 			o.nshards = 3;
-			CHECK(calib_collect(g, 1, &z, names, &o, &part[k]) == 0, "%s", err_msg());
+			CHECK_MSG(calib_collect(g, 1, &z, names, &o, &part[k]) == 0, "%s", err_msg());
 		}
 		if (!all || !two || !part[0] || !part[1] || !part[2])
 			return;
-		CHECK(all->samples == 7 && part[0]->samples + part[1]->samples + part[2]->samples == 7,
-		      "shards split the samples");
+		CHECK_MSG(all->samples == 7 && part[0]->samples + part[1]->samples + part[2]->samples == 7,
+		          "shards split the samples");
 		/* merge 3 + 1 + 2 */
-		CHECK(calib_stats_merge(part[2], part[0], "p1") == 0 &&
-		      calib_stats_merge(part[2], part[1], "p2") == 0, "%s", err_msg());
+		CHECK_MSG(calib_stats_merge(part[2], part[0], "p1") == 0 &&
+		          calib_stats_merge(part[2], part[1], "p2") == 0, "%s", err_msg());
 		struct calib_stats *s[2] = { part[2], two };
 		for (int j = 0; j < 2; j++)
 			for (int t = 0; t < all->n; t++)
-				CHECK(s[j]->min[t] == all->min[t] && s[j]->max[t] == all->max[t] &&
-				      s[j]->exp[t] == all->exp[t] && s[j]->zeros[t] == all->zeros[t] &&
-				      !memcmp(s[j]->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
-					      CALIB_BINS * sizeof(uint64_t)),
-				      "method %d, %s: tensor %d differs", m, j ? "two files" : "merged", t);
-		CHECK(all->zeros[0] > 0 && all->exp[0] == 9, "zeros counted, range 2^%d", all->exp[0]);
+				CHECK_MSG(s[j]->min[t] == all->min[t] && s[j]->max[t] == all->max[t] &&
+				          s[j]->exp[t] == all->exp[t] && s[j]->zeros[t] == all->zeros[t] &&
+				          !memcmp(s[j]->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
+					          CALIB_BINS * sizeof(uint64_t)),
+				          "method %d, %s: tensor %d differs", m, j ? "two files" : "merged", t);
+		CHECK_MSG(all->zeros[0] > 0 && all->exp[0] == 9, "zeros counted, range 2^%d", all->exp[0]);
 		/* the file keeps every field */
 		char path[] = "/tmp/test_stats_XXXXXX";
 		int fd = mkstemp(path);
 		close(fd);
 		struct calib_stats *back = NULL;
-		CHECK(calib_stats_write(path, all) == 0 && calib_stats_read(path, &back) == 0,
-		      "%s", err_msg());
+		CHECK_MSG(calib_stats_write(path, all) == 0 && calib_stats_read(path, &back) == 0,
+		          "%s", err_msg());
 		if (back) {
-			CHECK(back->method == all->method && back->percentile == all->percentile &&
-			      back->samples == 7 && !strcmp(back->graph, "stats graph"), "header");
+			CHECK_MSG(back->method == all->method && back->percentile == all->percentile &&
+			          back->samples == 7 && !strcmp(back->graph, "stats graph"), "header");
 			for (int t = 0; t < all->n; t++)
-				CHECK(!strcmp(back->names[t], all->names[t]) &&
-				      back->min[t] == all->min[t] && back->max[t] == all->max[t] &&
-				      back->exp[t] == all->exp[t] && back->zeros[t] == all->zeros[t] &&
-				      !memcmp(back->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
-					      CALIB_BINS * sizeof(uint64_t)), "tensor %d read back", t);
+				CHECK_MSG(!strcmp(back->names[t], all->names[t]) &&
+				          back->min[t] == all->min[t] && back->max[t] == all->max[t] &&
+				          back->exp[t] == all->exp[t] && back->zeros[t] == all->zeros[t] &&
+				          !memcmp(back->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
+					          CALIB_BINS * sizeof(uint64_t)), "tensor %d read back", t);
 			struct calib_table *t1 = NULL, *t2 = NULL;
 			calib_stats_table(all, 1, &t1);
 			calib_stats_table(back, 1, &t2);
 			for (int t = 0; t < t1->n; t++)
-				CHECK(t1->e[t].threshold == t2->e[t].threshold, "same thresholds");
+				CHECK_MSG(t1->e[t].threshold == t2->e[t].threshold, "same thresholds");
 			calib_table_free(t1);
 			calib_table_free(t2);
 			calib_stats_free(back);
@@ -783,13 +764,13 @@ static void test_stats(void)
 		/* refusals: another method, truncation */
 		back = NULL;
 		two->method = (enum calib_method)((m + 1) % 4);
-		CHECK(calib_stats_merge(all, two, "other") < 0 && strstr(err_msg(), "'other'"),
-		      "another method refused");
+		CHECK_MSG(calib_stats_merge(all, two, "other") < 0 && strstr(err_msg(), "'other'"),
+		          "another method refused");
 		FILE *f = fopen(path, "r+");
-		CHECK(f && ftruncate(fileno(f), 120) == 0, "truncate");
+		CHECK_MSG(f && ftruncate(fileno(f), 120) == 0, "truncate");
 		if (f)
 			fclose(f);
-		CHECK(calib_stats_read(path, &back) < 0 && strstr(err_msg(), path), "truncated refused");
+		CHECK_MSG(calib_stats_read(path, &back) < 0 && strstr(err_msg(), path), "truncated refused");
 		unlink(path);
 		calib_stats_free(all);
 		calib_stats_free(two);
@@ -804,10 +785,10 @@ static void test_stats(void)
 		od[i] = 3000 + 1000 * frand();
 	struct calib_opts ko = { .method = CALIB_KLD, .nthreads = 1 };
 	struct calib_table *kt = NULL;
-	CHECK(calib_run(g, &zo, "offset.npz", &ko, &kt) == 0, "%s", err_msg());
+	CHECK_MSG(calib_run(g, &zo, "offset.npz", &ko, &kt) == 0, "%s", err_msg());
 	if (kt)
-		CHECK(kt->e[0].threshold == fmax(fabs(kt->e[0].min), fabs(kt->e[0].max)),
-		      "offset distribution: threshold %g, max %g", kt->e[0].threshold, kt->e[0].max);
+		CHECK_MSG(kt->e[0].threshold == fmax(fabs(kt->e[0].min), fabs(kt->e[0].max)),
+		          "offset distribution: threshold %g, max %g", kt->e[0].threshold, kt->e[0].max);
 	calib_table_free(kt);
 	npz_free(&zo);
 	npz_free(&z);
@@ -826,18 +807,14 @@ static void test_lut(void)
 	int y = graph_add_tensor(g, "y", DT_F32, 0, NULL);
 	graph_add_op(g, OP_SIGMOID, "sig", 1, &x, 1, &s);
 	graph_add_op(g, OP_SOFTMAX, "sm", 1, &s, 1, &y);
-	g->n_inputs = g->n_outputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->outputs[0] = y;
-	CHECK(graph_infer(g) == 0, "%s", err_msg());
+	graph_set_io(g, 1, &x, 1, &y);
+	CHECK_MSG(graph_infer(g) == 0, "%s", err_msg());
 	struct calib_table *tab = xcalloc(1, sizeof *tab);
 	calib_add(tab, "x", 6.35, -6.35, 6.35);
 	calib_add(tab, "s", 1e-3, 0, 1e-3);      /* a calibration that saw tiny outputs */
 	calib_add(tab, "y", 1, 0, 1);
 	struct ir_graph *q = NULL;
-	CHECK(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	CHECK_MSG(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
 	if (q) {
 		int so = graph_find_tensor(q, "s");
 		const struct ir_op *sig = NULL, *sm = NULL;
@@ -848,11 +825,11 @@ static void test_lut(void)
 				sm = &q->ops[i];
 		}
 		int64_t lut[256];
-		CHECK(sig && op_ints(sig, "lut", lut, 256) == 256, "sig has a 256-entry lut");
-		CHECK(so >= 0 && q->tensors[so].dtype == DT_U8 &&
-		      fabs(q->tensors[so].scale - 1.0 / 255) < 1e-4, "sigmoid output u8 over [0, 1]");
-		CHECK(sm && q->tensors[sm->out[0]].dtype == DT_BF16 &&
-		      q->tensors[sm->in[0]].dtype == DT_BF16, "softmax runs in bf16");
+		CHECK_MSG(sig && op_ints(sig, "lut", lut, 256) == 256, "sig has a 256-entry lut");
+		CHECK_MSG(so >= 0 && q->tensors[so].dtype == DT_U8 &&
+		          fabs(q->tensors[so].scale - 1.0 / 255) < 1e-4, "sigmoid output u8 over [0, 1]");
+		CHECK_MSG(sm && q->tensors[sm->out[0]].dtype == DT_BF16 &&
+		          q->tensors[sm->in[0]].dtype == DT_BF16, "softmax runs in bf16");
 		/* every input code: the lookup equals quantised sigmoid within a code */
 		struct interp it;
 		interp_init(&it, q, 1);
@@ -860,13 +837,13 @@ static void test_lut(void)
 		float *xv = npz_add(&z, "x", DT_F32, 2, (int64_t[]){ 1, 256 }, NULL)->data;
 		for (int c = 0; c < 256; c++)
 			xv[c] = 0.05f * (float)(c - 128);
-		CHECK(interp_set_inputs(&it, &z, "x.npz") == 0 && interp_run(&it, NULL, NULL) == 0,
-		      "%s", err_msg());
+		CHECK_MSG(interp_set_inputs(&it, &z, "x.npz") == 0 && interp_run(&it, NULL, NULL) == 0,
+		          "%s", err_msg());
 		float *sv = interp_get_f32(&it, so);
 		double worst = 0;
 		for (int c = 0; c < 256; c++)
 			worst = fmax(worst, fabs(sv[c] - 1 / (1 + exp(-0.05 * (c - 128)))));
-		CHECK(worst <= 1.0 / 255, "lookup error %g over one code", worst);
+		CHECK_MSG(worst <= 1.0 / 255, "lookup error %g over one code", worst);
 		free(sv);
 		interp_free(&it);
 		npz_free(&z);
@@ -914,12 +891,8 @@ static void test_lowered_graph(void)
 	graph_add_op(g, OP_FLATTEN, "flatten", 1, &t[5], 1, &t[6]);
 	o = graph_add_op(g, OP_GEMM, "fc", 3, (int[]){ t[6], fwt, fbt }, 1, &t[7]);
 	op_set_int(&g->ops[o], "transB", 1);
-	g->n_inputs = g->n_outputs = 1;
-	g->inputs = xmalloc(sizeof(int));
-	g->outputs = xmalloc(sizeof(int));
-	g->inputs[0] = x;
-	g->outputs[0] = t[7];
-	CHECK(graph_infer(g) == 0, "%s", err_msg());
+	graph_set_io(g, 1, &x, 1, &t[7]);
+	CHECK_MSG(graph_infer(g) == 0, "%s", err_msg());
 
 	struct npz z = { 0 };
 	struct npz_array *a = npz_add(&z, "x", DT_F32, 5, (int64_t[]){ 6, 1, 4, 8, 8 }, NULL);
@@ -927,46 +900,46 @@ static void test_lowered_graph(void)
 		((float *)a->data)[i] = frand() * 2;
 	struct calib_opts opts = { .method = CALIB_KLD, .nthreads = 1 };
 	struct calib_table *tab = NULL;
-	CHECK(calib_run(g, &z, "samples", &opts, &tab) == 0, "%s", err_msg());
+	CHECK_MSG(calib_run(g, &z, "samples", &opts, &tab) == 0, "%s", err_msg());
 	if (!tab)
 		return;
-	CHECK(tab->n == 9 && !strcmp(tab->e[0].name, "x") && !strcmp(tab->e[8].name, "out"),
-	      "table in graph order, %d entries", tab->n);
+	CHECK_MSG(tab->n == 9 && !strcmp(tab->e[0].name, "x") && !strcmp(tab->e[8].name, "out"),
+	          "table in graph order, %d entries", tab->n);
 
 	struct ir_graph *q = NULL;
-	CHECK(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	CHECK_MSG(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
 	if (q) {
-		CHECK(q->dialect == DIALECT_TPU && q->stage == STAGE_LOWERED &&
-		      !strcmp(q->mode, "int8") && !strcmp(q->chip, "tpu-a"), "header");
+		CHECK_MSG(q->dialect == DIALECT_TPU && q->stage == STAGE_LOWERED &&
+		          !strcmp(q->mode, "int8") && !strcmp(q->chip, "tpu-a"), "header");
 		int xi = graph_find_tensor(q, "x"), oi = graph_find_tensor(q, "out");
-		CHECK(xi >= 0 && q->tensors[xi].dtype == DT_F32 && q->inputs[0] == xi, "input stays f32");
-		CHECK(oi >= 0 && q->tensors[oi].dtype == DT_F32 && q->outputs[0] == oi, "output f32");
-		CHECK(graph_find_tensor(q, "x_i8") >= 0 && graph_find_tensor(q, "out_i8") >= 0,
-		      "int8 twins of the graph input and output");
+		CHECK_MSG(xi >= 0 && q->tensors[xi].dtype == DT_F32 && q->inputs[0] == xi, "input stays f32");
+		CHECK_MSG(oi >= 0 && q->tensors[oi].dtype == DT_F32 && q->outputs[0] == oi, "output f32");
+		CHECK_MSG(graph_find_tensor(q, "x_i8") >= 0 && graph_find_tensor(q, "out_i8") >= 0,
+		          "int8 twins of the graph input and output");
 		int c1 = graph_find_tensor(q, "c1"), r = graph_find_tensor(q, "r"), s = graph_find_tensor(q, "sum");
 		int c2 = graph_find_tensor(q, "c2");
 		const struct calib_entry *e1 = calib_find(tab, "c1"), *e2 = calib_find(tab, "c2");
-		CHECK(c1 >= 0 && q->tensors[c1].dtype == DT_U8 && e1 &&
-		      q->tensors[c1].scale == (float)(e1->threshold / 255), "c1 (relu) is u8, T / 255");
-		CHECK(c2 >= 0 && q->tensors[c2].dtype == DT_I8 && e2 && e2->min < 0 &&
-		      q->tensors[c2].scale == (float)(e2->threshold / 127), "c2 (signed) is i8, T / 127");
+		CHECK_MSG(c1 >= 0 && q->tensors[c1].dtype == DT_U8 && e1 &&
+		          q->tensors[c1].scale == (float)(e1->threshold / 255), "c1 (relu) is u8, T / 255");
+		CHECK_MSG(c2 >= 0 && q->tensors[c2].dtype == DT_I8 && e2 && e2->min < 0 &&
+		          q->tensors[c2].scale == (float)(e2->threshold / 127), "c2 (signed) is i8, T / 127");
 		struct ir_graph *qs = NULL;
 		struct lower_opts lo = { .tab = tab, .signed_only = 1 };
-		CHECK(lower_graph_opts(g, "tpu-a", "int8", &lo, &qs) == 0, "%s", err_msg());
+		CHECK_MSG(lower_graph_opts(g, "tpu-a", "int8", &lo, &qs) == 0, "%s", err_msg());
 		for (int i = 0; qs && i < qs->n_tensors; i++)
-			CHECK(qs->tensors[i].dtype != DT_U8, "signed_only: '%s' is u8", qs->tensors[i].name);
+			CHECK_MSG(qs->tensors[i].dtype != DT_U8, "signed_only: '%s' is u8", qs->tensors[i].name);
 		graph_free(qs);
-		CHECK(r >= 0 && s >= 0 && q->tensors[r].scale == q->tensors[s].scale, "relu keeps the scale");
+		CHECK_MSG(r >= 0 && s >= 0 && q->tensors[r].scale == q->tensors[s].scale, "relu keeps the scale");
 
 		struct interp fi, qi;
 		interp_init(&fi, g, 1);
 		interp_init(&qi, q, 1);
 		double dot = 0, na = 0, nb = 0;
 		for (int sample = 0; sample < 6; sample++) {
-			CHECK(interp_set_sample(&fi, &z, "samples", sample) == 0, "%s", err_msg());
-			CHECK(interp_set_sample(&qi, &z, "samples", sample) == 0, "%s", err_msg());
-			CHECK(interp_run(&fi, NULL, NULL) == 0, "%s", err_msg());
-			CHECK(interp_run(&qi, NULL, NULL) == 0, "%s", err_msg());
+			CHECK_MSG(interp_set_sample(&fi, &z, "samples", sample) == 0, "%s", err_msg());
+			CHECK_MSG(interp_set_sample(&qi, &z, "samples", sample) == 0, "%s", err_msg());
+			CHECK_MSG(interp_run(&fi, NULL, NULL) == 0, "%s", err_msg());
+			CHECK_MSG(interp_run(&qi, NULL, NULL) == 0, "%s", err_msg());
 			const float *fa = fi.val[g->outputs[0]], *fb2 = qi.val[q->outputs[0]];
 			for (int i = 0; i < 10; i++) {
 				dot += fa[i] * fb2[i];
@@ -975,7 +948,7 @@ static void test_lowered_graph(void)
 			}
 		}
 		double cos = dot / sqrt(na * nb);
-		CHECK(cos > 0.99, "int8 vs float cosine %f", cos);
+		CHECK_MSG(cos > 0.99, "int8 vs float cosine %f", cos);
 		interp_free(&fi);
 		interp_free(&qi);
 		graph_free(q);
@@ -985,15 +958,15 @@ static void test_lowered_graph(void)
 	part->path = xstrdup("part.table");
 	calib_add(part, "x", 1, -1, 1);
 	q = NULL;
-	CHECK(lower_graph(g, "tpu-a", "int8", part, &q) < 0 &&
-	      strstr(err_msg(), "op 'conv1' (Conv): no threshold for 'c1' in 'part.table'"),
-	      "missing tensor: %s", err_msg());
+	CHECK_MSG(lower_graph(g, "tpu-a", "int8", part, &q) < 0 &&
+	          strstr(err_msg(), "op 'conv1' (Conv): no threshold for 'c1' in 'part.table'"),
+	          "missing tensor: %s", err_msg());
 	/* f32 lowering keeps ops and tensors */
-	CHECK(lower_graph(g, "tpu-b", "f32", NULL, &q) == 0 && q->n_ops == g->n_ops &&
-	      q->n_tensors == g->n_tensors, "f32 lowering");
+	CHECK_MSG(lower_graph(g, "tpu-b", "f32", NULL, &q) == 0 && q->n_ops == g->n_ops &&
+	          q->n_tensors == g->n_tensors, "f32 lowering");
 	graph_free(q);
-	CHECK(lower_graph(g, "tpu-z", "f32", NULL, &q) < 0, "unknown chip");
-	CHECK(lower_graph(g, "tpu-a", "int4", NULL, &q) < 0, "unknown mode");
+	CHECK_MSG(lower_graph(g, "tpu-z", "f32", NULL, &q) < 0, "unknown chip");
+	CHECK_MSG(lower_graph(g, "tpu-a", "int4", NULL, &q) < 0, "unknown mode");
 	calib_table_free(part);
 	calib_table_free(tab);
 	npz_free(&z);
@@ -1019,6 +992,5 @@ int main(void)
 	test_elementwise_kernels(0);
 	test_elementwise_kernels(1);
 	test_lowered_graph();
-	printf("test_quant: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_report("test_quant");
 }
