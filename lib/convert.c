@@ -104,12 +104,8 @@ static void int_range(enum ir_dtype t, double *lo, double *hi)
 	}
 }
 
-static void put_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
+void dtype_set_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
 {
-	double lo, hi;
-	int_range(t, &lo, &hi);
-	if (t != DT_I64 && t != DT_BOOL)
-		v = v < (int64_t)lo ? (int64_t)lo : v > (int64_t)hi ? (int64_t)hi : v;
 	switch (t) {
 	case DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
 	case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
@@ -117,11 +113,21 @@ static void put_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
 	case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
 	case DT_I64: ((int64_t *)p)[i] = v; break;
 	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-	default: break;
+	default: dtype_set(p, t, i, (double)v); break;
 	}
 }
 
-static void put_float(void *p, enum ir_dtype t, int64_t i, double v)
+/* Store integer V saturated to T's range (Cast between integer dtypes). */
+static void put_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
+{
+	double lo, hi;
+	int_range(t, &lo, &hi);
+	if (t != DT_I64 && t != DT_BOOL)
+		v = v < (int64_t)lo ? (int64_t)lo : v > (int64_t)hi ? (int64_t)hi : v;
+	dtype_set_int(p, t, i, v);
+}
+
+void dtype_set(void *p, enum ir_dtype t, int64_t i, double v)
 {
 	switch (t) {
 	case DT_F32: ((float *)p)[i] = (float)v; return;
@@ -152,6 +158,6 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 		if (!is_float(st) && !is_float(dt))
 			put_int(dst, dt, i, dtype_get_int(src, st, i));
 		else
-			put_float(dst, dt, i, dtype_get(src, st, i));
+			dtype_set(dst, dt, i, dtype_get(src, st, i));
 	}
 }

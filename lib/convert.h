@@ -21,6 +21,14 @@ double dtype_get(const void *p, enum ir_dtype t, int64_t i);
  * dtypes, 0 or 1 for bool, (int64_t)dtype_get() for the float ones. */
 int64_t dtype_get_int(const void *p, enum ir_dtype t, int64_t i);
 
+/* Store V as element I of a buffer of dtype T with Cast's rules (see
+ * dtype_convert): floats round to the format, integers truncate toward zero
+ * and saturate, NaN gives 0. */
+void dtype_set(void *p, enum ir_dtype t, int64_t i, double v);
+/* Store integer V as element I: integer dtypes keep the low bits (wrap, as
+ * integer arithmetic does), bool gives V != 0, float dtypes convert. */
+void dtype_set_int(void *p, enum ir_dtype t, int64_t i, int64_t v);
+
 float f16_to_float(uint16_t h);
 uint16_t float_to_f16(float f);
 float bf16_to_float(uint16_t h);

@@ -74,29 +74,6 @@ static int eltwise_infer(struct ir_graph *g, struct ir_op *op)
 
 /* ---- generic path: any dtype, element by element ---- */
 
-static void st_d(void *p, enum ir_dtype t, int64_t i, double v)
-{
-	switch (t) {
-	case DT_F32: ((float *)p)[i] = (float)v; break;
-	case DT_F16: ((uint16_t *)p)[i] = float_to_f16((float)v); break;
-	case DT_BF16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
-	default: break;
-	}
-}
-
-static void st_i(void *p, enum ir_dtype t, int64_t i, int64_t v)
-{
-	switch (t) {
-	case DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-	case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-	case DT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-	case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-	case DT_I64: ((int64_t *)p)[i] = v; break;
-	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-	default: st_d(p, t, i, (double)v); break;
-	}
-}
-
 static double fmod_py(double a, double b)
 {
 	double r = fmod(a, b);
@@ -228,14 +205,14 @@ int eltwise_run_any(struct kern *k)
 				v[i] = dtype_get(k->in[i].data, k->in[i].dtype, off[i]);
 			double res = comb_d(t, v, n, fmod_c);
 			if (is_float(y->dtype))
-				st_d(y->data, y->dtype, e, res);
+				dtype_set(y->data, y->dtype, e, res);
 			else
-				st_i(y->data, y->dtype, e, (int64_t)res);
+				dtype_set_int(y->data, y->dtype, e, (int64_t)res);
 		} else {
 			int64_t v[OP_MAX_IO];
 			for (int i = 0; i < n; i++)
 				v[i] = dtype_get_int(k->in[i].data, k->in[i].dtype, off[i]);
-			st_i(y->data, y->dtype, e, comb_i(t, v, n, fmod_c, left));
+			dtype_set_int(y->data, y->dtype, e, comb_i(t, v, n, fmod_c, left));
 		}
 		/* Advance the odometer and every input's offset. */
 		for (int d = r - 1; d >= 0; d--) {
