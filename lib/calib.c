@@ -81,6 +81,52 @@ static int range_exp(float am)
 	return k < CALIB_MIN_EXP ? CALIB_MIN_EXP : k;
 }
 
+/* Count the N values X into histogram H (bin of |x| is |x| * INV, exact as
+ * INV is a power of two; the last bin takes |x| = AM), exact zeros into
+ * *ZEROS; NaN, infinities and |x| > AM are left out.  Branch-free: a block
+ * of bin indices is computed first (ZERO_BIN and SKIP_BIN for the values
+ * not binned), then counted into four interleaved histograms so that runs
+ * of one bin (the zeros after a ReLU) do not serialise on one counter. */
+#define ZERO_BIN CALIB_BINS
+#define SKIP_BIN (CALIB_BINS + 1)
+#define FILL_BLOCK 4096
+static void hist_fill(uint64_t *h, uint64_t *zeros, const float *x, int64_t n, float am,
+		      float inv)
+{
+	static _Thread_local uint32_t part[4][CALIB_BINS + 2];
+	uint16_t idx[FILL_BLOCK];
+	memset(part, 0, sizeof part);
+	for (int64_t i0 = 0; i0 < n; i0 += FILL_BLOCK) {
+		int m = n - i0 < FILL_BLOCK ? (int)(n - i0) : FILL_BLOCK;
+		const float *xb = x + i0;
+		#pragma omp simd
+		for (int i = 0; i < m; i++) {
+			float a = fabsf(xb[i]);
+			float f = a * inv;
+			int b = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
+			b = a <= am ? b : SKIP_BIN;   /* NaN compares false */
+			idx[i] = (uint16_t)(a == 0 ? ZERO_BIN : b);
+		}
+		int i = 0;
+		for (; i + 4 <= m; i += 4) {
+			part[0][idx[i]]++;
+			part[1][idx[i + 1]]++;
+			part[2][idx[i + 2]]++;
+			part[3][idx[i + 3]]++;
+		}
+		for (; i < m; i++)
+			part[0][idx[i]]++;
+		/* uint32 counters: flush before a block could overflow them */
+		if ((i0 / FILL_BLOCK + 1) % (1 << 19) == 0 || i0 + m >= n) {
+			for (int b = 0; b < CALIB_BINS; b++)
+				h[b] += (uint64_t)part[0][b] + part[1][b] + part[2][b] + part[3][b];
+			*zeros += (uint64_t)part[0][ZERO_BIN] + part[1][ZERO_BIN] + part[2][ZERO_BIN] +
+				  part[3][ZERO_BIN];
+			memset(part, 0, sizeof part);
+		}
+	}
+}
+
 /* Fold the N values X into tensor S of ST. */
 static void observe_values(struct calib_stats *st, int s, const float *x, int64_t n)
 {
@@ -106,19 +152,7 @@ static void observe_values(struct calib_stats *st, int s, const float *x, int64_
 	if (am > 0)
 		hist_widen(h, &st->exp[s], range_exp(am));
 	float inv = st->exp[s] != CALIB_NO_EXP ? ldexpf(1.0f, CALIB_LOG2_BINS - st->exp[s]) : 0;
-	uint64_t z = 0;
-	for (int64_t i = 0; i < n; i++) {
-		float a = fabsf(x[i]);
-		if (a == 0) {
-			z++;
-			continue;
-		}
-		if (!(a <= am))
-			continue;   /* NaN and infinities stay out of the histogram */
-		int b = (int)(a * inv);   /* exact: inv is a power of two */
-		h[b < CALIB_BINS ? b : CALIB_BINS - 1]++;
-	}
-	st->zeros[s] += z;
+	hist_fill(h, &st->zeros[s], x, n, am, inv);
 }
 
 struct run {
