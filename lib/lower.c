@@ -270,7 +270,9 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 	return cast_twin(lc, t, home, dt, 0, 0, sfx, osfx);
 }
 
-int lower_default(struct lower_ctx *lc, const struct ir_op *op)
+/* lower_default, with the constant inputs in F32_INPUTS (a bit per input)
+ * kept in f32 in float modes. */
+static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs)
 {
 	int in[OP_MAX_IO], out[OP_MAX_IO];
 	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
@@ -292,7 +294,9 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 		else if (q)
 			in[i] = lower_act_input(lc, op, op->in[i]);
 		else
-			in[i] = lower_float_input(lc, op, op->in[i], fdt);
+			in[i] = lower_float_input(lc, op, op->in[i],
+						  f32_inputs >> i & 1 && lc->top->tensors[op->in[i]].data
+						  ? DT_F32 : fdt);
 		if (op->in[i] >= 0 && in[i] < 0)
 			return -1;
 	}
@@ -311,6 +315,16 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
 	return 0;
+}
+
+int lower_default(struct lower_ctx *lc, const struct ir_op *op)
+{
+	return lower_copy(lc, op, 0);
+}
+
+int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
+{
+	return lower_copy(lc, op, lc->mode == LOWER_INT8 ? 0 : 1u << bias);
 }
 
 int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
@@ -438,6 +452,55 @@ static int op_modes(const struct ir_graph *top, enum lower_mode m, const struct 
 	return 0;
 }
 
+/* The largest finite |value| Top tensor T of TOP takes: from its data
+ * for a weight, from the table for an activation; 0 when unknown.
+ * (Infinities convert to f16 exactly.) */
+static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t)
+{
+	const struct ir_tensor *s = &top->tensors[t];
+	if (s->dtype != DT_F32)
+		return 0;
+	double m = 0;
+	if (s->data) {
+		const float *w = s->data;
+		for (int64_t i = 0, n = tensor_numel(s); i < n; i++)
+			if (isfinite(w[i]) && fabsf(w[i]) > m)
+				m = fabsf(w[i]);
+		return m;
+	}
+	const struct calib_entry *e = calib_find(tab, s->name);
+	if (!e)
+		return 0;
+	return fmax(isfinite(e->min) ? fabs(e->min) : 0, isfinite(e->max) ? fabs(e->max) : 0);
+}
+
+/* F16 keeps ops in range: an op in f16 with an input or output beyond the
+ * largest finite f16 (a weight, or an activation by the calibration table)
+ * would compute infinities, so it stays in f32; each such op is named on
+ * NOTES when given. */
+static void f16_range_guard(const struct ir_graph *top, const struct calib_table *tab,
+			    const struct lower_opts *o, enum lower_mode *mode)
+{
+	for (int i = 0; i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		if (mode[i] != LOWER_F16)
+			continue;
+		for (int j = 0; j < op->n_in + op->n_out; j++) {
+			int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+			double r = t >= 0 ? tensor_reach(top, tab, t) : 0;
+			if (r > F16_MAX) {
+				mode[i] = LOWER_F32;
+				if (o->notes)
+					fprintf(o->notes, "%s: note: op '%s' kept in f32: '%s' reaches "
+						"%.4g, beyond f16's %g\n", o->prog ? o->prog : "tpuc",
+						op->name ? op->name : "?",
+						top->tensors[t].name, r, F16_MAX);
+				break;
+			}
+		}
+	}
+}
+
 int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *mode,
 		     const struct lower_opts *opts, struct ir_graph **tpu)
 {
@@ -454,6 +517,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 		free(opmode);
 		return -1;
 	}
+	if (tab)
+		f16_range_guard(top, tab, opts, opmode);
 	for (int i = 0; i < top->n_ops; i++)
 		if (opmode[i] == LOWER_INT8 && !tab) {
 			free(opmode);

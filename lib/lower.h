@@ -18,10 +18,15 @@
 #ifndef TPUC_LOWER_H
 #define TPUC_LOWER_H
 
+#include <stdio.h>
+
 #include "calib.h"
 #include "ir.h"
 
 enum lower_mode { LOWER_F32, LOWER_INT8, LOWER_BF16, LOWER_F16, LOWER_MODES };
+
+/* The largest finite f16. */
+#define F16_MAX 65504.0
 
 struct lower_ctx {
 	const struct ir_graph *top;      /* graph being lowered */
@@ -65,11 +70,16 @@ struct lower_opts {
 	const struct qtable *qt;         /* per-op modes, or NULL */
 	enum lower_mode fallback;        /* int8: the mode of ops with no int8 form
 					    (0, LOWER_F32, means LOWER_BF16) */
+	FILE *notes;                     /* where to name the ops kept in f32 out of
+					    f16's range ("PROG: note: ..."), or NULL */
+	const char *prog;                /* PROG in notes */
 };
 
 /* Lower TOP (dialect top, stage origin or canonical) for CHIP ("tpu-a",
  * "tpu-b") in MODE ("f32", "bf16", "f16", "int8").  TAB gives the activation
- * thresholds and is required when any op is int8 (NULL otherwise).  On
+ * thresholds and is required when any op is int8 (NULL otherwise); when
+ * given, an op in f16 whose weights or calibrated activations go beyond
+ * the largest finite f16 (F16_MAX) stays in f32.  On
  * success *TPU is a new graph at stage lowered, verified, whose header mode
  * is MODE.  Errors name the op and, for a missing threshold, the tensor and
  * the table; a qtable naming an op the graph lacks is refused. */
@@ -145,6 +155,11 @@ struct lower_pc {
  * (lower_table_act), copying OP's attributes.  Returns the Tpu op index, or
  * -1. */
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc);
+
+/* The hook of ops whose input BIAS is added to an f32 accumulator (Conv,
+ * Gemm): in float modes as lower_default, but a constant bias stays f32;
+ * in int8 as lower_default. */
+int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias);
 
 /* Int8 hook of elementwise unary ops: a 256-entry lookup table (attribute
  * lut) from the input's codes to the output's, made by running the op's

@@ -160,8 +160,11 @@ PYEOF
 import struct, sys, msgpack
 b = open(sys.argv[1], 'rb').read()
 g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
+# biases of Conv and Gemm stay f32 (the chip adds them to an f32 accumulator)
+bias = ('b1', 'b2', 'fb')
 bad = [t['name'] for t in g['tensors'] if t['dtype'] not in (sys.argv[2], 'i64', 'i32')
-       and t['name'] not in ('x', 'y')]
+       and t['name'] not in ('x', 'y') + bias]
+bad += [t['name'] for t in g['tensors'] if t['name'] in bias and t['dtype'] != 'f32']
 print(bad)
 sys.exit(1 if bad else 0)
 PYEOF
@@ -174,6 +177,31 @@ PYEOF
 		tpu-sim "$T/$m.tmodel" -i "$QN/input.npz" -o "$T/$m.sim.npz" >/dev/null
 		cmp "$T/$m.npz" "$T/$m.sim.npz"
 	done
+}
+
+@test "f16 with --calib: ops beyond f16's range stay in f32, each named" {
+	# a table claiming c2 reaches 1e5 (f16 tops at 65504): conv2, which
+	# writes it, and add, which reads it, stay f32; nothing else does
+	awk '$1 == "c2" { $4 = "100000" } { print }' "$QN/net.table" >"$T/big.table"
+	run --separate-stderr top2tpu "$QN/net.top" --chip tpu-a --mode f16 --calib "$T/big.table" -o "$T/h.tpu"
+	assert_success
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[[ ${stderr_lines[0]} == "top2tpu: note: op 'conv2' kept in f32: 'c2' reaches 1e+05, beyond f16's 65504" ]]
+	[[ ${stderr_lines[1]} == "top2tpu: note: op 'add' kept in f32: 'c2' reaches 1e+05, beyond f16's 65504" ]]
+	run irdump "$T/h.tpu"
+	assert_output --regexp "op Conv conv2 in=r1_f32,w2,b2 out=c2 "
+	assert_output --regexp "op Conv conv1 in=x_f16,w1,b1 out=r1 "
+	# the table of the samples themselves: nothing to keep, the same graph as without it
+	run --separate-stderr top2tpu "$QN/net.top" --chip tpu-a --mode f16 --calib "$QN/net.table" -o "$T/c.tpu"
+	assert_success
+	[ -z "$stderr" ]
+	top2tpu "$QN/net.top" --chip tpu-a --mode f16 -o "$T/n.tpu"
+	cmp "$T/c.tpu" "$T/n.tpu"
+	# a bad table is refused even in f16
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f16 --calib "$T/nope.table" -o "$T/x.tpu"
+	assert_failure
+	assert_output --partial "nope.table"
+	[ ! -e "$T/x.tpu" ]
 }
 
 @test "--qtable: per-op modes with Casts between precisions" {

@@ -82,9 +82,12 @@ int main(int argc, char **argv)
 			qfile);
 		goto done;
 	}
-	if (table && int8 && calib_table_read(table, &tab) < 0)
+	/* int8 needs the table; f16 uses it to keep out-of-range ops in f32 */
+	if (table && calib_table_read(table, &tab) < 0)
 		goto fail;
 	lo.tab = tab;
+	lo.notes = stderr;
+	lo.prog = prog;
 	lo.qt = qt;
 	if (lower_graph_opts(top, chip, mode, &lo, &tpu) < 0) {
 		err_prefix("'%s'", cli_shown(in));

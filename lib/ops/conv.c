@@ -88,7 +88,7 @@ static int conv_f32(struct kern *k)
 static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
-		return lower_default(lc, op);
+		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
 	if (!w->data || w->dtype != DT_F32 || (b && (!b->data || b->dtype != DT_F32)))

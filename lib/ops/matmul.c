@@ -177,7 +177,7 @@ static int matmul_f32(struct kern *k)
 static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
-		return lower_default(lc, op);
+		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *c = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
 	const struct ir_tensor *y = &lc->top->tensors[op->out[0]];
