@@ -1,8 +1,9 @@
 #!/bin/bash
 # quant-table.sh - the quantisation figures of every model tpuc imports:
 # final-output cosine of the Tpu IR against Top F32 on the model's test
-# input in INT8, INT8 with asymmetric activations (--asymmetric), each also
-# with a searched qtable (and how many ops it keeps in f32), BF16 and F16;
+# input in INT8, INT8 with asymmetric activations (--asymmetric), BF16 and
+# F16, each also with a searched qtable (and how many ops it keeps in f32;
+# for BF16 and F16 only where the mode alone misses 0.999 / 0.9999);
 # and the time of KLD calibration on the 32 calibration samples against 32
 # ir-run F32 inferences.
 #
@@ -69,28 +70,33 @@ lowered() {
 	fi
 }
 
-# searched DIR TAG [--asymmetric]: search a qtable, lower with it; sets cos
-# and kept (ops in f32).
+# searched DIR TAG MODE GOAL [--asymmetric]: search a qtable for a graph in
+# MODE reaching GOAL, lower with it; sets cos and kept (ops in f32).
 searched() {
-	local d=$1 tag=$2
-	shift 2
+	local d=$1 tag=$2 mode=$3 goal=$4
+	shift 4
 	kept=- cos=fail
 	if "$BIN/calibrate" "$d/canonical.top" -d "$src/calib.npz" -o "$d/$tag.table" \
-		--search-qtable "$d/$tag.qtable" --expected-cos "$COS" --search-samples "$SEARCH_N" \
-		"$@" 2>"$d/$tag.log"; then
+		--search-qtable "$d/$tag.qtable" --search-mode "$mode" --expected-cos "$goal" \
+		--search-samples "$SEARCH_N" "$@" 2>"$d/$tag.log"; then
 		kept=$(grep -vc '^#' "$d/$tag.qtable")
-		cos=$(lowered "$d" "$tag" --mode int8 "$@" --calib "$d/$tag.table" --qtable "$d/$tag.qtable")
+		cos=$(lowered "$d" "$tag" --mode "$mode" "$@" --calib "$d/$tag.table" --qtable "$d/$tag.qtable")
 	fi
 }
+
+# below A B: true when cosine A (a number, nan or fail) is below B.
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a == "nan" || a == "fail" || a + 0 < b + 0) }'; }
 
 now() { date +%s.%N; }
 msecs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", 1000 * (b - a) }'; }
 
 echo "# quant-table: Tpu IR vs Top F32, final outputs (smallest cosine over outputs), test input"
-echo "# qtable: calibrate --search-qtable --expected-cos $COS --search-samples $SEARCH_N; kept = ops in f32"
+echo "# qtable: calibrate --search-qtable --search-mode MODE --expected-cos C --search-samples $SEARCH_N,"
+echo "# C = $COS for int8, 0.999 bf16, 0.9999 f16 (searched only where the mode alone misses C); kept = ops in f32"
+echo "# f16 is lowered with the calibration table (ops beyond f16's range stay in f32)"
 echo "# $(nproc) processors, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %7s %8s %6s\n' model int8 +qt kept asym +qt kept \
-	bf16 f16 kld_ms 32inf_ms ratio
+printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' model int8 +qt kept \
+	asym +qt kept bf16 +qt kept f16 +qt kept kld_ms 32inf_ms ratio
 for m in "$@"; do
 	src=$MODELS/$m d=$W/$m
 	mkdir -p "$d"
@@ -111,11 +117,22 @@ for m in "$@"; do
 	ratio=$(awk -v a="$kld" -v b="$inf" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }')
 	i8=$(lowered "$d" int8 --mode int8 --calib "$d/cali.table")
 	as=$(lowered "$d" asym --mode int8 --asymmetric --calib "$d/cali.table")
-	searched "$d" qs
+	searched "$d" qs int8 "$COS"
 	qs=$cos ks=$kept
-	searched "$d" qa --asymmetric
+	searched "$d" qa int8 "$COS" --asymmetric
+	qa=$cos ka=$kept
 	bf=$(lowered "$d" bf16 --mode bf16)
-	f16=$(lowered "$d" f16 --mode f16)
-	printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %7s %8s %6s\n' "$m" "$i8" "$qs" "$ks" "$as" "$cos" \
-		"$kept" "$bf" "$f16" "$kld" "$inf" "$ratio"
+	qb=- kb=-
+	if below "$bf" 0.999; then
+		searched "$d" qb bf16 0.999
+		qb=$cos kb=$kept
+	fi
+	f16=$(lowered "$d" f16 --mode f16 --calib "$d/cali.table")
+	qh=- kh=-
+	if below "$f16" 0.9999; then
+		searched "$d" qh f16 0.9999
+		qh=$cos kh=$kept
+	fi
+	printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' "$m" "$i8" "$qs" "$ks" \
+		"$as" "$qa" "$ka" "$bf" "$qb" "$kb" "$f16" "$qh" "$kh" "$kld" "$inf" "$ratio"
 done

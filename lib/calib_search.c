@@ -163,12 +163,14 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	if (rc == 0)
 		rc = run_graph(&s, top, s.ref);
 
-	/* Candidates: ops whose lowering does more than copy the op through. */
+	/* Candidates: in int8, ops whose lowering does more than copy the op
+	 * through; in a float mode, every op (each rounds its outputs). */
 	struct ranked *cand = xmalloc(sizeof *cand * (size_t)(top->n_ops + 1));
 	int nc = 0;
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct op_def *d = op_defs[top->ops[i].type];
-		if (d->lower && d->lower != lower_default && top->ops[i].name)
+		if (top->ops[i].name && (o->mode != LOWER_INT8 ||
+					 (d->lower && d->lower != lower_default)))
 			cand[nc++] = (struct ranked){ .op = i };
 	}
 	int *ops = xmalloc(sizeof(int) * (size_t)(top->n_ops + 1));

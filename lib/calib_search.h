@@ -4,8 +4,9 @@
  *
  * The search (formats/tpuc-quant.5, "Mixed precision"):
  *   1. the whole graph in MODE: done if it reaches the cosine;
- *   2. sensitivity: for each candidate op (one whose lowering is more than a
- *      copy: Conv, Gemm, Add, pools...), the cosine with only that op in
+ *   2. sensitivity: for each candidate op (in int8 one whose lowering is
+ *      more than a copy: Conv, Gemm, Add, pools...; in bf16 or f16 every
+ *      op), the cosine with only that op in
  *      MODE and every other op in KEEP; most damaging first;
  *   3. the smallest count k of the most damaging ops in KEEP that reaches
  *      the cosine (binary search), then each of those k, least damaging

@@ -7,7 +7,8 @@
 #
 # MODEL   the .onnx file (required)
 # INPUT   the input .npz, keyed by input name (required)
-# CALIB   calibration samples .npz, samples on the first axis (int8 and qtables with int8)
+# CALIB   calibration samples .npz, samples on the first axis (int8 and qtables
+#         with int8; with f16 the table keeps ops that would overflow f16 in f32)
 # MODE    f32 | bf16 | f16 | int8 (default int8)      CHIP  default tpu-a
 # QTABLE  per-op modes for mixed precision (optional; top2tpu --qtable)
 # OUT     output folder (required)
@@ -51,8 +52,9 @@ TOL_f16 := 0.9999,0.99
 TOL_f32 := 0.99999,0.999
 TOL ?= $(TOL_$(MODE))
 
-# A table is needed when the mode or any qtable line is int8.
-NEED_TABLE := $(if $(filter int8,$(MODE)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
+# A table is needed when the mode or any qtable line is int8, and for f16
+# when samples are given (the range check).
+NEED_TABLE := $(if $(filter int8,$(MODE))$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
 
 .PHONY: layers check clean FORCE

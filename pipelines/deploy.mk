@@ -6,13 +6,15 @@
 #
 # MODEL   the .onnx file (required)
 # INPUT   test input .npz, keyed by input name (for the *_out.npz files)
-# CALIB   calibration samples .npz, samples on the first axis (int8)
+# CALIB   calibration samples .npz, samples on the first axis (int8; with
+#         f16 the table keeps ops that would overflow f16 in f32)
 # REF     the framework's output for INPUT (optional; compared with Top IR)
 # MODE    f32 | bf16 | f16 | int8 (default int8)     CHIP  default tpu-a
 # QTABLE  per-op modes for mixed precision (top2tpu --qtable), or "auto":
-#         searched by calibrate --search-qtable on the calibration samples
-#         so that the outputs reach EXPECTED_COS (default 0.99) against F32;
-#         the search writes $(OUT)/auto.qtable with the table
+#         searched by calibrate --search-qtable --search-mode MODE on the
+#         calibration samples so that the outputs reach EXPECTED_COS against
+#         F32 (default by MODE: int8 0.99, bf16 0.999, f16 0.9999); the
+#         search writes $(OUT)/auto.qtable with the table
 # SEARCH_N  samples the search measures on (default calibrate's, 4): the
 #         smallest cosine over more samples leaves a margin for new inputs
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
@@ -37,7 +39,10 @@ CALIB_N ?=
 TPUC_BIN ?=
 QTABLE ?=
 ASYM ?=
-EXPECTED_COS ?= 0.99
+EXPECTED_COS_int8 := 0.99
+EXPECTED_COS_bf16 := 0.999
+EXPECTED_COS_f16 := 0.9999
+EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
 SEARCH_N ?=
 
 ifndef MODEL
@@ -61,15 +66,16 @@ tool = $(if $(TPUC_BIN),$(TPUC_BIN)/$1,$1)
 tooldep = $(if $(TPUC_BIN),$(TPUC_BIN)/$1)
 need = $(if $($1),,$(error deploy.mk: set $1=... for $@))
 
-# A table is needed when the mode, or a line of a given qtable, is int8.
+# A table is needed when the mode, or a line of a given qtable, is int8,
+# for a search, and for f16 when samples are given (the range check).
 AUTO := $(filter auto,$(QTABLE))
 QFILE := $(if $(AUTO),$(OUT)/auto.qtable,$(QTABLE))
-NEED_TABLE := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1)),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
+NEED_TABLE := $(if $(filter int8,$(MODE))$(AUTO)$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
 ASYMFLAG := $(if $(filter 1,$(ASYM)),--asymmetric)
 ifneq ($(AUTO),)
-ifneq ($(MODE),int8)
-$(error deploy.mk: QTABLE=auto searches an int8 graph: MODE must be int8)
+ifeq ($(MODE),f32)
+$(error deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16)
 endif
 endif
 
@@ -117,7 +123,8 @@ $(OUT)/cali.table: $(OUT)/auto.qtable
 $(OUT)/auto.qtable: $(OUT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
 		$(if $(CALIB_N),-n $(CALIB_N)) -o $(OUT)/cali.table \
-		--search-qtable $@ --expected-cos $(EXPECTED_COS) --chip $(CHIP) $(ASYMFLAG) \
+		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
+		--chip $(CHIP) $(ASYMFLAG) \
 		$(if $(SEARCH_N),--search-samples $(SEARCH_N))
 endif
 

@@ -20,7 +20,8 @@ static const char usage[] =
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
 	"                 [--shard K/N] [-j THREADS] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
-	"                  [--chip CHIP] [--keep-mode f32|bf16|f16] [--asymmetric]]\n"
+	"                  [--search-mode int8|bf16|f16] [--keep-mode f32|bf16|f16]\n"
+	"                  [--chip CHIP] [--asymmetric]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
 
 /* A positive integer, or -1. */
@@ -86,6 +87,7 @@ int main(int argc, char **argv)
 		{ "search-samples", required_argument, NULL, 'S' },
 		{ "chip", required_argument, NULL, 'c' },
 		{ "keep-mode", required_argument, NULL, 'K' },
+		{ "search-mode", required_argument, NULL, 'D' },
 		{ "asymmetric", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -94,7 +96,7 @@ int main(int argc, char **argv)
 	/* static: still reachable (not a leak) when a usage error returns early */
 	static const char **data;
 	data = xcalloc((size_t)argc + 1, sizeof *data);
-	int ndata = 0, merging = 0, pct_given = 0;
+	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0;
 	const char *qfile = NULL;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = LOWER_INT8, .keep = LOWER_F32, .expected_cos = 0.99,
@@ -123,6 +125,7 @@ int main(int argc, char **argv)
 		case 'Q': qfile = optarg; break;
 		case 'C':
 			so.expected_cos = strtod(optarg, &end);
+			cos_given = 1;
 			if (end == optarg || *end || !(so.expected_cos > -1 && so.expected_cos <= 1))
 				return cli_usage_error(prog, usage,
 						       "--expected-cos needs a cosine in (-1, 1], not '%s'",
@@ -146,6 +149,13 @@ int main(int argc, char **argv)
 				return cli_usage_error(prog, usage,
 						       "--keep-mode needs f32, bf16 or f16, not '%s'", optarg);
 			so.keep = (enum lower_mode)v;
+			break;
+		case 'D':
+			v = lower_mode_from_name(optarg);
+			if (v < 0 || v == LOWER_F32)
+				return cli_usage_error(prog, usage,
+						       "--search-mode needs int8, bf16 or f16, not '%s'", optarg);
+			so.mode = (enum lower_mode)v;
 			break;
 		case 'n':
 			if ((v = parse_count(optarg)) < 0)
@@ -207,6 +217,12 @@ int main(int argc, char **argv)
 		return cli_usage_error(prog, usage, "-d SAMPLES.npz is required");
 	if (pct_given && opts.method != CALIB_PERCENTILE)
 		return cli_usage_error(prog, usage, "--percentile goes with --method percentile");
+	if (so.mode == so.keep)
+		return cli_usage_error(prog, usage, "--search-mode and --keep-mode are both %s",
+				       lower_mode_name(so.mode));
+	/* the goal by default: the cosine each mode is expected to keep */
+	if (!cos_given)
+		so.expected_cos = so.mode == LOWER_BF16 ? 0.999 : so.mode == LOWER_F16 ? 0.9999 : 0.99;
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
