@@ -65,10 +65,13 @@ static int chan_input(const struct ir_graph *g, const struct ir_op *op, int i, i
 /* How input i of a MatMul goes with chunks of oc output channels (axis 1:
  * rows M of a rank-3 output, a batch axis of a higher one): A is split; B
  * is split when it is a batch operand of the output's rank (4 or more) with
- * oc channels, whole when it has no such axis or size 1 there; -1 else. */
+ * oc channels, whole when it has no such axis or size 1 there; -1 else.
+ * The int8 parameters (inputs 2 to 4, per column or one) stay whole. */
 static int matmul_input(const struct ir_graph *g, const struct ir_op *op, int i, int64_t oc)
 {
 	const struct ir_tensor *y = &g->tensors[op->out[0]], *a = &g->tensors[op->in[i]];
+	if (i >= 2)
+		return 0;
 	if (i == 0)
 		return !isa_weight_layout(a) && a->rank == y->rank && a->shape[1] == oc ? 1 : -1;
 	if (y->rank < 4 || a->rank < y->rank || a->shape[1] == 1)
@@ -80,7 +83,7 @@ static int matmul_input(const struct ir_graph *g, const struct ir_op *op, int i,
  * them (matmul_input), else 0. */
 static int64_t matmul_split(const struct ir_graph *g, const struct ir_op *op)
 {
-	if (op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
+	if ((op->n_in != 2 && op->n_in != 5) || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
 		return 0;
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	if (y->rank < 3 || y->shape[1] < 2 || matmul_input(g, op, 0, y->shape[1]) < 0 ||

@@ -324,7 +324,7 @@ PYEOF
 	assert_output "top2tpu: '$T/bad.table': line 1: expected 'name threshold min max'"
 }
 
-@test "unfolded BatchNormalization and uneven AveragePool are refused by name; int8 MatMul runs in bf16" {
+@test "unfolded BatchNormalization and uneven AveragePool are refused by name" {
 	onnx2top "$FX/bn_alone.onnx" -o "$T/bn.top"
 	run top2tpu "$T/bn.top" --chip tpu-a --mode f32
 	assert_failure 1
@@ -335,20 +335,46 @@ PYEOF
 	run top2tpu "$T/mixed.top" --chip tpu-a --mode int8 --calib "$T/mixed.table"
 	assert_failure 1
 	assert_output --partial "(AveragePool): int8 lowering needs windows of equal size"
-	$PY - "$T/mm.onnx" <<'PYEOF'
+}
+
+@test "int8 MatMul: weights per column, two activations per tensor with batch broadcast, constant A in bf16" {
+	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import TensorProto, helper, numpy_helper
-w = numpy_helper.from_array(np.ones((4, 2), np.float32), "w")
-g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
-                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])], [w])
-onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+d = sys.argv[1]
+r = np.random.RandomState(3)
+w = numpy_helper.from_array(r.standard_normal((4, 6)).astype(np.float32), "w")
+c = numpy_helper.from_array(r.standard_normal((5, 3)).astype(np.float32), "c")
+vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+g = helper.make_graph([
+    helper.make_node("MatMul", ["x", "w"], ["h"], name="mmw"),          # [2,1,3,6]
+    helper.make_node("MatMul", ["h", "v"], ["y"], name="mmv"),          # [2,2,3,5]
+    helper.make_node("MatMul", ["c", "x"], ["z"], name="mmc"),          # [2,1,5,4]
+], "mm", [vi("x", [2, 1, 3, 4]), vi("v", [1, 2, 6, 5])], [vi("y", [2, 2, 3, 5]), vi("z", [2, 1, 5, 4])],
+    [w, c])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/mm.onnx")
+s = lambda *sh: r.standard_normal(sh).astype(np.float32)
+np.savez(d + "/cal.npz", x=s(8, 2, 1, 3, 4), v=s(8, 1, 2, 6, 5))
+np.savez(d + "/in.npz", x=s(2, 1, 3, 4), v=s(1, 2, 6, 5))
 PYEOF
 	onnx2top "$T/mm.onnx" -o "$T/mm.top"
-	printf 'x 1 -1 1\ny 4 -4 4\n' >"$T/mm.table"
-	run top2tpu "$T/mm.top" --chip tpu-a --mode int8 --calib "$T/mm.table" -o "$T/mm.tpu"
-	assert_success
-	run irdump "$T/mm.tpu"
-	assert_output --regexp 'op Cast x_cast_bf16 in=x out=x_bf16'
-	assert_output --regexp 'op MatMul mm in=x_bf16,w out=y_bf16'
+	calibrate "$T/mm.top" -d "$T/cal.npz" -o "$T/mm.table"
+	for a in "" --asymmetric; do
+		run top2tpu "$T/mm.top" --chip tpu-a --mode int8 $a --calib "$T/mm.table" -o "$T/mm.tpu"
+		assert_success
+		run irdump "$T/mm.tpu"
+		assert_line 'op MatMul mmw in=x_i8,w,mmw_bias,mmw_multiplier,mmw_shift out=h'
+		assert_output --regexp 'weight w i8 \[4,6\]'
+		assert_output --regexp 'weight mmw_multiplier i32 \[6\]'
+		assert_line 'op MatMul mmv in=h,v_i8,mmv_bias,mmv_multiplier,mmv_shift out=y_i8'
+		assert_output --regexp 'weight mmv_multiplier i32 \[1\]'
+		assert_output --regexp 'op MatMul mmc in=c,x_bf16 out=z_bf16'
+		ir-run "$T/mm.top" -i "$T/in.npz" -o "$T/f.npz"
+		ir-run "$T/mm.tpu" -i "$T/in.npz" -o "$T/q.npz"
+		run npz-compare "$T/f.npz" "$T/q.npz" --tolerance 0.99,0.8
+		assert_success
+		weight-reorder "$T/mm.tpu" | layergroup | addr-assign 2>/dev/null | codegen -o "$T/mm.tmodel"
+		tpu-sim "$T/mm.tmodel" -i "$T/in.npz" -o "$T/s.npz" >/dev/null 2>&1
+		cmp "$T/q.npz" "$T/s.npz"
+	done
 }

@@ -57,7 +57,8 @@ static int matmul_promote(int rank, const int64_t *shape, int is_b, int64_t *out
 
 static int matmul_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
+	/* Tpu int8: [A, B, bias, multiplier, shift] */
+	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 2) < 0)
 		return -1;
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	if (a->rank < 1 || b->rank < 1)
@@ -272,22 +273,126 @@ static int gemm_tpu(struct kern *k)
 	return 0;
 }
 
-/* MatMul has no int8 lowering yet: in int8 graphs it runs in the fallback
- * float mode (bf16), with Casts around it. */
+/* Int8 lowering of MatMul (formats/tpuc-quant.5): with a constant 2-D B
+ * [K,N], B quantised per column n like a Gemm's; with two activations,
+ * both quantised per tensor and one multiplier and shift for s_a s_b /
+ * s_y.  Inputs become [A, B, bias, multiplier, shift] (i32 [N] or [1],
+ * bias 0).  Any other MatMul (a constant A, a constant B of rank 3 or
+ * more) runs in the fallback float mode with Casts around it. */
 static int matmul_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
 		return lower_default(lc, op);
-	struct lower_ctx f = *lc;
-	f.mode = lc->fallback;
-	return lower_default(&f, op);
+	const struct ir_tensor *a = &lc->top->tensors[op->in[0]];
+	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];
+	if (!a->data && b->data && b->dtype == DT_F32 && b->rank == 2) {
+		struct lower_pc pc = {
+			.w = b->data, .wname = b->name, .wrank = 2, .wshape = b->shape,
+			.channels = b->shape[1], .per = b->shape[0], .cstride = 1,
+			.estride = b->shape[1],
+		};
+		return lower_per_channel(lc, op, &pc) < 0 ? -1 : 0;
+	}
+	if (a->data || b->data) {
+		struct lower_ctx f = *lc;
+		f.mode = lc->fallback;
+		return lower_default(&f, op);
+	}
+	int in[5] = { lower_act_input(lc, op, op->in[0]), lower_act_input(lc, op, op->in[1]) };
+	enum ir_dtype dt;
+	float s_out;
+	int zp;
+	if (in[0] < 0 || in[1] < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+		return -1;
+	int32_t par[3] = { 0 };
+	double real = (double)lc->tpu->tensors[in[0]].scale * lc->tpu->tensors[in[1]].scale / s_out;
+	if (quant_multiplier(real, &par[1], &par[2]) < 0)
+		return op_error(op, "%s", err_msg());
+	static const char *const what[3] = { "bias", "multiplier", "shift" };
+	int64_t one[1] = { 1 };
+	for (int i = 0; i < 3; i++) {
+		char name[512];
+		snprintf(name, sizeof name, "%s_%s", op->name ? op->name : "matmul", what[i]);
+		in[2 + i] = lower_weight(lc, name, DT_I32, 1, one, &par[i]);
+	}
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
+	lower_emit(lc, op, 5, in, 1, &y);
+	return 0;
 }
 
+/* The int8 MatMul kernel: for each (broadcast) batch, exact int32 dot
+ * products of rows of A - za and columns of B - zb, then the
+ * requantisation of column n with parameter n (per-column B) or 0 (one
+ * for all), plus the output zero point. */
 static int matmul_tpu(struct kern *k)
 {
 	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
-	return op_error(k->op, "no int8 kernel");
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	if (!quant_is_q(a->dtype) || !quant_is_q(b->dtype) || !quant_is_q(y->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 A, B and output");
+	int64_t ash[IR_MAX_RANK], bsh[IR_MAX_RANK];
+	int ra = matmul_promote(a->rank, a->shape, 0, ash);
+	int rb = matmul_promote(b->rank, b->shape, 1, bsh);
+	int r = ra > rb ? ra : rb;
+	int64_t ad[IR_MAX_RANK + 1], bd[IR_MAX_RANK + 1], as[IR_MAX_RANK + 1], bs[IR_MAX_RANK + 1];
+	for (int i = 0; i < r; i++) {
+		ad[i] = i < r - ra ? 1 : ash[i - (r - ra)];
+		bd[i] = i < r - rb ? 1 : bsh[i - (r - rb)];
+	}
+	dnnl_dense_strides(r, ad, as);
+	dnnl_dense_strides(r, bd, bs);
+	int64_t m = ad[r - 2], kk = ad[r - 1], n = bd[r - 1], nb = 1;
+	for (int i = 0; i < r - 2; i++)
+		nb *= ad[i] > bd[i] ? ad[i] : bd[i];
+	if (bd[r - 2] != kk || view_numel(y) != nb * m * n)
+		return op_error(k->op, "B does not match A and the output");
+	const struct view *p = &k->in[2];
+	int64_t np = p->rank == 2 && p->shape[1] == 3 ? p->shape[0] : view_numel(p);
+	if ((np != n && np != 1) || quant_check_channel_params(k, 2, np) < 0)
+		return op_error(k->op, "int8 parameters must number %lld or 1", (long long)n);
+	int lo, hi;
+	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
+	int za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
+	int32_t *ar = xmalloc(sizeof(int32_t) * (size_t)(m * kk + 1));   /* A - za */
+	int32_t *bt = xmalloc(sizeof(int32_t) * (size_t)(n * kk + 1));   /* (B - zb)' [N,K] */
+	int32_t *par = xmalloc(sizeof(int32_t) * (size_t)(3 * np + 1));
+	for (int64_t j = 0; j < np; j++)
+		if (quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1], &par[3 * j + 2]) < 0)
+			goto fail;
+	for (int64_t bi = 0; bi < nb; bi++) {
+		/* this batch's offsets in A and B, broadcasting size-1 axes */
+		int64_t rem = bi, oa = 0, ob = 0;
+		for (int i = r - 3; i >= 0; i--) {
+			int64_t di = ad[i] > bd[i] ? ad[i] : bd[i], ix = rem % di;
+			rem /= di;
+			oa += (ad[i] == 1 ? 0 : ix) * as[i];
+			ob += (bd[i] == 1 ? 0 : ix) * bs[i];
+		}
+		for (int64_t e = 0; e < m * kk; e++)
+			ar[e] = quant_get(a->data, a->dtype, oa + e) - za;
+		for (int64_t t = 0; t < kk; t++)
+			for (int64_t j = 0; j < n; j++)
+				bt[j * kk + t] = quant_get(b->data, b->dtype, ob + t * n + j) - zb;
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++) {
+				const int32_t *x = ar + i * kk, *w = bt + j * kk, *q = par + 3 * (np == 1 ? 0 : j);
+				int32_t acc = 0;
+				for (int64_t t = 0; t < kk; t++)
+					acc += x[t] * w[t];
+				quant_put(y->data, y->dtype, (bi * m + i) * n + j,
+					  quant_requant_zp(quant_add_sat32(acc, q[0]), q[1], q[2], zy, lo, hi));
+			}
+	}
+	free(ar);
+	free(bt);
+	free(par);
+	return 0;
+fail:
+	free(ar);
+	free(bt);
+	free(par);
+	return -1;
 }
 
 const struct op_def op_def_GEMM = {
