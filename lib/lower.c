@@ -351,12 +351,22 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	k.out[0] = (struct view){ .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
 	if (op_defs[op->type]->run_f32(&k) < 0)
 		return -1;
-	/* The output covers every value the table can give: the largest
-	 * finite |f(x)| over the 256 input codes (u8 when none is negative),
-	 * so the lookup never saturates whatever the calibration saw. */
+	/* The output covers every value the table gives for the inputs
+	 * calibration saw: the largest finite |f(x)| over the codes within
+	 * the input's calibrated [min, max], one step wider (every code when
+	 * the table lacks it); u8 when none is negative.  The codes beyond
+	 * would otherwise set the scale: a one-sided input in i8 ([-8.8, 0]
+	 * into Exp) has codes up to +8.8, and exp(8.8) would leave no level
+	 * for the values in [0, 1].  Their entries saturate. */
+	const struct calib_entry *ein = calib_find(lc->tab, lc->top->tensors[op->in[0]].name);
+	double xlo = -INFINITY, xhi = INFINITY;
+	if (ein && isfinite(ein->min) && isfinite(ein->max)) {
+		xlo = ein->min - sx;
+		xhi = ein->max + sx;
+	}
 	double ymax = 0, ymin = 0, yhi = 0;
 	for (int c = 0; c < 256; c++)
-		if (isfinite(yout[c])) {
+		if (isfinite(yout[c]) && xin[c] >= xlo && xin[c] <= xhi) {
 			ymax = fmax(ymax, fabs(yout[c]));
 			ymin = fmin(ymin, yout[c]);
 			yhi = fmax(yhi, yout[c]);

@@ -337,6 +337,38 @@ PYEOF
 	assert_output --partial "(AveragePool): int8 lowering needs windows of equal size"
 }
 
+@test "int8 lookup tables scale their output by the inputs calibration saw" {
+	# Exp of a non-positive tensor (a decomposed softmax): its i8 input
+	# codes reach +T too, and exp(+T) must not set the output scale
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto, helper
+d = sys.argv[1]
+vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+g = helper.make_graph([
+    helper.make_node("ReduceMax", ["x"], ["m"], name="max", axes=[1], keepdims=1),
+    helper.make_node("Sub", ["x", "m"], ["s"], name="sub"),
+    helper.make_node("Exp", ["s"], ["y"], name="exp"),
+], "lut", [vi("x", [1, 8, 4, 4])], [vi("y", [1, 8, 4, 4])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/lut.onnx")
+r = np.random.RandomState(5)
+np.savez(d + "/cal.npz", x=(3 * r.standard_normal((8, 1, 8, 4, 4))).astype(np.float32))
+np.savez(d + "/in.npz", x=(3 * r.standard_normal((1, 8, 4, 4))).astype(np.float32))
+PYEOF
+	onnx2top "$T/lut.onnx" -o "$T/lut.top"
+	calibrate "$T/lut.top" -d "$T/cal.npz" -o "$T/lut.table"
+	top2tpu "$T/lut.top" --chip tpu-a --mode int8 --calib "$T/lut.table" -o "$T/lut.tpu"
+	# the output is u8 with a scale for about [0, 1] (up to exp of one
+	# input step above the calibrated max, 0), not for exp(+T)
+	sc=$(ir-print "$T/lut.tpu" | sed -n 's/.*Exp(.*-> u8\[1,8,4,4\]<scale=\([0-9.e+-]*\)>.*/\1/p')
+	echo "Exp output scale $sc" >&3
+	awk -v s="$sc" 'BEGIN { exit !(s > 1 / 255 && s < 1.2 / 255) }'
+	ir-run "$T/lut.top" -i "$T/in.npz" -o "$T/f.npz"
+	ir-run "$T/lut.tpu" -i "$T/in.npz" -o "$T/q.npz"
+	run npz-compare "$T/f.npz" "$T/q.npz" --tolerance 0.999,0.9
+	assert_success
+}
+
 @test "int8 MatMul: weights per column, two activations per tensor with batch broadcast, constant A in bf16" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx
