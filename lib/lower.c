@@ -322,6 +322,14 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	return lower_copy(lc, op, 0);
 }
 
+int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
+{
+	struct lower_ctx f = *lc;
+	if (f.mode == LOWER_INT8)
+		f.mode = lc->fallback;
+	return lower_default(&f, op);
+}
+
 int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
 {
 	return lower_copy(lc, op, lc->mode == LOWER_INT8 ? 0 : 1u << bias);

@@ -156,6 +156,11 @@ struct lower_pc {
  * -1. */
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc);
 
+/* An op without an int8 form for its case (a MatMul with a constant A,
+ * an AveragePool with uneven windows...): in int8 as lower_default in the
+ * fallback float mode, with Casts around it; otherwise lower_default. */
+int lower_fallback(struct lower_ctx *lc, const struct ir_op *op);
+
 /* The hook of ops whose input BIAS is added to an f32 accumulator (Conv,
  * Gemm): in float modes as lower_default, but a constant bias stays f32;
  * in int8 as lower_default. */

@@ -324,7 +324,7 @@ PYEOF
 	assert_output "top2tpu: '$T/bad.table': line 1: expected 'name threshold min max'"
 }
 
-@test "unfolded BatchNormalization and uneven AveragePool are refused by name" {
+@test "unfolded BatchNormalization is refused by name; int8 forms that do not fit fall back to bf16" {
 	onnx2top "$FX/bn_alone.onnx" -o "$T/bn.top"
 	run top2tpu "$T/bn.top" --chip tpu-a --mode f32
 	assert_failure 1
@@ -332,9 +332,28 @@ PYEOF
 	onnx2top "$FX/mixed.onnx" | top-opt -o "$T/mixed.top"
 	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.random.RandomState(0).standard_normal((2, 1, 3, 8, 8)).astype(np.float32))"
 	calibrate "$T/mixed.top" -d "$T/s.npz" -o "$T/mixed.table"
-	run top2tpu "$T/mixed.top" --chip tpu-a --mode int8 --calib "$T/mixed.table"
-	assert_failure 1
-	assert_output --partial "(AveragePool): int8 lowering needs windows of equal size"
+	# count_include_pad=0 with padding: windows of unequal size
+	run top2tpu "$T/mixed.top" --chip tpu-a --mode int8 --calib "$T/mixed.table" -o "$T/mixed.tpu"
+	assert_success
+	run irdump "$T/mixed.tpu"
+	assert_line --regexp '^op AveragePool AveragePool_ap in=c_bf16 out=ap '
+	assert_line 'op MatMul MatMul_y in=f,mw,MatMul_y_bias,MatMul_y_multiplier,MatMul_y_shift out=y_i8'
+	# Gemm with transA
+	$PY - "$T/gt.onnx" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.random.RandomState(1).standard_normal((4, 3)).astype(np.float32), "w")
+g = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], name="gt", transA=1)], "gt",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PYEOF
+	onnx2top "$T/gt.onnx" -o "$T/gt.top"
+	printf 'x 1 -1 1\ny 4 -4 4\n' >"$T/gt.table"
+	run top2tpu "$T/gt.top" --chip tpu-a --mode int8 --calib "$T/gt.table" -o "$T/gt.tpu"
+	assert_success
+	run irdump "$T/gt.tpu"
+	assert_line --regexp '^op Gemm gt in=x_bf16,w,? out=y_bf16 '
 }
 
 @test "int8 lookup tables scale their output by the inputs calibration saw" {

@@ -174,7 +174,8 @@ static int matmul_f32(struct kern *k)
 /* Int8 lowering of Gemm: B quantised per output column n (whatever transB
  * says about its layout), alpha folded into B and beta into the bias C
  * (which must broadcast along M); inputs become [A, B(i8), bias, multiplier,
- * shift] (formats/tpuc-quant.5).  transA is not supported in int8. */
+ * shift] (formats/tpuc-quant.5).  With transA, an activation B or a C
+ * of another shape it runs in the fallback float mode. */
 static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
@@ -182,14 +183,13 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *c = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
 	const struct ir_tensor *y = &lc->top->tensors[op->out[0]];
-	if (op_int(op, "transA", 0))
-		return op_error(op, "int8 lowering does not support transA");
-	if (!b->data || b->dtype != DT_F32 || (c && (!c->data || c->dtype != DT_F32)))
-		return op_error(op, "int8 lowering needs constant f32 B and C");
 	int tb = (int)op_int(op, "transB", 0);
 	int64_t n = y->shape[1], kk = b->shape[tb ? 1 : 0], cn = c ? tensor_numel(c) : 0;
-	if (c && cn != n && cn != 1)
-		return op_error(op, "int8 lowering needs C of 1 or N values (a bias per column)");
+	/* the int8 form needs A untransposed, a constant B, and a constant C
+	 * of one value per column (or one) */
+	if (op_int(op, "transA", 0) || !b->data || b->dtype != DT_F32 ||
+	    (c && (!c->data || c->dtype != DT_F32 || (cn != n && cn != 1))))
+		return lower_fallback(lc, op);
 	float alpha = (float)op_float(op, "alpha", 1.0), beta = (float)op_float(op, "beta", 1.0);
 	float *w = xmalloc(sizeof(float) * (size_t)(n * kk + 1));
 	float *bias = xmalloc(sizeof(float) * (size_t)(n + 1));
@@ -293,11 +293,8 @@ static int matmul_lower(struct lower_ctx *lc, const struct ir_op *op)
 		};
 		return lower_per_channel(lc, op, &pc) < 0 ? -1 : 0;
 	}
-	if (a->data || b->data) {
-		struct lower_ctx f = *lc;
-		f.mode = lc->fallback;
-		return lower_default(&f, op);
-	}
+	if (a->data || b->data)
+		return lower_fallback(lc, op);
 	int in[5] = { lower_act_input(lc, op, op->in[0]), lower_act_input(lc, op, op->in[1]) };
 	enum ir_dtype dt;
 	float s_out;

@@ -227,9 +227,9 @@ static int avgpool_lower(struct lower_ctx *lc, const struct ir_op *op)
 	int pads = s.pt || s.pl || s.pb || s.pr;
 	int64_t eh = (y->shape[2] - 1) * s.sh + (int64_t)(s.kh - 1) * s.dh + 1;
 	int64_t ew = (y->shape[3] - 1) * s.sw + (int64_t)(s.kw - 1) * s.dw + 1;
+	/* one divisor for every window, or the fallback float mode */
 	if ((pads && !incl) || eh > x->shape[2] + s.pt + s.pb || ew > x->shape[3] + s.pl + s.pr)
-		return op_error(op, "int8 lowering needs windows of equal size "
-				"(no padding, or count_include_pad without ceil_mode overhang)");
+		return lower_fallback(lc, op);
 	return avg_lower_common(lc, op, (int64_t)s.kh * s.kw);
 }
 
