@@ -1,6 +1,6 @@
 /* reorder.c - weight-reorder: merge per-channel requantisation parameters
- * into one coefficient tensor and transpose Gemm weights so that output
- * features lead (lib/reorder.h).
+ * (Conv, ConvTranspose, Gemm, Scale) into one coefficient tensor and
+ * transpose Gemm weights so that output features lead (lib/reorder.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +103,8 @@ int weight_reorder(struct ir_graph *g)
 	int int8 = g->mode && !strcmp(g->mode, "int8");
 	for (int i = 0; i < g->n_ops; i++) {
 		enum op_type t = g->ops[i].type;
-		if (int8 && (t == OP_CONV || t == OP_GEMM || t == OP_SCALE) && merge_coeff(g, i) < 0)
+		if (int8 && (t == OP_CONV || t == OP_CONVTRANSPOSE || t == OP_GEMM || t == OP_SCALE) &&
+		    merge_coeff(g, i) < 0)
 			return -1;
 		if (t == OP_GEMM && transpose_gemm(g, i) < 0)
 			return -1;

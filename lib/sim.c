@@ -63,6 +63,17 @@ int64_t sim_cmp_cycles(const struct chip *c, const struct ir_graph *g, const str
 		return cost_cube(c, x->dtype, s.group, ys[1] / s.group, ys[0] * rows * ys[3],
 				 icg * taps);
 	}
+	case OP_CONVTRANSPOSE: {
+		/* each input position scatters IC/group values into OC/group
+		 * channels at KH x KW taps: POS = N x IH x IW x taps, K = IC/group */
+		const struct ir_tensor *w = &g->tensors[op->in[1]];
+		int64_t grp = op_int(op, "group", 1);
+		if (w->rank != 4 || x->rank != 4 || y->rank != 4 || grp < 1 || x->shape[1] % grp)
+			break;
+		return cost_cube(c, x->dtype, grp, y->shape[1] / grp,
+				 x->shape[0] * x->shape[2] * x->shape[3] * w->shape[2] * w->shape[3],
+				 x->shape[1] / grp);
+	}
 	case OP_GEMM: {
 		if (x->rank != 2 || y->rank != 2)
 			break;
@@ -84,6 +95,7 @@ int64_t sim_cmp_cycles(const struct chip *c, const struct ir_graph *g, const str
 			break;
 		return cost_vector(c, dt, ys[1], ys[0], rows, ys[3], (int64_t)s.kh * s.kw);
 	case OP_GAVGPOOL:
+	case OP_GMAXPOOL:
 		return cost_vector(c, dt, xs[1], xs[0], xs[2], xs[3], 1);
 	default:
 		break;
@@ -474,7 +486,8 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	const struct ir_graph *g = m->g;
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
-		if ((op->type == OP_CONV || op->type == OP_GEMM || op->type == OP_MATMUL) &&
+		if ((op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
+		     op->type == OP_MATMUL) &&
 		    op_defs[op->type]->macs)
 			st->macs += op_defs[op->type]->macs(g, op);
 	}

@@ -2,13 +2,18 @@
  * KH, KW], optional bias; attributes kernel_shape, strides, dilations,
  * pads [top, left, bottom, right] resolved by the importer, output_padding,
  * group) and GlobalMaxPool (any rank >= 3).  f32, plain C: each input pixel
- * scatters into the output window it feeds.
+ * scatters into the output window it feeds.  Int8 ConvTranspose takes its
+ * weight per output channel in Conv's layout [C_out, C_in/group, KH, KW]
+ * (formats/tpuc-quant.5); int8 GlobalMaxPool takes the max of the codes.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kern_util.h"
+#include "lower.h"
 #include "opcommon.h"
+#include "quant.h"
 
 struct deconv {
 	int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oph, opw, group;
@@ -105,10 +110,129 @@ static int deconv_run(struct kern *k)
 	return 0;
 }
 
+/* numel(x) x C_out/group x KH x KW, in either weight layout. */
 static int64_t deconv_macs(const struct ir_graph *g, const struct ir_op *op)
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
-	return tensor_numel(x) * w->shape[1] * w->shape[2] * w->shape[3];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int64_t grp = op_int(op, "group", 1);
+	if (grp < 1 || y->rank != 4 || w->rank != 4)
+		return 0;
+	return tensor_numel(x) * (y->shape[1] / grp) * w->shape[2] * w->shape[3];
+}
+
+/* Float modes: like Conv, the inputs in the mode's dtype but a constant
+ * bias kept f32 (it is added to an f32 accumulator).  Int8 (constant
+ * weight and bias, else the fallback float mode): the weight is
+ * reordered to [C_out, C_in/group, KH, KW] (output channel oc = g * cog + o
+ * reads input channels g * cig ...) and quantised per output channel, with
+ * bias, multiplier and shift as i32 [C_out] inputs 2..4, as Conv. */
+static int deconv_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode != LOWER_INT8)
+		return lower_float_bias(lc, op, 2);
+	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
+	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
+	if (!w->data || w->dtype != DT_F32 || w->rank != 4 || (b && (!b->data || b->dtype != DT_F32))) {
+		/* no int8 form: the fallback float mode */
+		enum lower_mode m = lc->mode;
+		lc->mode = lc->fallback;
+		int rc = lower_float_bias(lc, op, 2);
+		lc->mode = m;
+		return rc;
+	}
+	int64_t grp = op_int(op, "group", 1);
+	int64_t ci = w->shape[0], cog = w->shape[1], kk = w->shape[2] * w->shape[3];
+	if (grp < 1 || ci % grp)
+		return op_error(op, "group %lld does not divide %lld input channels",
+				(long long)grp, (long long)ci);
+	int64_t cig = ci / grp, co = cog * grp, per = cig * kk;
+	const float *wd = w->data;
+	float *wp = xmalloc(sizeof(float) * (size_t)(co * per + 1));
+	for (int64_t oc = 0; oc < co; oc++) {
+		int64_t g = oc / cog, o = oc % cog;
+		for (int64_t c = 0; c < cig; c++)
+			memcpy(wp + (oc * cig + c) * kk, wd + ((g * cig + c) * cog + o) * kk,
+			       sizeof(float) * (size_t)kk);
+	}
+	int64_t shape[4] = { co, cig, w->shape[2], w->shape[3] };
+	struct lower_pc pc = {
+		.w = wp, .wname = w->name, .wrank = 4, .wshape = shape,
+		.b = b ? b->data : NULL, .bname = b ? b->name : NULL,
+		.channels = co, .per = per, .cstride = per, .estride = 1,
+	};
+	int rc = lower_per_channel(lc, op, &pc);
+	free(wp);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Int8: exact int32 accumulation of (x - zx) * w over every input pixel and
+ * tap that reaches an output pixel (integer adds: the order does not change
+ * the result), the bias added with saturation, then per-channel
+ * requantisation with the output's zero point (quant_requant_zp).  Runs on
+ * whole tensors (no slicing rule). */
+static int deconv_tpu(struct kern *k)
+{
+	if (quant_is_float(k->out[0].dtype))
+		return quant_run_f32(k);
+	const struct view *xv = &k->in[0], *wv = &k->in[1], *yv = &k->out[0];
+	struct deconv d;
+	if (deconv_get(k->op, &d) < 0)
+		return -1;
+	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || !quant_is_q(yv->dtype))
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output, i8 weight");
+	int64_t n = xv->shape[0], ci = xv->shape[1], ih = xv->shape[2], iw = xv->shape[3];
+	int64_t co = yv->shape[1], oh = yv->shape[2], ow = yv->shape[3];
+	if (wv->rank != 4 || ci % d.group || co % d.group || wv->shape[0] != co ||
+	    wv->shape[1] != ci / d.group || wv->shape[2] != d.kh || wv->shape[3] != d.kw)
+		return op_error(k->op, "int8 weight must be [C_out, C_in/group, KH, KW]");
+	if (quant_check_channel_params(k, 2, co) < 0)
+		return -1;
+	int lo, hi, zx = xv->zero_point, zy = yv->zero_point;
+	quant_out_bounds(k->op, yv->dtype, yv->scale, zy, &lo, &hi);
+	int64_t cig = ci / d.group, cog = co / d.group, kk = d.kh * d.kw;
+	const int8_t *wd = wv->data;
+	int nt = kern_threads(k, n * co, ih * iw * cig * kk), err = 0;
+
+	#pragma omp parallel num_threads(nt) reduction(max:err)
+	{
+		int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(oh * ow + 1));
+		#pragma omp for schedule(static)
+		for (int64_t no = 0; no < n * co; no++) {
+			int64_t b = no / co, oc = no % co, g = oc / cog;
+			int32_t bias, mult, shift;
+			if (quant_channel_params(k, 2, (int)oc, &bias, &mult, &shift) < 0) {
+				err = 1;
+				continue;
+			}
+			memset(acc, 0, sizeof(int32_t) * (size_t)(oh * ow));
+			for (int64_t c = 0; c < cig; c++) {
+				int64_t xp = (b * ci + g * cig + c) * ih * iw;
+				const int8_t *wp = wd + (oc * cig + c) * kk;
+				for (int64_t y0 = 0; y0 < ih; y0++)
+					for (int64_t ky = 0; ky < d.kh; ky++) {
+						int64_t yy = y0 * d.sh - d.pt + ky * d.dh;
+						if (yy < 0 || yy >= oh)
+							continue;
+						for (int64_t kx = 0; kx < d.kw; kx++) {
+							int32_t wq = wp[ky * d.kw + kx];
+							for (int64_t x0 = 0; x0 < iw; x0++) {
+								int64_t xx = x0 * d.sw - d.pl + kx * d.dw;
+								if (xx >= 0 && xx < ow)
+									acc[yy * ow + xx] += wq *
+										(quant_get(xv->data, xv->dtype, xp + y0 * iw + x0) - zx);
+							}
+						}
+					}
+			}
+			int64_t y0 = no * oh * ow;
+			for (int64_t i = 0; i < oh * ow; i++)
+				quant_put(yv->data, yv->dtype, y0 + i,
+					  quant_requant_zp(quant_add_sat32(acc[i], bias), mult, shift, zy, lo, hi));
+		}
+		free(acc);
+	}
+	return err ? -1 : 0;
 }
 
 /* ---- GlobalMaxPool ---- */
@@ -142,10 +266,33 @@ static int gmaxpool_run(struct kern *k)
 	return 0;
 }
 
+/* Int8: the output keeps the input's dtype, scale and zero point
+ * (lower_default), so the max of the codes is the quantised max. */
+static int gmaxpool_tpu(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (quant_is_float(y->dtype))
+		return quant_run_f32(k);
+	if (!quant_is_q(x->dtype) || y->dtype != x->dtype || y->zero_point != x->zero_point)
+		return op_error(k->op, "int8 kernel needs i8 or u8 input and output of one dtype and zero point");
+	int64_t nc = x->shape[0] * x->shape[1], n = nc ? view_numel(x) / nc : 0;
+	for (int64_t o = 0; o < nc; o++) {
+		int m = INT32_MIN;
+		for (int64_t i = 0; i < n; i++) {
+			int v = quant_get(x->data, x->dtype, o * n + i);
+			m = v > m ? v : m;
+		}
+		quant_put(y->data, y->dtype, o, m);
+	}
+	return 0;
+}
+
 const struct op_def op_def_CONVTRANSPOSE = {
 	.name = "ConvTranspose",
 	.infer = deconv_infer,
 	.run_f32 = deconv_run,
+	.lower = deconv_lower,
+	.run_tpu = deconv_tpu,
 	.macs = deconv_macs,
 };
 
@@ -153,4 +300,6 @@ const struct op_def op_def_GMAXPOOL = {
 	.name = "GlobalMaxPool",
 	.infer = gmaxpool_infer,
 	.run_f32 = gmaxpool_run,
+	.lower = lower_default,
+	.run_tpu = gmaxpool_tpu,
 };

@@ -1,0 +1,186 @@
+#!/usr/bin/env bats
+# lowering-ops: ConvTranspose (stride, asymmetric pads, output_padding,
+# groups, dilation, with and without bias) and GlobalMaxPool on the Tpu side:
+# lowered in every mode and chip, close to float, and run on tpu-sim bit for
+# bit as ir-run runs the Tpu IR, with layer groups and with every op alone
+# (layergroup -n 1); int8 ConvTranspose per output channel and GlobalMaxPool
+# on codes; the cost model's ConvTranspose on the cube.
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export DC="$BATS_FILE_TMPDIR/dc"
+	mkdir -p "$DC"
+	# x -> Conv+Relu (r1) -> GlobalMaxPool (m, int8 codes in int8)
+	#   r1 -> ConvTranspose k3 s2 pads [1,0,1,2] output_padding 1 group 2,
+	#         bias (d1) -> GlobalMaxPool (n)
+	#   d1 -> Relu -> ConvTranspose k2 s2 dilation 2, no bias (y)
+	# ref.npz: numpy's ConvTranspose and GlobalMaxPool on input.npz.
+	/usr/bin/python3 - "$DC" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(7)
+w1 = r.normal(0, 0.3, (8, 4, 3, 3)).astype(np.float32)
+b1 = r.normal(0, 0.1, 8).astype(np.float32)
+wt1 = r.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
+bt1 = r.normal(0, 0.1, 6).astype(np.float32)
+wt2 = r.normal(0, 0.3, (6, 4, 2, 2)).astype(np.float32)
+inits = [nh.from_array(a, n) for a, n in
+         ((w1, 'w1'), (b1, 'b1'), (wt1, 'wt1'), (bt1, 'bt1'), (wt2, 'wt2'))]
+nodes = [
+    h.make_node('Conv', ['x', 'w1', 'b1'], ['c1'], name='conv1', pads=[1, 1, 1, 1]),
+    h.make_node('Relu', ['c1'], ['r1'], name='relu1'),
+    h.make_node('GlobalMaxPool', ['r1'], ['m'], name='gmax1'),
+    h.make_node('ConvTranspose', ['r1', 'wt1', 'bt1'], ['d1'], name='deconv1', strides=[2, 2],
+                pads=[1, 0, 1, 2], output_padding=[1, 1], group=2),
+    h.make_node('GlobalMaxPool', ['d1'], ['n'], name='gmax2'),
+    h.make_node('Relu', ['d1'], ['r2'], name='relu2'),
+    h.make_node('ConvTranspose', ['r2', 'wt2'], ['y'], name='deconv2', strides=[2, 2],
+                dilations=[2, 2]),
+]
+g = h.make_graph(nodes, 'deconv_net', [h.make_tensor_value_info('x', TP.FLOAT, [1, 4, 7, 9])],
+                 [h.make_tensor_value_info(n, TP.FLOAT, None) for n in ('m', 'n', 'y')], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/net.onnx')
+
+def conv(x, w, b, p):
+    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    oh, ow = x.shape[2] - w.shape[2] + 1, x.shape[3] - w.shape[3] + 1
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow), np.float64)
+    for ky in range(w.shape[2]):
+        for kx in range(w.shape[3]):
+            y += np.einsum('nchw,oc->nohw', x[:, :, ky:ky + oh, kx:kx + ow], w[:, :, ky, kx])
+    return y + b[None, :, None, None]
+
+def deconv(x, w, b, s, p, op, g, dl):
+    n, c, ih, iw = x.shape
+    cg, k = w.shape[1], w.shape[2:]
+    full = [s * (i - 1) + o + (kk - 1) * dl + 1 for i, o, kk in zip((ih, iw), op, k)]
+    y = np.zeros((n, cg * g, full[0] + p[0], full[1] + p[1]), np.float64)
+    for gi in range(g):
+        xs = x[:, gi * (c // g):(gi + 1) * (c // g)]
+        ws = w[gi * (c // g):(gi + 1) * (c // g)]
+        for ky in range(k[0]):
+            for kx in range(k[1]):
+                v = np.einsum('nchw,co->nohw', xs, ws[:, :, ky, kx])
+                y[:, gi * cg:(gi + 1) * cg, ky * dl:ky * dl + s * (ih - 1) + 1:s,
+                  kx * dl:kx * dl + s * (iw - 1) + 1:s] += v
+    # pads [top, left, bottom, right] crop the full output
+    y = y[:, :, p[0]:full[0] - p[2], p[1]:full[1] - p[3]]
+    return y + (b[None, :, None, None] if b is not None else 0)
+
+rng = np.random.default_rng(1)
+x = rng.normal(0, 1, (1, 4, 7, 9)).astype(np.float32)
+np.savez(d + '/input.npz', x=x)
+np.savez(d + '/calib.npz', x=np.concatenate([x, rng.normal(0, 1, (3, 4, 7, 9)).astype(np.float32)]))
+r1 = np.maximum(conv(x, w1, b1, 1), 0)
+d1 = deconv(r1, wt1, bt1, 2, (1, 0, 1, 2), (1, 1), 2, 1)
+y = deconv(np.maximum(d1, 0), wt2, None, 2, (0, 0, 0, 0), (0, 0), 1, 2)
+np.savez(d + '/ref.npz', m=r1.max(axis=(2, 3), keepdims=True).astype(np.float32),
+         n=d1.max(axis=(2, 3), keepdims=True).astype(np.float32), y=y.astype(np.float32))
+PYEOF
+	onnx2top "$DC/net.onnx" | top-opt -o "$DC/net.top"
+	calibrate "$DC/net.top" -d "$DC/calib.npz" -o "$DC/net.table" 2>/dev/null
+	ir-run "$DC/net.top" -i "$DC/input.npz" -o "$DC/top.npz"
+}
+
+setup() {
+	need_tool onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen tpu-sim ir-run
+	T=$BATS_TEST_TMPDIR
+}
+
+# lower_run NAME [top2tpu options]: lower $DC/net.top into $T/NAME.tpu, run it
+# with ir-run into $T/NAME.npz, compile it into $T/NAME.tmodel (layergroup
+# options from $LG_OPTS) and run that on tpu-sim into $T/NAME.sim.npz.
+lower_run() {
+	local n=$1
+	shift
+	top2tpu "$DC/net.top" "$@" -o "$T/$n.tpu"
+	ir-run "$T/$n.tpu" -i "$DC/input.npz" -o "$T/$n.npz"
+	weight-reorder "$T/$n.tpu" | layergroup ${LG_OPTS:-} | addr-assign -q | codegen -o "$T/$n.tmodel"
+	tpu-sim -q "$T/$n.tmodel" -i "$DC/input.npz" -o "$T/$n.sim.npz"
+}
+
+@test "ConvTranspose and GlobalMaxPool: the Top IR matches numpy" {
+	run npz-compare "$DC/ref.npz" "$DC/top.npz" --tolerance 0.99999,0.9999
+	assert_success
+}
+
+@test "float modes: both ops lower on either chip, close to float, tpu-sim bit-identical" {
+	for chip in tpu-a tpu-b; do
+		for m in f32 bf16 f16; do
+			run lower_run $m.$chip --chip $chip --mode $m
+			assert_success
+			run ir-print "$T/$m.$chip.tpu"
+			assert_output --regexp "= ConvTranspose\(%r1(_$m)?, @wt1, @bt1\) .*-> $m\[1,6,14,18\]"
+			assert_output --regexp "= GlobalMaxPool\(%r1(_$m)?\) .*-> $m\[1,8,1,1\]"
+			# the bias is added to an f32 accumulator, as Conv's
+			assert_output --regexp "f32\[6\]\) -> $m\[1,6,14,18\]"
+			tol=0.999; [ $m = f32 ] && tol=0.99999; [ $m = f16 ] && tol=0.9999
+			run npz-compare "$DC/top.npz" "$T/$m.$chip.npz" --tolerance $tol,0.95
+			assert_success
+			cmp "$T/$m.$chip.npz" "$T/$m.$chip.sim.npz"
+		done
+	done
+}
+
+@test "int8: ConvTranspose per output channel, GlobalMaxPool the max of the codes, close to float, tpu-sim bit-identical" {
+	for opts in "" "--asymmetric" "--signed-only"; do
+		run lower_run q --chip tpu-a --mode int8 --calib "$DC/net.table" $opts
+		assert_success
+		run ir-print "$T/q.tpu"
+		# ConvTranspose: i8 weight per output channel in Conv's layout
+		# [C_out, C_in/group, KH, KW], i32 bias, multiplier and shift
+		assert_output --regexp '= ConvTranspose\(%r1, @wt1, @bt1, @deconv1_multiplier, @deconv1_shift\) .*, i8\[6,4,3,3\], i32\[6\], i32\[6\], i32\[6\]\) -> [iu]8\[1,6,14,18\]'
+		assert_output --regexp '= ConvTranspose\(%r2, @wt2, @deconv2_bias, @deconv2_multiplier, @deconv2_shift\) .*, i8\[4,6,2,2\],'
+		# GlobalMaxPool keeps its input's dtype, scale and zero point
+		assert_output --regexp '= GlobalMaxPool\(%r1\) : \((u8|i8)(\[1,8,[0-9,]+\])(<[^>]*>)\) -> \1\[1,8,1,1\]\3'
+		run npz-compare "$DC/top.npz" "$T/q.npz" --tolerance 0.99,0.9
+		assert_success
+		cmp "$T/q.npz" "$T/q.sim.npz"
+		# exactly the max of r1's codes: ir-run's dequantised r1 has m's values
+		ir-run "$T/q.tpu" -i "$DC/input.npz" -o "$T/all.npz" --dump-all
+		$PY - "$T/all.npz" <<'PYEOF'
+import sys, numpy as np
+a = np.load(sys.argv[1])
+r1 = a['r1'].astype(np.float64)
+m = a['m_i8'] if 'm_i8' in a else a['m']
+assert np.array_equal(r1.max(axis=(2, 3), keepdims=True), m.astype(np.float64)), (r1.max(axis=(2, 3)), m)
+PYEOF
+	done
+}
+
+@test "every op alone (layergroup -n 1) and on tpu-b: tpu-sim bit-identical" {
+	LG_OPTS="-n 1"
+	for m in bf16 int8; do
+		for chip in tpu-a tpu-b; do
+			run lower_run $m.$chip --chip $chip --mode $m --calib "$DC/net.table"
+			assert_success
+			cmp "$T/$m.$chip.npz" "$T/$m.$chip.sim.npz"
+		done
+	done
+	# ops with no slicing rule run whole: one slice each
+	run tpu-sim "$T/int8.tpu-a.tmodel" -t -p
+	assert_success
+	assert_output --regexp 'ConvTranspose +1 '
+	assert_output --regexp 'GlobalMaxPool +1 '
+}
+
+@test "tpu-sim costs ConvTranspose on the cube, counts its MACs, GlobalMaxPool on the vector unit" {
+	run lower_run f --chip tpu-a --mode f32
+	assert_success
+	run tpu-sim "$T/f.tmodel" -t -p
+	assert_success
+	# deconv1: f32 ktile 1024 / 64 = 16; groups 2, OC 3 per group (one lane
+	# tile), POS = 7 * 9 * 3 * 3 = 567, K = 8 / 2 = 4: 16 + 2 * 567 = 1150
+	assert_output --regexp 'ConvTranspose +1 +1150 .* deconv1'
+	# deconv2: OC 4, POS = 14 * 18 * 2 * 2 = 1008, K = 6: 16 + 1008
+	assert_output --regexp 'ConvTranspose +1 +1024 .* deconv2'
+	# MACs: Conv 8*4*9*63 = 18144, deconv1 8*63*3*9 = 13608, deconv2
+	# 6*252*4*4 = 24192: 55944
+	assert_output --partial ' 5.594e-05 GMAC'
+	# GlobalMaxPool on the vector unit over its input, as GlobalAveragePool:
+	# gmax2 reads [1,6,14,18] f32: 16 + 1 lane tile * 14 rows * ceil(18 / 16)
+	assert_output --regexp 'GlobalMaxPool +1 +44 .* gmax2'
+}
