@@ -4,6 +4,7 @@
  */
 #include "onnx_import.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -86,6 +87,8 @@ static void map_free(struct name_map *m)
 struct imp {
 	const char *path;              /* model file, for messages */
 	const struct npz *consts;      /* graph inputs bound to constants, or NULL */
+	const struct onnx_input_shape *shapes;   /* input shapes given from outside */
+	int n_shapes;
 	int opset;                     /* ai.onnx opset version */
 	struct ir_graph *g;
 	Onnx__GraphProto *gp;
@@ -577,7 +580,8 @@ static int cv_clip(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
-/* Pad: pads and value from attributes (opset < 11) or constant inputs. */
+/* Pad: pads and value from attributes (opset < 11) or constant inputs;
+ * mode constant, reflect or edge (value is then unused). */
 static int cv_pad(struct imp *im, struct ir_op *op)
 {
 	int64_t pads[2 * IR_MAX_RANK];
@@ -586,8 +590,8 @@ static int cv_pad(struct imp *im, struct ir_op *op)
 	char mode[16];
 	if (attr_str(im, "mode", "constant", mode, sizeof mode) < 0)
 		return -1;
-	if (strcmp(mode, "constant"))
-		return node_err(im, "mode '%s' is not supported (only constant)", mode);
+	if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+		return node_err(im, "mode '%s' is not supported (constant, reflect or edge)", mode);
 	if (im->opset < 11) {
 		if (attr_ints(im, "pads", pads, 2 * IR_MAX_RANK, &n) < 0 ||
 		    attr_float(im, "value", 0, &value) < 0)
@@ -1781,6 +1785,61 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 
 /* ---- graph ---- */
 
+/* The shape given for input name, or NULL. */
+static const struct onnx_input_shape *input_shape(const struct imp *im, const char *name)
+{
+	for (int i = 0; i < im->n_shapes; i++)
+		if (strlen(name) == im->shapes[i].name_len &&
+		    !memcmp(name, im->shapes[i].name, im->shapes[i].name_len))
+			return &im->shapes[i];
+	return NULL;
+}
+
+/* Refuse input name for its dimension i of shape sp, which is symbolic or
+ * unknown, saying how to give the shape: the declared dimensions with 1
+ * for each unknown one.  Returns -1. */
+static int dynamic_input_err(struct imp *im, const char *name,
+			     const Onnx__TensorShapeProto *sp, size_t i)
+{
+	char hint[IR_MAX_RANK * 21 + 1] = "", sym[256] = "";
+	size_t h = 0;
+	for (size_t j = 0; j < sp->n_dim; j++) {
+		const Onnx__TensorShapeProto__Dimension *d = sp->dim[j];
+		int fixed = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    d->dim_value >= 1;
+		h += (size_t)snprintf(hint + h, sizeof hint - h, "%s%lld", j ? "," : "",
+				      fixed ? (long long)d->dim_value : 1LL);
+	}
+	const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
+	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+		snprintf(sym, sizeof sym, " ('%s')", d->dim_param);
+	return err_set("'%s': input '%s': dimension %zu is not static%s: give the input's shape "
+		       "with --shape %s=%s", im->path, name, i, sym, name, hint);
+}
+
+/* Every given shape names a graph input without an initializer, once. */
+static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
+{
+	for (int k = 0; k < im->n_shapes; k++) {
+		const struct onnx_input_shape *s = &im->shapes[k];
+		int found = 0;
+		for (size_t i = 0; i < gp->n_input && !found; i++) {
+			const char *n = gp->input[i]->name ? gp->input[i]->name : "";
+			found = map_get(&im->inits, n) < 0 && strlen(n) == s->name_len &&
+				!memcmp(n, s->name, s->name_len);
+		}
+		if (!found)
+			return err_set("'%s': --shape names '%.*s', which is not a graph input",
+				       im->path, (int)s->name_len, s->name);
+		for (int j = 0; j < k; j++)
+			if (im->shapes[j].name_len == s->name_len &&
+			    !memcmp(im->shapes[j].name, s->name, s->name_len))
+				return err_set("'%s': --shape gives input '%.*s' twice", im->path,
+					       (int)s->name_len, s->name);
+	}
+	return 0;
+}
+
 static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 {
 	const char *name = v->name ? v->name : "";
@@ -1795,6 +1854,9 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s': data type %s is not supported",
 			       im->path, name, onnx_dtype_name(tt->elem_type));
 	const struct npz_array *c = im->consts ? npz_find(im->consts, name) : NULL;
+	if (c && input_shape(im, name))
+		return err_set("'%s': input '%s' is both bound (--bind) and shaped (--shape)",
+			       im->path, name);
 	if (c) {
 		/* Bound: a weight holding the array, converted to the input's type. */
 		int k = graph_add_weight(im->g, name, (enum ir_dtype)dt, c->rank, c->shape, NULL);
@@ -1803,22 +1865,31 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		map_put(&im->tensors, name, k);
 		return 0;
 	}
-	if (!tt->shape)
-		return err_set("'%s': input '%s' has no shape", im->path, name);
-	if (tt->shape->n_dim > IR_MAX_RANK)
+	const struct onnx_input_shape *given = input_shape(im, name);
+	if (!tt->shape && !given)
+		return err_set("'%s': input '%s' has no shape: give it with --shape %s=D0,D1,...",
+			       im->path, name, name);
+	size_t rank = tt->shape ? tt->shape->n_dim : (size_t)given->rank;
+	if (rank > IR_MAX_RANK)
 		return err_set("'%s': input '%s': rank %zu exceeds %d", im->path, name,
-			       tt->shape->n_dim, IR_MAX_RANK);
+			       rank, IR_MAX_RANK);
+	if (given && tt->shape && (size_t)given->rank != rank)
+		return err_set("'%s': input '%s': --shape gives %d dimensions, the model declares %zu",
+			       im->path, name, given->rank, rank);
 	int64_t shape[IR_MAX_RANK];
-	for (size_t i = 0; i < tt->shape->n_dim; i++) {
-		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-			return err_set("'%s': input '%s': dimension %zu is not static ('%s')",
-				       im->path, name, i, d->dim_param);
-		if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value < 1)
-			return err_set("'%s': input '%s': dimension %zu is not static", im->path, name, i);
-		shape[i] = d->dim_value;
+	for (size_t i = 0; i < rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape ? tt->shape->dim[i] : NULL;
+		int fixed = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    d->dim_value >= 1;
+		if (fixed && given && given->shape[i] != d->dim_value)
+			return err_set("'%s': input '%s': --shape gives dimension %zu as %lld, the model "
+				       "declares %lld", im->path, name, i, (long long)given->shape[i],
+				       (long long)d->dim_value);
+		if (!fixed && !given)
+			return dynamic_input_err(im, name, tt->shape, i);
+		shape[i] = given ? given->shape[i] : d->dim_value;
 	}
-	int t = graph_add_tensor(im->g, name, (enum ir_dtype)dt, (int)tt->shape->n_dim, shape);
+	int t = graph_add_tensor(im->g, name, (enum ir_dtype)dt, (int)rank, shape);
 	set_known(im, t);
 	map_put(&im->tensors, name, t);
 	struct ir_graph *g = im->g;
@@ -1843,6 +1914,8 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_output; i++)
 		if (gp->output[i]->name)
 			map_put(&im->outputs, gp->output[i]->name, (int)i);
+	if (check_shape_names(im, gp) < 0)
+		return -1;
 	/* Inputs that have an initializer are weights with a default value. */
 	for (size_t i = 0; i < gp->n_input; i++)
 		if (map_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
@@ -1889,6 +1962,39 @@ int onnx_import(const void *buf, size_t len, const char *path, struct ir_graph *
 int onnx_import_bound(const void *buf, size_t len, const char *path, const struct npz *consts,
 		      struct ir_graph **out)
 {
+	return onnx_import_shaped(buf, len, path, consts, NULL, 0, out);
+}
+
+int onnx_input_shape_parse(const char *arg, struct onnx_input_shape *s)
+{
+	const char *eq = strrchr(arg, '=');
+	if (!eq || !eq[1])
+		return err_set("--shape '%s': expected NAME=D0,D1,...", arg);
+	if (eq == arg)
+		return err_set("--shape '%s': the input name is empty", arg);
+	s->name = arg;
+	s->name_len = (size_t)(eq - arg);
+	s->rank = 0;
+	for (const char *p = eq + 1;; p++) {
+		size_t n = strcspn(p, ",");
+		if (s->rank == IR_MAX_RANK)
+			return err_set("--shape '%s': more than %d dimensions", arg, IR_MAX_RANK);
+		char *end;
+		errno = 0;
+		long long v = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : 0;
+		if (v < 1 || errno || end != p + n)
+			return err_set("--shape '%s': dimension '%.*s' is not a positive integer",
+				       arg, (int)n, p);
+		s->shape[s->rank++] = v;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
+int onnx_import_shaped(const void *buf, size_t len, const char *path, const struct npz *consts,
+		       const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
+{
 	*out = NULL;
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m || !m->graph) {
@@ -1896,7 +2002,7 @@ int onnx_import_bound(const void *buf, size_t len, const char *path, const struc
 			onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': not a valid ONNX model (truncated or corrupt)", path);
 	}
-	struct imp im = { .path = path, .consts = consts };
+	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)

@@ -1,5 +1,6 @@
-/* pad.c - Pad (constant mode): attribute pads lists every axis' begin
- * counts then every axis' end counts, as ONNX does; value is the fill.
+/* pad.c - Pad: attribute pads lists every axis' begin counts then every
+ * axis' end counts, as ONNX does; mode constant fills with value, reflect
+ * mirrors the input about its first and last element, edge repeats them.
  */
 #include <string.h>
 
@@ -7,6 +8,33 @@
 #include "opcommon.h"
 #include "lower.h"
 #include "quant.h"
+
+enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
+
+/* The op's mode, or -1 when it is none of constant, reflect, edge. */
+static int pad_mode(const struct ir_op *op)
+{
+	const char *m = op_str(op, "mode", "constant");
+	return !strcmp(m, "constant") ? PAD_CONSTANT : !strcmp(m, "reflect") ? PAD_REFLECT
+	       : !strcmp(m, "edge") ? PAD_EDGE : -1;
+}
+
+/* The element of an axis of n elements that position i reads, i counted
+ * from the axis' first input element (so negative in the begin pad): i
+ * itself inside [0, n); outside, -1 (the fill) in constant mode, the
+ * nearest end in edge mode, the mirror image about the nearest end in
+ * reflect mode.  Needs -n < i < 2n - 1 for reflect (pads below n, checked
+ * by pad_infer), n >= 1 for edge. */
+static int64_t pad_src(int mode, int64_t i, int64_t n)
+{
+	if (i >= 0 && i < n)
+		return i;
+	if (mode == PAD_CONSTANT)
+		return -1;
+	if (mode == PAD_EDGE)
+		return i < 0 ? 0 : n - 1;
+	return i < 0 ? -i : 2 * (n - 1) - i;
+}
 
 static int pad_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -17,60 +45,80 @@ static int pad_infer(struct ir_graph *g, struct ir_op *op)
 	int n = op_ints(op, "pads", pads, 2 * IR_MAX_RANK);
 	if (n != 2 * x->rank)
 		return op_error(op, "pads has %d values for a rank-%d input", n, x->rank);
-	if (strcmp(op_str(op, "mode", "constant"), "constant"))
-		return op_error(op, "only constant padding is supported");
+	int mode = pad_mode(op);
+	if (mode < 0)
+		return op_error(op, "mode '%s' is not supported (constant, reflect or edge)",
+				op_str(op, "mode", ""));
 	int64_t shape[IR_MAX_RANK];
 	for (int i = 0; i < x->rank; i++) {
 		if (pads[i] < 0 || pads[i + x->rank] < 0)
 			return op_error(op, "negative pads (cropping) are not supported");
+		if (mode == PAD_EDGE && x->shape[i] == 0 && pads[i] + pads[i + x->rank] > 0)
+			return op_error(op, "axis %d is empty: edge padding has nothing to copy", i);
+		int64_t widest = pads[i] > pads[i + x->rank] ? pads[i] : pads[i + x->rank];
+		if (mode == PAD_REFLECT && widest > 0 && widest >= x->shape[i])
+			return op_error(op, "reflect pads of axis %d must be smaller than its size %lld",
+					i, (long long)x->shape[i]);
 		shape[i] = x->shape[i] + pads[i] + pads[i + x->rank];
 	}
 	op_set_out(g, op, 0, x->dtype, x->rank, shape);
 	return 0;
 }
 
-/* Reference for any dtype: fill with value (converted to the dtype), then
- * copy each innermost row of the input to its place. */
-static int pad_f32(struct kern *k)
+/* Reference and Tpu kernel for any dtype, whole tensors only (the op has no
+ * slice_h: a reflect or edge pad reads rows a slice would not hold).  Each
+ * innermost output row is either all fill (constant mode, an outer index in
+ * the padding) or a mapped input row: its begin and end pads element by
+ * element, the input row in the middle at once. */
+static int pad_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	int r = x->rank;
+	int r = x->rank, mode = pad_mode(k->op);
 	int64_t pads[2 * IR_MAX_RANK];
-	if (op_ints(k->op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || x->dtype != y->dtype)
-		return op_error(k->op, "pads or dtypes disagree with the tensors");
+	if (op_ints(k->op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || x->dtype != y->dtype || mode < 0)
+		return op_error(k->op, "pads, mode or dtypes disagree with the tensors");
 	size_t es = dtype_size(y->dtype);
-	int64_t n = view_numel(y), xn = view_numel(x);
+	int64_t n = view_numel(y);
 	float value = (float)op_float(k->op, "value", 0);
 	char fill[8];
 	dtype_convert(fill, y->dtype, &value, DT_F32, 1);
-	for (int64_t i = 0; i < n; i++)
-		memcpy((char *)y->data + (size_t)i * es, fill, es);
-	if (xn == 0)
+	if (n == 0)
 		return 0;
 	if (r == 0) {
 		memcpy(y->data, x->data, es);
 		return 0;
 	}
-	int64_t ys[IR_MAX_RANK], inner = x->shape[r - 1];
-	int64_t s = 1;
+	int64_t xs[IR_MAX_RANK], s = 1;
 	for (int d = r - 1; d >= 0; d--) {
-		ys[d] = s;
-		s *= y->shape[d];
+		xs[d] = s;
+		s *= x->shape[d];
 	}
-	for (int64_t o = 0; o < xn / inner; o++) {
-		int64_t rest = o, off = pads[r - 1];
-		for (int d = r - 2; d >= 0; d--) {
-			off += (rest % x->shape[d] + pads[d]) * ys[d];
-			rest /= x->shape[d];
+	int64_t yin = y->shape[r - 1], xin = x->shape[r - 1], pb = pads[r - 1];
+	for (int64_t o = 0; o < n / yin; o++) {
+		char *dst = (char *)y->data + (size_t)(o * yin) * es;
+		int64_t rest = o, src = 0;
+		for (int d = r - 2; d >= 0 && src >= 0; d--) {
+			int64_t i = pad_src(mode, rest % y->shape[d] - pads[d], x->shape[d]);
+			src = i < 0 ? -1 : src + i * xs[d];
+			rest /= y->shape[d];
 		}
-		memcpy((char *)y->data + (size_t)off * es,
-		       (const char *)x->data + (size_t)(o * inner) * es, (size_t)inner * es);
+		const char *row = (const char *)x->data + (size_t)(src < 0 ? 0 : src) * es;
+		for (int64_t j = 0; j < yin; j++) {
+			if (src >= 0 && j == pb && xin > 0) {
+				memcpy(dst + (size_t)j * es, row, (size_t)xin * es);
+				j += xin - 1;
+				continue;
+			}
+			int64_t i = src < 0 ? -1 : pad_src(mode, j - pb, xin);
+			memcpy(dst + (size_t)j * es, i < 0 ? fill : row + (size_t)i * es, es);
+		}
 	}
 	return 0;
 }
 
-/* Int8 lowering: the output keeps the input's scale and the fill value is
- * stored quantised with it (so the Tpu op's value is in int8 units). */
+/* Int8 lowering: the output keeps the input's scale (reflect and edge only
+ * move values) and the fill value is stored quantised with it (so the Tpu
+ * op's value is in int8 units). */
 static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lower_default(lc, op) < 0)
@@ -86,8 +134,8 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 
 const struct op_def op_def_PAD = {
 	.name = "Pad",
-	.run_f32 = pad_f32,
+	.run_f32 = pad_run,
 	.lower = pad_lower,
-	.run_tpu = pad_f32,
+	.run_tpu = pad_run,
 	.infer = pad_infer,
 };
