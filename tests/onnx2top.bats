@@ -11,6 +11,8 @@ setup_file() {
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_fixtures.py" "$FX"
 	export OPS="$BATS_FILE_TMPDIR/ops"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/ops_fixtures.py" "$OPS"
+	export PS="$BATS_FILE_TMPDIR/padshape"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/pad_shape_fixtures.py" "$PS"
 }
 
 setup() {
@@ -20,6 +22,15 @@ setup() {
 # One line per item of an IR file (see tests/irdump.py).
 irdump() {
 	$PY "$BATS_TEST_DIRNAME/irdump.py" "$@"
+}
+
+# Succeed when every array of expected file B has a namesake in A of the
+# same shape and the same values (the dtypes may differ).
+npz_equal() {
+	$PY -c 'import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+sys.exit(not all(k in a.files and a[k].shape == b[k].shape and np.array_equal(a[k], b[k])
+                 for k in b.files))' "$@"
 }
 
 @test "imports resnet18" {
@@ -164,9 +175,9 @@ EOF
 	run onnx2top "$FX/foreign_domain.onnx"
 	assert_failure 1
 	assert_output --partial "node 'gelu0' (Gelu): unsupported domain 'com.microsoft'"
-	run onnx2top "$FX/pad_reflect.onnx"
+	run onnx2top "$PS/pad_wrap.onnx"
 	assert_failure 1
-	assert_output --partial "node 'pad_r' (Pad): mode 'reflect' is not supported"
+	assert_output --partial "node 'pad0' (Pad): mode 'wrap' is not supported (constant, reflect or edge)"
 	run onnx2top "$FX/maxpool_storage.onnx"
 	assert_failure 1
 	assert_output --partial "node 'pool0' (MaxPool): storage_order 1 is not supported"
@@ -187,10 +198,77 @@ EOF
 	assert_output --partial "opset 18 is not supported"
 }
 
-@test "a dynamic input dimension is refused" {
-	run onnx2top "$FX/dynamic_input.onnx"
+@test "a dynamic input dimension is refused, saying how to give the shape" {
+	run onnx2top "$FX/dynamic_input.onnx" -o "$T/o.top"
 	assert_failure 1
-	assert_output "onnx2top: '$FX/dynamic_input.onnx': input 'x': dimension 0 is not static ('N')"
+	assert_output "onnx2top: '$FX/dynamic_input.onnx': input 'x': dimension 0 is not static ('N'): give the input's shape with --shape x=1,3,8,8"
+	run onnx2top "$PS/dyn_unknown.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$PS/dyn_unknown.onnx': input 'x': dimension 0 is not static: give the input's shape with --shape x=1,3,4,5"
+	run onnx2top "$PS/dyn_noshape.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$PS/dyn_noshape.onnx': input 'x' has no shape: give it with --shape x=D0,D1,..."
+	[ ! -e "$T/o.top" ]
+}
+
+@test "--shape fixes a dynamic batch; the model runs and matches numpy" {
+	run onnx2top "$PS/dyn_batch.onnx" --shape x=2,3,4,5 -o "$T/o.top"
+	assert_success
+	assert_output ''
+	run irdump "$T/o.top"
+	assert_line 'input x f32 [2,3,4,5]'
+	ir-run "$T/o.top" -i "$PS/dyn_batch.in.npz" -o "$T/out.npz"
+	run npz-compare "$PS/dyn_batch.ref.npz" "$T/out.npz" --tolerance 0.999999,0.99999
+	assert_success
+	# an unknown dimension and an undeclared shape are given the same way
+	for m in dyn_unknown dyn_noshape; do
+		onnx2top "$PS/$m.onnx" --shape=x=2,3,4,5 | ir-run - -i "$PS/$m.in.npz" -o "$T/$m.npz"
+		npz-compare "$PS/$m.ref.npz" "$T/$m.npz" --tolerance 0.999999,0.99999
+	done
+	# a static input may be given its own shape
+	run onnx2top "$FX/conv_bn_relu.onnx" --shape x=1,3,8,8 -o "$T/s.top"
+	assert_success
+}
+
+@test "--shape errors: one line naming the fault, no output file" {
+	local m=$PS/dyn_batch.onnx
+	check() {   # STATUS MESSAGE ARGS...
+		local st=$1 msg=$2
+		shift 2
+		run onnx2top "$@" -o "$T/o.top"
+		assert_failure "$st"
+		assert_output "$msg"
+		[ "${#lines[@]}" -eq 1 ]
+		[ ! -e "$T/o.top" ]
+	}
+	check 1 "onnx2top: '$m': input 'x': --shape gives 3 dimensions, the model declares 4" \
+		"$m" --shape x=2,3,4
+	check 1 "onnx2top: '$m': input 'x': --shape gives dimension 1 as 4, the model declares 3" \
+		"$m" --shape x=2,4,4,5
+	check 1 "onnx2top: '$m': --shape names 'z', which is not a graph input" \
+		"$m" --shape x=2,3,4,5 --shape z=1
+	check 1 "onnx2top: '$m': --shape names 'b', which is not a graph input" \
+		"$m" --shape b=3,1,1 --shape x=2,3,4,5
+	check 1 "onnx2top: '$m': --shape gives input 'x' twice" "$m" --shape x=2,3,4,5 --shape x=1,3,4,5
+	check 2 "onnx2top: --shape 'x=2,a,4,5': dimension 'a' is not a positive integer" \
+		"$m" --shape x=2,a,4,5
+	check 2 "onnx2top: --shape 'x=2,,4,5': dimension '' is not a positive integer" \
+		"$m" --shape x=2,,4,5
+	check 2 "onnx2top: --shape 'x=0,3,4,5': dimension '0' is not a positive integer" \
+		"$m" --shape x=0,3,4,5
+	check 2 "onnx2top: --shape 'x=-2,3,4,5': dimension '-2' is not a positive integer" \
+		"$m" --shape x=-2,3,4,5
+	check 2 "onnx2top: --shape 'x': expected NAME=D0,D1,..." "$m" --shape x
+	check 2 "onnx2top: --shape 'x=': expected NAME=D0,D1,..." "$m" --shape x=
+	check 2 "onnx2top: --shape '=2,3': the input name is empty" "$m" --shape =2,3
+	check 2 "onnx2top: --shape 'x=1,1,1,1,1,1,1,1,1': more than 8 dimensions" \
+		"$m" --shape x=1,1,1,1,1,1,1,1,1
+	$PY -c 'import sys, numpy as np; np.savez(sys.argv[1], x=np.zeros((2, 3, 4, 5), np.float32))' "$T/x.npz"
+	check 1 "onnx2top: '$m': input 'x' is both bound (--bind) and shaped (--shape)" \
+		"$m" --bind "$T/x.npz" --shape x=2,3,4,5
+	run onnx2top "$m" --shape
+	assert_failure 2
+	assert_line --index 0 "onnx2top: option '--shape' needs a value"
 }
 
 @test "a missing file" {
@@ -219,6 +297,32 @@ EOF
 	assert_output "onnx2top: '$T/t.onnx': not a valid ONNX model (truncated or corrupt)"
 }
 
+@test "Pad reflect and edge match numpy.pad (opsets 7 to 13, ranks 3 to 5, int8)" {
+	local bad=
+	for c in $(cat "$PS/cases"); do
+		if ! onnx2top "$PS/$c.onnx" | top-opt | ir-run - -i "$PS/$c.in.npz" -o "$T/$c.npz" \
+			>"$T/log" 2>&1 || ! npz_equal "$T/$c.npz" "$PS/$c.ref.npz"; then
+			bad="$bad $c"
+			cat "$T/log" >&3
+		fi
+	done
+	[ "$(wc -l <"$PS/cases")" -eq 5 ]
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+	onnx2top "$PS/pad_reflect13.onnx" -o "$T/r.top"
+	run irdump "$T/r.top"
+	assert_line 'op Pad pad0 in=x out=y pads=[0,1,2,3,0,2,4,1] value=7.0 mode="reflect"'
+	onnx2top "$PS/pad_edge7.onnx" -o "$T/e.top"
+	run irdump "$T/e.top"
+	assert_line 'op Pad pad0 in=x out=y pads=[1,0,3,0,0,2,1,5] value=9.0 mode="edge"'
+}
+
+@test "reflect pads as wide as the axis are refused" {
+	run onnx2top "$PS/pad_reflect_wide.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$PS/pad_reflect_wide.onnx': op 'pad0' (Pad): reflect pads of axis 2 must be smaller than its size 3"
+	[ ! -e "$T/o.top" ]
+}
+
 @test "usage errors exit 2, -h exits 0" {
 	run onnx2top -x "$FX/pad7.onnx"
 	assert_failure 2
@@ -232,6 +336,7 @@ EOF
 	run onnx2top -h
 	assert_success
 	assert_output --partial 'usage: onnx2top'
+	assert_output --partial '[--shape INPUT=D0,D1,...]'
 }
 
 @test "output is deterministic" {

@@ -1,5 +1,6 @@
 /* onnx2top - import an ONNX model as Top IR at stage origin; --bind makes
- * graph inputs constants, --list-ops prints the operators it takes. */
+ * graph inputs constants, --shape fixes an input's dynamic dimensions,
+ * --list-ops prints the operators it takes. */
 #include <getopt.h>
 #include <stdlib.h>
 
@@ -9,17 +10,19 @@
 #include "npz.h"
 #include "onnx_import.h"
 
-static const char usage[] = "usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz]\n       onnx2top --list-ops\n";
+static const char usage[] =
+	"usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz] [--shape INPUT=D0,D1,...]...\n"
+	"       onnx2top --list-ops\n";
 
-/* Print the error on one line: names from a corrupt model may hold
- * control characters. */
-static int fail(void)
+/* Print the error on one line (names from a corrupt model may hold
+ * control characters) and return status. */
+static int fail(int status)
 {
 	fputs("onnx2top: ", stderr);
 	for (const char *s = err_msg(); *s; s++)
 		fputc((unsigned char)*s < ' ' ? '?' : *s, stderr);
 	fputc('\n', stderr);
-	return 1;
+	return status;
 }
 
 /* One supported ONNX operator type per line. */
@@ -41,30 +44,45 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "list-ops", no_argument, NULL, 'L' },
 		{ "bind", required_argument, NULL, 'b' },
+		{ "shape", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *bind = NULL;
-	int c;
+	struct onnx_input_shape *shapes = NULL;
+	int n_shapes = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'L':
+			free(shapes);
 			return list_ops();
 		case 'b':
 			bind = optarg;
 			break;
+		case 's':
+			shapes = xrealloc(shapes, sizeof *shapes * (size_t)(n_shapes + 1));
+			if (onnx_input_shape_parse(optarg, &shapes[n_shapes++]) < 0) {
+				free(shapes);
+				return fail(2);
+			}
+			break;
 		case 'h':
+			free(shapes);
 			fputs(usage, stdout);
 			return 0;
 		case 'o':
 			out = optarg;
 			break;
 		default:
+			free(shapes);
+			if (c == ':' && optopt == 's')
+				return cli_missing_value("onnx2top", usage, argv);
 			return cli_bad_option("onnx2top", usage, argv, "ob");
 		}
 	}
 	if (argc - optind != 1) {
+		free(shapes);
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -75,20 +93,18 @@ int main(int argc, char **argv)
 	size_t len;
 	struct ir_graph *g;
 	struct npz consts = { 0 };
-	if (bind && npz_read(bind, &consts) < 0)
-		return fail();
-	if (file_read_all(path, &buf, &len) < 0) {
-		npz_free(&consts);
-		return fail();
+	int rc = bind ? npz_read(bind, &consts) : 0;
+	if (rc >= 0 && (rc = file_read_all(path, &buf, &len)) >= 0) {
+		rc = onnx_import_shaped(buf, len, shown, bind ? &consts : NULL, shapes, n_shapes, &g);
+		free(buf);
 	}
-	int rc = onnx_import_bound(buf, len, shown, bind ? &consts : NULL, &g);
-	free(buf);
 	npz_free(&consts);
+	free(shapes);
 	if (rc < 0)
-		return fail();
+		return fail(1);
 	if (ir_write(out, g) < 0) {
 		graph_free(g);
-		return fail();
+		return fail(1);
 	}
 	graph_free(g);
 	return 0;
