@@ -327,7 +327,8 @@ int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
 	struct lower_ctx f = *lc;
 	if (f.mode == LOWER_INT8)
 		f.mode = lc->fallback;
-	return lower_default(&f, op);
+	const struct op_def *d = op_defs[op->type];
+	return d->lower ? d->lower(&f, op) : lower_default(&f, op);
 }
 
 int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)

@@ -157,8 +157,9 @@ struct lower_pc {
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc);
 
 /* An op without an int8 form for its case (a MatMul with a constant A,
- * an AveragePool with uneven windows...): in int8 as lower_default in the
- * fallback float mode, with Casts around it; otherwise lower_default. */
+ * an AveragePool with uneven windows...): in int8, the op's own hook (or
+ * lower_default) in the fallback float mode, with Casts around it;
+ * otherwise the same in the op's mode.  A hook calls it only in int8. */
 int lower_fallback(struct lower_ctx *lc, const struct ir_op *op);
 
 /* The hook of ops whose input BIAS is added to an f32 accumulator (Conv,

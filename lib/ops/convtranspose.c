@@ -133,14 +133,8 @@ static int deconv_lower(struct lower_ctx *lc, const struct ir_op *op)
 		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
-	if (!w->data || w->dtype != DT_F32 || w->rank != 4 || (b && (!b->data || b->dtype != DT_F32))) {
-		/* no int8 form: the fallback float mode */
-		enum lower_mode m = lc->mode;
-		lc->mode = lc->fallback;
-		int rc = lower_float_bias(lc, op, 2);
-		lc->mode = m;
-		return rc;
-	}
+	if (!w->data || w->dtype != DT_F32 || w->rank != 4 || (b && (!b->data || b->dtype != DT_F32)))
+		return lower_fallback(lc, op);
 	int64_t grp = op_int(op, "group", 1);
 	int64_t ci = w->shape[0], cog = w->shape[1], kk = w->shape[2] * w->shape[3];
 	if (grp < 1 || ci % grp)
