@@ -65,6 +65,40 @@ z = np.load(sys.argv[1]); print(" ".join(f"{k}:{z[k].dtype}" for k in z.files))'
 	assert_close "$T/out.npz" "$FX/mm_expect.npz"
 }
 
+@test "elementwise ops broadcast a lower-rank first operand (Sub, Div, Where, Max)" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+r = np.random.RandomState(2)
+c = r.standard_normal((4, 1)).astype(np.float32)
+m = np.tril(np.ones((5, 5), bool))
+vi = lambda n, t, s: helper.make_tensor_value_info(n, t, s)
+g = helper.make_graph([
+    helper.make_node("Sub", ["c", "x"], ["s"], name="sub"),
+    helper.make_node("Div", ["c", "x"], ["q"], name="div"),
+    helper.make_node("Max", ["c", "x", "s"], ["mx"], name="max"),
+    helper.make_node("Where", ["m", "k", "a"], ["w"], name="where"),
+], "bc", [vi("x", TensorProto.FLOAT, [1, 2, 1, 5]), vi("a", TensorProto.FLOAT, [1, 2, 5, 5])],
+    [vi(n, TensorProto.FLOAT, None) for n in ("s", "q", "mx", "w")],
+    [numpy_helper.from_array(c, "c"), numpy_helper.from_array(m, "m"),
+     numpy_helper.from_array(np.array(-1e4, np.float32), "k")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/bc.onnx")
+x = r.uniform(1, 2, (1, 2, 1, 5)).astype(np.float32)
+a = r.standard_normal((1, 2, 5, 5)).astype(np.float32)
+np.savez(d + "/in.npz", x=x, a=a)
+np.savez(d + "/expect.npz", s=c - x, q=c / x, mx=np.maximum(np.maximum(c, x), c - x),
+         w=np.where(m, np.float32(-1e4), a))
+PYEOF
+	onnx2top "$T/bc.onnx" -o "$T/bc.top"
+	run ir-run "$T/bc.top" -i "$T/in.npz" -o "$T/out.npz"
+	assert_success
+	assert_close "$T/out.npz" "$T/expect.npz"
+	# and the shapes themselves (a difference would broadcast away)
+	$PY -c "import numpy as np, sys; o, e = np.load('$T/out.npz'), np.load('$T/expect.npz')
+sys.exit(any(o[k].shape != e[k].shape for k in e.files))"
+}
+
 @test "--dump-all writes every activation in graph order, no weights" {
 	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/all.npz" --dump-all
 	assert_success

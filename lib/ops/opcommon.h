@@ -28,7 +28,8 @@ int infer_same(struct ir_graph *g, struct ir_op *op);
 int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in, int max_in);
 /* Record an error about op: "op 'NAME' (Type): ...". */
 int op_error(const struct ir_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Numpy broadcasting of two shapes into out; -1 if incompatible. */
+/* Numpy broadcasting of two shapes into out (which may be a or b); -1 if
+ * incompatible. */
 int broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout, int64_t *out);
 /* Normalise a possibly negative axis against rank; -1 if out of range. */
 int norm_axis(int64_t axis, int rank);

@@ -86,14 +86,19 @@ int infer_same(struct ir_graph *g, struct ir_op *op)
 
 int broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout, int64_t *out)
 {
+	/* built apart, so OUT may be A or B (a fold over several inputs) */
+	int64_t s[IR_MAX_RANK];
 	int r = ra > rb ? ra : rb;
+	if (r > IR_MAX_RANK)
+		return -1;
 	for (int i = 0; i < r; i++) {
 		int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
 		int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
 		if (da != db && da != 1 && db != 1)
 			return -1;
-		out[i] = da == 1 ? db : da;
+		s[i] = da == 1 ? db : da;
 	}
+	memcpy(out, s, sizeof(int64_t) * (size_t)r);
 	*rout = r;
 	return 0;
 }
