@@ -322,6 +322,44 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	return lower_copy(lc, op, 0);
 }
 
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op)
+{
+	int n = 0;
+	for (int i = 0; i < op->n_in; i++) {
+		int t = op->in[i];
+		if (t < 0 || lc->top->tensors[t].data)
+			continue;
+		if (lc->map[t] < 0 || !is_float(lc->tpu->tensors[lc->map[t]].dtype))
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t);
+
+int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
+{
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < op->n_in; i++) {
+		if (op->in[i] < 0)
+			continue;
+		const struct ir_tensor *t = &lc->top->tensors[op->in[i]];
+		double r = 0;
+		if (t->data) {
+			r = tensor_reach(lc->top, lc->tab, op->in[i]);
+		} else {
+			const struct calib_entry *e = calib_find(lc->tab, t->name);
+			if (!e)
+				return 0;
+			r = e->threshold;
+		}
+		lo = fmin(lo, r);
+		hi = fmax(hi, r);
+	}
+	return hi > LOWER_RANGE_RATIO * lo;
+}
+
 int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
 {
 	struct lower_ctx f = *lc;

@@ -156,6 +156,19 @@ struct lower_pc {
  * -1. */
 int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc);
 
+/* Int8 inputs that share one scale (Add, Concat) lose the smaller ones'
+ * precision: beyond this ratio of reaches the op runs in float. */
+#define LOWER_RANGE_RATIO 32.0
+/* 1 if the reaches of OP's inputs (table thresholds of activations, the
+ * largest |w| of weights) differ by more than LOWER_RANGE_RATIO; 0 too
+ * when the table lacks one. */
+int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op);
+
+/* 1 if every activation input of OP is float in the Tpu graph so far
+ * (and there is one): an op that only gathers values (Concat) then
+ * follows them in float rather than quantising them for itself. */
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op);
+
 /* An op without an int8 form for its case (a MatMul with a constant A,
  * an AveragePool with uneven windows...): in int8, the op's own hook (or
  * lower_default) in the fallback float mode, with Casts around it;

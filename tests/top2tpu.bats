@@ -388,6 +388,52 @@ PYEOF
 	assert_success
 }
 
+@test "int8 Add and Concat of inputs far apart run in bf16; a Concat of float inputs stays float" {
+	# attention scores plus a -1e4 additive mask; a detector head that
+	# concatenates boxes in pixels with scores in [0, 1], twice
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+mask = np.where(np.tril(np.ones((6, 6))) > 0, 0, -1e4).astype(np.float32)
+g = helper.make_graph([
+    helper.make_node("Add", ["s", "mask"], ["sm"], name="addmask"),
+    helper.make_node("Softmax", ["sm"], ["p"], name="softmax", axis=-1),
+    helper.make_node("Mul", ["b", "k"], ["box"], name="scale"),
+    helper.make_node("Sigmoid", ["c"], ["cls"], name="sig"),
+    helper.make_node("Concat", ["box", "cls"], ["det"], name="cat1", axis=-1),
+    helper.make_node("Concat", ["det", "det"], ["y"], name="cat2", axis=1),
+], "far", [vi("s", [1, 2, 6, 6]), vi("b", [1, 10, 4]), vi("c", [1, 10, 3])],
+    [vi("p", [1, 2, 6, 6]), vi("y", [1, 20, 7])],
+    [numpy_helper.from_array(mask, "mask"), numpy_helper.from_array(np.array(300, np.float32), "k")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/far.onnx")
+r = np.random.RandomState(4)
+smp = lambda n: dict(s=2 * r.standard_normal((n, 1, 2, 6, 6)), b=r.uniform(0, 1, (n, 1, 10, 4)),
+                     c=r.standard_normal((n, 1, 10, 3)))
+np.savez(d + "/cal.npz", **{k: v.astype(np.float32) for k, v in smp(8).items()})
+np.savez(d + "/in.npz", **{k: v[0].astype(np.float32) for k, v in smp(1).items()})
+PYEOF
+	onnx2top "$T/far.onnx" -o "$T/far.top"
+	calibrate "$T/far.top" -d "$T/cal.npz" -o "$T/far.table"
+	top2tpu "$T/far.top" --chip tpu-a --mode int8 --calib "$T/far.table" -o "$T/far.tpu"
+	run irdump "$T/far.tpu"
+	assert_line 'op Add addmask in=s_bf16,mask out=sm'
+	assert_line 'op Concat cat1 in=box_bf16,cls_bf16 out=det axis=2'
+	assert_line 'op Concat cat2 in=det,det out=y_bf16 axis=1'
+	ir-run "$T/far.top" -i "$T/in.npz" -o "$T/f.npz"
+	ir-run "$T/far.tpu" -i "$T/in.npz" -o "$T/q.npz"
+	# the scores keep their precision beside the boxes
+	$PY -c "import numpy as np, sys
+f, q = np.load('$T/f.npz'), np.load('$T/q.npz')
+a, b = f['y'][..., 4:].ravel(), q['y'][..., 4:].ravel()
+c = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+a, b = f['p'].ravel(), q['p'].ravel()
+c2 = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+print('scores', c, 'softmax', c2)
+sys.exit(not (c > 0.999 and c2 > 0.999))"
+}
+
 @test "int8 MatMul: weights per column, two activations per tensor with batch broadcast, constant A in bf16" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx

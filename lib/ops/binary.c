@@ -117,6 +117,10 @@ static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 
 static int add_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
+	/* one output scale for inputs far apart (an additive -1e4 mask on
+	 * attention scores) would wipe out the smaller one */
+	if (lc->mode == LOWER_INT8 && lower_ranges_apart(lc, op))
+		return lower_fallback(lc, op);
 	return binary_lower(lc, op, 0);
 }
 

@@ -67,6 +67,14 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != LOWER_INT8)
 		return lower_default(lc, op);
+	/* one output scale for inputs far apart (a detector's boxes in
+	 * pixels beside its scores in [0, 1]) would crush the smaller; and
+	 * inputs all float already (such a Concat upstream) stay float,
+	 * in their dtype, as data movement does */
+	if (lower_ranges_apart(lc, op))
+		return lower_fallback(lc, op);
+	if (lower_inputs_float(lc, op))
+		return lower_default(lc, op);
 	int in[OP_MAX_IO];
 	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	float s_out;
