@@ -281,12 +281,17 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 	enum ir_dtype fdt = lower_float_dtype(lc->mode);
 	/* in int8, an op that only moves or clamps values follows its input:
 	 * a float activation (graph input, output of a float op) stays float
-	 * rather than being quantised for it */
+	 * rather than being quantised for it; an op on a bool or integer
+	 * activation (Not, a Cast of a mask) has nothing to quantise and
+	 * gives its f32 outputs in the fallback float dtype */
 	int t0 = op->n_in > 0 ? op->in[0] : -1;
 	if (q && t0 >= 0 && !lc->top->tensors[t0].data && lc->map[t0] >= 0 &&
 	    is_float(lc->tpu->tensors[lc->map[t0]].dtype)) {
 		q = 0;
 		fdt = lc->tpu->tensors[lc->map[t0]].dtype;
+	} else if (q && t0 >= 0 && !lc->top->tensors[t0].data && lc->top->tensors[t0].dtype != DT_F32) {
+		q = 0;
+		fdt = lower_float_dtype(lc->fallback);
 	}
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
@@ -309,8 +314,10 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		qdt = lc->tpu->tensors[in[0]].dtype;
 	}
 	for (int i = 0; i < op->n_out; i++) {
+		/* f32 outputs take the op's dtype; bool and integer ones
+		 * (indices, predicates) keep theirs */
 		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
-		enum ir_dtype dt = q ? qdt : tdt == DT_F32 ? fdt : tdt;
+		enum ir_dtype dt = tdt != DT_F32 ? tdt : q ? qdt : fdt;
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
@@ -322,16 +329,18 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	return lower_copy(lc, op, 0);
 }
 
-int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op)
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum lower_mode *mode)
 {
 	int n = 0;
 	for (int i = 0; i < op->n_in; i++) {
 		int t = op->in[i];
 		if (t < 0 || lc->top->tensors[t].data)
 			continue;
-		if (lc->map[t] < 0 || !is_float(lc->tpu->tensors[lc->map[t]].dtype))
+		enum ir_dtype dt = lc->map[t] >= 0 ? lc->tpu->tensors[lc->map[t]].dtype : DT_I8;
+		if (!is_float(dt))
 			return 0;
-		n++;
+		if (!n++)
+			*mode = dt == DT_BF16 ? LOWER_BF16 : dt == DT_F16 ? LOWER_F16 : LOWER_F32;
 	}
 	return n > 0;
 }
@@ -376,8 +385,12 @@ int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
 
 int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	/* a table maps f32 to f32: Not and integer Abs copy through; IsNaN
+	 * and IsInf read their input in float */
+	if (lc->mode != LOWER_INT8 || lc->top->tensors[op->in[0]].dtype != DT_F32)
 		return lower_default(lc, op);
+	if (lc->top->tensors[op->out[0]].dtype != DT_F32)
+		return lower_fallback(lc, op);
 	if (op->n_in != 1 || op->n_out != 1)
 		return op_error(op, "a lookup table needs one input and one output");
 	int x = lower_act_input(lc, op, op->in[0]);

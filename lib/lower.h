@@ -165,9 +165,10 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct
 int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op);
 
 /* 1 if every activation input of OP is float in the Tpu graph so far
- * (and there is one): an op that only gathers values (Concat) then
- * follows them in float rather than quantising them for itself. */
-int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op);
+ * (and there is one), with *MODE the float mode of the first: an op that
+ * only gathers values (Concat) then follows them in that mode rather
+ * than quantising them for itself. */
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum lower_mode *mode);
 
 /* An op without an int8 form for its case (a MatMul with a constant A,
  * an AveragePool with uneven windows...): in int8, the op's own hook (or

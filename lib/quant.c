@@ -231,7 +231,7 @@ int quant_channel_params(const struct kern *k, int first, int c,
 int quant_run_unary(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	if (quant_is_float(y->dtype))
+	if (!quant_is_q(y->dtype))   /* float, or bool (Not, IsNaN) */
 		return quant_run_f32(k);
 	int64_t lut[256];
 	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype))

@@ -4,7 +4,8 @@
 # lowered in every mode and chip, close to float, and run on tpu-sim bit for
 # bit as ir-run runs the Tpu IR, with layer groups and with every op alone
 # (layergroup -n 1); int8 ConvTranspose per output channel and GlobalMaxPool
-# on codes; the cost model's ConvTranspose on the cube.
+# on codes; the cost model's ConvTranspose on the cube; ops with no quantised
+# form (masks, predicates, TopK, CumSum, GatherElements) in float.
 load helpers
 
 bats_require_minimum_version 1.5.0
@@ -183,4 +184,54 @@ PYEOF
 	# GlobalMaxPool on the vector unit over its input, as GlobalAveragePool:
 	# gmax2 reads [1,6,14,18] f32: 16 + 1 lane tile * 14 rows * ceil(18 / 16)
 	assert_output --regexp 'GlobalMaxPool +1 +44 .* gmax2'
+}
+
+# Ops with no quantised form run in float in every mode: masks and
+# predicates (Cast of an int64 mask, Greater -> Not, IsNaN -> Where), and
+# TopK / CumSum / GatherElements; in int8 around quantised neighbours,
+# tpu-sim bit-identical to ir-run.
+@test "masks, predicates, TopK, CumSum, GatherElements lower in every mode and run on tpu-sim" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(3)
+vi = lambda n, t, s: h.make_tensor_value_info(n, t, s)
+nodes = [
+    h.make_node('Cast', ['mask'], ['mf'], name='castmask', to=TP.FLOAT),
+    h.make_node('Mul', ['x', 'mf'], ['xm'], name='applymask'),
+    h.make_node('Greater', ['x', 'zero'], ['pos'], name='gt'),
+    h.make_node('Not', ['pos'], ['neg'], name='not'),
+    h.make_node('Cast', ['neg'], ['negf'], name='castneg', to=TP.FLOAT),
+    h.make_node('Add', ['xm', 'negf'], ['a'], name='add'),
+    h.make_node('IsNaN', ['a'], ['nan'], name='isnan'),
+    h.make_node('Where', ['nan', 'zero', 'a'], ['b'], name='where'),
+    h.make_node('TopK', ['b', 'k'], ['top', 'idx'], name='topk', axis=-1),
+    h.make_node('CumSum', ['b', 'ax'], ['cs'], name='cumsum'),
+    h.make_node('GatherElements', ['b', 'idx'], ['g'], name='gather', axis=-1),
+]
+inits = [nh.from_array(np.array(0, np.float32), 'zero'), nh.from_array(np.array([3], np.int64), 'k'),
+         nh.from_array(np.array(-1, np.int64), 'ax')]
+g = h.make_graph(nodes, 'masks', [vi('x', TP.FLOAT, [1, 4, 8]), vi('mask', TP.INT64, [1, 4, 8])],
+                 [vi('top', TP.FLOAT, [1, 4, 3]), vi('idx', TP.INT64, [1, 4, 3]),
+                  vi('cs', TP.FLOAT, [1, 4, 8]), vi('g', TP.FLOAT, [1, 4, 3])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 14)]), d + '/m.onnx')
+smp = lambda n: dict(x=r.normal(0, 1, (n, 1, 4, 8)).astype(np.float32),
+                     mask=r.integers(0, 2, (n, 1, 4, 8)).astype(np.int64))
+np.savez(d + '/cal.npz', **smp(8))
+np.savez(d + '/in.npz', **{k: v[0] for k, v in smp(1).items()})
+PYEOF
+	local T=$BATS_TEST_TMPDIR m
+	for m in f32 bf16 f16 int8; do
+		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+			MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=$m OUT="$T/$m" compare
+		assert_success
+		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
+	done
+	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/int8/lowered.tpu"
+	assert_line 'op Cast castmask in=mask out=mf to="f32"'
+	assert_line --regexp '^op Mul applymask in=x_i8,mf_i8 out=xm multiplier='
+	assert_line 'op Not not in=pos out=neg'
+	assert_line 'op IsNaN isnan in=a_bf16 out=nan'
+	assert_line 'op TopK topk in=b out=top_bf16,idx k=3 axis=2 largest=1 sorted=1'
 }

@@ -73,8 +73,9 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	 * in their dtype, as data movement does */
 	if (lower_ranges_apart(lc, op))
 		return lower_fallback(lc, op);
-	if (lower_inputs_float(lc, op))
-		return lower_default(lc, op);
+	struct lower_ctx f = *lc;
+	if (lower_inputs_float(lc, op, &f.mode))
+		return lower_default(&f, op);
 	int in[OP_MAX_IO];
 	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	float s_out;
