@@ -10,6 +10,8 @@
 # CALIB   calibration samples .npz, samples on the first axis (int8 and qtables
 #         with int8; with f16 the table keeps ops that would overflow f16 in f32)
 # MODE    f32 | bf16 | f16 | int8 (default int8)      CHIP  default tpu-a
+# SHAPE   input shapes for dynamic dimensions (onnx2top --shape), e.g.
+#         SHAPE="x=1,3,224,224"
 # QTABLE  per-op modes for mixed precision (optional; top2tpu --qtable)
 # OUT     output folder (required)
 # TPUC_BIN  folder holding the tools (default: found on PATH)
@@ -29,6 +31,8 @@ CHIP ?= tpu-a
 CALIB_METHOD ?= kld
 TPUC_BIN ?=
 QTABLE ?=
+SHAPE ?=
+SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
 
 ifndef MODEL
 $(error accuracy.mk: set MODEL=file.onnx)
@@ -66,13 +70,13 @@ check: $(OUT)/layers.txt
 	@! grep -q '^first layer below tolerance:' $<
 
 # The settings the files were made with: any change rebuilds.
-CFG := $(MODEL) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(TOL) $(if $(TABLE),$(CALIB) $(CALIB_METHOD))
+CFG := $(MODEL) $(SHAPE) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(TOL) $(if $(TABLE),$(CALIB) $(CALIB_METHOD))
 $(OUT)/accuracy.cfg: FORCE
 	@mkdir -p $(OUT)
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
 
 $(OUT)/canonical.top: $(MODEL) $(OUT)/accuracy.cfg $(call tooldep,onnx2top) $(call tooldep,top-opt)
-	$(call tool,onnx2top) $(MODEL) -o $@.origin
+	$(call tool,onnx2top) $(MODEL) $(SHAPEFLAGS) -o $@.origin
 	$(call tool,top-opt) $@.origin -o $@
 	rm -f $@.origin
 

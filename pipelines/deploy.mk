@@ -10,6 +10,8 @@
 #         f16 the table keeps ops that would overflow f16 in f32)
 # REF     the framework's output for INPUT (optional; compared with Top IR)
 # MODE    f32 | bf16 | f16 | int8 (default int8)     CHIP  default tpu-a
+# SHAPE   input shapes for a model with dynamic dimensions, as onnx2top
+#         --shape takes them: SHAPE="x=1,3,224,224 mask=1,128"
 # QTABLE  per-op modes for mixed precision (top2tpu --qtable), or "auto":
 #         searched by calibrate --search-qtable --search-mode MODE on the
 #         calibration samples so that the outputs reach EXPECTED_COS against
@@ -44,6 +46,8 @@ EXPECTED_COS_bf16 := 0.999
 EXPECTED_COS_f16 := 0.9999
 EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
 SEARCH_N ?=
+SHAPE ?=
+SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
 
 ifndef MODEL
 $(error deploy.mk: set MODEL=file.onnx)
@@ -100,14 +104,14 @@ all: $(STAGES)
 
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything.
-CFG := $(MODEL) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N)) \
+CFG := $(MODEL) $(SHAPE) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
 
 $(OUT)/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
-	$(call tool,onnx2top) $(MODEL) -o $@
+	$(call tool,onnx2top) $(MODEL) $(SHAPEFLAGS) -o $@
 
 $(OUT)/canonical.top: $(OUT)/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@

@@ -101,6 +101,34 @@ show() {
 	assert_output --partial "deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16"
 }
 
+@test "SHAPE fixes a dynamic batch for onnx2top; without it the fix is named" {
+	need_tool $TOOLS
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+r = np.random.RandomState(0)
+w = numpy_helper.from_array(r.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                       helper.make_node("Relu", ["c"], ["y"], name="relu")], "dyn",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/dyn.onnx")
+np.savez(d + "/in.npz", x=r.standard_normal((1, 3, 8, 8)).astype(np.float32))
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 8, 8)).astype(np.float32))
+PYEOF
+	local args=(--no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin"
+		MODEL="$T/dyn.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8)
+	run make "${args[@]}" OUT="$T/a" compare
+	assert_failure
+	assert_output --partial "give the input's shape with --shape x=1,3,8,8"
+	[ ! -e "$T/a/origin.top" ]
+	run make "${args[@]}" OUT="$T/b" SHAPE="x=1,3,8,8" compare
+	assert_success
+	assert_output --partial "onnx2top $T/dyn.onnx --shape x=1,3,8,8 -o"
+	cmp "$T/b/tpu_out.npz" "$T/b/sim_out.npz"
+}
+
 @test "example in bf16 and f16: each stage within its mode's tolerance" {
 	need_tool $TOOLS
 	for m in bf16 f16; do
