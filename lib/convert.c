@@ -154,6 +154,30 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 			memmove(dst, src, (size_t)n * dtype_size(dt));
 		return;
 	}
+	/* the pairs every bf16/f16 operator takes (widen, compute, round) in
+	 * loops the compiler vectorises; the same functions as one by one */
+	if (st == DT_F32 && (dt == DT_BF16 || dt == DT_F16)) {
+		const float *s = src;
+		uint16_t *d = dst;
+		if (dt == DT_BF16)
+			for (int64_t i = 0; i < n; i++)
+				d[i] = float_to_bf16(s[i]);
+		else
+			for (int64_t i = 0; i < n; i++)
+				d[i] = float_to_f16(s[i]);
+		return;
+	}
+	if (dt == DT_F32 && (st == DT_BF16 || st == DT_F16)) {
+		const uint16_t *s = src;
+		float *d = dst;
+		if (st == DT_BF16)
+			for (int64_t i = 0; i < n; i++)
+				d[i] = bf16_to_float(s[i]);
+		else
+			for (int64_t i = 0; i < n; i++)
+				d[i] = f16_to_float(s[i]);
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		if (!is_float(st) && !is_float(dt))
 			put_int(dst, dt, i, dtype_get_int(src, st, i));
