@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "npz.h"
 #include "onnx.pb-c.h"
+#include "onnx_einsum.h"
 #include "op.h"
 #include "passes.h"
 
@@ -1542,10 +1543,11 @@ static const struct node_rule node_rules[] = {
 
 int onnx_supported_ops(const char **names, int max)
 {
+	static const char *const special[] = { "Constant", "Einsum" };   /* import_node */
 	int n = 0;
-	if (n < max)
-		names[n] = "Constant";
-	n++;
+	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
+		if (n < max)
+			names[n] = special[i];
 	for (size_t i = 0; i < ARRAY_LEN(node_rules); i++, n++)
 		if (n < max)
 			names[n] = node_rules[i].onnx;
@@ -1627,6 +1629,78 @@ static int f32_only(enum op_type t)
 	}
 }
 
+/* Infer the ops that the node being imported added, from op FIRST on:
+ * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
+ * constant, and refuse dtypes no kernel takes. */
+static int infer_node_ops(struct imp *im, int first)
+{
+	struct ir_graph *g = im->g;
+	for (int i = first; i < g->n_ops; i++) {
+		struct ir_op *op = &g->ops[i];
+		const struct op_def *def = op_defs[op->type];
+		if (!def->infer || def->infer(g, op) < 0)
+			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
+		for (int j = 0; j < op->n_out; j++)
+			set_known(im, op->out[j]);
+		/* Folded whatever its size; graph_compact() drops the op. */
+		int f = pass_fold_op(g, i, SIZE_MAX);
+		if (f < 0)
+			return err_prefix("'%s'", im->path);
+		if (f || !f32_only(op->type))
+			continue;
+		for (int j = 0; j < op->n_in + op->n_out; j++) {
+			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+			if (ti >= 0 && g->tensors[ti].dtype != DT_F32)
+				return node_err(im, "dtype %s is not supported (f32 only)",
+						dtype_name(g->tensors[ti].dtype));
+		}
+	}
+	return 0;
+}
+
+/* Einsum has no op of its own: lib/onnx_einsum.c writes it as ReduceSum,
+ * Transpose, Reshape and MatMul ops, inferred and folded like any node's. */
+static int import_einsum(struct imp *im, const char *out0)
+{
+	const Onnx__NodeProto *n = im->node;
+	if (im->opset < 12)
+		return node_err(im, "unsupported operator in opset %d (Einsum is opset 12)", im->opset);
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (!n->attribute[i]->name || strcmp(n->attribute[i]->name, "equation"))
+			return node_err(im, "attribute '%s' is not supported",
+					n->attribute[i]->name ? n->attribute[i]->name : "");
+	const Onnx__AttributeProto *a = attr_find(n, "equation");
+	if (!a)
+		return node_err(im, "attribute 'equation' is required");
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+		return attr_type_err(im, "equation", "a string");
+	for (size_t i = 1; i < n->n_output; i++)
+		if (n->output[i] && *n->output[i])
+			return node_err(im, "optional output '%s' is not supported", n->output[i]);
+	if (!n->n_input)
+		return node_err(im, "0 inputs, expected at least 1");
+	int *in = xmalloc(sizeof(int) * n->n_input);
+	for (size_t i = 0; i < n->n_input; i++) {
+		int rc = resolve_input(im, n->input[i], &in[i]), t = in[i];
+		if (rc < 0 || !known_tensor(im, t)) {
+			free(in);
+			if (rc < 0)
+				return -1;
+			return t < 0 ? node_err(im, "input %zu is required", i)
+				     : node_err(im, "input %zu has no known shape", i);
+		}
+	}
+	int first = im->g->n_ops;
+	int y = graph_add_tensor(im->g, out0, DT_F32, 0, NULL);
+	map_put(&im->tensors, out0, y);
+	int rc = onnx_einsum(im->g, im->node_name, (const char *)a->s.data, a->s.len,
+			     (int)n->n_input, in, y);
+	free(in);
+	if (rc < 0)
+		return err_prefix("'%s': node '%s' (Einsum)", im->path, im->node_name);
+	return infer_node_ops(im, first);
+}
+
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
 {
 	const char *type = n->op_type ? n->op_type : "";
@@ -1653,6 +1727,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 				return node_err(im, "optional output '%s' is not supported", n->output[i]);
 		return import_constant(im, out0);
 	}
+	if (!strcmp(type, "Einsum"))
+		return import_einsum(im, out0);
 
 	const struct node_rule *r = NULL;
 	for (size_t i = 0; i < ARRAY_LEN(node_rules); i++)
@@ -1758,29 +1834,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		int sq = import_extra_op(im, k, OP_SQUEEZE, 1, (int[]){ -1 }, "1d");
 		op_set_ints(&g->ops[sq], "axes", 1, (int64_t[]){ 2 });
 	}
-	/* Infer now: later nodes need shapes (auto_pad, Reshape's 0 and -1);
-	 * then fold what is constant, and refuse dtypes no kernel takes. */
-	for (int i = first; i < g->n_ops; i++) {
-		struct ir_op *op = &g->ops[i];
-		const struct op_def *def = op_defs[op->type];
-		if (!def->infer || def->infer(g, op) < 0)
-			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
-		for (int j = 0; j < op->n_out; j++)
-			set_known(im, op->out[j]);
-		/* Folded whatever its size; graph_compact() drops the op. */
-		int f = pass_fold_op(g, i, SIZE_MAX);
-		if (f < 0)
-			return err_prefix("'%s'", im->path);
-		if (f || !f32_only(op->type))
-			continue;
-		for (int j = 0; j < op->n_in + op->n_out; j++) {
-			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
-			if (ti >= 0 && g->tensors[ti].dtype != DT_F32)
-				return node_err(im, "dtype %s is not supported (f32 only)",
-						dtype_name(g->tensors[ti].dtype));
-		}
-	}
-	return 0;
+	return infer_node_ops(im, first);
 }
 
 /* ---- graph ---- */

@@ -13,6 +13,92 @@ setup_file() {
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/ops_fixtures.py" "$OPS"
 	export PS="$BATS_FILE_TMPDIR/padshape"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/pad_shape_fixtures.py" "$PS"
+	export EIN="$BATS_FILE_TMPDIR/einsum"
+	einsum_fixtures "$EIN"
+}
+
+# Einsum fixtures in folder $1: for each case NAME.onnx (one Einsum node
+# 'ein0', opset 13), NAME.in.npz and NAME.ref.npz (numpy.einsum), listed
+# in $1/cases; the operands listed as weights are initializers.  Then the
+# refused equations, bad_NAME.onnx.
+einsum_fixtures() {
+	/usr/bin/python3 - "$1" <<'EOF'
+import os, sys, zipfile
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(7)
+
+def savez(path, arrays):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, a in arrays.items():
+            with z.open(name + ".npy", "w") as f:
+                np.lib.format.write_array(f, np.asarray(a).copy(order="C"), allow_pickle=False)
+
+def model(path, eq, shapes, weights=(), vals=None, opset=13):
+    ins, inits = [], []
+    for k, s in enumerate(shapes):
+        if k in weights:
+            inits.append(numpy_helper.from_array(vals[k], "x%d" % k))
+        else:
+            ins.append(helper.make_tensor_value_info("x%d" % k, TensorProto.FLOAT, list(s)))
+    node = helper.make_node("Einsum", ["x%d" % k for k in range(len(shapes))], ["y"],
+                            name="ein0", equation=eq)
+    g = helper.make_graph([node], "einsum", ins,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+cases = [   # name, equation, shapes, operands that are weights
+    ("attn_scores", "bhid,bhjd->bhij", [(2, 3, 4, 5), (2, 3, 6, 5)], ()),
+    ("attn_values", "bhij,bhjd->bhid", [(2, 3, 4, 6), (2, 3, 6, 5)], ()),
+    ("batch_matmul", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], ()),
+    ("matmul", "ij,jk->ik", [(3, 4), (4, 5)], ()),
+    ("linear", "bid,de->bie", [(2, 3, 4), (4, 5)], ()),
+    ("linear_weight", "bid,de->bie", [(2, 3, 4), (4, 5)], (1,)),
+    ("weight_first", "de,bid->bie", [(4, 5), (2, 3, 4)], (0,)),
+    ("ellipsis", "...id,...jd->...ij", [(2, 3, 4, 5), (2, 3, 6, 5)], ()),
+    ("ellipsis_bcast", "...id,...jd->...ij", [(3, 4, 5), (2, 1, 6, 5)], ()),
+    ("ellipsis_inner", "a...b,b...c->a...c", [(2, 3, 4), (4, 3, 5)], ()),
+    ("ellipsis_implicit", "...ij,...jk", [(2, 3, 4), (4, 5)], ()),
+    ("bnc_bmc", "bnc,bmc->bnm", [(2, 3, 4), (2, 5, 4)], ()),
+    ("dot", "i,i->", [(5,), (5,)], ()),
+    ("dot_implicit", "i,i", [(5,), (5,)], ()),
+    ("transpose", "ij->ji", [(3, 4)], ()),
+    ("transpose4", "bijk->bikj", [(2, 3, 4, 5)], ()),
+    ("sum_all", "ij->", [(3, 4)], ()),
+    ("sum_rows", "ij->i", [(3, 4)], ()),
+    ("matvec", "ij,j->i", [(3, 4), (4,)], ()),
+    ("implicit", "ij,jk", [(3, 4), (4, 5)], ()),
+    ("implicit_sorted", "bi,ai", [(2, 3), (4, 3)], ()),
+    ("blanks", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)], ()),
+    ("outer", "i,j->ij", [(3,), (4,)], ()),
+    ("hadamard", "ij,ij->ij", [(3, 4), (3, 4)], ()),
+    ("sum_one_side", "ij,jk->k", [(2, 3), (3, 4)], ()),
+    ("bcast_summed", "ij,jk->ik", [(2, 1), (3, 4)], ()),
+    ("bcast_batch", "bi,bi->bi", [(1, 3), (4, 3)], ()),
+    ("three", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], ()),
+    ("seven_batch", "abcdefgi,abcdefgi->abcdefg", [(1, 2, 1, 2, 1, 2, 1, 3)] * 2, ()),
+    ("identity", "ij->ij", [(3, 4)], ()),
+]
+for name, eq, shapes, weights in cases:
+    vals = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    model(os.path.join(out, name + ".onnx"), eq, shapes, weights, vals)
+    savez(os.path.join(out, name + ".in.npz"),
+          {"x%d" % k: v for k, v in enumerate(vals) if k not in weights})
+    savez(os.path.join(out, name + ".ref.npz"), {"y": np.einsum(eq, *vals).astype(np.float32)})
+with open(os.path.join(out, "cases"), "w") as f:
+    f.write("".join(c[0] + "\n" for c in cases))
+
+for name, eq, shapes, opset in [
+        ("diagonal", "ii->i", [(3, 3)], 13), ("batch_diagonal", "...ii ->...i", [(2, 3, 3)], 13),
+        ("operands", "ij,jk->ik", [(3, 4)], 13), ("rank", "ijk->i", [(3, 3)], 13),
+        ("no_index", "ij->ik", [(3, 3)], 13), ("sizes", "ij,jk->ik", [(3, 4), (5, 6)], 13),
+        ("no_ellipsis", "...ij->ij", [(2, 3, 3)], 13), ("opset11", "ij->ji", [(3, 3)], 11)]:
+    model(os.path.join(out, "bad_%s.onnx" % name), eq, shapes, opset=opset)
+EOF
 }
 
 setup() {
@@ -431,10 +517,78 @@ EOF
 	assert_output --partial "nope.npz"
 }
 
+# ---- Einsum: written at import as ReduceSum, Transpose, Reshape and MatMul ----
+
+@test "Einsum matches numpy.einsum after onnx2top | top-opt | ir-run" {
+	local bad=
+	for c in $(cat "$EIN/cases"); do
+		if ! onnx2top "$EIN/$c.onnx" | top-opt | ir-run - -i "$EIN/$c.in.npz" -o "$T/$c.npz" \
+			>"$T/log" 2>&1 ||
+		   ! npz-compare "$EIN/$c.ref.npz" "$T/$c.npz" --tolerance 0.999999,0.99999 >>"$T/log" 2>&1; then
+			bad="$bad $c"
+			cat "$T/log" >&3
+		fi
+	done
+	[ "$(wc -l <"$EIN/cases")" -ge 30 ]
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+	# a scalar result keeps rank 0
+	$PY -c 'import sys, numpy as np; assert np.load(sys.argv[1])["y"].shape == ()' "$T/dot.npz"
+}
+
+@test "Einsum becomes existing ops, the last named after the node" {
+	onnx2top "$EIN/attn_scores.onnx" -o "$T/a.top"
+	run irdump "$T/a.top"
+	assert_output - <<'EOF'
+graph top origin
+input x0 f32 [2,3,4,5]
+input x1 f32 [2,3,6,5]
+op Transpose ein0_transpose_b in=x1 out=ein0_transpose_b perm=[0,1,3,2]
+op MatMul ein0 in=x0,ein0_transpose_b out=y
+output y
+EOF
+	# a weight operand, first or second, is MatMul's 2-D B (int8 per channel)
+	for c in linear_weight weight_first; do
+		onnx2top "$EIN/$c.onnx" -o "$T/$c.top"
+		run irdump "$T/$c.top"
+		assert_line --regexp '^op MatMul ein0 in=x[01],x[01] out=y$'
+		[ "$(grep -c '^op ' <<<"$output")" -eq 1 ]
+	done
+	onnx2top "$EIN/sum_all.onnx" -o "$T/s.top"
+	run irdump "$T/s.top"
+	assert_line 'op ReduceSum ein0 in=x0 out=y keepdims=0 axes=[0,1]'
+	onnx2top "$EIN/dot.onnx" -o "$T/d.top"
+	run irdump "$T/d.top"
+	assert_line 'op Reshape ein0 in=ein0_matmul out=y shape=[]'
+	onnx2top "$EIN/identity.onnx" -o "$T/i.top"
+	run irdump "$T/i.top"
+	assert_line 'op Identity ein0 in=x0 out=y'
+}
+
+@test "Einsum diagonals and bad equations are refused with one line naming the node" {
+	run onnx2top "$EIN/bad_diagonal.onnx" -o "$T/o.top"
+	assert_failure 1
+	assert_output "onnx2top: '$EIN/bad_diagonal.onnx': node 'ein0' (Einsum): index 'i' repeats in operand 0 ('ii'): diagonals and traces are not supported"
+	[ ! -e "$T/o.top" ]
+	[ -z "$(ls "$T")" ]
+	check() {   # CASE MESSAGE
+		run onnx2top "$EIN/bad_$1.onnx" -o "$T/o.top"
+		assert_failure 1
+		assert_output "onnx2top: '$EIN/bad_$1.onnx': node 'ein0' (Einsum): $2"
+		[ ! -e "$T/o.top" ]
+	}
+	check batch_diagonal "index 'i' repeats in operand 0 ('...ii'): diagonals and traces are not supported"
+	check operands "equation 'ij,jk->ik' has 2 operands for 1 input"
+	check rank "equation 'ijk->i': operand 0 ('ijk') has 3 indices for rank 2"
+	check no_index "equation 'ij->ik': output index 'k' is in no operand"
+	check sizes "equation 'ij,jk->ik': index 'j' has sizes 4 and 5, which do not broadcast"
+	check no_ellipsis "equation '...ij->ij': the output has no '...' for the 1 broadcast dimension"
+	check opset11 "unsupported operator in opset 11 (Einsum is opset 12)"
+}
+
 @test "--list-ops prints every supported operator once, sorted" {
 	run onnx2top --list-ops
 	assert_success
-	for op in Conv Constant Resize Upsample Slice Split Gather Softmax LayerNormalization Where; do
+	for op in Conv Constant Einsum Resize Upsample Slice Split Gather Softmax LayerNormalization Where; do
 		assert_line "$op"
 	done
 	refute_line NonZero
