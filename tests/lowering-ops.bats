@@ -235,3 +235,42 @@ PYEOF
 	assert_line 'op IsNaN isnan in=a_bf16 out=nan'
 	assert_line 'op TopK topk in=b out=top_bf16,idx k=3 axis=2 largest=1 sorted=1'
 }
+
+# A YOLOv5 Detect head at one 640-input level: a Split of [1,3,80,80,85]
+# along its last axis needs MiBs of local memory whole; it runs in row
+# slices like Slice.
+@test "a Split too large for local memory runs in row slices" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d, hw = sys.argv[1], 80
+r = np.random.default_rng(5)
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+nodes = [
+    h.make_node('Conv', ['x', 'w'], ['c'], name='conv'),
+    h.make_node('Reshape', ['c', 's5'], ['r'], name='reshape'),
+    h.make_node('Transpose', ['r'], ['t'], name='transpose', perm=[0, 1, 3, 4, 2]),
+    h.make_node('Sigmoid', ['t'], ['sg'], name='sigmoid'),
+    h.make_node('Split', ['sg', 'parts'], ['xy', 'wh', 'cls'], name='split', axis=4),
+    h.make_node('Mul', ['xy', 'two'], ['xy2'], name='mul'),
+    h.make_node('Pow', ['wh', 'two'], ['wh2'], name='pow'),
+    h.make_node('Concat', ['xy2', 'wh2', 'cls'], ['cat'], name='cat', axis=4),
+    h.make_node('Reshape', ['cat', 's3'], ['y'], name='flat'),
+]
+inits = [nh.from_array(r.normal(0, 0.25, (255, 16, 1, 1)).astype(np.float32), 'w'),
+         i64('s5', [1, 3, 85, hw, hw]), i64('parts', [2, 2, 81]), i64('s3', [1, 3 * hw * hw, 85]),
+         nh.from_array(np.array(2, np.float32), 'two')]
+g = h.make_graph(nodes, 'split5d', [h.make_tensor_value_info('x', TP.FLOAT, [1, 16, hw, hw])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 3 * hw * hw, 85])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/s.onnx')
+np.savez(d + '/in.npz', x=r.standard_normal((1, 16, hw, hw)).astype(np.float32))
+np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 16, hw, hw)).astype(np.float32))
+PYEOF
+	local T=$BATS_TEST_TMPDIR m
+	for m in f32 int8; do
+		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+			MODEL="$T/s.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=$m OUT="$T/$m" compare
+		assert_success
+	done
+	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
+}

@@ -586,7 +586,7 @@ static int range_run(struct kern *k)
 /* Slicing rules (codegen): output rows along H.  Transpose: rows of input
  * axis perm[2] (lib/isa.h, isa_slice_axis), refused (first row -1) unless
  * that axis is 2 or 3.  Slice: the same rows when the slice leaves H
- * alone, else refused. */
+ * alone, else refused.  Split: below, likewise. */
 static void transpose_slice_h(const struct ir_graph *g, const struct ir_op *op,
 			      int oh0, int oh1, int *ih0, int *ih1)
 {
@@ -612,12 +612,22 @@ static void slice_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : -1;
 }
 
+/* Split: the same rows in every output when the split leaves H alone. */
+static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			  int oh0, int oh1, int *ih0, int *ih1)
+{
+	int r = g->tensors[op->in[0]].rank;
+	int ok = norm_axis(op_int(op, "axis", 0), r) != 2;
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : -1;
+}
+
 const struct op_def op_def_TRANSPOSE = { .name = "Transpose", .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32, .slice_h = transpose_slice_h };
 const struct op_def op_def_SQUEEZE = { .name = "Squeeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
 const struct op_def op_def_UNSQUEEZE = { .name = "Unsqueeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
 const struct op_def op_def_GATHER = { .name = "Gather", .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SLICE = { .name = "Slice", .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
-const struct op_def op_def_SPLIT = { .name = "Split", .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SPLIT = { .name = "Split", .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };
 const struct op_def op_def_EXPAND = { .name = "Expand", .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_TILE = { .name = "Tile", .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_DEPTHTOSPACE = { .name = "DepthToSpace", .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
