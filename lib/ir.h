@@ -176,7 +176,10 @@ const char *stage_name(enum ir_stage s);
 	X(GELU, "Gelu") \
 	X(SILU, "SiLU") \
 	X(NLLLOSS, "NegativeLogLikelihoodLoss") \
-	X(SCELOSS, "SoftmaxCrossEntropyLoss")
+	X(SCELOSS, "SoftmaxCrossEntropyLoss") \
+	X(LSTM, "LSTM") \
+	X(GRU, "GRU") \
+	X(RNN, "RNN")
 
 #define X_ENUM(e, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };

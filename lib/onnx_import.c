@@ -1425,6 +1425,69 @@ static int cv_convtranspose(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
+/* ---- recurrent operators ---- */
+
+/* LSTM, GRU, RNN: direction, hidden_size (from R when absent), layout,
+ * clip when given, and the activations joined with commas (the defaults
+ * written out); trailing absent optional inputs are dropped. */
+static int cv_rnn(struct imp *im, struct ir_op *op)
+{
+	char dir[32];
+	int64_t hidden, layout;
+	if (attr_str(im, "direction", "forward", dir, sizeof dir) < 0 ||
+	    attr_int(im, "hidden_size", -1, &hidden) < 0 || attr_int(im, "layout", 0, &layout) < 0)
+		return -1;
+	const struct ir_tensor *r = known_tensor(im, op->in[2]);
+	if (hidden < 0 && (!r || r->rank != 3))
+		return node_err(im, "hidden_size is absent and R's shape is unknown");
+	op_set_str(op, "direction", dir);
+	op_set_int(op, "hidden_size", hidden < 0 ? r->shape[2] : hidden);
+	op_set_int(op, "layout", layout);
+	if (attr_find(im->node, "clip") && put_float(im, op, "clip", 0) < 0)
+		return -1;
+	if (op->type == OP_GRU && put_int(im, op, "linear_before_reset", 0) < 0)
+		return -1;
+	if (op->type == OP_LSTM && put_int(im, op, "input_forget", 0) < 0)
+		return -1;
+	const Onnx__AttributeProto *a = attr_find(im->node, "activations");
+	char acts[256] = "";
+	if (!a) {
+		snprintf(acts, sizeof acts, "%s", op->type == OP_LSTM ? "Sigmoid,Tanh,Tanh"
+						  : op->type == OP_GRU ? "Sigmoid,Tanh" : "Tanh");
+	} else if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS) {
+		return attr_type_err(im, "activations", "a list of strings");
+	} else {
+		size_t used = 0;
+		for (size_t i = 0; i < a->n_strings; i++) {
+			size_t len = a->strings[i].len;
+			if (memchr(a->strings[i].data, ',', len) || used + len + 2 > sizeof acts)
+				return node_err(im, "attribute 'activations' is malformed");
+			used += (size_t)snprintf(acts + used, sizeof acts - used, "%s%.*s", i ? "," : "",
+						 (int)len, (const char *)a->strings[i].data);
+		}
+	}
+	op_set_str(op, "activations", acts);
+	/* constant inputs equal to their defaults are dropped, so that the op
+	 * fits a compute command's operands: a zero B, initial_h, initial_c or
+	 * P, and sequence_lens that are all the full length */
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	int64_t seq = x && x->rank == 3 ? x->shape[layout ? 1 : 0] : -1;
+	for (int i = 3; i < op->n_in; i++) {
+		const struct ir_tensor *t = op->in[i] >= 0 ? &im->g->tensors[op->in[i]] : NULL;
+		if (!t || !t->data)
+			continue;
+		int64_t n = tensor_numel(t), j = 0;
+		double dflt = i == 4 ? (double)seq : 0;
+		while (j < n && dtype_get(t->data, t->dtype, j) == dflt)
+			j++;
+		if (j == n && (i != 4 || seq >= 0))
+			op->in[i] = -1;
+	}
+	while (op->n_in > 3 && op->in[op->n_in - 1] < 0)
+		op->n_in--;
+	return 0;
+}
+
 /* What the importer accepts for each ONNX operator.  attrs lists every
  * attribute it understands (others are refused); convert writes the IR
  * attributes and may drop inputs that became attributes, or change the op
@@ -1539,6 +1602,12 @@ static const struct node_rule node_rules[] = {
 	UNARY("GlobalMaxPool"),
 	{ "NegativeLogLikelihoodLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 0 },
 	{ "SoftmaxCrossEntropyLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 2 },
+	/* recurrent */
+	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
+	  cv_rnn, NULL, 3 },
+	{ "GRU", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout",
+			 "linear_before_reset" }, cv_rnn, NULL, 2 },
+	{ "RNN", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout" }, cv_rnn, NULL, 2 },
 };
 
 int onnx_supported_ops(const char **names, int max)
@@ -1704,7 +1773,12 @@ static int import_einsum(struct imp *im, const char *out0)
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
 {
 	const char *type = n->op_type ? n->op_type : "";
-	const char *out0 = n->n_output ? n->output[0] : "";
+	const char *out0 = n->n_output && n->output[0] ? n->output[0] : "";
+	/* LSTM, GRU and RNN may leave Y unnamed: out0 is then the first
+	 * named output (an unnamed Y is made as an unused tensor below) */
+	if (!strcmp(type, "LSTM") || !strcmp(type, "GRU") || !strcmp(type, "RNN"))
+		for (size_t i = 1; i < n->n_output && !*out0; i++)
+			out0 = n->output[i] ? n->output[i] : "";
 	im->node = n;
 	free(im->node_name);
 	if (n->name && *n->name) {

@@ -89,6 +89,18 @@ int64_t sim_cmp_cycles(const struct chip *c, const struct ir_graph *g, const str
 			pos = pos / y->shape[1] * k->chans;   /* a chunk of axis 1 */
 		return cost_cube(c, x->dtype, 1, n, pos, kdim);
 	}
+	case OP_LSTM:
+	case OP_GRU:
+	case OP_RNN: {
+		/* each step of each direction multiplies W|R [G*H, I+H] by one
+		 * [x; h] column per batch row; the steps run one after another */
+		const struct ir_tensor *w = &g->tensors[op->in[1]], *r = &g->tensors[op->in[2]];
+		if (x->rank != 3 || w->rank != 3 || r->rank != 3)
+			break;
+		int bf = op_int(op, "layout", 0) != 0;
+		return cost_cube(c, x->dtype, x->shape[bf ? 1 : 0] * w->shape[0], w->shape[1],
+				 x->shape[bf ? 0 : 1], w->shape[2] + r->shape[2]);
+	}
 	case OP_MAXPOOL:
 	case OP_AVGPOOL:
 		if (spatial_get(g, op, &s) < 0)
@@ -487,7 +499,8 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		if ((op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
-		     op->type == OP_MATMUL) &&
+		     op->type == OP_MATMUL || op->type == OP_LSTM || op->type == OP_GRU ||
+		     op->type == OP_RNN) &&
 		    op_defs[op->type]->macs)
 			st->macs += op_defs[op->type]->macs(g, op);
 	}
