@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # zoo: architectures and exporter patterns the real models do not cover,
 # built with seeded random weights by fixtures/make_zoo.py (ShuffleNet,
-# EfficientNet, DenseNet, ViT, U-Net, a 1-D audio net, odd ops) and
+# EfficientNet, DenseNet, ViT, U-Net, a 1-D audio net, odd ops),
 # fixtures/make_zoo2.py (a GPT block, a YOLOv8 head, ResNeXt, tf2onnx and
-# multi-input exports, Resize modes, one pattern per micro model, with
-# numpy reference outputs), through the whole deploy pipeline: the
-# reference vs Top, Top vs Tpu within the mode's tolerance, and tpu-sim
-# bit-identical to ir-run in int8 (within rounding otherwise).
+# multi-input exports, Resize modes, one pattern per micro model) and
+# fixtures/make_zoo3.py (look-alikes of real exports: YOLOv5s, BERT-base,
+# DistilBERT, a LLaMA block, a PaddleOCR detector, an OCR recogniser, the
+# openWakeWord embedding model), the last two with numpy reference
+# outputs, through the whole deploy pipeline: the reference vs Top, Top
+# vs Tpu within the mode's tolerance, and tpu-sim bit-identical to ir-run
+# in int8 (within rounding otherwise).
 load helpers
 
 TOOLS="onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen tpu-sim ir-run npz-compare"
@@ -15,6 +18,8 @@ setup_file() {
 	export ZOO="$BATS_FILE_TMPDIR/zoo"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo.py" "$ZOO" >/dev/null
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo2.py" "$ZOO" >/dev/null
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo3.py" "$ZOO" yolov5s bert_base llama \
+		ocr_rec ppocr_det oww_embed distilbert >/dev/null
 }
 
 setup() {
@@ -28,6 +33,10 @@ setup() {
 # whole steps, so outside f32 they are held to running and to the
 # simulator only.
 STEP="op_argmin op_cast op_mod op_sign op_gather_dyn"
+# A random-weight detector amplifies int8 noise through its depth, and a
+# classifier's two logits make a fragile cosine: held to 0.98 in int8, as
+# yolo_tiny and bert_tiny are among the real models.
+LOOSE="yolov5s bert_base"
 
 # deploy_all ARGS...: deploy.mk compare on every zoo model with ARGS (and
 # its ref.npz where it has one); the names of the models that failed go to
@@ -39,6 +48,7 @@ deploy_all() {
 		m=$(basename "$d")
 		tol=
 		case " $STEP " in *" $m "*) tol="TOL_TPU=-1,-1e30" ;; esac
+		case " $LOOSE " in *" $m "*) [[ " $* " == *" MODE=int8 "* ]] && tol="TOL_TPU=0.98,0.8" ;; esac
 		# a dynamic batch: the shape onnx2top's refusal asks for
 		shape=$(onnx2top "$d/model.onnx" -o "$T/probe.top" 2>&1 |
 			sed -n "s/.*give the input's shape with --shape \([^ ]*\)\$/\1/p")
