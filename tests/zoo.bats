@@ -38,28 +38,44 @@ STEP="op_argmin op_cast op_mod op_sign op_gather_dyn"
 # yolo_tiny and bert_tiny are among the real models.
 LOOSE="yolov5s bert_base"
 
-# deploy_all ARGS...: deploy.mk compare on every zoo model with ARGS (and
-# its ref.npz where it has one); the names of the models that failed go to
-# $failed, their comparisons to the TAP stream.
+# deploy1 DIR ARGS...: deploy.mk compare on the zoo model in DIR with ARGS
+# (and its ref.npz where it has one); a failure leaves DIR's name in
+# $T/NAME.failed.
+deploy1() {
+	local d=$1 m tol shape
+	shift
+	m=$(basename "$d")
+	tol=
+	case " $STEP " in *" $m "*) tol="TOL_TPU=-1,-1e30" ;; esac
+	case " $LOOSE " in *" $m "*) [[ " $* " == *" MODE=int8 "* ]] && tol="TOL_TPU=0.98,0.8" ;; esac
+	# a dynamic batch: the shape onnx2top's refusal asks for
+	shape=$(onnx2top "$d/model.onnx" -o "$T/$m.probe.top" 2>&1 |
+		sed -n "s/.*give the input's shape with --shape \([^ ]*\)\$/\1/p")
+	make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$d/model.onnx" INPUT="$d/input.npz" CALIB="$d/calib.npz" \
+		$([ -f "$d/ref.npz" ] && echo "REF=$d/ref.npz") OUT="$T/$m" $tol \
+		${shape:+SHAPE=$shape} "$@" compare >"$T/$m.log" 2>&1 || echo "$m" >"$T/$m.failed"
+}
+
+# deploy_all ARGS...: deploy1 on every zoo model, as many at once as there
+# are processors; the names of the models that failed go to $failed, their
+# comparisons to the TAP stream.
 deploy_all() {
+	local d m jobs=$(nproc)
+	rm -f "$T"/*.failed
+	for d in "$ZOO"/*/; do
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+			wait -n
+		done
+		deploy1 "$d" "$@" &
+	done
+	wait
 	failed=
-	local d m tol shape
 	for d in "$ZOO"/*/; do
 		m=$(basename "$d")
-		tol=
-		case " $STEP " in *" $m "*) tol="TOL_TPU=-1,-1e30" ;; esac
-		case " $LOOSE " in *" $m "*) [[ " $* " == *" MODE=int8 "* ]] && tol="TOL_TPU=0.98,0.8" ;; esac
-		# a dynamic batch: the shape onnx2top's refusal asks for
-		shape=$(onnx2top "$d/model.onnx" -o "$T/probe.top" 2>&1 |
-			sed -n "s/.*give the input's shape with --shape \([^ ]*\)\$/\1/p")
-		if ! make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$d/model.onnx" INPUT="$d/input.npz" CALIB="$d/calib.npz" \
-			$([ -f "$d/ref.npz" ] && echo "REF=$d/ref.npz") OUT="$T/$m" $tol \
-			${shape:+SHAPE=$shape} "$@" \
-			compare >"$T/$m.log" 2>&1; then
-			failed="$failed $m"
-			grep -E '^(==|npz-compare:|[^ ]+ +\[|[a-z2-]+: )' "$T/$m.log" | sed "s/^/# $m: /" >&3
-		fi
+		[ -e "$T/$m.failed" ] || continue
+		failed="$failed $m"
+		grep -E '^(==|npz-compare:|[^ ]+ +\[|[a-z2-]+: )' "$T/$m.log" | sed "s/^/# $m: /" >&3
 	done
 }
 
