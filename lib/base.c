@@ -186,6 +186,16 @@ int out_open(struct out_file *o, const char *path)
 		o->fp = stdout;
 		return 0;
 	}
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return err_set("cannot write '%s': it is a directory", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a FIFO: written in place, a rename would replace it */
+		if (!(o->fp = fopen(path, "wb")))
+			return err_set("cannot open '%s':", path);
+		o->path = xstrdup(path);
+		return 0;
+	}
 	size_t n = strlen(path) + 16;
 	o->path = xstrdup(path);
 	o->tmp = xmalloc(n);
@@ -205,10 +215,19 @@ int out_open(struct out_file *o, const char *path)
 
 int out_commit(struct out_file *o)
 {
-	if (!o->tmp) {
-		if (fflush(stdout) != 0)
+	if (!o->path) {
+		if (fflush(stdout) != 0 || ferror(stdout))
 			return err_set("cannot write to standard output:");
 		return 0;
+	}
+	if (!o->tmp) {   /* in place */
+		int bad = fflush(o->fp) != 0 || ferror(o->fp);
+		bad |= fclose(o->fp) != 0;
+		if (bad)
+			err_set("cannot write '%s':", o->path);
+		free(o->path);
+		memset(o, 0, sizeof *o);
+		return bad ? -1 : 0;
 	}
 	int bad = fflush(o->fp) != 0 || ferror(o->fp);
 	if (!bad)
@@ -231,13 +250,12 @@ int out_commit(struct out_file *o)
 
 void out_abort(struct out_file *o)
 {
-	if (o->tmp) {
-		if (o->fp)
-			fclose(o->fp);
+	if (o->path && o->fp)
+		fclose(o->fp);
+	if (o->tmp)
 		unlink(o->tmp);
-		free(o->tmp);
-		free(o->path);
-	}
+	free(o->tmp);
+	free(o->path);
 	memset(o, 0, sizeof *o);
 }
 

@@ -66,11 +66,13 @@ void text_close(struct text_file *t);
 /* Atomic output: out_open() creates "PATH.tmp.XXXXXX" beside PATH (or uses
  * stdout when PATH is NULL or "-"); out_commit() flushes, fsyncs and renames
  * it into place; out_abort() removes the temporary.  No partial file is ever
- * left under PATH. */
+ * left under PATH.  A PATH that exists and is not a regular file (a
+ * device such as /dev/null, a FIFO) is written in place, never replaced; a
+ * directory is refused.  Write errors (a full disk) fail the commit. */
 struct out_file {
 	FILE *fp;
 	char *path;     /* final path, NULL for stdout */
-	char *tmp;      /* temporary path, NULL for stdout */
+	char *tmp;      /* temporary path, NULL for stdout and in-place writes */
 };
 int out_open(struct out_file *o, const char *path);
 int out_commit(struct out_file *o);

@@ -4,6 +4,8 @@
 # thresholds of ARCHITECTURE.md); make -j over models; rebuild rules.
 load helpers
 
+bats_require_minimum_version 1.5.0
+
 TOOLS="onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign codegen tpu-sim ir-run npz-compare"
 
 setup() {
@@ -221,4 +223,37 @@ real_model() {
 	assert_success
 	assert_line --regexp '^== Top IR vs Tpu IR, int8 .*tolerance 0\.99,0\.85\)$'
 	echo "# mobilenet_v2: $(grep -vc '^#' "$T/mq/auto.qtable") ops kept in f32 by the searched qtable" >&3
+}
+
+@test "-o on a device writes in place, never replacing it; a full device or a directory fails in one line" {
+	need_tool $TOOLS
+	# device nodes of our own (a null and a full device), so a failure
+	# cannot replace the system's
+	mknod "$T/null" c 1 3 2>/dev/null && mknod "$T/full" c 1 7 2>/dev/null ||
+		skip "cannot make device nodes (not root)"
+	deploy MODE=int8 OUT="$T/o" all >/dev/null
+	local cmds=(
+		"top-opt $T/o/origin.top"
+		"top2tpu $T/o/canonical.top --chip tpu-a --mode f32"
+		"weight-reorder $T/o/lowered.tpu"
+		"codegen $T/o/addressed.tpu"
+		"ir-run $T/o/canonical.top -i $EX/input.npz"
+		"tpu-sim $T/o/model.tmodel -i $EX/input.npz"
+		"calibrate $T/o/canonical.top -d $EX/calib.npz"
+	) c
+	for c in "${cmds[@]}"; do
+		run $c -o "$T/null"
+		assert_success
+		[ -c "$T/null" ] || fail "$c replaced the device"
+		run --separate-stderr $c -o "$T/full"
+		assert_failure
+		[ -c "$T/full" ] || fail "$c replaced the device"
+		[ "${#stderr_lines[@]}" -eq 1 ] && [[ ${stderr_lines[0]} == *"cannot write '$T/full': No space left on device" ]] ||
+			fail "$c: $stderr"
+		run $c -o "$T"
+		assert_failure
+		assert_output --partial "cannot write '$T': it is a directory"
+	done
+	ls "$T" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$T")"
+	true
 }
