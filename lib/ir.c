@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,13 +119,18 @@ int64_t tensor_numel(const struct ir_tensor *t)
 {
 	int64_t n = 1;
 	for (int i = 0; i < t->rank; i++)
-		n *= t->shape[i];
+		if (__builtin_mul_overflow(n, t->shape[i], &n))
+			return INT64_MAX;
 	return n;
 }
 
 size_t tensor_bytes(const struct ir_tensor *t)
 {
-	return (size_t)tensor_numel(t) * dtype_size(t->dtype);
+	int64_t n = tensor_numel(t);
+	size_t b;
+	if (n < 0 || __builtin_mul_overflow((size_t)n, dtype_size(t->dtype), &b))
+		return SIZE_MAX;
+	return b;
 }
 
 void shape_str(char *buf, size_t cap, int rank, const int64_t *shape)
@@ -450,14 +456,46 @@ int ir_expect(const struct ir_graph *g, const char *path, enum ir_dialect d,
 		       dialect_name(d), want);
 }
 
+/* Check t's dimensions and size against the IR_MAX_ bounds, with the
+ * products computed without overflow; its bytes in *bytes. */
+static int tensor_check_size(const struct ir_tensor *t, int64_t *bytes)
+{
+	char sh[160];
+	int64_t n = (int64_t)dtype_size(t->dtype);
+	int zero = 0;
+	shape_str(sh, sizeof sh, t->rank, t->shape);
+	for (int i = 0; i < t->rank; i++) {
+		if (t->shape[i] < 0 || t->shape[i] > IR_MAX_DIM)
+			return err_set("tensor '%s': dimension %d of shape %s is out of range [0, %d]",
+				       t->name, i, sh, IR_MAX_DIM);
+		zero |= t->shape[i] == 0;
+	}
+	for (int i = 0; i < t->rank && !zero; i++)
+		if (__builtin_mul_overflow(n, t->shape[i], &n) || n > IR_MAX_TENSOR_BYTES)
+			return err_set("tensor '%s': shape %s of %s needs more than %lld bytes",
+				       t->name, sh, dtype_name(t->dtype),
+				       (long long)IR_MAX_TENSOR_BYTES);
+	*bytes = zero ? 0 : n;
+	return 0;
+}
+
 int ir_verify(const struct ir_graph *g)
 {
 	char *made = xcalloc((size_t)g->n_tensors + 1, 1);
 	int rc = -1;
+	int64_t act_bytes = 0;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
+		int64_t bytes = 0;
 		if (t->rank < 0 || t->rank > IR_MAX_RANK || (unsigned)t->dtype >= DT_COUNT) {
 			err_set("tensor '%s': bad rank or dtype", t->name);
+			goto out;
+		}
+		if (tensor_check_size(t, &bytes) < 0)
+			goto out;
+		if (!t->data && (act_bytes += bytes) > IR_MAX_ACT_BYTES) {
+			err_set("activations need more than %lld bytes, the most a graph may use "
+				"(passed at tensor '%s')", (long long)IR_MAX_ACT_BYTES, t->name);
 			goto out;
 		}
 		if (t->data) {
@@ -472,6 +510,11 @@ int ir_verify(const struct ir_graph *g)
 	for (int i = 0; i < g->n_inputs; i++) {
 		if (g->inputs[i] < 0 || g->inputs[i] >= g->n_tensors) {
 			err_set("graph input %d: bad tensor index", i);
+			goto out;
+		}
+		if (made[g->inputs[i]]) {
+			err_set("graph input '%s' is a weight or listed twice",
+				g->tensors[g->inputs[i]].name);
 			goto out;
 		}
 		made[g->inputs[i]] = 1;

@@ -25,6 +25,11 @@
 
 #define IR_MAX_RANK 8
 #define IR_FORMAT_VERSION 1
+/* Bounds a valid graph keeps (ir_verify): each dimension, each tensor's
+ * bytes, and the bytes of all activations together (no reuse counted). */
+#define IR_MAX_DIM INT32_MAX
+#define IR_MAX_TENSOR_BYTES ((int64_t)1 << 40)
+#define IR_MAX_ACT_BYTES ((int64_t)64 << 30)
 
 enum ir_dtype {
 	DT_F32, DT_F16, DT_BF16, DT_I8, DT_U8, DT_I16, DT_I32, DT_I64, DT_BOOL,
@@ -269,6 +274,8 @@ void graph_set_io(struct ir_graph *g, int n_in, const int *in, int n_out, const 
 void op_set_inputs(struct ir_op *op, int n, const int *in);
 /* Set the payload of tensor t to a fresh 64-byte aligned copy of data. */
 void tensor_set_data(struct ir_tensor *t, const void *data, size_t nbytes);
+/* Elements and bytes of t's shape.  Saturating (INT64_MAX, SIZE_MAX) where
+ * the product overflows, which a graph that passed ir_verify never does. */
 int64_t tensor_numel(const struct ir_tensor *t);
 size_t tensor_bytes(const struct ir_tensor *t);
 /* A shape of RANK dims as "[d0,d1,...]" in BUF of CAP bytes (cut short
@@ -304,8 +311,15 @@ int ir_write(const char *path, const struct ir_graph *g);
  * stages expected. */
 int ir_expect(const struct ir_graph *g, const char *path, enum ir_dialect d,
 	      unsigned stage_mask);
-/* Structural checks: indices in range, each tensor produced once, ops in
- * topological order, weight sizes match shapes. */
+/* Structural checks: dimensions and sizes within the IR_MAX_ bounds,
+ * indices in range, each tensor produced once, ops in topological order,
+ * weight sizes match shapes, graph inputs neither weights nor repeated. */
 int ir_verify(const struct ir_graph *g);
+/* Checks of each op against its definition (lib/ops/registry.c), for a
+ * graph that passed ir_verify: the op's shape inference, run on the stored
+ * inputs and attributes, must succeed and give exactly the stored dtype and
+ * shape of every output.  The graph is left as it was.  -1 with a message
+ * "op 'NAME' (Type): ..." otherwise.  ir_read runs both. */
+int ir_verify_ops(struct ir_graph *g);
 
 #endif

@@ -558,6 +558,10 @@ int ir_read(const char *path, struct ir_graph **out)
 		err_prefix("'%s': invalid IR", shown);
 		goto out;
 	}
+	if (ir_verify_ops(g) < 0) {
+		err_prefix("'%s'", shown);
+		goto out;
+	}
 	rc = 0;
 out:
 	msgpack_unpacked_destroy(&res);

@@ -38,23 +38,34 @@ static int deconv_get(const struct ir_op *op, struct deconv *d)
 	d->group = op_int(op, "group", 1);
 	if (d->kh < 1 || d->kw < 1 || d->sh < 1 || d->sw < 1 || d->dh < 1 || d->dw < 1 || d->group < 1)
 		return op_error(op, "kernel, strides, dilations or group out of range");
+	/* bounded so the output extents cannot overflow */
+	const int64_t all[] = { d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, d->group,
+				d->pt, d->pl, d->pb, d->pr, d->oph, d->opw };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (all[i] < 0 || all[i] > (1 << 24))
+			return op_error(op, "kernel, strides, dilations, pads or group out of range");
 	return 0;
 }
 
 static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0)
+	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
+	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *b = op_in(g, op, 2);
 	struct deconv d;
 	if (deconv_get(op, &d) < 0)
 		return -1;
-	if (x->dtype != DT_F32 || w->dtype != DT_F32 || x->rank != 4 || w->rank != 4)
+	/* Tpu int8 (an i8 weight): the weight is [C_out, C_in/group, KH, KW] */
+	int q = g->dialect == DIALECT_TPU && w->dtype == DT_I8;
+	if ((!q && (x->dtype != DT_F32 || w->dtype != DT_F32)) || x->rank != 4 || w->rank != 4)
 		return op_error(op, "needs f32 4-D input and weight");
-	if (w->shape[0] != x->shape[1] || x->shape[1] % d.group || w->shape[2] != d.kh || w->shape[3] != d.kw)
+	int64_t cin = q ? w->shape[1] * d.group : w->shape[0];
+	if (cin != x->shape[1] || x->shape[1] % d.group || (q && w->shape[0] % d.group) ||
+	    w->shape[2] != d.kh || w->shape[3] != d.kw)
 		return op_error(op, "weight '%s' does not fit the input", w->name);
-	int64_t c = w->shape[1] * d.group;
-	if (b && tensor_numel(b) != c)
+	int64_t c = q ? w->shape[0] : w->shape[1] * d.group;
+	if (b && g->dialect == DIALECT_TOP && tensor_numel(b) != c)
 		return op_error(op, "bias must have one value per output channel");
 	int64_t shape[4] = {
 		x->shape[0], c,

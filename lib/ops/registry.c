@@ -1,6 +1,7 @@
 /* registry.c - the operator table and the helpers every op file shares. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opcommon.h"
@@ -123,6 +124,84 @@ int graph_infer(struct ir_graph *g)
 	return 0;
 }
 
+/* The Tpu dialect runs an op in the dtype its mode and calibration chose:
+ * f32, bf16 or f16, or quantised i8 or u8 (lib/lower.c).  Shape inference
+ * speaks the Top dialect, so there these dtypes count as one: f32. */
+static enum ir_dtype tpu_class(const struct ir_graph *g, enum ir_dtype t)
+{
+	int as_f32 = t == DT_BF16 || t == DT_F16 || t == DT_I8 || t == DT_U8;
+	return g->dialect == DIALECT_TPU && as_f32 ? DT_F32 : t;
+}
+
+/* Run op's shape inference with every output marked unset (rank -1), so
+ * an output the definition does not give shows; with AS_F32, inputs in a
+ * Tpu mode's dtype are shown to it as f32 (restored after).  IN_DT holds
+ * op->n_in dtypes of scratch. */
+static int infer_once(struct ir_graph *g, struct ir_op *op, int as_f32, enum ir_dtype *in_dt)
+{
+	for (int j = 0; j < op->n_out; j++)
+		g->tensors[op->out[j]].rank = -1;
+	for (int j = 0; j < op->n_in && as_f32; j++)
+		if (op->in[j] >= 0) {
+			struct ir_tensor *t = &g->tensors[op->in[j]];
+			in_dt[j] = t->dtype;
+			t->dtype = tpu_class(g, t->dtype);
+		}
+	int rc = op_defs[op->type]->infer(g, op);
+	for (int j = op->n_in - 1; j >= 0 && as_f32; j--)   /* last first: an input may repeat */
+		if (op->in[j] >= 0)
+			g->tensors[op->in[j]].dtype = in_dt[j];
+	return rc;
+}
+
+int ir_verify_ops(struct ir_graph *g)
+{
+	struct saved { enum ir_dtype dt; int rank; int64_t shape[IR_MAX_RANK]; } *keep = NULL;
+	enum ir_dtype *in_dt = NULL;
+	int cap = 0, in_cap = 0, rc = 0;
+	for (int i = 0; i < g->n_ops && rc == 0; i++) {
+		struct ir_op *op = &g->ops[i];
+		if (!op_defs[op->type]->infer) {
+			rc = op_error(op, "no shape inference");
+			break;
+		}
+		grow_array((void **)&keep, &cap, op->n_out + 1, sizeof *keep);
+		grow_array((void **)&in_dt, &in_cap, op->n_in + 1, sizeof *in_dt);
+		for (int j = 0; j < op->n_out; j++) {
+			const struct ir_tensor *t = &g->tensors[op->out[j]];
+			keep[j].dt = t->dtype;
+			keep[j].rank = t->rank;
+			memcpy(keep[j].shape, t->shape, sizeof t->shape);
+		}
+		/* As stored first (a Tpu op may need its exact dtypes, BitShift
+		 * u8), then, in the Tpu dialect, with float-only rules met. */
+		rc = infer_once(g, op, 0, in_dt);
+		if (rc < 0 && g->dialect == DIALECT_TPU)
+			rc = infer_once(g, op, 1, in_dt);
+		for (int j = 0; j < op->n_out; j++) {
+			struct ir_tensor *t = &g->tensors[op->out[j]];
+			int same_dt = tpu_class(g, t->dtype) == tpu_class(g, keep[j].dt);
+			char want[160], got[160];
+			if (rc == 0 && t->rank < 0) {
+				rc = op_error(op, "has %d outputs, its definition gives %d", op->n_out, j);
+			} else if (rc == 0 && (!same_dt || t->rank != keep[j].rank ||
+				   memcmp(t->shape, keep[j].shape, sizeof(int64_t) * (size_t)t->rank))) {
+				shape_str(want, sizeof want, t->rank, t->shape);
+				shape_str(got, sizeof got, keep[j].rank, keep[j].shape);
+				rc = op_error(op, "output '%s' is %s %s, its inputs and attributes give %s %s",
+					      t->name, dtype_name(keep[j].dt), got,
+					      dtype_name(same_dt ? keep[j].dt : t->dtype), want);
+			}
+			t->dtype = keep[j].dt;
+			t->rank = keep[j].rank;
+			memcpy(t->shape, keep[j].shape, sizeof t->shape);
+		}
+	}
+	free(keep);
+	free(in_dt);
+	return rc;
+}
+
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals)
 {
@@ -168,10 +247,10 @@ void slice_h_window(const struct ir_graph *g, const struct ir_op *op,
 		*ih1 = h;
 		return;
 	}
-	int a = oh0 * s.sh - s.pt;
-	int b = (oh1 - 1) * s.sh - s.pt + (s.kh - 1) * s.dh + 1;
-	*ih0 = a < 0 ? 0 : a > h ? h : a;
-	*ih1 = b < 0 ? 0 : b > h ? h : b;
+	int64_t a = (int64_t)oh0 * s.sh - s.pt;
+	int64_t b = ((int64_t)oh1 - 1) * s.sh - s.pt + ((int64_t)s.kh - 1) * s.dh + 1;
+	*ih0 = a < 0 ? 0 : a > h ? h : (int)a;
+	*ih1 = b < 0 ? 0 : b > h ? h : (int)b;
 }
 
 void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
@@ -183,59 +262,70 @@ void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
 
 int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil_mode)
 {
-	int ek = (k - 1) * dil + 1;
-	int span = in + pad0 + pad1 - ek;
-	if (span < 0)
+	/* int64: k, stride, dil and pads are at most SPATIAL_MAX (spatial_get),
+	 * in at most IR_MAX_DIM, so no sum or product here overflows. */
+	int64_t ek = ((int64_t)k - 1) * dil + 1;
+	int64_t span = (int64_t)in + pad0 + pad1 - ek;
+	if (span < 0 || stride < 1)
 		return 0;
-	int o = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
+	int64_t o = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
 	/* ONNX/PyTorch: the last window must start inside the input or left pad. */
-	if (ceil_mode && (o - 1) * stride >= in + pad0)
+	if (ceil_mode && (o - 1) * stride >= (int64_t)in + pad0)
 		o--;
-	return o;
+	return o > INT32_MAX ? INT32_MAX : (int)o;
+}
+
+/* Attribute values spatial_get accepts: kernel, stride and dilation from 1,
+ * pads and group from 0 and 1, each at most SPATIAL_MAX, so products and
+ * sums of them stay well inside int64. */
+#define SPATIAL_MAX (1 << 24)
+
+/* Read the list attribute NAME of exactly N values into the ints OUT, each
+ * in [lo, SPATIAL_MAX]; absent leaves OUT alone.  -1 naming the op. */
+static int spatial_ints(const struct ir_op *op, const char *name, int n, int lo, int *const *out)
+{
+	int64_t v[8];
+	int k = op_ints(op, name, v, 8);
+	if (k == 0)
+		return 0;
+	if (k != n)
+		return op_error(op, "%s must have %d values", name, n);
+	for (int i = 0; i < n; i++) {
+		if (v[i] < lo || v[i] > SPATIAL_MAX)
+			return op_error(op, "attribute '%s' value %lld is out of range [%d, %d]",
+					name, (long long)v[i], lo, SPATIAL_MAX);
+		*out[i] = (int)v[i];
+	}
+	return 1;
 }
 
 int spatial_get(const struct ir_graph *g, const struct ir_op *op, struct spatial *s)
 {
-	int64_t v[8];
 	memset(s, 0, sizeof *s);
 	s->kh = s->kw = s->sh = s->sw = s->dh = s->dw = 1;
-	s->group = (int)op_int(op, "group", 1);
-	s->ceil_mode = (int)op_int(op, "ceil_mode", 0);
-	int n = op_ints(op, "kernel_shape", v, 8);
-	if (n == 2) {
-		s->kh = (int)v[0];
-		s->kw = (int)v[1];
-	} else if (n == 0 && op->n_in > 1 && op->in[1] >= 0 && g->tensors[op->in[1]].rank == 4) {
-		s->kh = (int)g->tensors[op->in[1]].shape[2];
-		s->kw = (int)g->tensors[op->in[1]].shape[3];
-	} else if (n != 0 || op->type != OP_GAVGPOOL) {
+	int64_t group = op_int(op, "group", 1), ceil_mode = op_int(op, "ceil_mode", 0);
+	if (group < 1 || group > SPATIAL_MAX)
+		return op_error(op, "attribute 'group' value %lld is out of range [1, %d]",
+				(long long)group, SPATIAL_MAX);
+	s->group = (int)group;
+	s->ceil_mode = ceil_mode != 0;
+	const struct ir_tensor *w = op->n_in > 1 && op->in[1] >= 0 ? &g->tensors[op->in[1]] : NULL;
+	int n = spatial_ints(op, "kernel_shape", 2, 1, (int *const[]){ &s->kh, &s->kw });
+	if (n < 0)
+		return -1;
+	if (n == 0 && w && w->rank == 4) {
+		/* kernel size from the weight [OC, C/group, KH, KW] */
+		if (w->shape[2] < 1 || w->shape[2] > SPATIAL_MAX ||
+		    w->shape[3] < 1 || w->shape[3] > SPATIAL_MAX)
+			return op_error(op, "weight kernel size out of range");
+		s->kh = (int)w->shape[2];
+		s->kw = (int)w->shape[3];
+	} else if (n == 0 && op->type != OP_GAVGPOOL) {
 		return op_error(op, "only 2-D kernels are supported");
 	}
-	n = op_ints(op, "strides", v, 8);
-	if (n == 2) {
-		s->sh = (int)v[0];
-		s->sw = (int)v[1];
-	} else if (n) {
-		return op_error(op, "strides must have 2 values");
-	}
-	n = op_ints(op, "dilations", v, 8);
-	if (n == 2) {
-		s->dh = (int)v[0];
-		s->dw = (int)v[1];
-	} else if (n) {
-		return op_error(op, "dilations must have 2 values");
-	}
-	n = op_ints(op, "pads", v, 8);
-	if (n == 4) {
-		s->pt = (int)v[0];
-		s->pl = (int)v[1];
-		s->pb = (int)v[2];
-		s->pr = (int)v[3];
-	} else if (n) {
-		return op_error(op, "pads must have 4 values");
-	}
-	if (s->kh < 1 || s->kw < 1 || s->sh < 1 || s->sw < 1 || s->dh < 1 || s->dw < 1 ||
-	    s->pt < 0 || s->pl < 0 || s->pb < 0 || s->pr < 0 || s->group < 1)
-		return op_error(op, "kernel, stride, dilation, pad or group out of range");
+	if (spatial_ints(op, "strides", 2, 1, (int *const[]){ &s->sh, &s->sw }) < 0 ||
+	    spatial_ints(op, "dilations", 2, 1, (int *const[]){ &s->dh, &s->dw }) < 0 ||
+	    spatial_ints(op, "pads", 4, 0, (int *const[]){ &s->pt, &s->pl, &s->pb, &s->pr }) < 0)
+		return -1;
 	return 0;
 }

@@ -84,7 +84,8 @@ static struct ir_graph *sample(int tpu)
 		g->tensors[y].addr = 1024;
 		g->tensors[wi].addr = 0x100000000LL;
 	}
-	int c = graph_add_op(g, OP_CONV, "conv0", 4, (int[]){x, wi, bi, -1}, 1, (int[]){y});
+	/* Top Conv takes at most 3 inputs; the Tpu one shows an absent input */
+	int c = graph_add_op(g, OP_CONV, "conv0", tpu ? 4 : 3, (int[]){x, wi, bi, -1}, 1, (int[]){y});
 	op_set_ints(&g->ops[c], "pads", 4, (int64_t[]){1, 1, 1, 1});
 	op_set_ints(&g->ops[c], "strides", 2, (int64_t[]){1, 1});
 	op_set_ints(&g->ops[c], "empty_ints", 0, NULL);
