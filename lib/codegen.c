@@ -380,12 +380,39 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 	return rc < 0 ? rc : cy;
 }
 
+/* Bytes of tensor T, or -1 when they pass LIMIT (computed without
+ * overflow: the IR's shapes are not bounded). */
+static int64_t bytes_within(const struct ir_tensor *t, int64_t limit)
+{
+	int64_t n = (int64_t)dtype_size(t->dtype);
+	for (int i = 0; i < t->rank; i++)
+		if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &n) || n > limit)
+			return -1;
+	return n;
+}
+
+/* The DDR the IR declares fits chip C: both regions' sizes, and every
+ * tensor's bytes, without overflow. */
+static int check_ddr(const struct ir_graph *g, const struct chip *c)
+{
+	if (g->coeff_bytes < 0 || g->neuron_bytes < 0 || g->coeff_bytes > c->ddr_bytes ||
+	    g->neuron_bytes > c->ddr_bytes - g->coeff_bytes)
+		return err_set("the DDR regions (%lld bytes of coefficients, %lld of activations) "
+			       "do not fit the %lld bytes of chip %s", (long long)g->coeff_bytes,
+			       (long long)g->neuron_bytes, (long long)c->ddr_bytes, c->name);
+	for (int i = 0; i < g->n_tensors; i++)
+		if (bytes_within(&g->tensors[i], c->ddr_bytes) < 0)
+			return err_set("tensor '%s' is larger than the %lld bytes of DDR of chip %s",
+				       g->tensors[i].name, (long long)c->ddr_bytes, c->name);
+	return 0;
+}
+
 int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 {
 	*out = NULL;
 	struct lg_group *grp;
 	int n_grp;
-	if (lg_groups(g, &grp, &n_grp) < 0)
+	if (check_ddr(g, c) < 0 || lg_groups(g, &grp, &n_grp) < 0)
 		return -1;
 
 	/* Regions: coefficients at [0, coeff_bytes), activations after; the
@@ -399,13 +426,18 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 		const struct ir_tensor *t = &g->tensors[i];
 		if (local[i] && t->addr < 0)
 			continue;
+		/* check_ddr bounded the regions and the tensor: no overflow */
 		int64_t lo = t->data ? 0 : g->coeff_bytes;
 		int64_t hi = t->data ? g->coeff_bytes : g->coeff_bytes + g->neuron_bytes;
-		if (t->addr < lo || t->addr + (int64_t)tensor_bytes(t) > hi) {
+		int64_t bytes = (int64_t)tensor_bytes(t);
+		if (t->addr < lo || t->addr > hi || bytes > hi - t->addr) {
 			free(grp);
 			free(local);
-			return err_set("tensor '%s' has no address in its region (run addr-assign)",
-				       t->name);
+			if (t->addr < 0)
+				return err_set("tensor '%s' has no address (run addr-assign)", t->name);
+			return err_set("tensor '%s' (%lld bytes at %lld) lies outside its DDR region "
+				       "[%lld, %lld) (run addr-assign)", t->name, (long long)bytes,
+				       (long long)t->addr, (long long)lo, (long long)hi);
 		}
 	}
 

@@ -25,9 +25,12 @@
  * step over whole tensors.  Of the cuts that fit a lane's local memory, the
  * one the cost model times fastest is taken.  Consecutive groups use opposite ends of
  * local memory so that the next group's weights load while the current
- * group computes.  Fails, naming the op, for an op without a chip
- * kernel (run_tpu), one that cannot fit even one row per slice, or fields
- * out of the ISA's range.  On success *OUT is a new model (tmodel_free). */
+ * group computes.  Fails, naming the tensor, for DDR regions or a tensor
+ * larger than the chip's DDR, or a tensor whose bytes do not lie inside
+ * its region (weights in [0, coeff_bytes), activations in the
+ * neuron_bytes after it; checked first, overflow-safe); naming the op, for
+ * an op without a chip kernel (run_tpu), one that cannot fit even one row
+ * per slice, or fields out of the ISA's range.  On success *OUT is a new model (tmodel_free). */
 int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out);
 
 /* Cycles, by the cost model, of ops [FIRST, FIRST + N) of G generated alone:

@@ -167,7 +167,17 @@ static int check_dma(const struct machine *mc, const struct isa_dma *d)
 	if (last > mc->ddr_len)
 		return err_set("'%s': dma command %u addresses DDR past %lld bytes",
 			       mc->file, d->id, (long long)mc->ddr_len);
-	return 0;
+	/* The block lies inside one tensor of its dtype, at an element
+	 * boundary of it. */
+	const struct ir_graph *g = mc->m->g;
+	for (int i = 0; i < g->n_tensors; i++) {
+		const struct ir_tensor *t = &g->tensors[i];
+		if (t->addr >= 0 && t->dtype == d->dtype && t->addr <= (int64_t)d->ddr &&
+		    last <= t->addr + (int64_t)tensor_bytes(t) && ((int64_t)d->ddr - t->addr) % es == 0)
+			return 0;
+	}
+	return err_set("'%s': dma command %u: DDR [%lld, %lld) lies in no %s tensor", mc->file,
+		       d->id, (long long)d->ddr, (long long)last, dtype_name(d->dtype));
 }
 
 /* Operand i of command k: its tensor (*tp, NULL when absent), the lane
@@ -365,6 +375,10 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 	}
 	if (op->n_in > 0 && op->in[0] >= 0 && g->tensors[op->in[0]].rank >= 3)
 		kn.in_full_h = (int)g->tensors[op->in[0]].shape[2];
+	/* The parameters came through local memory: check what the kernel
+	 * will see, not only the coefficients tmodel_read checked. */
+	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0)
+		return err_prefix("'%s': compute command %u", mc->file, k->id);
 	if (op_defs[op->type]->run_tpu(&kn) < 0)
 		return err_prefix("'%s': layer '%s'", mc->file, op->name);
 	for (int i = op->n_in; i < k->n_in + k->n_out; i++) {
@@ -519,24 +533,48 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	st->bound = a > b ? a : b;
 }
 
+/* The DDR the model needs: up to the end of its coefficients and of its
+ * furthest tensor (tmodel_read put each inside its region), in *LEN.  -1
+ * when the regions the model declares, or any one tensor (local ones
+ * too), pass the chip's DDR. */
+static int ddr_size(const struct tmodel *m, const struct chip *c, const char *file, int64_t *len)
+{
+	int64_t coeff_end = m->coeff_addr + m->coeff_bytes;
+	int64_t neuron_end = m->neuron_addr + m->neuron_bytes;
+	int64_t end = coeff_end > neuron_end ? coeff_end : neuron_end;
+	if (end > c->ddr_bytes)
+		return err_set("'%s': the model's DDR regions end at %lld bytes, past the %lld of "
+			       "chip %s", file, (long long)end, (long long)c->ddr_bytes, c->name);
+	int64_t need = coeff_end;
+	for (int i = 0; i < m->g->n_tensors; i++) {
+		const struct ir_tensor *t = &m->g->tensors[i];
+		int64_t bytes = (int64_t)tensor_bytes(t);
+		if (bytes > c->ddr_bytes)
+			return err_set("'%s': tensor '%s' (%lld bytes) is larger than the DDR of chip %s",
+				       file, t->name, (long long)bytes, c->name);
+		if (t->addr >= 0 && t->addr + bytes > need)
+			need = t->addr + bytes;
+	}
+	*len = need;
+	return 0;
+}
+
 int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file,
 	    const struct npz *in, const char *file, struct npz *out, struct sim_stats *st,
 	    unsigned flags)
 {
 	struct machine mc = { .m = m, .c = c, .file = model_file };
 	int timed_only = flags & SIM_TIMED_ONLY;
+	memset(st, 0, sizeof *st);
+	if (ddr_size(m, c, model_file, &mc.ddr_len) < 0)
+		return -1;
 	if ((flags & SIM_DUMP_ALL) && !timed_only && out)
 		mc.dump = xcalloc((size_t)m->g->n_tensors + 1, sizeof *mc.dump);
-	memset(st, 0, sizeof *st);
-	int64_t end = m->coeff_addr + m->coeff_bytes;
-	if (m->neuron_addr + m->neuron_bytes > end)
-		end = m->neuron_addr + m->neuron_bytes;
-	mc.ddr_len = end;
 	int rc = -1;
 	int64_t *end_d = xmalloc(sizeof(int64_t) * (size_t)(m->n_dma + 1));
 	int64_t *end_c = xmalloc(sizeof(int64_t) * (size_t)(m->n_cmp + 1));
-	mc.ddr = xaligned((size_t)end + 64);
-	memset(mc.ddr, 0, (size_t)end + 64);
+	mc.ddr = xaligned((size_t)mc.ddr_len + 64);
+	memset(mc.ddr, 0, (size_t)mc.ddr_len + 64);
 	memcpy(mc.ddr + m->coeff_addr, m->coeff, (size_t)m->coeff_bytes);
 	mc.lmem = timed_only ? NULL : xcalloc((size_t)c->lanes, (size_t)c->lmem_bytes);
 	st->n_layers = m->g->n_ops;
@@ -549,13 +587,6 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 	for (int i = 0; i < m->n_cmp; i++)
 		if (check_cmp(&mc, &m->cmp[i]) < 0)
 			goto out;
-	for (int i = 0; i < m->g->n_tensors; i++) {
-		const struct ir_tensor *t = &m->g->tensors[i];
-		if (t->addr < -1 || (t->addr >= 0 && t->addr + (int64_t)tensor_bytes(t) > end)) {
-			err_set("'%s': tensor '%s' lies outside DDR", mc.file, t->name);
-			goto out;
-		}
-	}
 	for (int i = 0; i < m->g->n_inputs + m->g->n_outputs; i++) {
 		int t = i < m->g->n_inputs ? m->g->inputs[i] : m->g->outputs[i - m->g->n_inputs];
 		if (m->g->tensors[t].addr < 0) {

@@ -12,6 +12,7 @@
 #include "bytes.h"
 #include "ir_msgpack.h"
 #include "op.h"
+#include "quant.h"
 #include "tmodel.h"
 
 #define ALIGN 64
@@ -83,9 +84,9 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 		mp_pack_str(pk, m->loc[i]);
 }
 
-int tmodel_write(const char *path, const struct tmodel *m)
+/* The whole file for M, *TOTAL bytes (malloc'd). */
+static unsigned char *encode(const struct tmodel *m, uint64_t *total)
 {
-	const char *shown = !path || !strcmp(path, "-") ? "<stdout>" : path;
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer pk;
@@ -96,8 +97,8 @@ int tmodel_write(const char *path, const struct tmodel *m)
 	uint64_t dma_off = align_up(meta_off + sb.size);
 	uint64_t cmp_off = align_up(dma_off + (uint64_t)m->n_dma * ISA_DMA_BYTES);
 	uint64_t coeff_off = align_up(cmp_off + (uint64_t)m->n_cmp * ISA_CMP_BYTES);
-	uint64_t total = align_up(coeff_off + (uint64_t)m->coeff_bytes);
-	unsigned char *f = xcalloc(total, 1);
+	*total = align_up(coeff_off + (uint64_t)m->coeff_bytes);
+	unsigned char *f = xcalloc(*total, 1);
 	memcpy(f, TMODEL_MAGIC, 8);
 	put_u32(f + 8, TMODEL_VERSION);
 	put_u32(f + 12, 0);
@@ -117,10 +118,29 @@ int tmodel_write(const char *path, const struct tmodel *m)
 	if (m->coeff_bytes)
 		memcpy(f + coeff_off, m->coeff, (size_t)m->coeff_bytes);
 	msgpack_sbuffer_destroy(&sb);
+	return f;
+}
+
+int tmodel_write(const char *path, const struct tmodel *m)
+{
+	const char *shown = !path || !strcmp(path, "-") ? "<stdout>" : path;
+	uint64_t total;
+	unsigned char *f = encode(m, &total);
 	int rc = out_write_all(path, f, total);
 	free(f);
 	if (rc < 0)
 		return err_prefix("'%s'", shown);
+	return 0;
+}
+
+int tmodel_write_out(struct out_file *o, const struct tmodel *m)
+{
+	uint64_t total;
+	unsigned char *f = encode(m, &total);
+	size_t n = fwrite(f, 1, total, o->fp);
+	free(f);
+	if (n != total)
+		return err_set("cannot write '%s':", o->path ? o->path : "<stdout>");
 	return 0;
 }
 
@@ -131,12 +151,26 @@ static int corrupt(const char *file, const char *what)
 	return err_set("'%s': corrupt tmodel: %s", file, what);
 }
 
+/* Bytes of a tensor of dtype DT and shape S[RANK], or -1 when they pass
+ * TMODEL_MAX_BYTES (products computed without overflow). */
+static int64_t shape_bytes(enum ir_dtype dt, int rank, const int64_t *s)
+{
+	int64_t n = (int64_t)dtype_size(dt);
+	for (int i = 0; i < rank; i++)
+		if (__builtin_mul_overflow(n, s[i], &n) || n > TMODEL_MAX_BYTES)
+			return -1;
+	return n;
+}
+
+/* One tensor entry.  A weight's [offset, bytes] must be its address in the
+ * coefficient image and hold its whole value; an activation lies in the
+ * activation region, or has address -1 (local memory only). */
 static int read_tensor(struct tmodel *m, const char *file, const msgpack_object *o)
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return corrupt(file, "tensor entry is not a map");
 	char *name = NULL, *dts = NULL;
-	int rank = -1, ok = 1;
+	int rank = -1, ok = 1, weight = 0;
 	int64_t shape[IR_MAX_RANK] = { 0 }, addr = -1, woff = -1, wlen = -1, zp = 0;
 	double scale = 0;
 	for (uint32_t i = 0; i < o->via.map.size && ok; i++) {
@@ -153,15 +187,15 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 				ok = mp_int(&v->via.array.ptr[j], &shape[j]) == 0 && shape[j] >= 0 &&
 				     shape[j] < ((int64_t)1 << 40);
 		} else if (mp_key_is(kv, "addr"))
-			ok = mp_int(v, &addr) == 0;
+			ok = mp_int(v, &addr) == 0 && addr >= -1;
 		else if (mp_key_is(kv, "weight"))
-			ok = v->type == MSGPACK_OBJECT_ARRAY && v->via.array.size == 2 &&
-			     mp_int(&v->via.array.ptr[0], &woff) == 0 &&
-			     mp_int(&v->via.array.ptr[1], &wlen) == 0;
+			ok = weight = v->type == MSGPACK_OBJECT_ARRAY && v->via.array.size == 2 &&
+				      mp_int(&v->via.array.ptr[0], &woff) == 0 &&
+				      mp_int(&v->via.array.ptr[1], &wlen) == 0;
 		else if (mp_key_is(kv, "scale"))
 			ok = mp_num(v, &scale) == 0;
 		else if (mp_key_is(kv, "zero_point"))
-			ok = mp_int(v, &zp) == 0;
+			ok = mp_int(v, &zp) == 0 && zp >= INT32_MIN && zp <= INT32_MAX;
 	}
 	int dt = dts ? dtype_from_name(dts) : -1;
 	free(dts);
@@ -169,20 +203,32 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 		free(name);
 		return corrupt(file, "malformed tensor entry");
 	}
+	int64_t bytes = shape_bytes((enum ir_dtype)dt, rank, shape);
 	int k = graph_add_tensor(m->g, name, (enum ir_dtype)dt, rank, shape);
 	free(name);
 	struct ir_tensor *t = &m->g->tensors[k];
+	if (bytes < 0)
+		return err_set("'%s': corrupt tmodel: tensor '%s' is larger than %lld bytes", file,
+			       t->name, (long long)TMODEL_MAX_BYTES);
 	t->addr = addr;
 	t->scale = (float)scale;
 	t->zero_point = (int)zp;
-	if (woff >= 0) {
-		if (wlen != (int64_t)tensor_bytes(t) || woff > m->coeff_bytes ||
-		    wlen > m->coeff_bytes - woff)
+	if (weight) {
+		if (wlen != bytes || woff < 0 || woff > m->coeff_bytes || wlen > m->coeff_bytes - woff)
 			return err_set("'%s': corrupt tmodel: weight '%s' lies outside the coefficients",
 				       file, t->name);
+		if (addr != m->coeff_addr + woff)
+			return err_set("'%s': corrupt tmodel: weight '%s' at address %lld, its data at "
+				       "offset %lld of the coefficients at %lld", file, t->name,
+				       (long long)addr, (long long)woff, (long long)m->coeff_addr);
 		t->data = (unsigned char *)m->coeff + woff;
 		t->nbytes = (size_t)wlen;
 		t->owns_data = 0;
+	} else if (addr >= 0 && (addr < m->neuron_addr || bytes > m->neuron_bytes ||
+				 addr - m->neuron_addr > m->neuron_bytes - bytes)) {
+		return err_set("'%s': corrupt tmodel: tensor '%s' (%lld bytes at %lld) lies outside "
+			       "the activation region", file, t->name, (long long)bytes,
+			       (long long)addr);
 	}
 	return 0;
 }
@@ -223,6 +269,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 	if (root->type != MSGPACK_OBJECT_MAP)
 		return corrupt(file, "description is not a map");
 	const msgpack_object *tensors = NULL, *layers = NULL, *ins = NULL, *outs = NULL, *locs = NULL;
+	int64_t coeff_bytes = -1;
 	int ok = 1;
 	for (uint32_t i = 0; i < root->via.map.size && ok; i++) {
 		const msgpack_object_kv *kv = &root->via.map.ptr[i];
@@ -230,6 +277,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		else if (mp_key_is(kv, "chip")) ok = mp_str(&kv->val, &m->chip) == 0;
 		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &m->mode) == 0;
 		else if (mp_key_is(kv, "coeff_addr")) ok = mp_int(&kv->val, &m->coeff_addr) == 0;
+		else if (mp_key_is(kv, "coeff_bytes")) ok = mp_int(&kv->val, &coeff_bytes) == 0;
 		else if (mp_key_is(kv, "neuron_addr")) ok = mp_int(&kv->val, &m->neuron_addr) == 0;
 		else if (mp_key_is(kv, "neuron_bytes")) ok = mp_int(&kv->val, &m->neuron_bytes) == 0;
 		else if (mp_key_is(kv, "tensors")) tensors = &kv->val;
@@ -243,6 +291,18 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 	    locs->type != MSGPACK_OBJECT_ARRAY || m->coeff_addr < 0 || m->neuron_addr < 0 ||
 	    m->neuron_bytes < 0)
 		return corrupt(file, "the description lacks a field or has a bad one");
+	if (coeff_bytes != m->coeff_bytes)
+		return err_set("'%s': corrupt tmodel: coeff_bytes %lld in the description, %lld in "
+			       "the header", file, (long long)coeff_bytes, (long long)m->coeff_bytes);
+	/* Bounded, the regions' ends cannot overflow. */
+	if (m->coeff_addr > TMODEL_MAX_BYTES || m->neuron_addr > TMODEL_MAX_BYTES ||
+	    m->neuron_bytes > TMODEL_MAX_BYTES)
+		return err_set("'%s': corrupt tmodel: a DDR region lies past %lld bytes", file,
+			       (long long)TMODEL_MAX_BYTES);
+	if (m->coeff_bytes > 0 && m->neuron_bytes > 0 &&
+	    m->coeff_addr < m->neuron_addr + m->neuron_bytes &&
+	    m->neuron_addr < m->coeff_addr + m->coeff_bytes)
+		return corrupt(file, "the coefficient and activation regions overlap");
 	m->g->name = xstrdup(m->name ? m->name : "");
 	m->g->chip = xstrdup(m->chip);
 	m->g->mode = xstrdup(m->mode);
@@ -291,6 +351,72 @@ static int check_streams(const struct tmodel *m, const char *file)
 	return 0;
 }
 
+int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
+			 const struct view *in, int n_in)
+{
+	if ((op->type != OP_CONV && op->type != OP_CONVTRANSPOSE && op->type != OP_GEMM &&
+	     op->type != OP_MATMUL && op->type != OP_SCALE) || !quant_is_q(out_dtype))
+		return 0;
+	/* As quant_channel_params: the split form when multiplier and shift
+	 * are there, else the coefficient tensor; STRIDE apart, from P. */
+	const int32_t *mult, *shift;
+	int64_t n, stride;
+	if (n_in > 4 && in[3].data && in[4].data) {
+		if (in[3].dtype != DT_I32 || in[4].dtype != DT_I32 ||
+		    view_numel(&in[3]) != view_numel(&in[4]))
+			return 0;
+		mult = in[3].data;
+		shift = in[4].data;
+		n = view_numel(&in[3]);
+		stride = 1;
+	} else if (n_in > 2 && in[2].data && in[2].dtype == DT_I32 && in[2].rank == 2 &&
+		   in[2].shape[1] == 3) {
+		mult = (const int32_t *)in[2].data + 1;
+		shift = (const int32_t *)in[2].data + 2;
+		n = in[2].shape[0];
+		stride = 3;
+	} else {
+		return 0;
+	}
+	for (int64_t c = 0; c < n; c++) {
+		int32_t mv = mult[c * stride], sv = shift[c * stride];
+		if (mv < 0)
+			return err_set("layer '%s' (%s): requantisation multiplier %d of channel "
+				       "%lld is negative", op->name, op_name(op->type), (int)mv,
+				       (long long)c);
+		if (sv < 0 || sv > QUANT_MAX_SHIFT)
+			return err_set("layer '%s' (%s): requantisation shift %d of channel %lld "
+				       "outside [0, %d]", op->name, op_name(op->type), (int)sv,
+				       (long long)c, QUANT_MAX_SHIFT);
+	}
+	return 0;
+}
+
+/* The requantisation parameters in the coefficients are in range, for
+ * each layer (tmodel_check_requant). */
+static int check_requant(const struct tmodel *m, const char *file)
+{
+	const struct ir_graph *g = m->g;
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		struct view in[OP_MAX_IO];
+		int n = op->n_in < OP_MAX_IO ? op->n_in : OP_MAX_IO;
+		memset(in, 0, sizeof in);
+		for (int j = 0; j < n; j++) {
+			if (op->in[j] < 0)
+				continue;
+			const struct ir_tensor *t = &g->tensors[op->in[j]];
+			in[j].data = t->data;
+			in[j].dtype = t->dtype;
+			in[j].rank = t->rank;
+			memcpy(in[j].shape, t->shape, sizeof in[j].shape);
+		}
+		if (tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n) < 0)
+			return err_prefix("'%s': corrupt tmodel", file);
+	}
+	return 0;
+}
+
 int tmodel_read(const char *path, struct tmodel **out)
 {
 	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
@@ -327,6 +453,13 @@ int tmodel_read(const char *path, struct tmodel **out)
 		free(buf);
 		return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
 	}
+	/* Each section inside the file (above), so these sums cannot overflow. */
+	if (meta_off < TMODEL_HEADER_BYTES || meta_off + meta_len > dma_off ||
+	    dma_off + n_dma * ISA_DMA_BYTES > cmp_off || cmp_off + n_cmp * ISA_CMP_BYTES > coeff_off ||
+	    coeff_len > (uint64_t)TMODEL_MAX_BYTES) {
+		free(buf);
+		return err_set("'%s': corrupt tmodel: sections overlap or are out of order", file);
+	}
 
 	struct tmodel *m = xcalloc(1, sizeof *m);
 	m->buf = buf;
@@ -358,10 +491,15 @@ int tmodel_read(const char *path, struct tmodel **out)
 	else if (read_meta(m, file, &res.data) == 0 && check_streams(m, file) == 0)
 		rc = 0;
 	msgpack_unpacked_destroy(&res);
-	if (rc == 0 && ir_verify(m->g) < 0) {
+	/* The layer table is a graph as ir_read checks one: structure, then
+	 * each op against its definition (stored shapes and dtypes those its
+	 * inputs and attributes give). */
+	if (rc == 0 && (ir_verify(m->g) < 0 || ir_verify_ops(m->g) < 0)) {
 		err_prefix("'%s': corrupt tmodel: layer table", file);
 		rc = -1;
 	}
+	if (rc == 0 && check_requant(m, file) < 0)
+		rc = -1;
 done:
 	if (rc < 0)
 		tmodel_free(m);

@@ -14,6 +14,9 @@
 #define TMODEL_MAGIC "TPUCTMDL"
 #define TMODEL_VERSION 1
 #define TMODEL_HEADER_BYTES 96
+/* No tensor, region or address of a model reaches 2^40 bytes (1 TiB, far
+ * past any chip's DDR), so sums of two of them cannot overflow. */
+#define TMODEL_MAX_BYTES ((int64_t)1 << 40)
 
 struct tmodel {
 	char *name;               /* model name */
@@ -38,10 +41,31 @@ struct tmodel {
 
 /* Write M to PATH (NULL or "-": stdout) atomically.  -1 with a message. */
 int tmodel_write(const char *path, const struct tmodel *m);
-/* Read and check PATH ("-": stdin): header, section bounds, command
- * encodings and ids, waits naming existing commands, layer indices, opcodes
- * and operand counts matching the layer table.  *M is a new model. */
+/* Write M into O (lib/base.h, opened by the caller, who commits or
+ * aborts it: a tool writing several outputs together).  -1 with a message
+ * when the write fails. */
+struct out_file;
+int tmodel_write_out(struct out_file *o, const struct tmodel *m);
+/* Read and check PATH ("-": stdin): header, sections in order inside the
+ * file, command encodings and ids, waits naming existing commands, layer
+ * indices, opcodes and operand counts matching the layer table; the DDR
+ * regions apart and below TMODEL_MAX_BYTES, each weight at its address in
+ * the coefficients, each activation inside the activation region; the
+ * layer table a valid graph whose stored shapes are those shape inference
+ * gives; requantisation parameters in range (tmodel_check_requant).  *M is
+ * a new model.  Messages name the file. */
 int tmodel_read(const char *path, struct tmodel **m);
+/* The per-channel requantisation parameters (formats/tpuc-quant.5) of an
+ * int8 Conv, ConvTranspose, Gemm, MatMul or Scale OP, given its inputs' data
+ * as the kernel sees them (IN[i], N_IN of them; data NULL when absent): bias,
+ * multiplier, shift as inputs 2, 3, 4 (i32 [C] each) or input 2 alone (i32
+ * [C,3]).  -1 with a message naming the op when a multiplier is negative or
+ * a shift lies outside [0, QUANT_MAX_SHIFT], the range the kernels' rounding
+ * shift supports; 0 for other ops, float outputs and forms the kernels
+ * refuse themselves. */
+struct view;
+int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
+			 const struct view *in, int n_in);
 void tmodel_free(struct tmodel *m);
 
 #endif

@@ -97,10 +97,69 @@ PYEOF
 	done <<<"$conv1"
 }
 
+# ir_patch IN OUT CODE: OUT is the IR file IN after the Python CODE
+# changed its msgpack graph `g` (formats/tpuc-ir.5); the data section
+# moves to follow the new graph.
+ir_patch() {
+	$PY - "$@" <<'PYEOF'
+import struct, sys, msgpack
+src, dst, code = sys.argv[1:4]
+b = open(src, "rb").read()
+glen, doff, dlen = struct.unpack_from("<QQQ", b, 16)
+g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
+exec(code)
+gb = msgpack.packb(g)
+doff2 = (64 + len(gb) + 63) // 64 * 64
+f = bytearray(b[:64]) + gb
+f += bytes(doff2 - len(f)) + b[doff:doff + dlen]
+struct.pack_into("<QQQ", f, 16, len(gb), doff2, dlen)
+open(dst, "wb").write(f)
+PYEOF
+}
+
 @test "wrong stage: names the stage found and the one expected" {
 	run -1 codegen "$FX/int8.grouped.tpu" -o "$T/m.tmodel"
 	assert_output "codegen: '$FX/int8.grouped.tpu': wrong stage: got tpu IR at stage 'grouped', expected tpu IR at stage addressed"
 	[ ! -e "$T/m.tmodel" ]
+}
+
+@test "an address past the DDR regions, near 2^63, is refused naming the tensor" {
+	ir_patch "$FX/int8.addressed.tpu" "$T/a.tpu" 'pass'
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	rm "$T/m.tmodel"
+	ir_patch "$FX/int8.addressed.tpu" "$T/a.tpu" '
+next(t for t in g["tensors"] if t["name"] == "logits")["addr"] = (1 << 63) - 1'
+	run -1 codegen "$T/a.tpu" -o "$T/m.tmodel"
+	assert_output --regexp "^codegen: '$T/a.tpu': tensor 'logits' \(40 bytes at 9223372036854775807\) lies outside its DDR region \[[0-9]+, [0-9]+\) \(run addr-assign\)\$"
+	[ ! -e "$T/m.tmodel" ]
+	ir_patch "$FX/int8.addressed.tpu" "$T/a.tpu" 'g["neuron_bytes"] = (1 << 63) - 1'
+	run -1 codegen "$T/a.tpu" -o "$T/m.tmodel"
+	assert_output --regexp "^codegen: '$T/a.tpu': the DDR regions \([0-9]+ bytes of coefficients, 9223372036854775807 of activations\) do not fit the 4294967296 bytes of chip tpu-a\$"
+	[ ! -e "$T/m.tmodel" ]
+}
+
+@test "errors from generating the code name the IR file" {
+	ir_patch "$FX/int8.addressed.tpu" "$T/a.tpu" 'g["ops"][0]["group"] = 99'
+	run -1 codegen "$T/a.tpu" -o "$T/m.tmodel"
+	assert_output --regexp "^codegen: '$T/a.tpu': "
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/m.tmodel" ]
+}
+
+@test "a listing that cannot be written leaves no model either" {
+	run -1 codegen "$FX/int8.addressed.tpu" -o "$T/m.tmodel" -l "$T/nodir/m.lst"
+	assert_output "codegen: cannot create '$T/nodir/m.lst': No such file or directory"
+	[ ! -e "$T/m.tmodel" ]
+	[ -z "$(ls -A "$T")" ]
+	# and the other way round
+	run -1 codegen "$FX/int8.addressed.tpu" -o "$T/nodir/m.tmodel" -l "$T/m.lst"
+	assert_output "codegen: cannot create '$T/nodir/m.tmodel': No such file or directory"
+	[ -z "$(ls -A "$T")" ]
+	# the listing to stdout, the model to a file: both
+	run codegen "$FX/int8.addressed.tpu" -o "$T/m.tmodel" -l -
+	assert_success
+	assert_line --index 0 --regexp '^# tiny_cnn: tpu-a int8, '
+	[ -s "$T/m.tmodel" ]
 }
 
 @test "missing and truncated files" {

@@ -102,6 +102,53 @@ print(a.files == b.files, len(a.files) > 10, all(np.array_equal(a[k], b[k]) for 
 	assert_line --index 0 "$full"
 }
 
+# tmodel_patch IN OUT CODE: OUT is IN after the Python CODE changed the
+# description `meta`, the streams `dma` and `cmp` or the coefficients
+# `coeff` (bytearrays) as formats/tpuc-tmodel.5 lays them out; the file is
+# laid out again, then the header fields in the dict `hdr` (the page's
+# names; a name as the value: that field's value) override the ones
+# computed.
+tmodel_patch() {
+	$PY - "$@" <<'PYEOF'
+import struct, sys, msgpack
+src, dst, code = sys.argv[1:4]
+b = open(src, "rb").read()
+names = ["meta_offset", "meta_length", "dma_offset", "n_dma", "cmp_offset", "n_cmp",
+         "coeff_offset", "coeff_length"]
+h = dict(zip(names, struct.unpack_from("<8Q", b, 16)))
+meta = msgpack.unpackb(b[h["meta_offset"]:h["meta_offset"] + h["meta_length"]],
+                       strict_map_key=False)
+dma = bytearray(b[h["dma_offset"]:h["dma_offset"] + 32 * h["n_dma"]])
+cmp = bytearray(b[h["cmp_offset"]:h["cmp_offset"] + 96 * h["n_cmp"]])
+coeff = bytearray(b[h["coeff_offset"]:h["coeff_offset"] + h["coeff_length"]])
+hdr = {}
+exec(code)
+mb = msgpack.packb(meta)
+al = lambda n: (n + 63) // 64 * 64
+v = {"meta_offset": 96, "meta_length": len(mb)}
+v["dma_offset"] = al(96 + len(mb))
+v["cmp_offset"] = al(v["dma_offset"] + len(dma))
+v["coeff_offset"] = al(v["cmp_offset"] + len(cmp))
+v.update(n_dma=len(dma) // 32, n_cmp=len(cmp) // 96, coeff_length=len(coeff))
+f = bytearray(al(v["coeff_offset"] + len(coeff)))
+f[:16] = b[:16]
+for k, o, d in (("meta", 96, mb), ("dma", v["dma_offset"], dma),
+                ("cmp", v["cmp_offset"], cmp), ("coeff", v["coeff_offset"], coeff)):
+    f[o:o + len(d)] = d
+v.update({k: v[x] if isinstance(x, str) else x for k, x in hdr.items()})
+struct.pack_into("<8Q", f, 16, *[v[n] for n in names])
+open(dst, "wb").write(f)
+PYEOF
+}
+
+# sim_refuses MODEL MESSAGE: tpu-sim exits 1 with the one line
+# "tpu-sim: 'MODEL': MESSAGE" and writes no output.
+sim_refuses() {
+	run -1 tpu-sim "$1" -i "$TINY/input.npz" -o "$T/o.npz"
+	assert_output "tpu-sim: '$1': $2"
+	[ ! -e "$T/o.npz" ]
+}
+
 @test "the model from stdin" {
 	tpu-sim -q - -i "$TINY/input.npz" -o "$T/a.npz" <"$FX/int8.tmodel"
 	tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/b.npz"
@@ -133,6 +180,88 @@ print(a.files == b.files, len(a.files) > 10, all(np.array_equal(a[k], b[k]) for 
 	printf '\x0f' | dd of="$T/c.tmodel" bs=1 seek="$off" conv=notrunc 2>/dev/null
 	run -1 tpu-sim "$T/c.tmodel" -t
 	assert_output "tpu-sim: '$T/c.tmodel': corrupt tmodel: dma command 1: unknown opcode 15"
+}
+
+@test "the same model laid out again runs" {
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'pass'
+	tpu-sim -q "$T/m.tmodel" -i "$TINY/input.npz" -o "$T/a.npz"
+	tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/b.npz"
+	cmp "$T/a.npz" "$T/b.npz"
+}
+
+@test "sections that overlap are refused" {
+	# The coefficients would be read from the DMA stream.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'hdr["coeff_offset"] = "dma_offset"'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: sections overlap or are out of order"
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'hdr["meta_offset"] = 0'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: sections overlap or are out of order"
+}
+
+@test "huge or inconsistent DDR regions are refused before any allocation" {
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["coeff_addr"] = 1 << 40'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: weight 'stem.conv.weight' at address 0, its data at offset 0 of the coefficients at 1099511627776"
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["neuron_bytes"] = (1 << 63) - 1'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: a DDR region lies past 1099511627776 bytes"
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["coeff_bytes"] += 64'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: coeff_bytes 11136 in the description, 11072 in the header"
+	# Consistent, but 1 TiB up: more than the chip's 4 GiB.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+meta["coeff_addr"] = 1 << 40
+for t in meta["tensors"]:
+    if "weight" in t:
+        t["addr"] += 1 << 40'
+	sim_refuses "$T/m.tmodel" "the model's DDR regions end at 1099511638848 bytes, past the 4294967296 of chip tpu-a"
+	run -1 tpu-sim "$T/m.tmodel" -t
+	assert_output "tpu-sim: '$T/m.tmodel': the model's DDR regions end at 1099511638848 bytes, past the 4294967296 of chip tpu-a"
+	# An activation outside the activation region.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["tensors"][0]["addr"] = (1 << 63) - 1'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: tensor 'input' (12288 bytes at 9223372036854775807) lies outside the activation region"
+}
+
+@test "a requantisation shift or multiplier out of range is refused, naming the layer" {
+	# Channel 0 of stem/Conv's coefficients [C,3]: bias, multiplier, shift.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+w = next(t for t in meta["tensors"] if t["name"] == "stem/Conv_coeff")["weight"]
+struct.pack_into("<i", coeff, w[0] + 8, 99)'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: layer 'stem/Conv' (Conv): requantisation shift 99 of channel 0 outside [0, 62]"
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+w = next(t for t in meta["tensors"] if t["name"] == "head/Gemm_coeff")["weight"]
+struct.pack_into("<i", coeff, w[0] + 12 * 9 + 4, -5)'
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: layer 'head/Gemm' (Gemm): requantisation multiplier -5 of channel 9 is negative"
+}
+
+@test "a command addressing memory outside its tensor or local memory is refused" {
+	# The first DMA command that loads i32 coefficients, moved by one
+	# element: its block now runs past the tensor's end.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+i = next(i for i in range(len(dma) // 32) if dma[32 * i] >> 4 == 6)
+struct.pack_into("<I", dma, 32 * i + 8, struct.unpack_from("<I", dma, 32 * i + 8)[0] + 4)'
+	run -1 tpu-sim "$T/m.tmodel" -i "$TINY/input.npz" -o "$T/o.npz"
+	assert_output --regexp "^tpu-sim: '$T/m.tmodel': dma command [0-9]+: DDR \[[0-9]+, [0-9]+\) lies in no i32 tensor\$"
+	[ ! -e "$T/o.npz" ]
+	# DMA 1 from the top of DDR.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'struct.pack_into("<I", dma, 8, 0xfffffff0)'
+	sim_refuses "$T/m.tmodel" "dma command 1 addresses DDR past 23400 bytes"
+	# Operand 0 of compute command 1 past local memory.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'struct.pack_into("<I", cmp, 24, 0x7ffffff0)'
+	sim_refuses "$T/m.tmodel" "compute command 1: operand 0 lies outside local memory"
+}
+
+@test "a layer whose stored result shape its inputs do not give is refused" {
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+t = next(t for t in meta["tensors"] if t["name"] == "block/Relu_output_0")
+t["shape"][3] = 127'
+	run -1 tpu-sim "$T/m.tmodel" -i "$TINY/input.npz" -o "$T/o.npz"
+	assert_output --regexp "^tpu-sim: '$T/m.tmodel': corrupt tmodel: layer table: op 'block/Add' \(Add\): .*\[1,16,16,127\]"
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/o.npz" ]
+	# A kernel larger than the weight (and the input) it runs over.
+	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
+next(l for l in meta["layers"] if l["name"] == "stem/Conv")["attrs"]["kernel_shape"] = [3000, 3000]'
+	run -1 tpu-sim "$T/m.tmodel" -i "$TINY/input.npz" -o "$T/o.npz"
+	assert_output --regexp "^tpu-sim: '$T/m.tmodel': corrupt tmodel: layer table: op 'stem/Conv' \(Conv\): "
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/o.npz" ]
 }
 
 @test "inputs missing or misshapen leave no output" {

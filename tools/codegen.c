@@ -3,6 +3,8 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "cli.h"
@@ -11,43 +13,80 @@
 
 static const char usage[] = "usage: codegen [IN.tpu] [-o MODEL.tmodel] [-l LISTING]\n";
 
-/* The streams as text, one command a line, compute commands with their op. */
-static int write_listing(const char *path, const struct tmodel *m)
+/* The streams as text into O, one command a line, compute commands with
+ * their op. */
+static int write_listing(struct out_file *o, const struct tmodel *m)
 {
-	struct out_file o;
 	char line[512];
-	if (out_open(&o, path) < 0)
-		return -1;
-	fprintf(o.fp, "# %s: %s %s, %d dma and %d compute commands\n", m->name, m->chip,
+	fprintf(o->fp, "# %s: %s %s, %d dma and %d compute commands\n", m->name, m->chip,
 		m->mode, m->n_dma, m->n_cmp);
 	for (int i = 0; i < m->n_dma; i++) {
 		isa_dma_str(&m->dma[i], line, sizeof line);
-		fprintf(o.fp, "%s\n", line);
+		fprintf(o->fp, "%s\n", line);
 	}
 	for (int i = 0; i < m->n_cmp; i++) {
 		isa_cmp_str(&m->cmp[i], line, sizeof line);
-		fprintf(o.fp, "%s  # %s\n", line, m->loc[i]);
+		fprintf(o->fp, "%s  # %s\n", line, m->loc[i]);
 	}
-	if (ferror(o.fp)) {
-		out_abort(&o);
-		return err_set("cannot write '%s':", path);
+	if (ferror(o->fp))
+		return err_set("cannot write '%s':", o->path ? o->path : "<stdout>");
+	return 0;
+}
+
+/* Commit A, then B (when it has a path or is stdout), so that both outputs
+ * appear or neither: whichever can be taken back (a file renamed into
+ * place, not stdout or a device) is committed first, and removed again
+ * when the other's commit fails. */
+static int commit_both(struct out_file *a, struct out_file *b)
+{
+	if (!b->fp)
+		return out_commit(a);
+	if (!a->tmp && b->tmp) {
+		struct out_file *t = a;
+		a = b;
+		b = t;
 	}
-	return out_commit(&o);
+	char *first = a->tmp ? xstrdup(a->path) : NULL;
+	if (out_commit(a) < 0) {
+		out_abort(b);
+		free(first);
+		return -1;
+	}
+	int rc = out_commit(b);
+	if (rc < 0 && first)
+		unlink(first);
+	free(first);
+	return rc;
 }
 
 /* Where codegen's run writes, and the model it made. */
 struct dest {
+	const char *in;            /* the IR file, for messages */
 	const char *out;           /* the .tmodel (NULL: stdout) */
 	const char *listing;       /* the listing, or NULL for none */
 	struct tmodel *m;
 };
 
+/* Generate, then write the model and the listing together: both files or
+ * neither. */
 static int generate(struct ir_graph *g, const struct chip *chip, void *arg)
 {
 	struct dest *d = arg;
-	if (codegen(g, chip, &d->m) < 0 || tmodel_write(d->out, d->m) < 0)
+	struct out_file om, ol = { 0 };
+	if (codegen(g, chip, &d->m) < 0)
+		return err_prefix("'%s'", cli_shown(d->in));
+	if (out_open(&om, d->out) < 0)
 		return -1;
-	return d->listing ? write_listing(d->listing, d->m) : 0;
+	if (d->listing && out_open(&ol, d->listing) < 0) {
+		out_abort(&om);
+		return -1;
+	}
+	if (tmodel_write_out(&om, d->m) < 0 || (d->listing && write_listing(&ol, d->m) < 0)) {
+		out_abort(&om);
+		out_abort(&ol);
+		return -1;
+	}
+	return commit_both(&om, &ol);
 }
 
 static const struct stage_tool tool = {
@@ -58,7 +97,7 @@ static const struct stage_tool tool = {
 int main(int argc, char **argv)
 {
 	static const struct option none[] = { { 0, 0, 0, 0 } };
-	struct dest d = { NULL, NULL, NULL };
+	struct dest d = { NULL, NULL, NULL, NULL };
 	const char *in;
 	int c;
 	opterr = 0;
@@ -72,6 +111,7 @@ int main(int argc, char **argv)
 	}
 	if (!(in = cli_input(argc, argv, usage)))
 		return 2;
+	d.in = in;
 	int rc = stage_tool_run(&tool, in, NULL, &d);
 	tmodel_free(d.m);
 	return rc;

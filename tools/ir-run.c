@@ -199,9 +199,10 @@ int main(int argc, char **argv)
 	struct npz zin = { 0 }, zout = { 0 };
 	struct interp it = { 0 };
 	int rc = 1;
-	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0 ||
-	    interp_init(&it, g, threads) < 0)
+	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0)
 		goto fail;
+	if (interp_init(&it, g, threads) < 0)
+		goto fail_graph;
 	it.keep_all = dump_all;   /* every activation stays readable */
 	if (profile)
 		it.op_ms = xcalloc((size_t)(g->n_ops ? g->n_ops : 1), sizeof *it.op_ms);
@@ -211,7 +212,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < repeat; r++) {
 		double t0 = now_seconds();
 		if (interp_run(&it, NULL, NULL) < 0)
-			goto fail;
+			goto fail_graph;
 		double dt = now_seconds() - t0;
 		total += dt;
 		best = dt < best ? dt : best;
@@ -223,11 +224,14 @@ int main(int argc, char **argv)
 	if (profile && !bench)
 		print_profile(&it, repeat);
 	if (bench && run_bench(&it, bench, threads) < 0)
-		goto fail;
+		goto fail_graph;
 	if (collect(&zout, &it, dump_all) < 0 || npz_write(out, &zout, 0) < 0)
 		goto fail;
 	rc = 0;
 	goto done;
+fail_graph:
+	/* An op's error, or the interpreter's: the IR file is at fault. */
+	err_prefix("'%s'", cli_shown(in));
 fail:
 	cli_fail(prog);
 done:
