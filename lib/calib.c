@@ -3,7 +3,9 @@
  * power of two that grows as larger values appear (so shards merge
  * exactly), then choose each tensor's threshold (formats/tpuc-calib.5).
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,7 @@ void calib_stats_free(struct calib_stats *st)
 	free(st->zeros);
 	free(st->hist);
 	free(st->graph);
+	free(st->path);
 	free(st);
 }
 
@@ -137,15 +140,17 @@ static void observe_values(struct calib_stats *st, int s, const float *x, int64_
 		lo = x[i] < lo ? x[i] : lo;   /* NaN never wins */
 		hi = x[i] > hi ? x[i] : hi;
 	}
+	if (!isfinite(lo) || !isfinite(hi)) {   /* infinities (or nothing): finite values only */
+		lo = INFINITY, hi = -INFINITY;
+		for (int64_t i = 0; i < n; i++)
+			if (isfinite(x[i])) {
+				lo = x[i] < lo ? x[i] : lo;
+				hi = x[i] > hi ? x[i] : hi;
+			}
+	}
 	st->min[s] = lo < mn ? lo : mn;
 	st->max[s] = hi > mx ? hi : mx;
-	float am = fmaxf(fabsf(lo), fabsf(hi));
-	if (!isfinite(am)) {   /* infinities: the largest finite |x| */
-		am = 0;
-		for (int64_t i = 0; i < n; i++)
-			if (isfinite(x[i]) && fabsf(x[i]) > am)
-				am = fabsf(x[i]);
-	}
+	float am = lo <= hi ? fmaxf(fabsf(lo), fabsf(hi)) : 0;
 	if (!(am > 0))
 		am = 0;
 	uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
@@ -298,16 +303,46 @@ int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *sample
 	return 0;
 }
 
+/* Zeros plus histogram counts of tensor S into *TOTAL; -1 if the sum does
+ * not fit in 64 bits. */
+static int stats_total(const struct calib_stats *st, int s, uint64_t *total)
+{
+	const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	uint64_t t = st->zeros[s];
+	for (int b = 0; b < CALIB_BINS; b++) {
+		if (h[b] > UINT64_MAX - t)
+			return -1;
+		t += h[b];
+	}
+	*total = t;
+	return 0;
+}
+
 int calib_stats_merge(struct calib_stats *d, const struct calib_stats *s, const char *name)
 {
+	/* both parts are named when they disagree: either may be the odd one */
+	char than[300] = "";
+	if (d->path)
+		snprintf(than, sizeof than, " than '%s'", d->path);
 	if (strcmp(d->graph, s->graph) || d->n != s->n)
-		return err_set("'%s': statistics of another graph", name);
+		return err_set("'%s': statistics of another graph%s", name, than);
 	if (d->method != s->method || d->percentile != s->percentile)
-		return err_set("'%s': statistics for another method", name);
+		return err_set("'%s': statistics for another method%s (%s %g, not %s %g)", name, than,
+			       method_names[s->method], s->percentile, method_names[d->method],
+			       d->percentile);
 	for (int i = 0; i < d->n; i++)
 		if (strcmp(d->names[i], s->names[i]))
-			return err_set("'%s': tensor %d is '%s', not '%s'", name, i, s->names[i],
-				       d->names[i]);
+			return err_set("'%s': tensor %d is '%s', not '%s' as in%s", name, i, s->names[i],
+				       d->names[i], d->path ? than + 5 : " the others");
+	if (s->samples > INT64_MAX - d->samples)
+		return err_set("'%s': the count of samples overflows when merged", name);
+	for (int i = 0; i < d->n; i++) {
+		uint64_t td, ts;
+		if (stats_total(d, i, &td) < 0 || stats_total(s, i, &ts) < 0 || ts > UINT64_MAX - td)
+			return err_set("'%s': tensor '%s': the counts overflow 64 bits when merged",
+				       name, s->names[i]);
+	}
+	/* every count now fits: no bin or sum exceeds td + ts */
 	for (int i = 0; i < d->n; i++) {
 		d->min[i] = fmin(d->min[i], s->min[i]);
 		d->max[i] = fmax(d->max[i], s->max[i]);
@@ -383,11 +418,11 @@ static double stats_threshold(const struct calib_stats *st, int s)
 
 int calib_stats_table(const struct calib_stats *st, int nthreads, struct calib_table **out)
 {
-	struct calib_table *t = xcalloc(1, sizeof *t);
 	double *th = xmalloc(sizeof(double) * (size_t)(st->n + 1));
 	#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(dynamic)
 	for (int s = 0; s < st->n; s++)
 		th[s] = stats_threshold(st, s);
+	struct calib_table *t = calib_table_new();
 	for (int s = 0; s < st->n; s++) {
 		double mn = isfinite(st->min[s]) ? st->min[s] : 0;
 		double mx = isfinite(st->max[s]) ? st->max[s] : 0;
@@ -463,22 +498,125 @@ static char *token(char **p)
 	return s;
 }
 
-static int parse_i64(const char *s, int64_t *v)
+/* Token S as a decimal integer in [LO, HI], all of it; 0 or -1. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
 {
 	char *end;
-	if (!s)
+	if (!s || !(*s == '-' || (*s >= '0' && *s <= '9')))
 		return -1;
-	*v = strtoll(s, &end, 10);
-	return end == s || *end ? -1 : 0;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (*end || errno || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
 }
 
+/* Token S as an unsigned decimal count that fits in 64 bits; 0 or -1. */
+static int parse_count(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Token S as a number in double range ("inf" and "-inf" as written for an
+ * empty tensor; NaN and values beyond the range refused); 0 or -1. */
 static int parse_f64(const char *s, double *v)
 {
 	char *end;
 	if (!s)
 		return -1;
+	if (!strcmp(s, "inf") || !strcmp(s, "-inf")) {
+		*v = *s == '-' ? -INFINITY : INFINITY;
+		return 0;
+	}
+	if (!(*s == '-' || (*s >= '0' && *s <= '9')))
+		return -1;
+	errno = 0;
 	*v = strtod(s, &end);
-	return end == s || *end || isnan(*v) ? -1 : 0;
+	return *end || !isfinite(*v) || (errno == ERANGE && fabs(*v) > 1) ? -1 : 0;
+}
+
+/* The part of a "t" line after the name, into tensor S of ST; NULL when
+ * it is valid, else what is wrong.  Valid is what calib_stats_write can
+ * write: finite float min <= max, or inf -inf with nothing else (no value
+ * seen); K = -1 exactly when no nonzero value was seen (E 0, min = max = 0
+ * unless empty); otherwise E the range of max(|min|, |max|), K bins
+ * strictly increasing below CALIB_BINS, the last the bin of that value,
+ * each count positive, all the counts and zeros summing within 64 bits. */
+static const char *stats_tensor(struct calib_stats *st, int s, char *rest)
+{
+	int64_t e, k;
+	uint64_t z, total;
+	double mn, mx;
+	if (parse_f64(token(&rest), &mn) < 0 || parse_f64(token(&rest), &mx) < 0)
+		return "min and max must be numbers within double range";
+	if (parse_int(token(&rest), -1000000, 1000000, &e) < 0)
+		return "the histogram exponent must be an integer";
+	if (parse_count(token(&rest), &z) < 0)
+		return "the count of zeros must be an unsigned 64-bit integer";
+	if (parse_int(token(&rest), -1, CALIB_BINS, &k) < 0)
+		return "the count of bins must be -1 to 2048";
+	int empty = mn == INFINITY && mx == -INFINITY;
+	if (!empty && !(isfinite(mn) && isfinite(mx) && mn <= mx))
+		return "min and max must be finite with min <= max, or inf -inf";
+	if (!empty && ((double)(float)mn != mn || (double)(float)mx != mx))
+		return "min and max must be float values";
+	if (empty && (z || k >= 0))
+		return "a tensor without values has zeros or bins";
+	double am = fmax(fabs(mn), fabs(mx));
+	st->min[s] = mn;
+	st->max[s] = mx;
+	st->zeros[s] = z;
+	if (k < 0) {
+		if (e != 0)
+			return "the histogram exponent must be 0 with no bins";
+		if (!empty && (am != 0 || !z))
+			return "a tensor with nonzero values has no bins";
+		st->exp[s] = CALIB_NO_EXP;
+	} else {
+		if (empty || !(am > 0) || k == 0)
+			return "bins do not agree with min and max";
+		if (e != range_exp((float)am))
+			return "the histogram exponent does not agree with min and max";
+		st->exp[s] = (int)e;
+	}
+	uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	int64_t last = -1;
+	for (int64_t i = 0; i < k; i++) {
+		char *tok = token(&rest), *colon;
+		int64_t b;
+		uint64_t c;
+		if (!tok || !(colon = strchr(tok, ':')))
+			return "bins must be b:count";
+		*colon = '\0';
+		if (parse_int(tok, 0, CALIB_BINS - 1, &b) < 0)
+			return "a bin number is out of range";
+		if (b <= last)
+			return "bins are not in strictly increasing order";
+		if (parse_count(colon + 1, &c) < 0 || c == 0)
+			return "a bin count must be a positive 64-bit integer";
+		h[b] = c;
+		last = b;
+	}
+	if (token(&rest))
+		return "more fields than the count of bins gives";
+	if (k > 0) {
+		float f = (float)am * ldexpf(1.0f, CALIB_LOG2_BINS - (int)e);
+		int want = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
+		if (last != want)
+			return "the last bin does not hold max(|min|, |max|)";
+	}
+	if (stats_total(st, s, &total) < 0)
+		return "the counts overflow 64 bits";
+	return NULL;
 }
 
 int calib_stats_read(const char *path, struct calib_stats **out)
@@ -488,96 +626,85 @@ int calib_stats_read(const char *path, struct calib_stats **out)
 	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
 	if (file_read_all(path, &buf, &len) < 0)
 		return -1;
-	struct calib_stats *st = NULL;
-	char *p = buf, *endp = p + len, *line_s;
-	int line = 0, rc = 0, ntensors = -1, s = 0;
-	if (memchr(p, '\0', len) || len < 18 || memcmp(p, "tpuc-calib-stats 1\n", 19)) {
+	if (memchr(buf, '\0', len) || len < 19 || memcmp(buf, "tpuc-calib-stats 1\n", 19)) {
 		free(buf);
 		return err_set("'%s': not a tpuc calibration statistics file", shown);
 	}
+	char *p = buf, *endp = p + len;
 	if (endp[-1] != '\n') {
 		free(buf);
 		return err_set("'%s': truncated: the last line has no newline", shown);
 	}
-	char *graph = NULL, *method = NULL;
+	struct calib_stats *st = NULL;
+	struct calib_table *names = calib_table_new();   /* to find a name given twice */
+	const char *graph = NULL, *bad = NULL;
+	enum calib_method method = CALIB_KLD;
 	double pct = 0;
-	int64_t samples = -1;
-	while (rc == 0 && p < endp) {
-		char *nl = memchr(p, '\n', (size_t)(endp - p));
+	int64_t samples = 0, ntensors = 0;
+	int line = 0, s = 0, rc = 0;
+	while (!bad && rc == 0 && p < endp) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p)), *rest = p;
 		*nl = '\0';
 		line++;
-		line_s = p;
 		p = nl + 1;
 		if (line == 1)
 			continue;
-		char *key = token(&line_s);
-		if (!key) {
-			rc = -1;
-		} else if (!strcmp(key, "graph") && !st) {
-			graph = line_s;   /* the rest of the line, blanks included */
-		} else if (!strcmp(key, "method") && !st) {
-			method = token(&line_s);
-			rc = method && parse_f64(token(&line_s), &pct) == 0 ? 0 : -1;
-		} else if (!strcmp(key, "samples") && !st) {
-			rc = parse_i64(token(&line_s), &samples);
-		} else if (!strcmp(key, "tensors") && !st) {
-			int64_t v;
-			rc = parse_i64(token(&line_s), &v) == 0 && v >= 0 && v < (1 << 24) &&
-			     graph && method && samples >= 0 ? 0 : -1;
-			if (rc == 0) {
-				ntensors = (int)v;
-				st = stats_new(ntensors);
-				st->graph = xstrdup(graph);
-				st->samples = samples;
-				st->percentile = pct;
-				int m = -1;
-				for (size_t i = 0; i < ARRAY_LEN(method_names); i++)
-					if (!strcmp(method, method_names[i]))
-						m = (int)i;
-				if (m < 0) {
-					err_set("'%s': line %d: unknown method '%s'", shown, line, method);
-					rc = -2;
-				} else
-					st->method = (enum calib_method)m;
-			}
-		} else if (!strcmp(key, "t") && st && s < ntensors) {
-			char *name = token(&line_s);
-			int64_t e, z, nz;
-			if (!name || parse_f64(token(&line_s), &st->min[s]) < 0 ||
-			    parse_f64(token(&line_s), &st->max[s]) < 0 ||
-			    parse_i64(token(&line_s), &e) < 0 || parse_i64(token(&line_s), &z) < 0 ||
-			    parse_i64(token(&line_s), &nz) < 0 || z < 0 || nz < -1 ||
-			    nz > CALIB_BINS || e < CALIB_MIN_EXP || e > 1000) {
-				rc = -1;
+		char *key = token(&rest);
+		if (line == 2) {
+			if (!key || strcmp(key, "graph"))
+				bad = "expected 'graph NAME'";
+			graph = rest;   /* the rest of the line, blanks included */
+		} else if (line == 3) {
+			const char *m = token(&rest);
+			int found = -1;
+			for (size_t i = 0; m && i < ARRAY_LEN(method_names); i++)
+				if (!strcmp(m, method_names[i]))
+					found = (int)i;
+			if (!key || strcmp(key, "method") || found < 0 || parse_f64(token(&rest), &pct) < 0 ||
+			    token(&rest))
+				bad = "expected 'method kld|minmax|percentile|mse P'";
+			else if (found == CALIB_PERCENTILE ? !(pct >= CALIB_MIN_PERCENTILE && pct <= 100)
+							   : pct != 0)
+				bad = "the percentile is out of range (50 to 100 for percentile, else 0)";
+			method = (enum calib_method)found;
+		} else if (line == 4) {
+			if (!key || strcmp(key, "samples") || parse_int(token(&rest), 0, INT64_MAX,
+									 &samples) < 0 || token(&rest))
+				bad = "expected 'samples S', S a count";
+		} else if (line == 5) {
+			if (!key || strcmp(key, "tensors") || parse_int(token(&rest), 0, (1 << 24) - 1,
+									 &ntensors) < 0 || token(&rest))
+				bad = "expected 'tensors N', N a count below 2^24";
+			st = stats_new((int)ntensors);
+			st->path = xstrdup(shown);
+			st->graph = xstrdup(graph);
+			st->method = method;
+			st->percentile = pct;
+			st->samples = samples;
+		} else if (s >= ntensors) {
+			bad = "more tensor lines than 'tensors' gives";
+		} else {
+			char *name = token(&rest);
+			if (!key || strcmp(key, "t") || !name) {
+				bad = "expected 't NAME MIN MAX E ZEROS K b:count...'";
+			} else if (calib_find(names, name)) {
+				rc = err_set("'%s': line %d: tensor '%s' listed twice", shown, line, name);
 			} else {
+				calib_add(names, name, 0, 0, 0);
 				st->names[s] = xstrdup(name);
-				st->exp[s] = nz < 0 ? CALIB_NO_EXP : (int)e;
-				st->zeros[s] = (uint64_t)z;
-				uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
-				for (int64_t i = 0; rc == 0 && i < (nz < 0 ? 0 : nz); i++) {
-					char *tok = token(&line_s), *colon, *end;
-					long long b = tok ? strtoll(tok, &colon, 10) : -1;
-					if (!tok || *colon != ':' || b < 0 || b >= CALIB_BINS) {
-						rc = -1;
-						break;
-					}
-					h[b] = strtoull(colon + 1, &end, 10);
-					if (end == colon + 1 || *end)
-						rc = -1;
-				}
-				if (rc == 0 && token(&line_s))
-					rc = -1;
+				if ((bad = stats_tensor(st, s, rest)) == NULL && samples == 0 &&
+				    (st->min[s] <= st->max[s] || st->exp[s] != CALIB_NO_EXP))
+					bad = "values seen in 0 samples";
 				s++;
 			}
-		} else {
-			rc = -1;
 		}
-		if (rc == -1)
-			err_set("'%s': line %d: malformed", shown, line);
 	}
-	if (rc == 0 && (!st || s != ntensors))
-		rc = err_set("'%s': truncated: %d of %d tensors", shown, s, ntensors < 0 ? 0 : ntensors);
+	if (bad)
+		rc = err_set("'%s': line %d: %s", shown, line, bad);
+	else if (rc == 0 && (!st || s != ntensors))
+		rc = err_set("'%s': truncated: %d of %lld tensors", shown, s, (long long)ntensors);
 	free(buf);
+	calib_table_free(names);
 	if (rc < 0) {
 		calib_stats_free(st);
 		return -1;

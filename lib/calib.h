@@ -13,6 +13,8 @@
 #ifndef TPUC_CALIB_H
 #define TPUC_CALIB_H
 
+#include <stdio.h>
+
 #include "ir.h"
 #include "npz.h"
 
@@ -26,15 +28,24 @@ struct calib_table {
 	char *path;                  /* file it was read from, for messages; NULL if built */
 	int n, cap;
 	struct calib_entry *e;       /* in graph order */
+	int *index;                  /* hash of the names: entry + 1, 0 for a free slot;
+					NULL when the table was built by hand (calib_find
+					then searches linearly) */
+	int index_cap;               /* slots in index, a power of two */
 };
+
+/* Largest threshold a table may give: FLT_MAX as "%.9g" writes it (real
+ * models hold -FLT_MAX as an attention mask, so minmax can give it). */
+#define CALIB_MAX_THRESHOLD 3.40282347e+38
 
 enum calib_method { CALIB_KLD, CALIB_MINMAX, CALIB_PERCENTILE, CALIB_MSE };
 
 #define CALIB_BINS 2048     /* histogram bins over [0, 2^exp) */
+#define CALIB_MIN_PERCENTILE 50   /* smallest --percentile: below, most values clip */
 
 struct calib_opts {
 	enum calib_method method;
-	double percentile;           /* CALIB_PERCENTILE: in (0, 100], e.g. 99.99 */
+	double percentile;           /* CALIB_PERCENTILE: in [50, 100], e.g. 99.99 */
 	int64_t max_samples;         /* use at most this many samples; <= 0: all */
 	int shard, nshards;          /* this run takes shard SHARD (1-based) of
 					NSHARDS of the samples; 0, 0: all */
@@ -50,13 +61,15 @@ struct calib_opts {
  * 2^exp[s] is the smallest power of two above every |x| seen, so two
  * histograms merge exactly by summing adjacent bins of the finer one. */
 struct calib_stats {
+	char *path;                  /* file read from, for messages; NULL if collected */
 	char *graph;                 /* graph name ("" if none) */
 	enum calib_method method;
 	double percentile;
 	int64_t samples;             /* samples observed */
 	int n;                       /* tensors, in graph order */
 	char **names;
-	double *min, *max;           /* observed extremes; +inf, -inf when none */
+	double *min, *max;           /* extremes of the finite values seen; +inf, -inf
+					when none */
 	int *exp;                    /* histogram range 2^exp; CALIB_NO_EXP when empty */
 	uint64_t *zeros;             /* exact zeros seen (not in hist) */
 	uint64_t *hist;              /* n * CALIB_BINS counts */
@@ -71,6 +84,9 @@ int calib_table_read(const char *path, struct calib_table **t);
 int calib_table_write(const char *path, const struct calib_table *t,
 		      const struct ir_graph *g);
 void calib_table_free(struct calib_table *t);
+/* An empty table with a name index (calib_find in constant time); free it
+ * with calib_table_free. */
+struct calib_table *calib_table_new(void);
 /* The entry for tensor NAME, or NULL. */
 const struct calib_entry *calib_find(const struct calib_table *t, const char *name);
 /* Append an entry (the name is copied). */
@@ -107,6 +123,9 @@ int calib_stats_read(const char *path, struct calib_stats **st);
 void calib_stats_free(struct calib_stats *st);
 /* Write T to PATH with a header naming the graph GRAPH (may be NULL). */
 int calib_table_write_named(const char *path, const struct calib_table *t, const char *graph);
+/* The text of calib_table_write_named, to FP (for a caller that commits
+ * the file itself, e.g. together with another). */
+void calib_table_print(FILE *fp, const struct calib_table *t, const char *graph);
 
 /* Threshold searches over a histogram HIST of NBINS bins of width BIN_WIDTH
  * from 0 (exact zeros not counted), exposed for tests.  Percentile: the

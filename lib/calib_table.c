@@ -8,6 +8,35 @@
 
 #include "base.h"
 #include "calib.h"
+#include "quant.h"
+
+/* The hash of a tensor name (FNV-1a). */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* Put entry i into T's index (which has room). */
+static void index_put(struct calib_table *t, int i)
+{
+	uint32_t mask = (uint32_t)t->index_cap - 1;
+	for (uint32_t k = name_hash(t->e[i].name) & mask;; k = (k + 1) & mask)
+		if (!t->index[k]) {
+			t->index[k] = i + 1;
+			return;
+		}
+}
+
+struct calib_table *calib_table_new(void)
+{
+	struct calib_table *t = xcalloc(1, sizeof *t);
+	t->index_cap = 64;
+	t->index = xcalloc((size_t)t->index_cap, sizeof *t->index);
+	return t;
+}
 
 void calib_add(struct calib_table *t, const char *name, double threshold,
 	       double min, double max)
@@ -18,6 +47,17 @@ void calib_add(struct calib_table *t, const char *name, double threshold,
 	e->threshold = threshold;
 	e->min = min;
 	e->max = max;
+	if (!t->index)
+		return;
+	if (2 * t->n > t->index_cap) {   /* keep the load at most 1/2 */
+		free(t->index);
+		t->index_cap *= 2;
+		t->index = xcalloc((size_t)t->index_cap, sizeof *t->index);
+		for (int i = 0; i < t->n; i++)
+			index_put(t, i);
+	} else {
+		index_put(t, t->n - 1);
+	}
 }
 
 void calib_table_free(struct calib_table *t)
@@ -27,15 +67,23 @@ void calib_table_free(struct calib_table *t)
 	for (int i = 0; i < t->n; i++)
 		free(t->e[i].name);
 	free(t->e);
+	free(t->index);
 	free(t->path);
 	free(t);
 }
 
 const struct calib_entry *calib_find(const struct calib_table *t, const char *name)
 {
-	for (int i = 0; i < t->n; i++)
-		if (!strcmp(t->e[i].name, name))
-			return &t->e[i];
+	if (!t->index) {
+		for (int i = 0; i < t->n; i++)
+			if (!strcmp(t->e[i].name, name))
+				return &t->e[i];
+		return NULL;
+	}
+	uint32_t mask = (uint32_t)t->index_cap - 1;
+	for (uint32_t k = name_hash(name) & mask; t->index[k]; k = (k + 1) & mask)
+		if (!strcmp(t->e[t->index[k] - 1].name, name))
+			return &t->e[t->index[k] - 1];
 	return NULL;
 }
 
@@ -53,7 +101,7 @@ int calib_table_read(const char *path, struct calib_table **out)
 	struct text_file tf;
 	if (text_open(&tf, path) < 0)
 		return -1;
-	struct calib_table *t = xcalloc(1, sizeof *t);
+	struct calib_table *t = calib_table_new();
 	t->path = xstrdup(tf.shown);
 	char *f[4];
 	int n, rc = 0;
@@ -65,9 +113,14 @@ int calib_table_read(const char *path, struct calib_table **out)
 				     tf.line);
 			break;
 		}
-		if (!(th > 0) || mn > mx) {
-			rc = err_set("'%s': line %d: threshold must be positive and min <= max",
-				     tf.shown, tf.line);
+		if (!(th >= QUANT_MIN_THRESHOLD && th <= CALIB_MAX_THRESHOLD)) {
+			rc = err_set("'%s': line %d: threshold %g is out of range [%g, %.9g]",
+				     tf.shown, tf.line, th, QUANT_MIN_THRESHOLD, CALIB_MAX_THRESHOLD);
+			break;
+		}
+		if (mn > mx) {
+			rc = err_set("'%s': line %d: min %g is above max %g", tf.shown, tf.line,
+				     mn, mx);
 			break;
 		}
 		if (calib_find(t, f[0])) {
@@ -92,17 +145,22 @@ int calib_table_write(const char *path, const struct calib_table *t,
 	return calib_table_write_named(path, t, g ? g->name : NULL);
 }
 
+void calib_table_print(FILE *fp, const struct calib_table *t, const char *graph)
+{
+	fprintf(fp, "# tpuc calibration table (formats/tpuc-calib.5)\n");
+	if (graph && graph[0] && !strchr(graph, '\n'))
+		fprintf(fp, "# graph %s\n", graph);
+	fprintf(fp, "# name threshold min max\n");
+	for (int i = 0; i < t->n; i++)
+		fprintf(fp, "%s %.9g %.9g %.9g\n", t->e[i].name, t->e[i].threshold,
+			t->e[i].min, t->e[i].max);
+}
+
 int calib_table_write_named(const char *path, const struct calib_table *t, const char *graph)
 {
 	struct out_file o;
 	if (out_open(&o, path) < 0)
 		return -1;
-	fprintf(o.fp, "# tpuc calibration table (formats/tpuc-calib.5)\n");
-	if (graph && graph[0] && !strchr(graph, '\n'))
-		fprintf(o.fp, "# graph %s\n", graph);
-	fprintf(o.fp, "# name threshold min max\n");
-	for (int i = 0; i < t->n; i++)
-		fprintf(o.fp, "%s %.9g %.9g %.9g\n", t->e[i].name, t->e[i].threshold,
-			t->e[i].min, t->e[i].max);
+	calib_table_print(o.fp, t, graph);
 	return out_commit(&o);
 }

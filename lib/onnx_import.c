@@ -362,7 +362,21 @@ static int attr_float(struct imp *im, const char *name, double def, double *v)
 	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
 		return attr_type_err(im, name, "a float");
 	*v = a->f;
+	if (!isfinite(*v))
+		return node_err(im, "attribute '%s' must be finite, not %g", name, *v);
 	return 0;
+}
+
+/* As attr_float, for a bound (Clip's min and max, Pad's value) where an
+ * infinity is meaningful: only NaN is refused. */
+static int attr_bound(struct imp *im, const char *name, double def, double *v)
+{
+	const Onnx__AttributeProto *a = attr_find(im->node, name);
+	if (a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT && isinf(a->f)) {
+		*v = a->f;
+		return 0;
+	}
+	return attr_float(im, name, def, v);
 }
 
 /* Copy up to max values into v and set *n to the count present (0 when the
@@ -378,8 +392,50 @@ static int attr_ints(struct imp *im, const char *name, int64_t *v, int max, int 
 	if (a->n_ints > (size_t)max)
 		return node_err(im, "attribute '%s' has %zu values, at most %d are supported",
 				name, a->n_ints, max);
-	memcpy(v, a->ints, a->n_ints * sizeof *v);
+	if (a->n_ints)
+		memcpy(v, a->ints, a->n_ints * sizeof *v);
 	*n = (int)a->n_ints;
+	return 0;
+}
+
+/* Largest kernel size, stride, dilation or pad taken: far beyond any real
+ * model, small enough that sums and products of a few stay in an int. */
+#define SPATIAL_MAX (1 << 24)
+
+/* A spatial list attribute (kernel_shape, strides, dilations, pads, ...):
+ * as attr_ints, but a list given must hold 1 to max values, each in
+ * [lo, SPATIAL_MAX].  Absent gives *n = 0. */
+static int attr_spatial(struct imp *im, const char *name, int64_t lo, int64_t *v, int max, int *n)
+{
+	if (attr_ints(im, name, v, max, n) < 0)
+		return -1;
+	if (attr_find(im->node, name) && *n == 0)
+		return node_err(im, "attribute '%s' is an empty list", name);
+	for (int i = 0; i < *n; i++)
+		if (v[i] < lo || v[i] > SPATIAL_MAX)
+			return node_err(im, "attribute '%s' value %lld is out of range [%lld, %d]",
+					name, (long long)v[i], (long long)lo, SPATIAL_MAX);
+	return 0;
+}
+
+/* A 0/1 attribute (transA, ceil_mode, keepdims, ...); anything else is
+ * refused rather than read as true. */
+static int attr_bool(struct imp *im, const char *name, int64_t def, int64_t *v)
+{
+	if (attr_int(im, name, def, v) < 0)
+		return -1;
+	if (*v != 0 && *v != 1)
+		return node_err(im, "attribute '%s' must be 0 or 1, not %lld", name, (long long)*v);
+	return 0;
+}
+
+/* Read attribute "epsilon" (default def), which must be finite and not negative. */
+static int attr_epsilon(struct imp *im, double def, double *v)
+{
+	if (attr_float(im, "epsilon", def, v) < 0)
+		return -1;
+	if (*v < 0)
+		return node_err(im, "attribute 'epsilon' must not be negative, not %g", *v);
 	return 0;
 }
 
@@ -420,8 +476,10 @@ static int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	if (x && x->rank != 4)
 		return node_err(im, "only 2-D (NCHW) inputs are supported, input '%s' has rank %d",
 				x->name, x->rank);
-	if (attr_ints(im, "kernel_shape", k, 2, &nk) < 0 || attr_ints(im, "strides", s, 2, &ns) < 0 ||
-	    attr_ints(im, "dilations", d, 2, &nd) < 0 || attr_ints(im, "pads", p, 4, &np) < 0)
+	if (attr_spatial(im, "kernel_shape", 1, k, 2, &nk) < 0 ||
+	    attr_spatial(im, "strides", 1, s, 2, &ns) < 0 ||
+	    attr_spatial(im, "dilations", 1, d, 2, &nd) < 0 ||
+	    attr_spatial(im, "pads", 0, p, 4, &np) < 0)
 		return -1;
 	if (im->as2d) {
 		/* 1-D lists: H gets kernel 1, stride 1, dilation 1, no pads. */
@@ -454,8 +512,12 @@ static int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		return node_err(im, "attribute 'kernel_shape' is missing");
 	if (nk != 2)
 		return node_err(im, "only 2-D kernels are supported (kernel_shape has %d values)", nk);
-	if ((ns && ns != 2) || (nd && nd != 2) || (np && np != 4))
-		return node_err(im, "strides, dilations and pads must have 2, 2 and 4 values");
+	if (ns && ns != 2)
+		return node_err(im, "attribute 'strides' has %d values, 2 are needed", ns);
+	if (nd && nd != 2)
+		return node_err(im, "attribute 'dilations' has %d values, 2 are needed", nd);
+	if (np && np != 4)
+		return node_err(im, "attribute 'pads' has %d values, 4 are needed", np);
 	for (int i = 0; i < 2; i++)
 		if (k[i] < 1 || s[i] < 1 || d[i] < 1)
 			return node_err(im, "kernel_shape, strides and dilations must be positive");
@@ -493,12 +555,13 @@ static int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	if (kind == SP_CONV) {
 		if (attr_int(im, "group", 1, &v) < 0)
 			return -1;
-		if (v < 1)
-			return node_err(im, "group must be positive");
+		if (v < 1 || v > SPATIAL_MAX)
+			return node_err(im, "attribute 'group' value %lld is out of range [1, %d]",
+					(long long)v, SPATIAL_MAX);
 		op_set_int(op, "group", v);
 		return 0;
 	}
-	if (attr_int(im, "ceil_mode", 0, &v) < 0)
+	if (attr_bool(im, "ceil_mode", 0, &v) < 0)
 		return -1;
 	op_set_int(op, "ceil_mode", v != 0);
 	if (kind == SP_MAXPOOL) {
@@ -507,7 +570,7 @@ static int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		if (v != 0)
 			return node_err(im, "storage_order %lld is not supported", (long long)v);
 	} else {
-		if (attr_int(im, "count_include_pad", 0, &v) < 0)
+		if (attr_bool(im, "count_include_pad", 0, &v) < 0)
 			return -1;
 		op_set_int(op, "count_include_pad", v != 0);
 	}
@@ -522,7 +585,7 @@ static int cv_batchnorm(struct imp *im, struct ir_op *op)
 {
 	double eps;
 	int64_t v;
-	if (attr_float(im, "epsilon", 1e-5, &eps) < 0)
+	if (attr_epsilon(im, 1e-5, &eps) < 0)
 		return -1;
 	if (attr_int(im, "spatial", 1, &v) < 0)
 		return -1;
@@ -565,7 +628,7 @@ static int cv_clip(struct imp *im, struct ir_op *op)
 		return 0;
 	}
 	if (im->opset < 11) {
-		if (attr_float(im, "min", lo, &lo) < 0 || attr_float(im, "max", hi, &hi) < 0)
+		if (attr_bound(im, "min", lo, &lo) < 0 || attr_bound(im, "max", hi, &hi) < 0)
 			return -1;
 	} else {
 		if (attr_absent(im, "min") < 0 || attr_absent(im, "max") < 0)
@@ -595,7 +658,7 @@ static int cv_pad(struct imp *im, struct ir_op *op)
 		return node_err(im, "mode '%s' is not supported (constant, reflect or edge)", mode);
 	if (im->opset < 11) {
 		if (attr_ints(im, "pads", pads, 2 * IR_MAX_RANK, &n) < 0 ||
-		    attr_float(im, "value", 0, &value) < 0)
+		    attr_bound(im, "value", 0, &value) < 0)
 			return -1;
 	} else {
 		if (attr_absent(im, "pads") < 0 || attr_absent(im, "value") < 0)
@@ -623,7 +686,7 @@ static int cv_reshape(struct imp *im, struct ir_op *op)
 {
 	int64_t shape[IR_MAX_RANK], allowzero;
 	int n;
-	if (attr_int(im, "allowzero", 0, &allowzero) < 0)
+	if (attr_bool(im, "allowzero", 0, &allowzero) < 0)
 		return -1;
 	if (const_ints(im, op->in[1], "shape", shape, IR_MAX_RANK, &n) < 0)
 		return -1;
@@ -666,7 +729,7 @@ static int cv_gemm(struct imp *im, struct ir_op *op)
 	double alpha, beta;
 	int64_t ta, tb;
 	if (attr_float(im, "alpha", 1, &alpha) < 0 || attr_float(im, "beta", 1, &beta) < 0 ||
-	    attr_int(im, "transA", 0, &ta) < 0 || attr_int(im, "transB", 0, &tb) < 0)
+	    attr_bool(im, "transA", 0, &ta) < 0 || attr_bool(im, "transB", 0, &tb) < 0)
 		return -1;
 	op_set_float(op, "alpha", alpha);
 	op_set_float(op, "beta", beta);
@@ -732,6 +795,25 @@ static int put_int(struct imp *im, struct ir_op *op, const char *name, int64_t d
 	return 0;
 }
 
+/* Write 0/1 attribute name, taken from the node or def. */
+static int put_bool(struct imp *im, struct ir_op *op, const char *name, int64_t def)
+{
+	int64_t v;
+	if (attr_bool(im, name, def, &v) < 0)
+		return -1;
+	op_set_int(op, name, v);
+	return 0;
+}
+
+static int put_epsilon(struct imp *im, struct ir_op *op)
+{
+	double v;
+	if (attr_epsilon(im, 1e-5, &v) < 0)
+		return -1;
+	op_set_float(op, "epsilon", v);
+	return 0;
+}
+
 static int cv_alpha1(struct imp *im, struct ir_op *op) { return put_float(im, op, "alpha", 1.0); }
 static int cv_leakyrelu(struct imp *im, struct ir_op *op) { return put_float(im, op, "alpha", 0.01); }
 
@@ -753,7 +835,7 @@ static int cv_shrink(struct imp *im, struct ir_op *op)
 
 static int cv_isinf(struct imp *im, struct ir_op *op)
 {
-	return put_int(im, op, "detect_negative", 1) < 0 ? -1 : put_int(im, op, "detect_positive", 1);
+	return put_bool(im, op, "detect_negative", 1) < 0 ? -1 : put_bool(im, op, "detect_positive", 1);
 }
 
 static int cv_mod(struct imp *im, struct ir_op *op) { return put_int(im, op, "fmod", 0); }
@@ -822,7 +904,7 @@ static int cv_reduce(struct imp *im, struct ir_op *op)
 {
 	int64_t axes[IR_MAX_RANK], noop;
 	int n;
-	if (put_int(im, op, "keepdims", 1) < 0 || attr_int(im, "noop_with_empty_axes", 0, &noop) < 0)
+	if (put_bool(im, op, "keepdims", 1) < 0 || attr_bool(im, "noop_with_empty_axes", 0, &noop) < 0)
 		return -1;
 	if (axes_from(im, op, 1, axes, &n, known_rank(im, op->in[0])) < 0)
 		return -1;
@@ -842,7 +924,7 @@ static int cv_argmax(struct imp *im, struct ir_op *op)
 	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, r) < 0)
 		return -1;
 	op_set_int(op, "axis", axis);
-	return put_int(im, op, "keepdims", 1) < 0 ? -1 : put_int(im, op, "select_last_index", 0);
+	return put_bool(im, op, "keepdims", 1) < 0 ? -1 : put_bool(im, op, "select_last_index", 0);
 }
 
 /* Softmax family: before opset 13 the input is flattened to 2-D at axis
@@ -1168,7 +1250,7 @@ static int cv_layernorm(struct imp *im, struct ir_op *op)
 {
 	int64_t axis, stash;
 	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0 ||
-	    attr_int(im, "stash_type", 1, &stash) < 0 || put_float(im, op, "epsilon", 1e-5) < 0)
+	    attr_int(im, "stash_type", 1, &stash) < 0 || put_epsilon(im, op) < 0)
 		return -1;
 	if (stash != 1)
 		return node_err(im, "stash_type %lld is not supported", (long long)stash);
@@ -1176,7 +1258,7 @@ static int cv_layernorm(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
-static int cv_epsilon(struct imp *im, struct ir_op *op) { return put_float(im, op, "epsilon", 1e-5); }
+static int cv_epsilon(struct imp *im, struct ir_op *op) { return put_epsilon(im, op); }
 
 static int cv_lrn(struct imp *im, struct ir_op *op)
 {
@@ -1376,11 +1458,16 @@ static int cv_convtranspose(struct imp *im, struct ir_op *op)
 	const struct ir_tensor *x = known_tensor(im, op->in[0]), *w = &im->g->tensors[op->in[1]];
 	if (!x || x->rank != 4 || w->rank != 4)
 		return node_err(im, "only 2-D (NCHW) inputs are supported");
-	if (attr_ints(im, "kernel_shape", k, 2, &nk) < 0 || attr_ints(im, "strides", s, 2, &ns) < 0 ||
-	    attr_ints(im, "dilations", d, 2, &nd) < 0 || attr_ints(im, "pads", p, 4, &np) < 0 ||
-	    attr_ints(im, "output_padding", opad, 2, &no) < 0 ||
-	    attr_ints(im, "output_shape", os, 4, &nos) < 0 || attr_int(im, "group", 1, &grp) < 0)
+	if (attr_spatial(im, "kernel_shape", 1, k, 2, &nk) < 0 ||
+	    attr_spatial(im, "strides", 1, s, 2, &ns) < 0 ||
+	    attr_spatial(im, "dilations", 1, d, 2, &nd) < 0 ||
+	    attr_spatial(im, "pads", 0, p, 4, &np) < 0 ||
+	    attr_spatial(im, "output_padding", 0, opad, 2, &no) < 0 ||
+	    attr_spatial(im, "output_shape", 1, os, 4, &nos) < 0 || attr_int(im, "group", 1, &grp) < 0)
 		return -1;
+	if (grp < 1 || grp > SPATIAL_MAX)
+		return node_err(im, "attribute 'group' value %lld is out of range [1, %d]",
+				(long long)grp, SPATIAL_MAX);
 	if (im->as2d) {
 		if (nk > 1 || ns > 1 || nd > 1 || no > 1 || nos > 1 || (np && np != 2))
 			return node_err(im, "a 1-D node needs 1-value lists and 2-value pads");
@@ -1968,6 +2055,52 @@ static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
 	return 0;
 }
 
+/* "float", "integer" or "bool": a --bind array must be of its input's kind
+ * (the values are then converted to the input's type). */
+static const char *dtype_class(int dt)
+{
+	switch (dt) {
+	case DT_F32: case DT_F16: case DT_BF16: return "float";
+	case DT_BOOL: return "bool";
+	default: return "integer";
+	}
+}
+
+/* Refuse a --bind array whose rank or dimensions differ from what the
+ * model declares for input name (dimensions not static match anything). */
+static int bound_shape_check(struct imp *im, const char *name, const Onnx__TensorShapeProto *sp,
+			     const struct npz_array *c)
+{
+	if (!sp)
+		return 0;
+	if (sp->n_dim != (size_t)c->rank)
+		return err_set("'%s': input '%s': the --bind array has rank %d, the model declares %zu",
+			       im->path, name, c->rank, sp->n_dim);
+	for (size_t i = 0; i < sp->n_dim; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
+		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		    d->dim_value >= 1 && d->dim_value != c->shape[i])
+			return err_set("'%s': input '%s': the --bind array has dimension %zu of %lld, "
+				       "the model declares %lld", im->path, name, i,
+				       (long long)c->shape[i], (long long)d->dim_value);
+	}
+	return 0;
+}
+
+/* Nonzero if a tensor of type dt and this shape (dimensions >= 1) would
+ * take more than 2^40 bytes; computed without overflow. */
+static int input_too_large(int dt, int rank, const int64_t *shape)
+{
+	const uint64_t limit = (uint64_t)1 << 40;
+	uint64_t bytes = dtype_size((enum ir_dtype)dt);
+	for (int i = 0; i < rank; i++) {
+		if ((uint64_t)shape[i] > limit / bytes)
+			return 1;
+		bytes *= (uint64_t)shape[i];
+	}
+	return 0;
+}
+
 static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 {
 	const char *name = v->name ? v->name : "";
@@ -1986,6 +2119,11 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s' is both bound (--bind) and shaped (--shape)",
 			       im->path, name);
 	if (c) {
+		if (dtype_class(c->dtype) != dtype_class(dt))
+			return err_set("'%s': input '%s': the --bind array is %s, a %s array is needed",
+				       im->path, name, dtype_name(c->dtype), dtype_class(dt));
+		if (bound_shape_check(im, name, tt->shape, c) < 0)
+			return -1;
 		/* Bound: a weight holding the array, converted to the input's type. */
 		int k = graph_add_weight(im->g, name, (enum ir_dtype)dt, c->rank, c->shape, NULL);
 		dtype_convert(im->g->tensors[k].data, (enum ir_dtype)dt, c->data, c->dtype, npz_numel(c));
@@ -2017,6 +2155,8 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 			return dynamic_input_err(im, name, tt->shape, i);
 		shape[i] = given ? given->shape[i] : d->dim_value;
 	}
+	if (input_too_large(dt, (int)rank, shape))
+		return err_set("'%s': input '%s' is too large: more than 2^40 bytes", im->path, name);
 	int t = graph_add_tensor(im->g, name, (enum ir_dtype)dt, (int)rank, shape);
 	set_known(im, t);
 	map_put(&im->tensors, name, t);
@@ -2057,11 +2197,19 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		return err_set("'%s': the graph has no outputs", im->path);
 	g->outputs = xmalloc(sizeof(int) * gp->n_output);
 	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
 		int t;
-		if (resolve_input(im, gp->output[i]->name ? gp->output[i]->name : "", &t) < 0)
+		if (resolve_input(im, name, &t) < 0)
 			return -1;
 		if (t < 0)
 			return err_set("'%s': graph output %zu has no name", im->path, i);
+		for (int j = 0; j < g->n_outputs; j++)
+			if (g->outputs[j] == t)
+				return err_set("'%s': graph output '%s' is listed twice", im->path, name);
+		for (int j = 0; j < g->n_inputs; j++)
+			if (g->inputs[j] == t)
+				return err_set("'%s': graph output '%s' is a graph input: an output must "
+					       "be computed by a node", im->path, name);
 		g->outputs[g->n_outputs++] = t;
 	}
 	return 0;
@@ -2129,6 +2277,11 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 		if (m)
 			onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': not a valid ONNX model (truncated or corrupt)", path);
+	}
+	if (m->ir_version < 1) {
+		long long v = m->ir_version;
+		onnx__model_proto__free_unpacked(m, NULL);
+		return err_set("'%s': not a valid ONNX model (ir_version %lld)", path, v);
 	}
 	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);

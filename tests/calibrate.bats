@@ -81,7 +81,15 @@ y [^ ]+ [^ ]+ [^ ]+$'
 	assert_output --partial "unknown method 'entropy'"
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" --method percentile --percentile 0 -o "$T/x.table"
 	assert_failure 2
-	assert_output --partial "--percentile needs a value in (0, 100]"
+	assert_output --partial "--percentile needs a value in [50, 100], not '0'"
+	for bad in 1e-300 49.9 100.5 nan; do
+		run calibrate "$QN/net.top" -d "$QN/calib.npz" --method percentile --percentile $bad -o "$T/x.table"
+		assert_failure 2
+		assert_output --partial "--percentile needs a value in [50, 100], not '$bad'"
+	done
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 99999999999999999999 -o "$T/x.table"
+	assert_failure 2
+	assert_output --partial "-n needs a positive count, not '99999999999999999999'"
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" --percentile 99 -o "$T/x.table"
 	assert_failure 2
 	assert_output --partial "--percentile goes with --method percentile"
@@ -197,7 +205,7 @@ np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
 	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 2/2 --method mse -o "$T/p2"
 	run calibrate --merge "$T/p1" "$T/p2" -o "$T/x.table"
 	assert_failure 1
-	assert_output "calibrate: '$T/p2': statistics for another method"
+	assert_output "calibrate: '$T/p2': statistics for another method than '$T/p1' (mse 0, not kld 0)"
 	head -c 300 "$T/p1" >"$T/trunc"
 	run calibrate --merge "$T/p1" "$T/trunc" -o "$T/x.table"
 	assert_failure 1
@@ -209,6 +217,185 @@ np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
 	assert_failure 1
 	assert_output --partial "cannot open '$T/nope'"
 	[ ! -e "$T/x.table" ]
+}
+
+# bad_part IN OUT LABEL: IN with one fault, named LABEL, written to OUT.
+bad_part() {
+	$PY - "$1" "$2" "$3" <<'EOF'
+import sys
+src, dst, lab = sys.argv[1:]
+L = open(src).read().split('\n')
+t = [i for i, l in enumerate(L) if l.startswith('t r1 ')][0]
+f = L[t].split(' ')          # t NAME MIN MAX E ZEROS K b:c ...
+def setf(k, v): f[k] = v
+def bins(fn):
+    b = [x.split(':') for x in f[7:]]
+    b = fn(b)
+    f[7:] = [':'.join(x) for x in b]
+    f[6] = str(len(b))
+def twice():
+    g = L[t + 1].split(' ')
+    g[1] = 'r1'
+    L[t + 1] = ' '.join(g)
+M = {
+    'samples-huge': lambda: L.__setitem__(3, 'samples 99999999999999999999'),
+    'samples-neg': lambda: L.__setitem__(3, 'samples -1'),
+    'samples-zero': lambda: L.__setitem__(3, 'samples 0'),
+    'pct-150': lambda: L.__setitem__(2, 'method percentile 150'),
+    'pct-kld': lambda: L.__setitem__(2, 'method kld 99'),
+    'min>max': lambda: (setf(2, f[3]), setf(3, '0x0p+0')),
+    'min-inf': lambda: setf(2, 'inf'),
+    'max-inf': lambda: setf(3, 'inf'),
+    'max-huge': lambda: setf(3, '0x1p+1025'),
+    'max-nan': lambda: setf(3, 'nan'),
+    'e-wrong': lambda: setf(4, str(int(f[4]) + 1)),
+    'zeros-max': lambda: setf(5, '18446744073709551615'),
+    'zeros-over': lambda: setf(5, '99999999999999999999'),
+    'zeros-neg': lambda: setf(5, '-1'),
+    'k-zero': lambda: bins(lambda b: []),
+    'k-long': lambda: setf(6, '2049'),
+    'count-neg': lambda: bins(lambda b: [[b[0][0], '-3']] + b[1:]),
+    'count-zero': lambda: bins(lambda b: [[b[0][0], '0']] + b[1:]),
+    'count-over': lambda: bins(lambda b: [[b[0][0], '18446744073709551616']] + b[1:]),
+    'count-sum': lambda: bins(lambda b: [[b[0][0], '18446744073709551615']] + b[1:]),
+    'bin-order': lambda: bins(lambda b: [b[1], b[0]] + b[2:]),
+    'bin-dup': lambda: bins(lambda b: [b[0], b[0]] + b[2:]),
+    'bin-2048': lambda: bins(lambda b: b + [['2048', '1']]),
+    'bin-last': lambda: bins(lambda b: b[:-1]),
+    'extra-field': lambda: f.append('7'),
+    'name-twice': twice,
+}
+M[lab]()
+if lab != 'name-twice':
+    L[t] = ' '.join(f)
+open(dst, 'w').write('\n'.join(L))
+EOF
+}
+
+@test "merge refuses a corrupt part naming it and its line, and leaves no table" {
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 1/2 -o "$T/p1"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 2/2 -o "$T/p2"
+	line=$(grep -n '^t r1 ' "$T/p1" | cut -d: -f1)
+	for lab in samples-huge samples-neg samples-zero pct-150 pct-kld 'min>max' min-inf max-inf \
+		max-huge max-nan e-wrong zeros-max zeros-over zeros-neg k-zero k-long count-neg \
+		count-zero count-over count-sum bin-order bin-dup bin-2048 bin-last extra-field name-twice; do
+		bad_part "$T/p1" "$T/bad" "$lab"
+		# the corrupt part first: it, not the good one, is named
+		run calibrate --merge "$T/bad" "$T/p2" -o "$T/x.table"
+		echo "$lab: $output"
+		assert_failure 1
+		[ "${#lines[@]}" -eq 1 ]
+		case $lab in
+		samples-zero) assert_output --regexp "^calibrate: '$T/bad': line [0-9]+: values seen in 0 samples" ;;
+		samples*) assert_output --partial "calibrate: '$T/bad': line 4: " ;;
+		pct*) assert_output --partial "calibrate: '$T/bad': line 3: " ;;
+		name-twice) assert_output "calibrate: '$T/bad': line $((line + 1)): tensor 'r1' listed twice" ;;
+		*) assert_output --partial "calibrate: '$T/bad': line $line: " ;;
+		esac
+		run calibrate --merge "$T/p2" "$T/bad" -o "$T/x.table"
+		assert_failure 1
+		assert_output --regexp "^calibrate: '$T/bad': line [0-9]+: "
+		[ ! -e "$T/x.table" ]
+	done
+	# two good parts whose sum overflows: the second is named
+	sed 's/^samples .*/samples 9223372036854775807/' "$T/p1" >"$T/big"
+	run calibrate --merge "$T/p1" "$T/big" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/big': the count of samples overflows when merged"
+	$PY - "$T/p1" "$T/big" <<'EOF'
+import sys
+L = open(sys.argv[1]).read().split('\n')
+for i, l in enumerate(L):
+    if l.startswith('t r1 '):
+        f = l.split(' ')
+        f[5] = str(2**64 - 1 - sum(int(x.split(':')[1]) for x in f[7:]))
+        L[i] = ' '.join(f)
+open(sys.argv[2], 'w').write('\n'.join(L))
+EOF
+	calibrate --merge "$T/big" -o "$T/x.table"   # alone it is valid
+	rm "$T/x.table"
+	run calibrate --merge "$T/p2" "$T/big" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/big': tensor 'r1': the counts overflow 64 bits when merged"
+	# parts of another graph: both named
+	sed 's/^graph .*/graph other/' "$T/p2" >"$T/other"
+	run calibrate --merge "$T/p1" "$T/other" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/other': statistics of another graph than '$T/p1'"
+	[ ! -e "$T/x.table" ]
+}
+
+@test "empty shards (more shards than samples) merge as nothing; only empty ones are refused" {
+	for k in $(seq 1 20); do
+		calibrate "$QN/net.top" -d "$QN/calib.npz" -n 5 --shard $k/20 -o "$T/s$k"
+	done
+	grep -qx 'samples 0' "$T/s1"
+	calibrate --merge "$T"/s* -o "$T/merged.table"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -n 5 -o "$T/one.table"
+	cmp "$T/one.table" "$T/merged.table"
+	run calibrate --merge "$T/s1" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/s1': the part holds no samples"
+	run calibrate --merge "$T/s1" "$T/s2" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/s1' and the 1 other parts hold no samples"
+	[ ! -e "$T/x.table" ]
+}
+
+@test "--search-qtable that cannot be written leaves no table either" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/nodir/q"
+	assert_failure 1
+	assert_output "calibrate: cannot create '$T/nodir/q': No such file or directory"
+	[ ! -e "$T/t.table" ]
+	# an existing table is left as it was, and no temporary file stays
+	echo old >"$T/t.table"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/nodir/q"
+	assert_failure 1
+	[ "$(cat "$T/t.table")" = old ]
+	run ls "$T"
+	assert_output 't.table'
+}
+
+@test "a table's thresholds must be in [1e-6, FLT_MAX]; 200,000 lines load fast" {
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table"
+	line=$(grep -n '^r1 ' "$T/t.table" | cut -d: -f1)
+	for th in nan -1 0 1e-300 3.403e38 1e300 inf; do
+		sed "s/^r1 [^ ]*/r1 $th/" "$T/t.table" >"$T/bad.table"
+		run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/bad.table" -o "$T/x.tpu"
+		assert_failure 1
+		[ "${#lines[@]}" -eq 1 ]
+		assert_output --regexp "^top2tpu: '$T/bad.table': line $line: "
+		[ ! -e "$T/x.tpu" ]
+	done
+	# unknown tensors are ignored, but looked up in constant time
+	$PY -c "
+with open('$T/big.table', 'w') as f:
+    f.write(open('$T/t.table').read())
+    for i in range(200000):
+        f.write('unknown/tensor_%d 1.5 -1 1\n' % i)"
+	start=$(date +%s%N)
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/big.table" -o "$T/big.tpu"
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	echo "200,000-line table: $ms ms" >&3
+	[ "$ms" -lt 3000 ]
+	# a name listed twice is found at once, too
+	echo 'unknown/tensor_7 1 0 1' >>"$T/big.table"
+	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/big.table" -o "$T/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$T/big.table': line $(wc -l <"$T/big.table"): tensor 'unknown/tensor_7' listed twice"
+}
+
+@test "top2tpu: --signed-only and --asymmetric with no op in int8 are refused" {
+	printf 'conv1 f16\n' >"$T/q.qt"
+	for o in --signed-only --asymmetric; do
+		run top2tpu "$QN/net.top" --chip tpu-a --mode f32 $o -o "$T/x.tpu"
+		assert_failure 2
+		assert_output --partial "top2tpu: $o applies to --mode int8 only, not f32"
+		run top2tpu "$QN/net.top" --chip tpu-a --mode bf16 $o --qtable "$T/q.qt" -o "$T/x.tpu"
+		assert_failure 2
+		assert_output --partial "top2tpu: $o applies to int8 ops; --mode bf16 and '$T/q.qt' put none in int8"
+		[ ! -e "$T/x.tpu" ]
+	done
 }
 
 @test "a progress bar on stderr only when it is a terminal" {

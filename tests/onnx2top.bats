@@ -615,3 +615,153 @@ EOF
 	done
 	[ -z "$bad" ] || { echo "failed:$bad"; false; }
 }
+
+# ---- garbage values a model can hold: refused at import, one line each ----
+
+@test "absurd attribute values, sizes, outputs and ir_version are refused naming the fault" {
+	/usr/bin/python3 - "$T" <<'EOF'
+import copy, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+out = sys.argv[1]
+F = TensorProto.FLOAT
+def base():
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    s = numpy_helper.from_array(np.ones(4, np.float32), "s")
+    b = numpy_helper.from_array(np.zeros(4, np.float32), "b")
+    gw = numpy_helper.from_array(np.ones((5, 64), np.float32), "gw")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv0", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], strides=[1, 1], dilations=[1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "b", "b", "s"], ["n"], name="bn0"),
+        helper.make_node("MaxPool", ["n"], ["p"], name="pool0", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"], name="flat0"),
+        helper.make_node("Gemm", ["f", "gw"], ["y"], name="fc0", transB=1),
+    ]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", F, None)], [w, s, b, gw])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+def attr(m, node, name, value):
+    n = [n for n in m.graph.node if n.name == node][0]
+    for a in list(n.attribute):
+        if a.name == name:
+            n.attribute.remove(a)
+    n.attribute.append(helper.make_attribute(name, value))
+def ints(m, node, name, v):
+    attr(m, node, name, [0])
+    a = [a for a in [n for n in m.graph.node if n.name == node][0].attribute if a.name == name][0]
+    del a.ints[:]
+    a.ints.extend(v)
+def dims(m, d):
+    sh = m.graph.input[0].type.tensor_type.shape
+    for k, v in enumerate(d):
+        sh.dim[k].dim_value = v
+def irv(m):
+    m.ir_version = 0
+def out_twice(m):
+    m.graph.output.append(copy.deepcopy(m.graph.output[0]))
+def out_input(m):
+    m.graph.output.append(helper.make_tensor_value_info("x", F, None))
+cases = {
+    "conv_kernel_empty": lambda m: ints(m, "conv0", "kernel_shape", []),
+    "conv_strides_empty": lambda m: ints(m, "conv0", "strides", []),
+    "conv_pads_empty": lambda m: ints(m, "conv0", "pads", []),
+    "conv_dilations_empty": lambda m: ints(m, "conv0", "dilations", []),
+    "pool_kernel_empty": lambda m: ints(m, "pool0", "kernel_shape", []),
+    "conv_pads_huge": lambda m: ints(m, "conv0", "pads", [1 << 40] * 4),
+    "conv_pads_2_30": lambda m: ints(m, "conv0", "pads", [1 << 30] * 4),
+    "conv_strides_zero": lambda m: ints(m, "conv0", "strides", [0, 1]),
+    "pool_strides_huge": lambda m: ints(m, "pool0", "strides", [1 << 25, 1]),
+    "conv_pads_3": lambda m: ints(m, "conv0", "pads", [1, 1, 1]),
+    "gemm_transB_5": lambda m: attr(m, "fc0", "transB", 5),
+    "gemm_transB_neg": lambda m: attr(m, "fc0", "transB", -1),
+    "gemm_alpha_inf": lambda m: attr(m, "fc0", "alpha", float("inf")),
+    "gemm_beta_nan": lambda m: attr(m, "fc0", "beta", float("nan")),
+    "bn_epsilon_nan": lambda m: attr(m, "bn0", "epsilon", float("nan")),
+    "bn_epsilon_neg": lambda m: attr(m, "bn0", "epsilon", -1.0),
+    "pool_ceil_2": lambda m: attr(m, "pool0", "ceil_mode", 2),
+    "dims_2_40": lambda m: dims(m, [1 << 40, 3, 8, 8]),
+    "dims_2_20": lambda m: dims(m, [1, 3, 1 << 20, 1 << 20]),
+    "ir_version_0": irv,
+    "output_twice": out_twice,
+    "output_is_input": out_input,
+}
+onnx.save(base(), out + "/ok.onnx")
+for k, fn in cases.items():
+    m = base()
+    fn(m)
+    open("%s/%s.onnx" % (out, k), "wb").write(m.SerializeToString())
+EOF
+	onnx2top "$T/ok.onnx" -o "$T/ok.top"
+	check() {   # CASE MESSAGE (after "onnx2top: 'CASE.onnx': ")
+		run onnx2top "$T/$1.onnx" -o "$T/o.top"
+		assert_failure 1
+		assert_output "onnx2top: '$T/$1.onnx': $2"
+		[ "${#lines[@]}" -eq 1 ]
+		[ ! -e "$T/o.top" ]
+	}
+	check conv_kernel_empty "node 'conv0' (Conv): attribute 'kernel_shape' is an empty list"
+	check conv_strides_empty "node 'conv0' (Conv): attribute 'strides' is an empty list"
+	check conv_pads_empty "node 'conv0' (Conv): attribute 'pads' is an empty list"
+	check conv_dilations_empty "node 'conv0' (Conv): attribute 'dilations' is an empty list"
+	check pool_kernel_empty "node 'pool0' (MaxPool): attribute 'kernel_shape' is an empty list"
+	check conv_pads_huge "node 'conv0' (Conv): attribute 'pads' value 1099511627776 is out of range [0, 16777216]"
+	check conv_pads_2_30 "node 'conv0' (Conv): attribute 'pads' value 1073741824 is out of range [0, 16777216]"
+	check conv_strides_zero "node 'conv0' (Conv): attribute 'strides' value 0 is out of range [1, 16777216]"
+	check pool_strides_huge "node 'pool0' (MaxPool): attribute 'strides' value 33554432 is out of range [1, 16777216]"
+	check conv_pads_3 "node 'conv0' (Conv): attribute 'pads' has 3 values, 4 are needed"
+	check gemm_transB_5 "node 'fc0' (Gemm): attribute 'transB' must be 0 or 1, not 5"
+	check gemm_transB_neg "node 'fc0' (Gemm): attribute 'transB' must be 0 or 1, not -1"
+	check gemm_alpha_inf "node 'fc0' (Gemm): attribute 'alpha' must be finite, not inf"
+	check gemm_beta_nan "node 'fc0' (Gemm): attribute 'beta' must be finite, not nan"
+	check bn_epsilon_nan "node 'bn0' (BatchNormalization): attribute 'epsilon' must be finite, not nan"
+	check bn_epsilon_neg "node 'bn0' (BatchNormalization): attribute 'epsilon' must not be negative, not -1"
+	check pool_ceil_2 "node 'pool0' (MaxPool): attribute 'ceil_mode' must be 0 or 1, not 2"
+	check dims_2_40 "input 'x' is too large: more than 2^40 bytes"
+	check dims_2_20 "input 'x' is too large: more than 2^40 bytes"
+	check ir_version_0 "not a valid ONNX model (ir_version 0)"
+	check output_twice "graph output 'y' is listed twice"
+	check output_is_input "graph output 'x' is a graph input: an output must be computed by a node"
+}
+
+@test "--bind arrays of the wrong kind or shape are refused naming the input" {
+	$PY - "$T" <<'EOF'
+import sys, zipfile
+import numpy as np
+out = sys.argv[1]
+def savez(path, arrays):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, a in arrays.items():
+            with z.open(name + ".npy", "w") as f:
+                np.lib.format.write_array(f, np.asarray(a), allow_pickle=False)
+savez(out + "/bool.npz", {"x": np.ones((1, 3, 8, 8), bool)})
+savez(out + "/int.npz", {"x": np.ones((1, 3, 8, 8), np.int32)})
+savez(out + "/rank.npz", {"x": np.ones((3, 8, 8), np.float32)})
+savez(out + "/dim.npz", {"x": np.ones((1, 3, 8, 9), np.float32)})
+savez(out + "/ok.npz", {"x": np.ones((1, 3, 8, 8), np.float32)})
+EOF
+	/usr/bin/python3 - "$T" <<'EOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+F = TensorProto.FLOAT
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g",
+                      [helper.make_tensor_value_info("x", F, [1, 3, 8, 8])],
+                      [helper.make_tensor_value_info("y", F, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1] + "/m.onnx")
+EOF
+	m="$T/m.onnx"
+	for c in "bool:the --bind array is bool, a float array is needed" \
+		"int:the --bind array is i32, a float array is needed" \
+		"rank:the --bind array has rank 3, the model declares 4" \
+		"dim:the --bind array has dimension 3 of 9, the model declares 8"; do
+		run onnx2top "$m" --bind "$T/${c%%:*}.npz" -o "$T/o.top"
+		assert_failure 1
+		assert_output "onnx2top: '$m': input 'x': ${c#*:}"
+		[ ! -e "$T/o.top" ]
+	done
+	# a float array of the declared shape binds
+	run onnx2top "$m" --bind "$T/ok.npz" -o "$T/o.top"
+	assert_success
+}

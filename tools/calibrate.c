@@ -2,6 +2,7 @@
  * table of activation thresholds, or one shard's partial statistics, or
  * merge partial statistics into the table (formats/tpuc-calib.5).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,13 @@ static const char usage[] =
 	"                  [--chip CHIP] [--asymmetric]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
 
-/* A positive integer, or -1. */
+/* A positive integer (that fits in a long long), or -1. */
 static long long parse_count(const char *s)
 {
 	char *end;
+	errno = 0;
 	long long v = strtoll(s, &end, 10);
-	return end == s || *end || v < 1 ? -1 : v;
+	return end == s || *end || errno || v < 1 ? -1 : v;
 }
 
 /* "K/N" with 1 <= K <= N; 0 on success. */
@@ -60,6 +62,13 @@ static int merge(int n, char **parts, const char *out, int nthreads)
 			goto fail;
 		calib_stats_free(st);
 		st = NULL;
+	}
+	if (acc->samples == 0) {   /* only empty shards: nothing to compute a table from */
+		if (n == 1)
+			err_set("'%s': the part holds no samples", parts[0]);
+		else
+			err_set("'%s' and the %d other parts hold no samples", parts[0], n - 1);
+		goto fail;
 	}
 	if (calib_stats_table(acc, nthreads, &t) < 0 ||
 	    calib_table_write_named(out, t, acc->graph) < 0)
@@ -171,10 +180,11 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			opts.percentile = strtod(optarg, &end);
-			if (end == optarg || *end || !(opts.percentile > 0 && opts.percentile <= 100))
+			if (end == optarg || *end || !(opts.percentile >= CALIB_MIN_PERCENTILE &&
+							 opts.percentile <= 100))
 				return cli_usage_error(prog, usage,
-						       "--percentile needs a value in (0, 100], not '%s'",
-						       optarg);
+						       "--percentile needs a value in [%d, 100], not '%s'",
+						       CALIB_MIN_PERCENTILE, optarg);
 			pct_given = 1;
 			break;
 		case 's':
@@ -244,10 +254,13 @@ int main(int argc, char **argv)
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}
-	if (opts.nshards ? calib_stats_write(out, st) < 0
-			 : calib_stats_table(st, opts.nthreads, &t) < 0 ||
-			   calib_table_write(out, t, g) < 0)
+	if (opts.nshards) {
+		if (calib_stats_write(out, st) < 0)
+			goto fail;
+	} else if (calib_stats_table(st, opts.nthreads, &t) < 0) {
+		err_prefix("'%s'", cli_shown(in));
 		goto fail;
+	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };
 		char note[200];
@@ -262,10 +275,24 @@ int main(int argc, char **argv)
 		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
 			 res.kept, res.candidates, lower_mode_name(so.keep), res.cos,
 			 lower_mode_name(so.mode), res.base_cos, so.expected_cos);
-		if (qtable_write(qfile, qt, note) < 0)
+		/* both files or neither: the table is committed only once the
+		 * qtable is written, and a failed commit removes the qtable */
+		struct out_file o;
+		if (out_open(&o, out) < 0)
 			goto fail;
+		if (qtable_write(qfile, qt, note) < 0) {
+			out_abort(&o);
+			goto fail;
+		}
+		calib_table_print(o.fp, t, g->name);
+		if (out_commit(&o) < 0) {
+			unlink(qfile);
+			goto fail;
+		}
 		fprintf(stderr, "calibrate: %s%s\n", note,
 			res.reached ? "" : " (not reached even with every candidate kept)");
+	} else if (!opts.nshards && calib_table_write(out, t, g) < 0) {
+		goto fail;
 	}
 	rc = 0;
 	goto done;

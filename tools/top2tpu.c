@@ -77,6 +77,17 @@ int main(int argc, char **argv)
 	int int8 = m == LOWER_INT8;
 	for (int i = 0; qt && i < qt->n; i++)
 		int8 |= qt->e[i].mode == LOWER_INT8;
+	if (!int8 && (lo.signed_only || lo.asymmetric)) {
+		/* int8-only options with nothing in int8: refused, not ignored */
+		const char *opt = lo.signed_only ? "--signed-only" : "--asymmetric";
+		graph_free(top);
+		qtable_free(qt);
+		if (qfile)
+			return cli_usage_error(prog, usage, "%s applies to int8 ops; --mode %s and "
+					       "'%s' put none in int8", opt, mode, qfile);
+		return cli_usage_error(prog, usage, "%s applies to --mode int8 only, not %s",
+				       opt, mode);
+	}
 	if (int8 && !table) {
 		fprintf(stderr, "%s: '%s' puts ops in int8: --calib TABLE is needed\n", prog,
 			qfile);
