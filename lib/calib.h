@@ -18,6 +18,8 @@
 #include "ir.h"
 #include "npz.h"
 
+#include "name_index.h"
+
 struct calib_entry {
 	char *name;          /* tensor name (no spaces) */
 	double threshold;    /* symmetric clipping bound, > 0 (real units) */
@@ -28,10 +30,10 @@ struct calib_table {
 	char *path;                  /* file it was read from, for messages; NULL if built */
 	int n, cap;
 	struct calib_entry *e;       /* in graph order */
-	int *index;                  /* hash of the names: entry + 1, 0 for a free slot;
-					NULL when the table was built by hand (calib_find
-					then searches linearly) */
-	int index_cap;               /* slots in index, a power of two */
+	struct name_index index;     /* name -> entry; empty when the table was
+					built by hand (calib_find then searches
+					linearly) */
+	int indexed;                 /* 1 if index is kept (calib_table_new) */
 };
 
 /* Largest threshold a table may give: FLT_MAX as "%.9g" writes it (real

@@ -10,31 +10,10 @@
 #include "calib.h"
 #include "quant.h"
 
-/* The hash of a tensor name (FNV-1a). */
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-/* Put entry i into T's index (which has room). */
-static void index_put(struct calib_table *t, int i)
-{
-	uint32_t mask = (uint32_t)t->index_cap - 1;
-	for (uint32_t k = name_hash(t->e[i].name) & mask;; k = (k + 1) & mask)
-		if (!t->index[k]) {
-			t->index[k] = i + 1;
-			return;
-		}
-}
-
 struct calib_table *calib_table_new(void)
 {
 	struct calib_table *t = xcalloc(1, sizeof *t);
-	t->index_cap = 64;
-	t->index = xcalloc((size_t)t->index_cap, sizeof *t->index);
+	t->indexed = 1;
 	return t;
 }
 
@@ -47,17 +26,8 @@ void calib_add(struct calib_table *t, const char *name, double threshold,
 	e->threshold = threshold;
 	e->min = min;
 	e->max = max;
-	if (!t->index)
-		return;
-	if (2 * t->n > t->index_cap) {   /* keep the load at most 1/2 */
-		free(t->index);
-		t->index_cap *= 2;
-		t->index = xcalloc((size_t)t->index_cap, sizeof *t->index);
-		for (int i = 0; i < t->n; i++)
-			index_put(t, i);
-	} else {
-		index_put(t, t->n - 1);
-	}
+	if (t->indexed)
+		name_index_put(&t->index, name, t->n - 1);
 }
 
 void calib_table_free(struct calib_table *t)
@@ -67,24 +37,21 @@ void calib_table_free(struct calib_table *t)
 	for (int i = 0; i < t->n; i++)
 		free(t->e[i].name);
 	free(t->e);
-	free(t->index);
+	name_index_free(&t->index);
 	free(t->path);
 	free(t);
 }
 
 const struct calib_entry *calib_find(const struct calib_table *t, const char *name)
 {
-	if (!t->index) {
+	if (!t->indexed) {
 		for (int i = 0; i < t->n; i++)
 			if (!strcmp(t->e[i].name, name))
 				return &t->e[i];
 		return NULL;
 	}
-	uint32_t mask = (uint32_t)t->index_cap - 1;
-	for (uint32_t k = name_hash(name) & mask; t->index[k]; k = (k + 1) & mask)
-		if (!strcmp(t->e[t->index[k] - 1].name, name))
-			return &t->e[t->index[k] - 1];
-	return NULL;
+	int i = name_index_get(&t->index, name);
+	return i >= 0 ? &t->e[i] : NULL;
 }
 
 /* Parse one number field; 0 on success. */

@@ -506,20 +506,20 @@ int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 static int op_modes(const struct ir_graph *top, enum lower_mode m, const struct qtable *qt,
 		    enum lower_mode *mode)
 {
-	for (int i = 0; i < top->n_ops; i++)
-		mode[i] = m;
-	for (int j = 0; qt && j < qt->n; j++) {
-		int found = 0;
-		for (int i = 0; i < top->n_ops; i++)
-			if (top->ops[i].name && !strcmp(top->ops[i].name, qt->e[j].op)) {
-				mode[i] = qt->e[j].mode;
-				found = 1;
-			}
-		if (!found)
-			return err_set("'%s': line %d: no op '%s' in the graph",
-				       qt->path ? qt->path : "qtable", qt->e[j].line, qt->e[j].op);
+	char *found = xcalloc((size_t)(qt ? qt->n : 0) + 1, 1);
+	for (int i = 0; i < top->n_ops; i++) {
+		int j = qt && top->ops[i].name ? name_index_get(&qt->index, top->ops[i].name) : -1;
+		mode[i] = j >= 0 ? qt->e[j].mode : m;
+		if (j >= 0)
+			found[j] = 1;
 	}
-	return 0;
+	int rc = 0;
+	for (int j = 0; qt && j < qt->n && rc == 0; j++)
+		if (!found[j])
+			rc = err_set("'%s': line %d: no op '%s' in the graph",
+				     qt->path ? qt->path : "qtable", qt->e[j].line, qt->e[j].op);
+	free(found);
+	return rc;
 }
 
 /* The largest finite |value| Top tensor T of TOP takes: from its data
@@ -658,6 +658,7 @@ void qtable_add(struct qtable *q, const char *op, enum lower_mode mode)
 	q->e[q->n].op = xstrdup(op);
 	q->e[q->n].mode = mode;
 	q->e[q->n].line = q->n + 1;
+	name_index_put(&q->index, op, q->n);
 	q->n++;
 }
 
@@ -669,6 +670,7 @@ void qtable_free(struct qtable *q)
 		free(q->e[i].op);
 	free(q->e);
 	free(q->path);
+	name_index_free(&q->index);
 	free(q);
 }
 
@@ -688,14 +690,10 @@ int qtable_read(const char *path, struct qtable **out)
 				     "f16 or int8", tf.shown, tf.line);
 			break;
 		}
-		for (int i = 0; i < q->n; i++)
-			if (!strcmp(q->e[i].op, f[0])) {
-				rc = err_set("'%s': line %d: op '%s' listed twice", tf.shown,
-					     tf.line, f[0]);
-				break;
-			}
-		if (rc < 0)
+		if (name_index_get(&q->index, f[0]) >= 0) {
+			rc = err_set("'%s': line %d: op '%s' listed twice", tf.shown, tf.line, f[0]);
 			break;
+		}
 		qtable_add(q, f[0], (enum lower_mode)m);
 		q->e[q->n - 1].line = tf.line;
 	}

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "calib.h"
+#include "name_index.h"
 #include "ir.h"
 
 enum lower_mode { LOWER_F32, LOWER_INT8, LOWER_BF16, LOWER_F16, LOWER_MODES };
@@ -52,6 +53,7 @@ struct qtable {
 	char *path;                      /* for messages */
 	int n, cap;
 	struct qtable_entry *e;
+	struct name_index index;         /* op name -> entry */
 };
 /* Read a qtable: lines "op_name MODE", '#' comments, blank lines.  Errors
  * name the file and the line. */

@@ -234,6 +234,17 @@ PYEOF
 	assert_output --regexp 'op Cast c2_cast_bf16 in=c2 out=c2_bf16'
 }
 
+@test "a 200,000-line qtable is read at once and its first unknown op named" {
+	$PY -c "import sys; sys.stdout.write(''.join('op%d f32\n' % i for i in range(200000)))" >"$T/big.qt"
+	local t0=$(date +%s%N)
+	run top2tpu "$QN/net.top" --chip tpu-a --mode f32 --qtable "$T/big.qt" -o "$T/x.tpu"
+	local ms=$((($(date +%s%N) - t0) / 1000000))
+	assert_failure 1
+	assert_output --partial "'$T/big.qt': line 1: no op 'op0' in the graph"
+	[ "$ms" -lt 5000 ] || fail "took $ms ms"
+	[ ! -e "$T/x.tpu" ]
+}
+
 @test "bad qtables are refused naming the file and the line" {
 	printf 'conv1 f32\nnosuchop int8\n' >"$T/a.qt"
 	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$QN/net.table" --qtable "$T/a.qt" -o "$T/x.tpu"
