@@ -41,3 +41,24 @@ need_tool() {
 		[ -x "$TPUC_BUILD/bin/$t" ] || skip "$t not built"
 	done
 }
+
+# npz_maxdiff A B: the largest |a - b| over the arrays of B (the expected
+# file) and their namesakes in A; fails when A lacks one or its shape
+# differs (a difference would otherwise broadcast away).
+npz_maxdiff() {
+	$PY -c 'import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+bad = [k for k in b.files if k not in a.files or a[k].shape != b[k].shape]
+if bad:
+    sys.exit("%s: missing or of another shape: %s" % (sys.argv[1], " ".join(bad)))
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in b.files))' "$@"
+}
+
+# assert_close A B: fail unless the arrays of expected file B are within
+# 1e-5 of A's.
+assert_close() {
+	run npz_maxdiff "$1" "$2"
+	assert_success
+	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-5 else 1)" ||
+		fail "$1: largest difference $output"
+}

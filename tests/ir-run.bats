@@ -22,21 +22,6 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
-# The largest |a - b| over the arrays of B (the expected file) and their
-# namesakes in A.
-npz_maxdiff() {
-	$PY -c 'import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in b.files))' "$@"
-}
-
-# Fail unless the arrays of expected file B are within 1e-5 of A's.
-assert_close() {
-	run npz_maxdiff "$1" "$2"
-	assert_success
-	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-5 else 1)" ||
-		fail "largest difference $output"
-}
 
 # "name:dtype" of each array, in archive order.
 npz_names() {
@@ -94,9 +79,6 @@ PYEOF
 	run ir-run "$T/bc.top" -i "$T/in.npz" -o "$T/out.npz"
 	assert_success
 	assert_close "$T/out.npz" "$T/expect.npz"
-	# and the shapes themselves (a difference would broadcast away)
-	$PY -c "import numpy as np, sys; o, e = np.load('$T/out.npz'), np.load('$T/expect.npz')
-sys.exit(any(o[k].shape != e[k].shape for k in e.files))"
 }
 
 @test "--dump-all writes every activation in graph order, no weights" {
