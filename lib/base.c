@@ -259,6 +259,28 @@ void out_abort(struct out_file *o)
 	memset(o, 0, sizeof *o);
 }
 
+int out_commit_pair(struct out_file *a, struct out_file *b)
+{
+	if (!b->fp)
+		return out_commit(a);
+	if (!a->tmp && b->tmp) {
+		struct out_file *t = a;
+		a = b;
+		b = t;
+	}
+	char *first = a->tmp ? xstrdup(a->path) : NULL;   /* removable once renamed */
+	if (out_commit(a) < 0) {
+		out_abort(b);
+		free(first);
+		return -1;
+	}
+	int rc = out_commit(b);
+	if (rc < 0 && first)
+		unlink(first);
+	free(first);
+	return rc;
+}
+
 int out_write_all(const char *path, const void *buf, size_t len)
 {
 	struct out_file o;

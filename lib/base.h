@@ -77,6 +77,12 @@ struct out_file {
 int out_open(struct out_file *o, const char *path);
 int out_commit(struct out_file *o);
 void out_abort(struct out_file *o);
+/* Commit two outputs opened with out_open, both or neither: the one that
+ * can be taken back (a file renamed into place) is committed first and
+ * removed again if the second fails; B may be unopened (fp NULL).  When
+ * neither can be taken back (stdout, a device), a late failure may leave
+ * the first written. */
+int out_commit_pair(struct out_file *a, struct out_file *b);
 /* Write a whole buffer atomically to PATH (or stdout). */
 int out_write_all(const char *path, const void *buf, size_t len);
 

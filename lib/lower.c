@@ -706,16 +706,21 @@ int qtable_read(const char *path, struct qtable **out)
 	return 0;
 }
 
+void qtable_print(FILE *fp, const struct qtable *q, const char *comment)
+{
+	fprintf(fp, "# tpuc qtable (formats/tpuc-quant.5): op_name mode\n");
+	if (comment && !strchr(comment, '\n'))
+		fprintf(fp, "# %s\n", comment);
+	for (int i = 0; i < q->n; i++)
+		fprintf(fp, "%s %s\n", q->e[i].op, lower_mode_name(q->e[i].mode));
+}
+
 int qtable_write(const char *path, const struct qtable *q, const char *comment)
 {
 	struct out_file o;
 	if (out_open(&o, path) < 0)
 		return -1;
-	fprintf(o.fp, "# tpuc qtable (formats/tpuc-quant.5): op_name mode\n");
-	if (comment && !strchr(comment, '\n'))
-		fprintf(o.fp, "# %s\n", comment);
-	for (int i = 0; i < q->n; i++)
-		fprintf(o.fp, "%s %s\n", q->e[i].op, lower_mode_name(q->e[i].mode));
+	qtable_print(o.fp, q, comment);
 	return out_commit(&o);
 }
 

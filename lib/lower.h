@@ -60,6 +60,8 @@ struct qtable {
 int qtable_read(const char *path, struct qtable **q);
 /* Write Q atomically to PATH (NULL or "-": stdout) with a header comment. */
 int qtable_write(const char *path, const struct qtable *q, const char *comment);
+/* The same text on FP. */
+void qtable_print(FILE *fp, const struct qtable *q, const char *comment);
 void qtable_add(struct qtable *q, const char *op, enum lower_mode mode);
 void qtable_free(struct qtable *q);
 

@@ -275,20 +275,18 @@ int main(int argc, char **argv)
 		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
 			 res.kept, res.candidates, lower_mode_name(so.keep), res.cos,
 			 lower_mode_name(so.mode), res.base_cos, so.expected_cos);
-		/* both files or neither: the table is committed only once the
-		 * qtable is written, and a failed commit removes the qtable */
-		struct out_file o;
-		if (out_open(&o, out) < 0)
+		/* the table and the qtable: both files or neither */
+		struct out_file ot, oq;
+		if (out_open(&ot, out) < 0)
 			goto fail;
-		if (qtable_write(qfile, qt, note) < 0) {
-			out_abort(&o);
-			goto fail;
-		}
-		calib_table_print(o.fp, t, g->name);
-		if (out_commit(&o) < 0) {
-			unlink(qfile);
+		if (out_open(&oq, qfile) < 0) {
+			out_abort(&ot);
 			goto fail;
 		}
+		calib_table_print(ot.fp, t, g->name);
+		qtable_print(oq.fp, qt, note);
+		if (out_commit_pair(&ot, &oq) < 0)
+			goto fail;
 		fprintf(stderr, "calibrate: %s%s\n", note,
 			res.reached ? "" : " (not reached even with every candidate kept)");
 	} else if (!opts.nshards && calib_table_write(out, t, g) < 0) {

@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "base.h"
 #include "cli.h"
@@ -31,32 +30,6 @@ static int write_listing(struct out_file *o, const struct tmodel *m)
 	if (ferror(o->fp))
 		return err_set("cannot write '%s':", o->path ? o->path : "<stdout>");
 	return 0;
-}
-
-/* Commit A, then B (when it has a path or is stdout), so that both outputs
- * appear or neither: whichever can be taken back (a file renamed into
- * place, not stdout or a device) is committed first, and removed again
- * when the other's commit fails. */
-static int commit_both(struct out_file *a, struct out_file *b)
-{
-	if (!b->fp)
-		return out_commit(a);
-	if (!a->tmp && b->tmp) {
-		struct out_file *t = a;
-		a = b;
-		b = t;
-	}
-	char *first = a->tmp ? xstrdup(a->path) : NULL;
-	if (out_commit(a) < 0) {
-		out_abort(b);
-		free(first);
-		return -1;
-	}
-	int rc = out_commit(b);
-	if (rc < 0 && first)
-		unlink(first);
-	free(first);
-	return rc;
 }
 
 /* Where codegen's run writes, and the model it made. */
@@ -86,7 +59,7 @@ static int generate(struct ir_graph *g, const struct chip *chip, void *arg)
 		out_abort(&ol);
 		return -1;
 	}
-	return commit_both(&om, &ol);
+	return out_commit_pair(&om, &ol);
 }
 
 static const struct stage_tool tool = {
