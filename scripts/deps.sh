@@ -24,8 +24,45 @@ else
 	exit 1
 fi
 
+# Another apt or dpkg (unattended-upgrades, a second shell) may hold the
+# package manager: wait for it, saying so, rather than fail.  apt-get waits
+# for the dpkg lock itself (DPkg::Lock::Timeout, apt >= 1.9.11); the lists
+# lock that `apt-get update` takes is waited for here.  DEPS_LOCK_TIMEOUT
+# seconds (default 600) bound the wait.
+TIMEOUT=${DEPS_LOCK_TIMEOUT:-600}
+LISTS_LOCK=${DEPS_LISTS_LOCK:-/var/lib/apt/lists/lock}
+
+# 0 when some process holds the lock file $1 (fuser, else flock, else no).
+lock_busy() {
+	[ -e "$1" ] || return 1
+	if command -v fuser >/dev/null 2>&1; then
+		$SUDO fuser "$1" >/dev/null 2>&1
+	elif command -v flock >/dev/null 2>&1; then
+		! $SUDO flock -n "$1" true 2>/dev/null
+	else
+		return 1
+	fi
+}
+
+wait_lock() {
+	waited=0
+	while lock_busy "$1"; do
+		if [ "$waited" -eq 0 ]; then
+			echo "deps.sh: waiting for another package manager to release $1 (up to ${TIMEOUT}s)" >&2
+		fi
+		if [ "$waited" -ge "$TIMEOUT" ]; then
+			echo "deps.sh: $1 still held after ${TIMEOUT}s; try again when the other apt is done" >&2
+			exit 1
+		fi
+		sleep 2
+		waited=$((waited + 2))
+	done
+}
+
 echo "deps.sh: installing$missing" >&2
-$SUDO apt-get update -qq
+wait_lock "$LISTS_LOCK"
+$SUDO apt-get -o DPkg::Lock::Timeout="$TIMEOUT" update -qq
 # shellcheck disable=SC2086
 $SUDO env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get -o DPkg::Lock::Timeout="$TIMEOUT" install -y -qq --no-install-recommends \
+	$missing >/dev/null
