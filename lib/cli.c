@@ -5,9 +5,41 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "cli.h"
+#include "version.h"
+
+int cli_help_version(const char *prog, const char *usage, int argc, char *const argv[])
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("%sThe manual: man 1 %s\n", usage, prog);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("%s (tpuc) %s\n", prog, TPUC_VERSION);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cli_operands(const char *prog, const char *usage, int want, int got)
+{
+	if (got < want)
+		return cli_usage_error(prog, usage, "missing operand (%d given, %d wanted)", got, want);
+	return cli_usage_error(prog, usage, "too many operands (%d given, %d wanted)", got, want);
+}
+
+int cli_check_stdout(const char *prog, const char *usage, const char *out, const char *what)
+{
+	if ((!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return cli_usage_error(prog, usage, "will not write %s to a terminal (use -o FILE)",
+				       what);
+	return 0;
+}
 
 const char *cli_shown(const char *path)
 {
@@ -58,7 +90,11 @@ int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
 const char *cli_input(int argc, char *const argv[], const char *usage)
 {
 	if (argc - optind > 1) {
-		fputs(usage, stderr);
+		/* the program's name is the word after "usage: " */
+		const char *p = strncmp(usage, "usage: ", 7) ? usage : usage + 7;
+		int n = (int)strcspn(p, " \n");
+		fprintf(stderr, "%.*s: too many operands (%d given, at most 1 wanted)\n%s", n, p,
+			argc - optind, usage);
 		return NULL;
 	}
 	return optind < argc ? argv[optind] : "-";
@@ -66,6 +102,11 @@ const char *cli_input(int argc, char *const argv[], const char *usage)
 
 int stage_tool_run(const struct stage_tool *t, const char *in, const char *out, void *arg)
 {
+	if (!(t->flags & STAGE_TOOL_NO_WRITE) && (!out || !strcmp(out, "-")) &&
+	    isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "%s: will not write IR to a terminal (use -o FILE)\n", t->prog);
+		return 2;
+	}
 	struct ir_graph *g = NULL;
 	const struct chip *chip = NULL;
 	int ok = ir_read(in, &g) == 0 && ir_expect(g, in, t->dialect, t->stages) == 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "file_kind.h"
 #include "bytes.h"
 #include "ir.h"
 #include "ir_msgpack.h"
@@ -521,10 +522,11 @@ int ir_read(const char *path, struct ir_graph **out)
 		return -1;
 	const unsigned char *p = buf;
 	if (len < IR_HEADER_BYTES || memcmp(p, IR_MAGIC, 8) != 0) {
+		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_IR);
 		free(buf);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tpuc IR file", shown);
-		return err_set("'%s': not a tpuc IR file (bad magic)", shown);
+		return err_set("'%s': not a tpuc IR file (bad magic)%s", shown, hint);
 	}
 	uint32_t version = get_u32(p + 8);
 	uint64_t glen = get_u64(p + 16), doff = get_u64(p + 24), dlen = get_u64(p + 32);

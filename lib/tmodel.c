@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "file_kind.h"
 #include "bytes.h"
 #include "ir_msgpack.h"
 #include "op.h"
@@ -428,12 +429,13 @@ int tmodel_read(const char *path, struct tmodel **out)
 	const unsigned char *p = buf;
 	if (len < TMODEL_HEADER_BYTES || memcmp(p, TMODEL_MAGIC, 8)) {
 		int magic = len >= 8 && !memcmp(p, TMODEL_MAGIC, 8);
+		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_TMODEL);
 		free(buf);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tmodel file", file);
 		if (magic)
 			return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
-		return err_set("'%s': not a tmodel file (bad magic)", file);
+		return err_set("'%s': not a tmodel file (bad magic)%s", file, hint);
 	}
 	if (get_u32(p + 8) != TMODEL_VERSION) {
 		uint32_t v = get_u32(p + 8);

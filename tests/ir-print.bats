@@ -144,5 +144,5 @@ make_addressed() {
 	assert_line --index 0 "ir-print: option '-o' needs a value"
 	run ir-print --help
 	assert_success
-	assert_output 'usage: ir-print [IN] [--dot] [-o OUT]'
+	assert_line --index 0 'usage: ir-print [IN] [--dot] [-o OUT]'
 }

@@ -64,6 +64,9 @@ static const struct stage_tool tool = {
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("top-opt", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "passes", required_argument, NULL, 'p' },
 		{ "print-passes", no_argument, NULL, 'P' },
