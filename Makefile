@@ -31,7 +31,7 @@ LDLIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread
 ALL_LDFLAGS := $(SANFLAGS) -fopenmp $(LDFLAGS)
 
 TOOLS := onnx2top top-opt calibrate top2tpu weight-reorder layergroup \
-	addr-assign codegen tpu-sim npz-compare ir-run ir-print
+	addr-assign codegen tpu-sim npz-compare ir-run ir-print tmodel-info ir-cut
 
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 GEN_C := $(B)/gen/onnx.pb-c.c

@@ -15,6 +15,7 @@
 #include "op.h"
 #include "quant.h"
 #include "tmodel.h"
+#include "version.h"
 
 #define ALIGN 64
 
@@ -42,8 +43,10 @@ static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const i
 static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 {
 	const struct ir_graph *g = m->g;
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 14);
 	mp_pack_str(pk, "version"); msgpack_pack_int64(pk, TMODEL_VERSION);
+	/* the tools that wrote it; optional, older files lack it */
+	mp_pack_str(pk, "producer"); mp_pack_str(pk, "tpuc " TPUC_VERSION);
 	mp_pack_str(pk, "name"); mp_pack_str(pk, m->name);
 	mp_pack_str(pk, "chip"); mp_pack_str(pk, m->chip);
 	mp_pack_str(pk, "mode"); mp_pack_str(pk, m->mode);
@@ -277,6 +280,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		if (mp_key_is(kv, "name")) ok = mp_str(&kv->val, &m->name) == 0;
 		else if (mp_key_is(kv, "chip")) ok = mp_str(&kv->val, &m->chip) == 0;
 		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &m->mode) == 0;
+		else if (mp_key_is(kv, "producer")) ok = mp_str(&kv->val, &m->producer) == 0;
 		else if (mp_key_is(kv, "coeff_addr")) ok = mp_int(&kv->val, &m->coeff_addr) == 0;
 		else if (mp_key_is(kv, "coeff_bytes")) ok = mp_int(&kv->val, &coeff_bytes) == 0;
 		else if (mp_key_is(kv, "neuron_addr")) ok = mp_int(&kv->val, &m->neuron_addr) == 0;
@@ -517,6 +521,7 @@ void tmodel_free(struct tmodel *m)
 	free(m->name);
 	free(m->chip);
 	free(m->mode);
+	free(m->producer);
 	free(m->dma);
 	free(m->cmp);
 	if (m->loc)

@@ -22,6 +22,9 @@ struct tmodel {
 	char *name;               /* model name */
 	char *chip;               /* chip the streams were generated for */
 	char *mode;               /* "f32", "int8", ... */
+	char *producer;           /* "tpuc VERSION" that wrote it; NULL when the
+	                           * file predates the key (read only: the
+	                           * writer always writes its own) */
 	int64_t coeff_addr;       /* DDR byte address of the coefficient image */
 	int64_t coeff_bytes;      /* its size, bytes */
 	int64_t neuron_addr;      /* DDR byte address of the activation region */
