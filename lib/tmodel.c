@@ -424,12 +424,18 @@ static int check_requant(const struct tmodel *m, const char *file)
 
 int tmodel_read(const char *path, struct tmodel **out)
 {
-	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
 	void *buf;
 	size_t len;
 	*out = NULL;
 	if (file_read_all(path, &buf, &len) < 0)
 		return -1;
+	return tmodel_read_buffer(path, buf, len, out);
+}
+
+int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **out)
+{
+	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
+	*out = NULL;
 	const unsigned char *p = buf;
 	if (len < TMODEL_HEADER_BYTES || memcmp(p, TMODEL_MAGIC, 8)) {
 		int magic = len >= 8 && !memcmp(p, TMODEL_MAGIC, 8);

@@ -69,6 +69,10 @@ int tmodel_read(const char *path, struct tmodel **m);
 struct view;
 int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
 			 const struct view *in, int n_in);
+/* tmodel_read of the LEN bytes at BUF (64-byte aligned, as xaligned()
+ * gives; owned by the model from then on, freed on failure too), named
+ * PATH in messages. */
+int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **m);
 void tmodel_free(struct tmodel *m);
 
 #endif
