@@ -208,9 +208,6 @@ int tpuc_set_input(tpuc_model *m, int i, tpuc_dtype dtype, const void *data, siz
 			    count, t->count);
 	if (!data && count)
 		return fail("'%s': input '%s': no data", m->path, t->name);
-	if (dtype == TPUC_BF16 && t->dtype != TPUC_BF16)
-		return fail("'%s': input '%s' is %s; bf16 data is taken for bf16 inputs only",
-			    m->path, t->name, dtype_name((enum ir_dtype)t->dtype));
 	replace_input(m, i, (enum ir_dtype)dtype, data);
 	m->have[i] = 1;
 	return 0;
@@ -268,6 +265,7 @@ double tpuc_seconds(const tpuc_model *m) { return m->ran ? m->seconds : -1; }
 
 struct tpuc_npz {
 	struct npz z;
+	char *path;       /* as messages show it; "<new>" for tpuc_npz_new */
 };
 
 tpuc_npz *tpuc_npz_load(const char *path)
@@ -282,15 +280,22 @@ tpuc_npz *tpuc_npz_load(const char *path)
 		free(z);
 		return NULL;
 	}
+	z->path = xstrdup(strcmp(path, "-") ? path : "<stdin>");
 	return z;
 }
 
-tpuc_npz *tpuc_npz_new(void) { return xcalloc(1, sizeof(tpuc_npz)); }
+tpuc_npz *tpuc_npz_new(void)
+{
+	tpuc_npz *z = xcalloc(1, sizeof *z);
+	z->path = xstrdup("<new>");
+	return z;
+}
 
 void tpuc_npz_free(tpuc_npz *z)
 {
 	if (z) {
 		npz_free(&z->z);
+		free(z->path);
 		free(z);
 	}
 }
@@ -301,7 +306,7 @@ int tpuc_npz_get(const tpuc_npz *z, int i, const char **name, tpuc_dtype *dtype,
 		 const int64_t **shape, const void **data, size_t *count)
 {
 	if (i < 0 || i >= z->z.n)
-		return fail("no array %d (the archive holds %d)", i, z->z.n);
+		return fail("'%s': no array %d (the archive holds %d)", z->path, i, z->z.n);
 	const struct npz_array *a = &z->z.a[i];
 	if (name) *name = a->name;
 	if (dtype) *dtype = (tpuc_dtype)a->dtype;
@@ -317,18 +322,21 @@ int tpuc_npz_index(const tpuc_npz *z, const char *name)
 	for (int i = 0; i < z->z.n && name; i++)
 		if (!strcmp(z->z.a[i].name, name))
 			return i;
-	return fail("no array called '%s'", name ? name : "");
+	npz_missing(&z->z, z->path, name ? name : "", "name");
+	return keep_error(), -1;
 }
 
 int tpuc_npz_add(tpuc_npz *z, const char *name, tpuc_dtype dtype, int rank,
 		 const int64_t *shape, const void *data)
 {
 	if (!name)
-		return fail("tpuc_npz_add: no name");
+		return fail("'%s': tpuc_npz_add: no name", z->path);
 	if ((unsigned)dtype >= DT_COUNT)
-		return fail("array '%s': bad dtype %d", name, (int)dtype);
-	if (!npz_add(&z->z, name, (enum ir_dtype)dtype, rank, shape, data))
+		return fail("'%s': array '%s': bad dtype %d", z->path, name, (int)dtype);
+	if (!npz_add(&z->z, name, (enum ir_dtype)dtype, rank, shape, data)) {
+		err_prefix("'%s'", z->path);
 		return keep_error(), -1;
+	}
 	return 0;
 }
 
