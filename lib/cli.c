@@ -13,9 +13,18 @@
 
 int cli_help_version(const char *prog, const char *usage, int argc, char *const argv[])
 {
+	return cli_help_version_more(prog, usage, NULL, argc, argv);
+}
+
+int cli_help_version_more(const char *prog, const char *usage, void (*more)(void), int argc,
+			  char *const argv[])
+{
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("%sThe manual: man 1 %s\n", usage, prog);
+			fputs(usage, stdout);
+			if (more)
+				more();
+			printf("The manual: man 1 %s\n", prog);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--version")) {

@@ -15,6 +15,9 @@
  * pointer to the manual on stdout, --version prints "PROG (tpuc) VERSION",
  * one line; both return 0, the exit status.  -1 when neither is there. */
 int cli_help_version(const char *prog, const char *usage, int argc, char *const argv[]);
+/* The same, MORE (if not NULL) printing more help after USAGE. */
+int cli_help_version_more(const char *prog, const char *usage, void (*more)(void), int argc,
+			  char *const argv[]);
 
 /* The shared wording of usage errors that several tools make, each printed
  * as "PROG: MESSAGE" and USAGE on stderr; the return is 2. */
