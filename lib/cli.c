@@ -79,10 +79,27 @@ int cli_bad_option(const char *prog, const char *usage, char *const argv[],
 	return 2;
 }
 
+/* Whether option WORD ("-o", "--calib", "--output=") takes a file: the
+ * same missing argument then has the same words in every tool. */
+static int file_option(const char *word)
+{
+	static const char *const files[] = {
+		"-o", "-i", "-d", "-l", "--output", "--input", "--calib", "--qtable",
+		"--search-qtable", "--table",
+	};
+	size_t n = strcspn(word, "=");
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (strlen(files[i]) == n && !strncmp(word, files[i], n))
+			return 1;
+	return 0;
+}
+
 int cli_missing_value(const char *prog, const char *usage, char *const argv[])
 {
 	/* argv[optind - 1] is the option's word */
-	return cli_usage_error(prog, usage, "option '%s' needs a value", argv[optind - 1]);
+	const char *w = argv[optind - 1];
+	return cli_usage_error(prog, usage, "option '%s' needs %s", w,
+			       file_option(w) ? "a file name" : "a value");
 }
 
 int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)

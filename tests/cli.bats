@@ -62,6 +62,19 @@ setup() {
 	assert_line --index 0 "tpu-sim: no input .npz given (-i)"
 	run -2 ir-run "$W/lowered.tpu"
 	assert_line --index 0 "ir-run: no input .npz given (-i)"
+	# a file option without its file
+	for t in ir-print weight-reorder tmodel-info ir-cut top2tpu onnx2top calibrate; do
+		run -2 "$t" x -o
+		assert_line --index 0 "$t: option '-o' needs a file name"
+	done
+	for t in ir-run tpu-sim; do
+		run -2 "$t" x -i
+		assert_line --index 0 "$t: option '-i' needs a file name"
+	done
+	run -2 top2tpu x --calib
+	assert_line --index 0 "top2tpu: option '--calib' needs a file name"
+	run -2 ir-run x -i y --threads
+	assert_line --index 0 "ir-run: option '--threads' needs a value"
 }
 
 @test "tpu-sim without -o writes its outputs to stdout, as ir-run does" {
