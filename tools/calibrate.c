@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "calib.h"
-#include "calib_search.h"
-#include "cli.h"
-#include "ir.h"
-#include "npz.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "calib/calib_search.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
 
 static const char prog[] = "calibrate";
 static const char usage[] =

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base.h"
-#include "cli.h"
-#include "codegen.h"
-#include "tmodel.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "back/codegen.h"
+#include "chip/tmodel.h"
 
 static const char usage[] = "usage: codegen [IN.tpu] [-o MODEL.tmodel] [-l LISTING]\n";
 

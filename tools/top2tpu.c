@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "calib.h"
-#include "cli.h"
-#include "ir.h"
-#include "lower.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "back/lower.h"
 
 static const char prog[] = "top2tpu";
 static const char usage[] =

@@ -4,14 +4,14 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "addr.h"
-#include "base.h"
-#include "chip.h"
-#include "cli.h"
-#include "npz.h"
-#include "op.h"
-#include "sim.h"
-#include "tmodel.h"
+#include "back/addr.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "tool/cli.h"
+#include "ir/npz.h"
+#include "ir/op.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"

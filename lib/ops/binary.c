@@ -1,10 +1,10 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int binary_infer(struct ir_graph *g, struct ir_op *op)
 {

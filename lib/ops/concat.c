@@ -1,9 +1,9 @@
 /* concat.c - Concat: joins its inputs along attribute axis. */
 #include <string.h>
 
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int concat_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opcommon.h"
-#include "dnnl_util.h"
-#include "kern_util.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/opcommon.h"
+#include "run/dnnl_util.h"
+#include "ops/kern_util.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {

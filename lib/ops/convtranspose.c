@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern_util.h"
-#include "lower.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "back/lower.h"
+#include "ir/opcommon.h"
+#include "quant/quant.h"
 
 struct deconv {
 	int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oph, opw, group;

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnnl_util.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "run/dnnl_util.h"
+#include "ops/kern_util.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -4,10 +4,10 @@
  */
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
 

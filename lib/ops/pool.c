@@ -5,10 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int pool_infer(struct ir_graph *g, struct ir_op *op)
 {

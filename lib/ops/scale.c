@@ -2,10 +2,10 @@
  * axis 1), with optional fused ReLU; what a BatchNormalization becomes when
  * it cannot fold into a conv.  Inputs x, scale [C], bias [C].
  */
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/opcommon.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int scale_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -9,17 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "addr.h"
-#include "base.h"
-#include "chip.h"
-#include "codegen.h"
-#include "interp.h"
-#include "layergroup.h"
-#include "npz.h"
-#include "op.h"
-#include "reorder.h"
-#include "sim.h"
-#include "tmodel.h"
+#include "back/addr.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "back/codegen.h"
+#include "run/interp.h"
+#include "back/layergroup.h"
+#include "ir/npz.h"
+#include "ir/op.h"
+#include "back/reorder.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
 
 #include "check.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "ir.h"
+#include "ir/base.h"
+#include "ir/ir.h"
 
 #include "check.h"
 
@@ -51,7 +51,7 @@ static uint64_t get_u64(const unsigned char *p)
 	return v;
 }
 
-/* conv -> relu, as in the worked example of lib/ir.h, plus a quantised
+/* conv -> relu, as in the worked example of lib/ir/ir.h, plus a quantised
  * tensor and attributes of every kind.  tpu != 0 makes it a Tpu graph with
  * chip, mode, addresses, groups and placement. */
 static struct ir_graph *sample(int tpu)

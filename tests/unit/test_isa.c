@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "chip.h"
-#include "isa.h"
-#include "op.h"
-#include "sim.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "chip/isa.h"
+#include "ir/op.h"
+#include "sim/sim.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-/* test_quant - the int8 arithmetic of lib/quant.h (rounding, multiplier and
+/* test_quant - the int8 arithmetic of lib/quant/quant.h (rounding, multiplier and
  * shift against double math, saturation), the KLD threshold search against
  * a naive version, the calibration table file, and the int8 kernels: Conv
  * against a naive reference, H-sliced runs against whole runs, both forms
@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "calib.h"
-#include "interp.h"
-#include "ir.h"
-#include "lower.h"
-#include "op.h"
-#include "quant.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "run/interp.h"
+#include "ir/ir.h"
+#include "back/lower.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 #include "check.h"
 
