@@ -13,7 +13,7 @@
 #include "ir/base.h"
 #include "chip/chip.h"
 #include "ir/convert.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 static const char *const modes[] = {

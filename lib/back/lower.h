@@ -20,7 +20,7 @@
 
 #include <stdio.h>
 
-#include "calib/calib.h"
+#include "quant/calib_table.h"
 #include "ir/name_index.h"
 #include "ir/ir.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/opcommon.h"
+#include "ir/op.h"
 
 int64_t view_numel(const struct view *v)
 {

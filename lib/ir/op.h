@@ -8,6 +8,7 @@
 #ifndef TPUC_OP_H
 #define TPUC_OP_H
 
+#include "ir/base.h"
 #include "ir/ir.h"
 
 #define OP_MAX_IO 16
@@ -51,6 +52,9 @@ struct op_def {
 	int (*infer)(struct ir_graph *g, struct ir_op *op);
 	/* Top dialect: float reference kernel. */
 	int (*run_f32)(struct kern *k);
+	/* Constant folding (top-opt) of outputs other than f32, e.g. shape
+	 * arithmetic in i64: a kernel for any dtype.  NULL: not folded then. */
+	int (*run_const)(struct kern *k);
 	/* Lower one Top op into the Tpu graph being built (lib/back/lower.h). */
 	int (*lower)(struct lower_ctx *lc, const struct ir_op *op);
 	/* Tpu dialect: the chip's exact kernel, shared by ir-run and tpu-sim. */
@@ -94,5 +98,33 @@ void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
 		  int oh0, int oh1, int *ih0, int *ih1);
 /* Output extent along one axis. */
 int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil_mode);
+
+/* ---- helpers for the operator files in lib/ops/ ---- */
+
+/* Input i of op as a tensor, or NULL when absent. */
+static inline struct ir_tensor *op_in(struct ir_graph *g, const struct ir_op *op, int i)
+{
+	return i < op->n_in && op->in[i] >= 0 ? &g->tensors[op->in[i]] : NULL;
+}
+
+static inline struct ir_tensor *op_out(struct ir_graph *g, const struct ir_op *op, int i)
+{
+	return &g->tensors[op->out[i]];
+}
+
+/* Set output i's dtype and shape. */
+void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
+		int rank, const int64_t *shape);
+/* Output 0 takes input 0's dtype and shape. */
+int infer_same(struct ir_graph *g, struct ir_op *op);
+/* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */
+int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in, int max_in);
+/* Record an error about op: "op 'NAME' (Type): ...". */
+int op_error(const struct ir_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Numpy broadcasting of two shapes into out (which may be a or b); -1 if
+ * incompatible. */
+int broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout, int64_t *out);
+/* Normalise a possibly negative axis against rank; -1 if out of range. */
+int norm_axis(int64_t axis, int rank);
 
 #endif

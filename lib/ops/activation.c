@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 
 static int bn_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -1,8 +1,9 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
+#include "ops/eltwise.h"
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 
@@ -192,6 +193,7 @@ const struct op_def op_def_ADD = {
 	.slice_h = slice_h_same,
 	.name = "Add",
 	.run_f32 = add_f32,
+	.run_const = eltwise_run_any,
 	.lower = add_lower,
 	.run_tpu = add_tpu,
 	.infer = binary_infer,
@@ -202,6 +204,7 @@ const struct op_def op_def_MUL = {
 	.slice_h = slice_h_same,
 	.name = "Mul",
 	.run_f32 = mul_f32,
+	.run_const = eltwise_run_any,
 	.lower = mul_lower,
 	.run_tpu = mul_tpu,
 	.infer = binary_infer,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ir/convert.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

@@ -1,7 +1,7 @@
 /* concat.c - Concat: joins its inputs along attribute axis. */
 #include <string.h>
 
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "run/dnnl_util.h"
 #include "ops/kern_util.h"
 #include "back/lower.h"

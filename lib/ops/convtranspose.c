@@ -12,7 +12,7 @@
 
 #include "ops/kern_util.h"
 #include "back/lower.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 struct deconv {

@@ -11,7 +11,7 @@
 #include "ir/convert.h"
 #include "ops/eltwise.h"
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 static int is_float(enum ir_dtype t)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ir/convert.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 static int64_t ld_index(const struct view *v, int64_t i)

@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "ir/base.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 
 int kern_window_rows(const struct kern *k, int kh, int sh, int dh, int pt,
 		     struct kern_rows *r)

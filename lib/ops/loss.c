@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ir/base.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 
 static int loss_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -7,7 +7,7 @@
 
 #include "run/dnnl_util.h"
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

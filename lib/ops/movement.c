@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ir/convert.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 /* ---- shared copy helpers ---- */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

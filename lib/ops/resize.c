@@ -14,7 +14,7 @@
 
 #include "ir/base.h"
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 static int resize_infer(struct ir_graph *g, struct ir_op *op)

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 /* The activation functions a recurrent op may name (none takes

@@ -3,7 +3,7 @@
  * it cannot fold into a conv.  Inputs x, scale [C], bias [C].
  */
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "quant/quant.h"
 
 static int softmax_infer(struct ir_graph *g, struct ir_op *op)

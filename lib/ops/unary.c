@@ -10,7 +10,7 @@
 
 #include "ir/convert.h"
 #include "ops/kern_util.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 

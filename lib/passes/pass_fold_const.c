@@ -1,7 +1,7 @@
 /* pass_fold_const.c - fold-const: an op whose inputs are all weights (or
  * that reads only shapes: Shape, Size, EyeLike) is run once with its float
- * reference kernel, and its outputs become weights; the op goes.  Integer
- * Add and Mul use the any-dtype kernel of lib/ops/eltwise.c.  Outputs over
+ * reference kernel, and its outputs become weights; the op goes.  Outputs
+ * other than f32 need the op's run_const kernel (Add and Mul have one).  Outputs over
  * FOLD_MAX_BYTES stay computed at run time.
  */
 #include <stdlib.h>
@@ -9,7 +9,6 @@
 
 #include "ir/base.h"
 #include "ir/op.h"
-#include "ops/eltwise.h"
 #include "passes/passes.h"
 
 #define FOLD_MAX_BYTES (64 << 20)
@@ -31,8 +30,8 @@ int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 		ints |= t->dtype != DT_F32;
 		total += tensor_bytes(t);
 	}
-	if ((op->type == OP_ADD || op->type == OP_MUL) && ints)
-		run = eltwise_run_any;
+	if (ints && op_defs[op->type]->run_const)
+		run = op_defs[op->type]->run_const;
 	if (!run || total > max_bytes)
 		return 0;
 	void **vals = xcalloc((size_t)g->n_tensors, sizeof *vals);

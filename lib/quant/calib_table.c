@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ir/base.h"
-#include "calib/calib.h"
+#include "quant/calib_table.h"
 #include "quant/quant.h"
 
 struct calib_table *calib_table_new(void)

@@ -10,7 +10,7 @@
 
 #include "ir/base.h"
 #include "ir/convert.h"
-#include "ir/opcommon.h"
+#include "ir/op.h"
 
 float quant_act_scale(double threshold)
 {
