@@ -14,7 +14,7 @@
 #include "back/codegen_int.h"
 #include "back/layergroup.h"
 #include "ir/op.h"
-#include "sim/sim.h"
+#include "chip/cost.h"
 
 int cg_is_weight(const struct ir_graph *g, int t)
 {
@@ -150,7 +150,7 @@ int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uin
 	d->w = (int)blk[3];
 	d->cstride = (uint32_t)cs;
 	d->nstride = (uint32_t)ns;
-	cg->dma_cycles += sim_dma_cycles(cg->c, d);
+	cg->dma_cycles += cost_dma_cycles(cg->c, d);
 	return 0;
 }
 

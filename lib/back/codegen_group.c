@@ -12,7 +12,7 @@
 #include "ir/base.h"
 #include "back/codegen_int.h"
 #include "ir/op.h"
-#include "sim/sim.h"
+#include "chip/cost.h"
 
 enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
 
@@ -388,7 +388,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			if (c == 0 && wready[k - G->first] > w)
 				w = wready[k - G->first];
 			group_cmp(cg, G, k, c % G->bufs, w);
-			spare += sim_cmp_cycles(cg->c, cg->g, &cg->cmp[cg->n_cmp - 1]);
+			spare += cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cg->n_cmp - 1]);
 			w = 0;
 		}
 		slice_last[c] = (uint32_t)cg->n_cmp;
@@ -419,7 +419,7 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 	cg_group_lay_out(cg, G, 0, 0);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
-		     sim_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
+		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
 	cg_free(&t);
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
 	return cy;

@@ -11,7 +11,7 @@
 #include "ir/base.h"
 #include "back/codegen_int.h"
 #include "ir/op.h"
-#include "sim/sim.h"
+#include "chip/cost.h"
 
 /* 1 if output channel c (axis 1) of op depends only on channel c of its
  * activations: an elementwise rule (slice_h_same), a Concat or Slice off
@@ -351,7 +351,7 @@ int cg_op_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *
 		}
 		cmp_id[c] = k->id;
 		/* The DMA engine is free for what the compute leaves over. */
-		int64_t spare = sim_cmp_cycles(cg->c, g, k) - (cg->dma_cycles - load_cy[c]);
+		int64_t spare = cost_cmp_cycles(cg->c, g, k) - (cg->dma_cycles - load_cy[c]);
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
 		for (int i = 0; i < op->n_out; i++) {
@@ -483,7 +483,7 @@ static int64_t plan_cycles(const struct gen *cg, int oi, const struct plan *p)
 	cg_op_lay_out(cg, oi, p, 0, 0, &L);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_op_gen(&t, &L, 0, &none) < 0 ? -1 :
-		     sim_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
+		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
 	cg_free(&t);
 	return cy;
 }

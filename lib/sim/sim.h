@@ -54,14 +54,4 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 	    unsigned flags);
 void sim_stats_free(struct sim_stats *st);
 
-/* Cycles until both streams finish, by the cost model, without running the
- * kernels (the schedule of sim_run); -1 with a message when the streams
- * wait for each other forever. */
-int64_t sim_time(const struct chip *c, const struct ir_graph *g, const struct isa_dma *dma,
-		 int n_dma, const struct isa_cmp *cmp, int n_cmp);
-
-/* Cycles of one command by the cost model. */
-int64_t sim_dma_cycles(const struct chip *c, const struct isa_dma *d);
-int64_t sim_cmp_cycles(const struct chip *c, const struct ir_graph *g, const struct isa_cmp *k);
-
 #endif
