@@ -1,5 +1,5 @@
 /* codegen_group.c - code generation for local layer groups
- * (lib/back/codegen_int.h): ops [first, first + n_ops) run slice by slice along H
+ * (back/codegen_group.h): ops [first, first + n_ops) run slice by slice along H
  * of the last op's output; per slice, the rows each tensor needs are found
  * backwards with the ops' slicing rules, the group's inputs are loaded at
  * those rows, every op computes its rows from local memory (halo rows are
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ir/base.h"
-#include "back/codegen_int.h"
+#include "back/codegen_group.h"
 #include "ir/op.h"
 #include "chip/cost.h"
 

@@ -1,4 +1,4 @@
-/* codegen_op.c - code generation for one op at a time (lib/back/codegen_int.h):
+/* codegen_op.c - code generation for one op at a time (back/codegen_op.h):
  * its output cut into slices of rows along H and, when the weights do not
  * fit, into chunks of output channels, double buffered so that the DMA
  * engine moves one step's data while the compute engine runs another.
@@ -9,7 +9,7 @@
 
 #include "back/addr.h"
 #include "ir/base.h"
-#include "back/codegen_int.h"
+#include "back/codegen_op.h"
 #include "ir/op.h"
 #include "chip/cost.h"
 

@@ -13,14 +13,9 @@
 #ifndef TPUC_LAYERGROUP_H
 #define TPUC_LAYERGROUP_H
 
+#include "back/groups.h"
 #include "chip/chip.h"
 #include "ir/ir.h"
-
-struct lg_group {
-	int first;            /* index of the group's first op */
-	int n_ops;            /* consecutive ops in the group */
-	enum placement place; /* PLACE_GLOBAL or PLACE_LOCAL */
-};
 
 /* Assign every op of G (dialect tpu, stage reordered) to a group for chip C
  * and set the stage to grouped.  From each op on, the run of up to MAX_OPS
@@ -30,10 +25,5 @@ struct lg_group {
  * group of its own placed PLACE_GLOBAL.  MAX_OPS 1 gives every op its own
  * group.  Returns 0. */
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops);
-
-/* The groups of a grouped graph, in order: *out (malloc'd, caller frees)
- * gets *n groups.  -1 with a message when ops lack a group, group ids are
- * not consecutive runs, or ops of one group disagree on their placement. */
-int lg_groups(const struct ir_graph *g, struct lg_group **out, int *n);
 
 #endif
