@@ -11,7 +11,7 @@
 #include <dnnl.h>
 
 /* The process's CPU engine and stream (created on first use), for callers
- * that build their own primitives (the interpreter's plan, lib/run/interp_plan.c).
+ * that build their own primitives (the interpreter's plan, lib/run/plan.c).
  * Returns 0, or -1 with a message when oneDNN cannot start. */
 int dnnl_get_engine(dnnl_engine_t *engine, dnnl_stream_t *stream);
 

@@ -1,7 +1,7 @@
 /* interp.c - the reference interpreter: whole-tensor buffers for every
  * activation, each op run by its dialect's kernel hook in graph order; for
  * Top graphs, interp_run hands over to a plan of oneDNN primitives built
- * once (lib/run/interp_plan.c), which runs the kernels for the ops it does not
+ * once (lib/run/plan.c), which runs the kernels for the ops it does not
  * cover.
  */
 #include <math.h>
@@ -14,7 +14,7 @@
 #include "ir/convert.h"
 #include "run/dnnl_util.h"
 #include "run/interp.h"
-#include "run/interp_int.h"
+#include "run/plan.h"
 #include "ir/op.h"
 
 int interp_init(struct interp *it, const struct ir_graph *g, int nthreads)
@@ -145,6 +145,19 @@ static int plan_wanted(const struct ir_graph *g)
 	return g->dialect == DIALECT_TOP && !(e && !strcmp(e, "0"));
 }
 
+/* interp_run's callback as the plan calls it. */
+struct plan_cb {
+	struct interp *it;
+	int (*cb)(struct interp *it, int op, void *user);
+	void *user;
+};
+
+static int plan_cb(int op, void *user)
+{
+	struct plan_cb *c = user;
+	return c->cb(c->it, op, c->user);
+}
+
 int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *user), void *user)
 {
 	const struct ir_graph *g = it->g;
@@ -157,9 +170,10 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 			plan_free(p);
 			it->priv = p = NULL;
 		}
-		if (!p && !(it->priv = p = plan_build(it, fuse, mat)))
+		if (!p && !(it->priv = p = plan_build(g, it->val, it->nthreads, fuse, mat)))
 			return -1;
-		return plan_run(it, p, cb, user);
+		struct plan_cb c = { it, cb, user };
+		return plan_run(p, it->op_ms, cb ? plan_cb : NULL, &c);
 	}
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];

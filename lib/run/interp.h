@@ -14,7 +14,7 @@ struct interp {
 	const struct ir_graph *g;
 	void **val;          /* per tensor: buffer of tensor_bytes(); weights borrow their data */
 	int nthreads;        /* kernel threads (1 or more) */
-	void *priv;          /* Top graphs: the plan of oneDNN primitives (lib/run/interp_plan.c) */
+	void *priv;          /* Top graphs: the plan of oneDNN primitives (lib/run/plan.c) */
 	int keep_all;        /* 1: every activation stays readable by interp_get_f32
 				after a run (no fusion across ops); set before interp_run */
 	double *op_ms;       /* NULL, or per op: milliseconds interp_run adds up (an op

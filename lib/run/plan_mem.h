@@ -1,17 +1,16 @@
-/* interp_int.h - what the parts of the interpreter share: lib/run/interp.c (the
- * API and the per-op run) and the plan of oneDNN primitives for Top graphs,
- * in lib/run/interp_plan.c (tensor versions, steps, build, run),
- * lib/run/interp_plan_fuse.c (ops folded into a primitive as post-ops) and
- * lib/run/interp_plan_ops.c (one op as primitives).  Not used elsewhere.
+/* plan_mem.h - the plan of oneDNN primitives that runs Top graphs for the
+ * interpreter (lib/run/interp.c): its structure, tensor versions and steps
+ * (lib/run/plan_mem.c).  Built and run by lib/run/plan.c, with
+ * lib/run/plan_fuse.c (ops folded into a primitive as post-ops) and
+ * lib/run/plan_ops.c (one op as primitives).  Not used elsewhere.
  */
-#ifndef TPUC_INTERP_INT_H
-#define TPUC_INTERP_INT_H
+#ifndef TPUC_PLAN_MEM_H
+#define TPUC_PLAN_MEM_H
 
 #include <string.h>
 
 #include <dnnl.h>
 
-#include "run/interp.h"
 #include "ir/ir.h"
 
 #define PLAN_VERS 4                /* layouts one tensor may be held in */
@@ -50,7 +49,7 @@ struct pstep {
 	dnnl_exec_arg_t args[PLAN_ARGS];
 };
 
-/* A Top graph as steps (see lib/run/interp_plan.c). */
+/* A Top graph as steps (see lib/run/plan.c). */
 struct plan {
 	int fuse, materialise;     /* plan_build's flags */
 	int nthreads;              /* the thread count it was built for */
@@ -71,28 +70,18 @@ struct plan {
 	size_t fresh, reused;      /* bytes of activation buffers allocated, reused */
 };
 
-/* ---- the plan as interp_run uses it (interp_plan.c) ---- */
-
-/* The plan for it->g, a Top graph, over the activations in it->val (an op
- * without a float kernel, or one that writes a weight, is an error): with
- * FUSE, ops fold into their producer's primitive and dead tensors' buffers
- * are reused (only the graph outputs stay readable); with MATERIALISE, each
- * op's outputs are copied to it->val after its steps (for a callback).
- * NULL with a message on error. */
-struct plan *plan_build(struct interp *it, int fuse, int materialise);
-/* Run p's steps on it->val's inputs, calling CB (if not NULL) after each
- * op's last step as interp_run describes; adds to it->op_ms when set.
- * Returns 0, CB's negative result, or -1 with a message. */
-int plan_run(struct interp *it, struct plan *p,
-	     int (*cb)(struct interp *it, int op, void *user), void *user);
-/* Tensor t of the last run into OUT (f32, plain, tensor_numel(t) floats),
- * when the plan holds it in another layout only.  Returns 1 when copied,
- * 0 when it->val[t] already holds it, -1 with a message on error. */
-int plan_get(const struct plan *p, int t, float *out);
 /* Free p's primitives and buffers (not it->val's); NULL is a no-op. */
 void plan_free(struct plan *p);
 
-/* ---- building blocks of the steps (interp_plan.c) ---- */
+/* A new step of KIND for op OP (-1: the final reorders). */
+struct pstep *plan_step(struct plan *p, enum pstep_kind kind, int op);
+/* An op plan_dnnl_op leaves to its kernel: a kernel step on plain buffers,
+ * its inputs made plain first. */
+int plan_kernel(struct plan *p, int opi);
+/* After the steps of op i: release the buffers of tensors no later op reads. */
+void plan_release(struct plan *p, int i);
+
+/* ---- building blocks of the steps ---- */
 
 /* Set "op 'NAME' (TYPE): oneDNN: WHAT: STATUS" (without the op part when
  * OP is NULL) and return -1. */
@@ -138,63 +127,5 @@ static inline int same_shape(const struct ir_tensor *a, const struct ir_tensor *
 	return a->rank == b->rank && a->dtype == DT_F32 && b->dtype == DT_F32 &&
 	       !memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->rank);
 }
-
-/* ---- post-ops and the ops fused as post-ops (interp_plan_fuse.c) ---- */
-
-struct postops {
-	int n;
-	struct {
-		int sum;               /* 1: a sum post-op, 2: binary alg with weight t,
-					  0: eltwise alg(a, b) */
-		dnnl_alg_kind_t alg;
-		float a, b;
-		int t;                 /* binary: the weight tensor */
-		dnnl_memory_desc_t md; /* binary: its layout, broadcast to the dst */
-	} e[PO_MAX];
-};
-
-/* What a primitive for op opi computes: its own activation (or INIT), then, when the
- * plan fuses, the ops after it that fold in as post-ops while each is the
- * only reader of the tensor before it: one-input elementwise ops,
- * x * Sigmoid(x) (swish) and x * HardSigmoid(x) (hard-swish) and, with
- * SUM set, one Add of an earlier tensor (a sum post-op, then the Add's
- * activation). */
-struct chain {
-	struct postops po;
-	int out;                   /* the tensor the primitive finally writes */
-	int sum_src, sum_op;       /* the tensor a sum adds and its Add; -1 none */
-	int nskip, skip[PO_MAX];   /* the ops folded in */
-};
-
-/* Append op's fused activation (do_relu; relu_limit > 0 the upper bound)
- * to po.  0 when po is full, else 1. */
-int po_act(struct postops *po, const struct ir_op *op);
-/* Append the function of one-input elementwise op (then its activation),
- * or of Pow by a constant 2 (a square), to po.  0 when oneDNN has no such
- * function or po is full, else 1. */
-int po_fold(const struct ir_graph *g, const struct ir_op *op, struct postops *po);
-/* A primitive attribute holding po's post-ops (the caller destroys it), or
- * NULL when oneDNN refuses them. */
-dnnl_primitive_attr_t po_attr(const struct postops *po);
-/* 1 for a Sigmoid that writes a graph output: its kernel saturates to
- * exactly 0 and 1 as onnxruntime does, oneDNN's logistic does not. */
-int plan_exact_output(const struct ir_graph *g, const struct ir_op *op);
-/* Fill c for op opi (see struct chain); INIT (or NULL: the op's
- * activation) starts its post-ops.  Marks nothing: see chain_take. */
-void chain_build(const struct plan *p, int opi, int fuse, int sum,
-		 const struct postops *init, struct chain *c);
-/* Append to args (N used) the weights of the chain's binary post-ops
- * (memories over their data, kept by the plan); returns the new count, -1
- * on error. */
-int chain_args(struct plan *p, const struct chain *c, dnnl_exec_arg_t *args, int n);
-/* Mark the ops of a chain as done by the primitive. */
-void chain_take(struct plan *p, const struct chain *c);
-
-/* ---- one op as oneDNN primitives (interp_plan_ops.c) ---- */
-
-/* Plan op opi with oneDNN primitives (and the ops after it they fold in):
- * 1 when planned, 0 when the op (or this case of it) is for its kernel,
- * -1 with a message on error. */
-int plan_dnnl_op(struct plan *p, int opi);
 
 #endif

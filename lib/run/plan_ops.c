@@ -1,5 +1,5 @@
-/* interp_plan_ops.c - one op of a Top graph as oneDNN primitives for the
- * plan (lib/run/interp_int.h): Conv, pooling, binary and elementwise ops,
+/* plan_ops.c - one op of a Top graph as oneDNN primitives for the
+ * plan (lib/run/plan_mem.h): Conv, pooling, binary and elementwise ops,
  * Concat, Gemm, MatMul, Softmax, reductions, Slice, Transpose, Resize and
  * LayerNormalization, each in the layouts oneDNN prefers where it can.
  */
@@ -10,7 +10,9 @@
 
 #include "ir/base.h"
 #include "run/dnnl_util.h"
-#include "run/interp_int.h"
+#include "run/plan_fuse.h"
+#include "run/plan_mem.h"
+#include "run/plan_ops.h"
 #include "ir/op.h"
 
 /* ---- helpers ---- */
@@ -263,7 +265,7 @@ static int wino_conv(const struct spatial *s, const struct ir_tensor *w)
 /* ---- the ops: each returns 1 when planned, 0 to fall back to the
  * kernel, -1 on error ---- */
 
-/* Conv, with the ops after it that fold in as post-ops (interp_plan_fuse.c),
+/* Conv, with the ops after it that fold in as post-ops (plan_fuse.c),
  * by Winograd's algorithm where it pays. */
 static int plan_conv(struct plan *p, int opi)
 {

@@ -1,5 +1,5 @@
-/* interp_plan_fuse.c - the ops a primitive of the plan computes after its
- * own (lib/run/interp_int.h): activations, one-input elementwise ops, GELU,
+/* plan_fuse.c - the ops a primitive of the plan computes after its
+ * own (lib/run/plan_mem.h): activations, one-input elementwise ops, GELU,
  * swish and hard-swish subgraphs, binary ops with a weight and one Add of
  * an earlier tensor, as oneDNN post-ops.
  */
@@ -11,7 +11,8 @@
 
 #include "ir/base.h"
 #include "run/dnnl_util.h"
-#include "run/interp_int.h"
+#include "run/plan_fuse.h"
+#include "run/plan_mem.h"
 #include "ir/op.h"
 
 static int po_add(struct postops *po, int sum, dnnl_alg_kind_t alg, float a, float b)
