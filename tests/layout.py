@@ -2,12 +2,19 @@
 """layout.py - check the shape of lib/: every #include points down the
 folder order below (or within its own folder), includes name their folder,
 no include cycle between modules (a module is folder/stem: foo.c with
-foo.h), and no source file over MAX_LINES lines.
+foo.h), and no source file over MAX_LINES lines.  Given the folder of the
+library's objects too, the same rules hold for calls: a module's undefined
+symbols (nm) are defined only in its own folder or below, and no modules
+call each other in a cycle.  The one exception is the operator table
+op_defs (lib/ops/registry.c), which the stages below reach through its
+declaration in lib/ir/op.h: the op files plug into every stage.
 
-usage: layout.py [LIBDIR]   (default lib); prints each breach, exits 1 on any.
-The order is also written down in ARCHITECTURE.md; keep the two in step."""
+usage: layout.py [LIBDIR [OBJDIR]]   (default lib); prints each breach,
+exits 1 on any.  The order is also written down in ARCHITECTURE.md; keep
+the two in step."""
 import os
 import re
+import subprocess
 import sys
 
 # Bottom to top: a folder may include its own headers and those of folders
@@ -16,6 +23,7 @@ ORDER = ["ir", "quant", "chip", "passes", "front", "back", "sim", "run",
          "calib", "ops", "tool"]
 MAX_LINES = 1500
 EXTERNAL = {"onnx.pb-c.h"}          # generated into $(B)/gen
+INVERTED = {"op_defs"}              # defined above, declared below (see top)
 
 
 def main():
@@ -61,9 +69,46 @@ def main():
                     edges[mod].add(tomod)
     for cyc in cycles(edges):
         bad.append("include cycle between modules: " + " -> ".join(cyc + [cyc[0]]))
+    if len(sys.argv) > 2:
+        bad += calls(lib, sys.argv[2], rank)
     for b in bad:
         print(b)
     return 1 if bad else 0
+
+
+def calls(lib, objdir, rank):
+    """Breaches of the order and cycles in who calls whom, from nm."""
+    defs, undef, bad = {}, {}, []
+    for folder in sorted(os.listdir(objdir)):
+        if folder not in rank:
+            continue
+        for name in sorted(os.listdir(os.path.join(objdir, folder))):
+            if not name.endswith(".o") or not os.path.exists(
+                    os.path.join(lib, folder, name[:-2] + ".c")):
+                continue                    # not ours, or stale
+            mod = f"{folder}/{name[:-2]}"
+            out = subprocess.run(["nm", os.path.join(objdir, folder, name)],
+                                 capture_output=True, text=True, check=True).stdout
+            undef[mod] = set()
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) == 3 and f[1] in "TDBRC":
+                    defs[f[2]] = mod
+                elif len(f) == 2 and f[0] == "U" and f[1] not in INVERTED:
+                    undef[mod].add(f[1])
+    edges = {}
+    for mod, syms in sorted(undef.items()):
+        edges[mod] = set()
+        for sym in sorted(syms):
+            to = defs.get(sym)
+            if not to or to == mod:
+                continue
+            edges[mod].add(to)
+            if rank[to.split("/")[0]] > rank[mod.split("/")[0]]:
+                bad.append(f"{objdir}/{mod}.o calls {sym} of {to}: points up")
+    for cyc in cycles(edges):
+        bad.append("call cycle between modules: " + " -> ".join(cyc + [cyc[0]]))
+    return bad
 
 
 def cycles(edges):
