@@ -23,7 +23,7 @@ static void report(const struct tmodel *m, const struct chip *c, const struct si
 	addr_fmt_size(moved, sizeof moved, st->ddr_bytes);
 	addr_fmt_size(least, sizeof least, st->min_ddr_bytes);
 	int64_t mem = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
-	fprintf(stderr, "tpu-sim: %s %s: %lld cycles, %.3f ms at %.3g GHz\n", c->name, m->mode,
+	fprintf(stderr, "tpu-sim: %s %s: %lld cycles, %.3f ms at %.3g GHz\n", c->name, mode_name(m->mode),
 		(long long)st->cycles, st->seconds * 1e3, c->clock_hz / 1e9);
 	fprintf(stderr, "tpu-sim: engines busy: dma %lld cycles, compute %lld cycles\n",
 		(long long)st->dma_busy, (long long)st->cmp_busy);

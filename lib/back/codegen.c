@@ -224,7 +224,7 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 	struct tmodel *m = xcalloc(1, sizeof *m);
 	m->name = xstrdup(g->name ? g->name : "");
 	m->chip = xstrdup(c->name);
-	m->mode = xstrdup(g->mode ? g->mode : "");
+	m->mode = g->mode;
 	m->coeff_addr = 0;
 	m->coeff_bytes = g->coeff_bytes;
 	m->neuron_addr = g->coeff_bytes;

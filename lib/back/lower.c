@@ -16,32 +16,14 @@
 #include "ir/op.h"
 #include "quant/quant.h"
 
-static const char *const modes[] = {
-	[LOWER_F32] = "f32", [LOWER_INT8] = "int8", [LOWER_BF16] = "bf16", [LOWER_F16] = "f16",
-};
-_Static_assert(sizeof modes / sizeof modes[0] == LOWER_MODES, "one name per mode");
-
 int lower_chip_known(const char *name)
 {
 	return chip_find(name) != NULL;
 }
 
-int lower_mode_from_name(const char *name)
+enum ir_dtype lower_float_dtype(enum ir_mode m)
 {
-	for (size_t i = 0; i < ARRAY_LEN(modes); i++)
-		if (!strcmp(modes[i], name))
-			return (int)i;
-	return -1;
-}
-
-const char *lower_mode_name(enum lower_mode m)
-{
-	return (unsigned)m < LOWER_MODES ? modes[m] : "?";
-}
-
-enum ir_dtype lower_float_dtype(enum lower_mode m)
-{
-	return m == LOWER_BF16 ? DT_BF16 : m == LOWER_F16 ? DT_F16 : DT_F32;
+	return m == MODE_BF16 ? DT_BF16 : m == MODE_F16 ? DT_F16 : DT_F32;
 }
 
 static int is_float(enum ir_dtype dt)
@@ -277,7 +259,7 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 	int in[OP_MAX_IO], out[OP_MAX_IO];
 	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
 		return op_error(op, "too many inputs or outputs");
-	int q = lc->mode == LOWER_INT8;
+	int q = lc->mode == MODE_INT8;
 	enum ir_dtype fdt = lower_float_dtype(lc->mode);
 	/* in int8, an op that only moves or clamps values follows its input:
 	 * a float activation (graph input, output of a float op) stays float
@@ -329,7 +311,7 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 	return lower_copy(lc, op, 0);
 }
 
-int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum lower_mode *mode)
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum ir_mode *mode)
 {
 	int n = 0;
 	for (int i = 0; i < op->n_in; i++) {
@@ -340,7 +322,7 @@ int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum 
 		if (!is_float(dt))
 			return 0;
 		if (!n++)
-			*mode = dt == DT_BF16 ? LOWER_BF16 : dt == DT_F16 ? LOWER_F16 : LOWER_F32;
+			*mode = dt == DT_BF16 ? MODE_BF16 : dt == DT_F16 ? MODE_F16 : MODE_F32;
 	}
 	return n > 0;
 }
@@ -372,7 +354,7 @@ int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
 int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
 {
 	struct lower_ctx f = *lc;
-	if (f.mode == LOWER_INT8)
+	if (f.mode == MODE_INT8)
 		f.mode = lc->fallback;
 	const struct op_def *d = op_defs[op->type];
 	return d->lower ? d->lower(&f, op) : lower_default(&f, op);
@@ -380,14 +362,14 @@ int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
 
 int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
 {
-	return lower_copy(lc, op, lc->mode == LOWER_INT8 ? 0 : 1u << bias);
+	return lower_copy(lc, op, lc->mode == MODE_INT8 ? 0 : 1u << bias);
 }
 
 int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 {
 	/* a table maps f32 to f32: Not and integer Abs copy through; IsNaN
 	 * and IsInf read their input in float */
-	if (lc->mode != LOWER_INT8 || lc->top->tensors[op->in[0]].dtype != DT_F32)
+	if (lc->mode != MODE_INT8 || lc->top->tensors[op->in[0]].dtype != DT_F32)
 		return lower_default(lc, op);
 	if (lc->top->tensors[op->out[0]].dtype != DT_F32)
 		return lower_fallback(lc, op);
@@ -494,7 +476,7 @@ static int lower_outputs(struct lower_ctx *lc)
 	return 0;
 }
 
-int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
+int lower_graph(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 		const struct calib_table *tab, struct ir_graph **tpu)
 {
 	struct lower_opts o = { .tab = tab };
@@ -503,8 +485,8 @@ int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
 
 /* The mode of each Top op: the graph's, or the qtable's.  Fails for a
  * qtable line naming no op of TOP. */
-static int op_modes(const struct ir_graph *top, enum lower_mode m, const struct qtable *qt,
-		    enum lower_mode *mode)
+static int op_modes(const struct ir_graph *top, enum ir_mode m, const struct qtable *qt,
+		    enum ir_mode *mode)
 {
 	char *found = xcalloc((size_t)(qt ? qt->n : 0) + 1, 1);
 	for (int i = 0; i < top->n_ops; i++) {
@@ -549,17 +531,17 @@ static double tensor_reach(const struct ir_graph *top, const struct calib_table 
  * would compute infinities, so it stays in f32; each such op is named on
  * NOTES when given. */
 static void f16_range_guard(const struct ir_graph *top, const struct calib_table *tab,
-			    const struct lower_opts *o, enum lower_mode *mode)
+			    const struct lower_opts *o, enum ir_mode *mode)
 {
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct ir_op *op = &top->ops[i];
-		if (mode[i] != LOWER_F16)
+		if (mode[i] != MODE_F16)
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
 			double r = t >= 0 ? tensor_reach(top, tab, t) : 0;
 			if (r > F16_MAX) {
-				mode[i] = LOWER_F32;
+				mode[i] = MODE_F32;
 				if (o->notes)
 					fprintf(o->notes, "%s: note: op '%s' kept in f32: '%s' reaches "
 						"%.4g, beyond f16's %g\n", o->prog ? o->prog : "tpuc",
@@ -571,38 +553,37 @@ static void f16_range_guard(const struct ir_graph *top, const struct calib_table
 	}
 }
 
-int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *mode,
+int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode m,
 		     const struct lower_opts *opts, struct ir_graph **tpu)
 {
 	const struct calib_table *tab = opts->tab;
-	int m = lower_mode_from_name(mode);
-	if (m < 0)
-		return err_set("unknown mode '%s'", mode);
+	if ((unsigned)m >= MODE_COUNT)
+		return err_set("unknown mode %d", (int)m);
 	if (!lower_chip_known(chip))
 		return err_set("unknown chip '%s'", chip);
 	if (top->dialect != DIALECT_TOP)
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
-	enum lower_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
-	if (op_modes(top, (enum lower_mode)m, opts->qt, opmode) < 0) {
+	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
+	if (op_modes(top, m, opts->qt, opmode) < 0) {
 		free(opmode);
 		return -1;
 	}
 	if (tab)
 		f16_range_guard(top, tab, opts, opmode);
 	for (int i = 0; i < top->n_ops; i++)
-		if (opmode[i] == LOWER_INT8 && !tab) {
+		if (opmode[i] == MODE_INT8 && !tab) {
 			free(opmode);
 			return err_set("int8 lowering needs a calibration table");
 		}
 
 	struct lower_ctx lc = {
-		.top = top, .mode = (enum lower_mode)m, .tab = tab,
+		.top = top, .mode = m, .tab = tab,
 		.map = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1)),
 		.alt = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1) * DT_COUNT),
 		.is_output = xcalloc((size_t)top->n_tensors + 1, sizeof(int)),
 		.signed_only = opts->signed_only,
 		.asymmetric = opts->asymmetric,
-		.fallback = opts->fallback != LOWER_F32 ? opts->fallback : LOWER_BF16,
+		.fallback = opts->fallback != MODE_F32 ? opts->fallback : MODE_BF16,
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
@@ -614,7 +595,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 	lc.tpu = g;
 	g->name = xstrdup(top->name ? top->name : "");
 	g->chip = xstrdup(chip);
-	g->mode = xstrdup(mode);
+	g->mode = m;
 
 	int rc = lower_inputs(&lc);
 	for (int i = 0; rc == 0 && i < top->n_ops; i++) {
@@ -627,7 +608,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
 		} else if (!d->lower) {
 			/* no int8 form: a float op in the fallback mode */
-			if (lc.mode == LOWER_INT8)
+			if (lc.mode == MODE_INT8)
 				lc.mode = lc.fallback;
 			rc = lower_default(&lc, op);
 		} else {
@@ -652,7 +633,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 
 /* ---- qtables ---- */
 
-void qtable_add(struct qtable *q, const char *op, enum lower_mode mode)
+void qtable_add(struct qtable *q, const char *op, enum ir_mode mode)
 {
 	grow_array((void **)&q->e, &q->cap, q->n + 1, sizeof *q->e);
 	q->e[q->n].op = xstrdup(op);
@@ -684,7 +665,7 @@ int qtable_read(const char *path, struct qtable **out)
 	char *f[2];
 	int n, rc = 0;
 	while (rc == 0 && (n = text_fields(&tf, f, 2)) > 0) {
-		int m = n == 2 ? lower_mode_from_name(f[1]) : -1;
+		int m = n == 2 ? mode_from_name(f[1]) : -1;
 		if (n != 2 || m < 0) {
 			rc = err_set("'%s': line %d: expected 'op_name MODE' with MODE f32, bf16, "
 				     "f16 or int8", tf.shown, tf.line);
@@ -694,7 +675,7 @@ int qtable_read(const char *path, struct qtable **out)
 			rc = err_set("'%s': line %d: op '%s' listed twice", tf.shown, tf.line, f[0]);
 			break;
 		}
-		qtable_add(q, f[0], (enum lower_mode)m);
+		qtable_add(q, f[0], m);
 		q->e[q->n - 1].line = tf.line;
 	}
 	text_close(&tf);
@@ -712,7 +693,7 @@ void qtable_print(FILE *fp, const struct qtable *q, const char *comment)
 	if (comment && !strchr(comment, '\n'))
 		fprintf(fp, "# %s\n", comment);
 	for (int i = 0; i < q->n; i++)
-		fprintf(fp, "%s %s\n", q->e[i].op, lower_mode_name(q->e[i].mode));
+		fprintf(fp, "%s %s\n", q->e[i].op, mode_name(q->e[i].mode));
 }
 
 int qtable_write(const char *path, const struct qtable *q, const char *comment)

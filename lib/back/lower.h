@@ -24,7 +24,6 @@
 #include "ir/name_index.h"
 #include "ir/ir.h"
 
-enum lower_mode { LOWER_F32, LOWER_INT8, LOWER_BF16, LOWER_F16, LOWER_MODES };
 
 /* The largest finite f16. */
 #define F16_MAX 65504.0
@@ -32,7 +31,7 @@ enum lower_mode { LOWER_F32, LOWER_INT8, LOWER_BF16, LOWER_F16, LOWER_MODES };
 struct lower_ctx {
 	const struct ir_graph *top;      /* graph being lowered */
 	struct ir_graph *tpu;            /* graph being built */
-	enum lower_mode mode;            /* mode of the op being lowered */
+	enum ir_mode mode;            /* mode of the op being lowered */
 	const struct calib_table *tab;   /* int8: thresholds; NULL if no int8 op */
 	int *map;                        /* per Top tensor: its Tpu tensor, -1 none yet */
 	int *alt;                        /* per Top tensor and dtype: its converted
@@ -40,13 +39,13 @@ struct lower_ctx {
 	int *is_output;                  /* per Top tensor: 1 if a graph output */
 	int signed_only;                 /* int8: 1 keeps every activation i8 (no u8) */
 	int asymmetric;                  /* int8: u8 activations with zero points */
-	enum lower_mode fallback;        /* int8: mode of ops with no int8 form */
+	enum ir_mode fallback;        /* int8: mode of ops with no int8 form */
 };
 
 /* A qtable (formats/tpuc-quant.5): per-op modes overriding the graph's. */
 struct qtable_entry {
 	char *op;                        /* op name */
-	enum lower_mode mode;
+	enum ir_mode mode;
 	int line;                        /* line in the file, for messages */
 };
 struct qtable {
@@ -62,7 +61,7 @@ int qtable_read(const char *path, struct qtable **q);
 int qtable_write(const char *path, const struct qtable *q, const char *comment);
 /* The same text on FP. */
 void qtable_print(FILE *fp, const struct qtable *q, const char *comment);
-void qtable_add(struct qtable *q, const char *op, enum lower_mode mode);
+void qtable_add(struct qtable *q, const char *op, enum ir_mode mode);
 void qtable_free(struct qtable *q);
 
 /* Options of lower_graph_opts beyond chip and mode. */
@@ -72,8 +71,8 @@ struct lower_opts {
 	int asymmetric;                  /* int8: every activation u8 with a zero
 					    point (overrides signed_only) */
 	const struct qtable *qt;         /* per-op modes, or NULL */
-	enum lower_mode fallback;        /* int8: the mode of ops with no int8 form
-					    (0, LOWER_F32, means LOWER_BF16) */
+	enum ir_mode fallback;        /* int8: the mode of ops with no int8 form
+					    (0, MODE_F32, means MODE_BF16) */
 	FILE *notes;                     /* where to name the ops kept in f32 out of
 					    f16's range ("PROG: note: ..."), or NULL */
 	const char *prog;                /* PROG in notes */
@@ -87,19 +86,16 @@ struct lower_opts {
  * success *TPU is a new graph at stage lowered, verified, whose header mode
  * is MODE.  Errors name the op and, for a missing threshold, the tensor and
  * the table; a qtable naming an op the graph lacks is refused. */
-int lower_graph(const struct ir_graph *top, const char *chip, const char *mode,
+int lower_graph(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 		const struct calib_table *tab, struct ir_graph **tpu);
 /* The same with options. */
-int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *mode,
+int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 		     const struct lower_opts *o, struct ir_graph **tpu);
 
 /* 1 if NAME is a chip lower_graph knows. */
 int lower_chip_known(const char *name);
-/* The enum lower_mode for NAME, or -1; and the name of a mode. */
-int lower_mode_from_name(const char *name);
-const char *lower_mode_name(enum lower_mode m);
 /* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
-enum ir_dtype lower_float_dtype(enum lower_mode m);
+enum ir_dtype lower_float_dtype(enum ir_mode m);
 
 /* --- helpers for the op hooks --- */
 
@@ -172,7 +168,7 @@ int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op);
  * (and there is one), with *MODE the float mode of the first: an op that
  * only gathers values (Concat) then follows them in that mode rather
  * than quantising them for itself. */
-int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum lower_mode *mode);
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum ir_mode *mode);
 
 /* An op without an int8 form for its case (a MatMul with a constant A,
  * an AveragePool with uneven windows...): in int8, the op's own hook (or

@@ -100,7 +100,7 @@ static int transpose_gemm(struct ir_graph *g, int oi)
 
 int weight_reorder(struct ir_graph *g)
 {
-	int int8 = g->mode && !strcmp(g->mode, "int8");
+	int int8 = g->mode == MODE_INT8;
 	for (int i = 0; i < g->n_ops; i++) {
 		enum op_type t = g->ops[i].type;
 		if (int8 && (t == OP_CONV || t == OP_CONVTRANSPOSE || t == OP_GEMM || t == OP_SCALE) &&

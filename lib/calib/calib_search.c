@@ -64,7 +64,7 @@ static int evaluate(struct search *s, const struct qtable *qt, double *cos)
 	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only,
 				 .asymmetric = s->o->asymmetric, .qt = qt };
 	struct ir_graph *g = NULL;
-	if (lower_graph_opts(s->top, s->o->chip, lower_mode_name(s->o->mode), &lo, &g) < 0)
+	if (lower_graph_opts(s->top, s->o->chip, s->o->mode, &lo, &g) < 0)
 		return -1;
 	int n = s->top->n_outputs;
 	float **out = xcalloc((size_t)n + 1, sizeof *out);
@@ -98,7 +98,7 @@ static int evaluate(struct search *s, const struct qtable *qt, double *cos)
 
 /* A qtable putting the ops OPS[0..n-1] of TOP in MODE. */
 static struct qtable *make_qtable(const struct ir_graph *top, const int *ops, int n,
-				  enum lower_mode mode)
+				  enum ir_mode mode)
 {
 	struct qtable *q = xcalloc(1, sizeof *q);
 	for (int i = 0; i < n; i++)
@@ -169,7 +169,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	int nc = 0;
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct op_def *d = op_defs[top->ops[i].type];
-		if (top->ops[i].name && (o->mode != LOWER_INT8 ||
+		if (top->ops[i].name && (o->mode != MODE_INT8 ||
 					 (d->lower && d->lower != lower_default)))
 			cand[nc++] = (struct ranked){ .op = i };
 	}

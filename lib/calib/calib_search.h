@@ -20,8 +20,8 @@
 
 struct calib_search_opts {
 	const char *chip;            /* lowering target, e.g. "tpu-a" */
-	enum lower_mode mode;        /* the graph's mode, e.g. LOWER_INT8 */
-	enum lower_mode keep;        /* the mode of the ops kept, e.g. LOWER_F32 */
+	enum ir_mode mode;        /* the graph's mode, e.g. MODE_INT8 */
+	enum ir_mode keep;        /* the mode of the ops kept, e.g. MODE_F32 */
 	double expected_cos;         /* goal: smallest cosine over samples and
 					outputs >= this */
 	int64_t samples;             /* evaluate on the first this many samples; <= 0 all */

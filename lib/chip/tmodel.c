@@ -45,7 +45,7 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 	mp_pack_str(pk, "version"); msgpack_pack_int64(pk, TMODEL_VERSION);
 	mp_pack_str(pk, "name"); mp_pack_str(pk, m->name);
 	mp_pack_str(pk, "chip"); mp_pack_str(pk, m->chip);
-	mp_pack_str(pk, "mode"); mp_pack_str(pk, m->mode);
+	mp_pack_str(pk, "mode"); mp_pack_str(pk, mode_name(m->mode));
 	mp_pack_str(pk, "coeff_addr"); msgpack_pack_int64(pk, m->coeff_addr);
 	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, m->coeff_bytes);
 	mp_pack_str(pk, "neuron_addr"); msgpack_pack_int64(pk, m->neuron_addr);
@@ -271,11 +271,12 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 	const msgpack_object *tensors = NULL, *layers = NULL, *ins = NULL, *outs = NULL, *locs = NULL;
 	int64_t coeff_bytes = -1;
 	int ok = 1;
+	char *mode = NULL;
 	for (uint32_t i = 0; i < root->via.map.size && ok; i++) {
 		const msgpack_object_kv *kv = &root->via.map.ptr[i];
 		if (mp_key_is(kv, "name")) ok = mp_str(&kv->val, &m->name) == 0;
 		else if (mp_key_is(kv, "chip")) ok = mp_str(&kv->val, &m->chip) == 0;
-		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &m->mode) == 0;
+		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &mode) == 0;
 		else if (mp_key_is(kv, "coeff_addr")) ok = mp_int(&kv->val, &m->coeff_addr) == 0;
 		else if (mp_key_is(kv, "coeff_bytes")) ok = mp_int(&kv->val, &coeff_bytes) == 0;
 		else if (mp_key_is(kv, "neuron_addr")) ok = mp_int(&kv->val, &m->neuron_addr) == 0;
@@ -286,7 +287,15 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		else if (mp_key_is(kv, "outputs")) outs = &kv->val;
 		else if (mp_key_is(kv, "locs")) locs = &kv->val;
 	}
-	if (!ok || !m->chip || !m->mode || !tensors || !layers || !ins || !outs || !locs ||
+	int have_mode = mode != NULL;
+	m->mode = have_mode ? mode_from_name(mode) : MODE_NONE;
+	if (have_mode && m->mode == MODE_NONE) {
+		err_set("'%s': corrupt tmodel: unknown mode '%s'", file, mode);
+		free(mode);
+		return -1;
+	}
+	free(mode);
+	if (!ok || !m->chip || !have_mode || !tensors || !layers || !ins || !outs || !locs ||
 	    tensors->type != MSGPACK_OBJECT_ARRAY || layers->type != MSGPACK_OBJECT_ARRAY ||
 	    locs->type != MSGPACK_OBJECT_ARRAY || m->coeff_addr < 0 || m->neuron_addr < 0 ||
 	    m->neuron_bytes < 0)
@@ -305,7 +314,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		return corrupt(file, "the coefficient and activation regions overlap");
 	m->g->name = xstrdup(m->name ? m->name : "");
 	m->g->chip = xstrdup(m->chip);
-	m->g->mode = xstrdup(m->mode);
+	m->g->mode = m->mode;
 	m->g->coeff_bytes = m->coeff_bytes;
 	m->g->neuron_bytes = m->neuron_bytes;
 	for (uint32_t i = 0; i < tensors->via.array.size; i++)
@@ -514,7 +523,6 @@ void tmodel_free(struct tmodel *m)
 		return;
 	free(m->name);
 	free(m->chip);
-	free(m->mode);
 	free(m->dma);
 	free(m->cmp);
 	if (m->loc)

@@ -21,7 +21,7 @@
 struct tmodel {
 	char *name;               /* model name */
 	char *chip;               /* chip the streams were generated for */
-	char *mode;               /* "f32", "int8", ... */
+	enum ir_mode mode;        /* as the graph's; the file holds its name */
 	int64_t coeff_addr;       /* DDR byte address of the coefficient image */
 	int64_t coeff_bytes;      /* its size, bytes */
 	int64_t neuron_addr;      /* DDR byte address of the activation region */

@@ -40,6 +40,7 @@ struct ir_graph *graph_new(enum ir_dialect d, enum ir_stage s)
 	struct ir_graph *g = xcalloc(1, sizeof *g);
 	g->dialect = d;
 	g->stage = s;
+	g->mode = MODE_NONE;
 	return g;
 }
 
@@ -82,7 +83,6 @@ void graph_free(struct ir_graph *g)
 	free(g->outputs);
 	free(g->name);
 	free(g->chip);
-	free(g->mode);
 	free(g->backing);
 	free(g);
 }
@@ -399,7 +399,7 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 	struct ir_graph *c = graph_new(g->dialect, g->stage);
 	c->name = xstrdup(g->name);
 	c->chip = xstrdup(g->chip);
-	c->mode = xstrdup(g->mode);
+	c->mode = g->mode;
 	c->neuron_bytes = g->neuron_bytes;
 	c->coeff_bytes = g->coeff_bytes;
 	for (int i = 0; i < g->n_tensors; i++) {
@@ -580,4 +580,22 @@ int op_type_from_name(const char *s)
 		if (!strcmp(op_names[i], s))
 			return i;
 	return -1;
+}
+
+static const char *const mode_names[] = {
+	[MODE_F32] = "f32", [MODE_INT8] = "int8", [MODE_BF16] = "bf16", [MODE_F16] = "f16",
+};
+_Static_assert(ARRAY_LEN(mode_names) == MODE_COUNT, "one name per mode");
+
+const char *mode_name(enum ir_mode m)
+{
+	return m >= 0 && m < MODE_COUNT ? mode_names[m] : "";
+}
+
+int mode_from_name(const char *s)
+{
+	for (int i = 0; i < MODE_COUNT; i++)
+		if (!strcmp(mode_names[i], s))
+			return i;
+	return MODE_NONE;
 }

@@ -54,6 +54,12 @@ enum ir_stage {
 const char *dialect_name(enum ir_dialect d);
 const char *stage_name(enum ir_stage s);
 
+/* The precision a Tpu graph is lowered for (top2tpu --mode; per op with
+ * --qtable).  Files (IR, .tmodel) hold its name; this is the one parser. */
+enum ir_mode { MODE_NONE = -1, MODE_F32, MODE_INT8, MODE_BF16, MODE_F16, MODE_COUNT };
+const char *mode_name(enum ir_mode m);     /* "f32", "int8", ...; "" for none */
+int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
+
 /* The closed list of operators.  X(ENUM, "IRName").  Adding an operator:
  * add a line here, write lib/ops/<name>.c from lib/ops/TEMPLATE.c, and add
  * its definition to the table in lib/ops/registry.c. */
@@ -237,7 +243,7 @@ struct ir_graph {
 	enum ir_stage stage;
 	char *name;                    /* model name */
 	char *chip;                    /* tpu dialect: chip name, e.g. "tpu-a" */
-	char *mode;                    /* tpu dialect: "f32", "int8", ... */
+	enum ir_mode mode;             /* tpu dialect; MODE_NONE in top */
 	int n_tensors, cap_tensors;
 	struct ir_tensor *tensors;
 	int n_ops, cap_ops;

@@ -87,13 +87,13 @@ void ir_pack_op(msgpack_packer *pk, const struct ir_op *op, int groups)
 
 static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint64_t *offs)
 {
-	int n = 9 + (g->chip != NULL) + (g->mode != NULL);
+	int n = 9 + (g->chip != NULL) + (g->mode != MODE_NONE);
 	msgpack_pack_map(pk, (size_t)n);
 	mp_pack_str(pk, "dialect"); mp_pack_str(pk, dialect_name(g->dialect));
 	mp_pack_str(pk, "stage"); mp_pack_str(pk, stage_name(g->stage));
 	mp_pack_str(pk, "name"); mp_pack_str(pk, g->name);
 	if (g->chip) { mp_pack_str(pk, "chip"); mp_pack_str(pk, g->chip); }
-	if (g->mode) { mp_pack_str(pk, "mode"); mp_pack_str(pk, g->mode); }
+	if (g->mode != MODE_NONE) { mp_pack_str(pk, "mode"); mp_pack_str(pk, mode_name(g->mode)); }
 	mp_pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, g->neuron_bytes);
 	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, g->coeff_bytes);
 
@@ -480,8 +480,15 @@ static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *ro
 			if (mp_str(&kv->val, &g->chip) < 0)
 				return bad(r, "chip is not a string");
 		} else if (mp_key_is(kv, "mode")) {
-			if (mp_str(&kv->val, &g->mode) < 0)
+			if (mp_str(&kv->val, &s) < 0)
 				return bad(r, "mode is not a string");
+			g->mode = *s ? mode_from_name(s) : MODE_NONE;
+			if (*s && g->mode == MODE_NONE) {
+				err_set("'%s': unknown mode '%s'", r->file, s);
+				free(s);
+				return -1;
+			}
+			free(s);
 		} else if (mp_key_is(kv, "neuron_bytes") && mp_int(&kv->val, &v) == 0) {
 			g->neuron_bytes = v;
 		} else if (mp_key_is(kv, "coeff_bytes") && mp_int(&kv->val, &v) == 0) {

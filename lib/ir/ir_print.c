@@ -230,7 +230,7 @@ int ir_print_text(FILE *f, const struct ir_graph *g)
 {
 	fprintf(f, "// tpuc ir: dialect %s, stage %s, chip %s, mode %s, %d ops, %d tensors",
 		dialect_name(g->dialect), stage_name(g->stage),
-		g->chip && *g->chip ? g->chip : "none", g->mode && *g->mode ? g->mode : "none",
+		g->chip && *g->chip ? g->chip : "none", g->mode != MODE_NONE ? mode_name(g->mode) : "none",
 		g->n_ops, g->n_tensors);
 	if (g->neuron_bytes > 0 || g->coeff_bytes > 0)
 		fprintf(f, ", neuron %lld bytes, coeff %lld bytes",
@@ -336,9 +336,9 @@ int ir_print_dot(FILE *f, const struct ir_graph *g)
 		fputs(", ", f);
 		dot_str(f, g->chip);
 	}
-	if (g->mode && *g->mode) {
+	if (g->mode != MODE_NONE) {
 		fputs(" ", f);
-		dot_str(f, g->mode);
+		dot_str(f, mode_name(g->mode));
 	}
 	fputs("\", labelloc=t];\n"
 	      "  node [shape=box, fontname=\"monospace\", fontsize=10];\n"

@@ -82,7 +82,7 @@ static int mul_f32(struct kern *k)
  * fused activation's bounds (formats/tpuc-quant.5). */
 static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	int in[2];
 	float s_out;
@@ -120,7 +120,7 @@ static int add_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	/* one output scale for inputs far apart (an additive -1e4 mask on
 	 * attention scores) would wipe out the smaller one */
-	if (lc->mode == LOWER_INT8 && lower_ranges_apart(lc, op))
+	if (lc->mode == MODE_INT8 && lower_ranges_apart(lc, op))
 		return lower_fallback(lc, op);
 	return binary_lower(lc, op, 0);
 }

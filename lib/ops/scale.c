@@ -40,7 +40,7 @@ static int scale_f32(struct kern *k)
  * channel (formats/tpuc-quant.5). */
 static int scale_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = &lc->top->tensors[op->in[2]];

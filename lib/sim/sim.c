@@ -404,9 +404,8 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->inputs[i]]);
 	for (int i = 0; i < g->n_outputs; i++)
 		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->outputs[i]]);
-	enum ir_dtype dt = m->mode && !strcmp(m->mode, "int8") ? DT_I8 :
-			   m->mode && (!strcmp(m->mode, "f16") || !strcmp(m->mode, "bf16")) ? DT_F16 :
-			   DT_F32;
+	enum ir_dtype dt = m->mode == MODE_INT8 ? DT_I8 :
+			   m->mode == MODE_F16 || m->mode == MODE_BF16 ? DT_F16 : DT_F32;
 	st->peak_macs = chip_cube_macs(c, dt);
 	int64_t a = ceil_div(st->macs, st->peak_macs), b = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
 	st->bound = a > b ? a : b;
