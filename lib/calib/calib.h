@@ -1,6 +1,7 @@
 /* calib.h - calibration: per-tensor activation statistics gathered by
- * running the float Top graph over sample inputs, the threshold search (min/max
- * or KL divergence) and the calibration table file (formats/tpuc-calib.5).
+ * running the float Top graph over sample inputs and the threshold search
+ * (min/max or KL divergence), giving the calibration table of
+ * lib/quant/calib_table.h (formats/tpuc-calib.5).
  *
  * Worked example, what calibrate does:
  *

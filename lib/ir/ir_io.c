@@ -10,7 +10,6 @@
 #include "ir/bytes.h"
 #include "ir/ir.h"
 #include "ir/ir_msgpack.h"
-#include "ir/op.h"
 
 #define IR_MAGIC "TPUC-IR\0"
 #define IR_HEADER_BYTES 64

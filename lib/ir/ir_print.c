@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "ir/base.h"
-#include "ir/op.h"
 
 static const char *place_name(enum placement p)
 {
