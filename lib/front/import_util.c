@@ -17,7 +17,7 @@
 
 /* ---- name -> index map (open addressing; keys are borrowed) ---- */
 
-uint32_t name_hash(const char *s)
+static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
 	for (; *s; s++)

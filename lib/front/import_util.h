@@ -57,7 +57,6 @@ struct decoded {
 
 /* "'m.onnx': node 'conv1' (Conv): <message>"; returns -1. */
 int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint32_t name_hash(const char *s);
 int map_get(const struct name_map *m, const char *k);
 void map_put(struct name_map *m, const char *k, int v);
 void map_free(struct name_map *m);
