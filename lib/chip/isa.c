@@ -9,7 +9,7 @@
 #include "chip/isa.h"
 #include "ir/op.h"
 
-_Static_assert(OP_COUNT <= 256, "the compute command's opcode field has 8 bits");
+_Static_assert(OP_CODE_MAX < 256, "the compute command's opcode field has 8 bits");
 _Static_assert(DT_COUNT <= 16, "the DMA command's dtype field has 4 bits");
 
 /* Field of `bits` bits at bit `at` of word w. */
@@ -51,7 +51,7 @@ int isa_dma_decode(const unsigned char *in, struct isa_dma *d)
 
 void isa_cmp_encode(const struct isa_cmp *c, unsigned char *out)
 {
-	put_u64(out, FIELD(c->opcode, 0, 8) | FIELD(c->id, 8, 24) | FIELD(c->wait, 32, 32));
+	put_u64(out, FIELD(op_code((enum op_type)c->opcode), 0, 8) | FIELD(c->id, 8, 24) | FIELD(c->wait, 32, 32));
 	put_u64(out + 8, FIELD(c->layer, 0, 32) | FIELD(c->n_in, 32, 8) | FIELD(c->n_out, 40, 8) |
 			 FIELD(c->sliced, 48, 16));
 	put_u64(out + 16, FIELD(c->out_row0, 0, 16) | FIELD(c->out_rows, 16, 16) |
@@ -66,7 +66,8 @@ int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 {
 	uint64_t w0 = get_u64(in), w1 = get_u64(in + 8), w2 = get_u64(in + 16);
 	memset(c, 0, sizeof *c);
-	c->opcode = (int)GET(w0, 0, 8);
+	int code = (int)GET(w0, 0, 8);
+	c->opcode = op_from_code(code);
 	c->id = (uint32_t)GET(w0, 8, 24);
 	c->wait = (uint32_t)GET(w0, 32, 32);
 	c->layer = (uint32_t)GET(w1, 0, 32);
@@ -87,8 +88,8 @@ int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 	c->ch0 = (int)GET(w11, 0, 16);
 	c->chans = (int)GET(w11, 16, 16);
 	c->chsplit = (unsigned)GET(w11, 32, 16);
-	if (c->opcode >= OP_COUNT)
-		return err_set("compute command %u: unknown opcode %d", c->id, c->opcode);
+	if (c->opcode < 0)
+		return err_set("compute command %u: unknown opcode %d", c->id, code);
 	if (c->n_out < 1 || c->n_in + c->n_out > ISA_MAX_OPERANDS)
 		return err_set("compute command %u: %d inputs and %d outputs", c->id, c->n_in, c->n_out);
 	if (c->sliced >> (c->n_in + c->n_out) || c->chsplit >> (c->n_in + c->n_out))

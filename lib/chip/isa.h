@@ -86,7 +86,7 @@ struct isa_dma {
 
 /* ---- compute command: 96 bytes, 12 words ----
  *
- *   word 0  bits  0..7   opcode: the op type (enum op_type), as in the IR
+ *   word 0  bits  0..7   opcode: the op's stable opcode (OP_LIST, lib/ir/ir.h)
  *           bits  8..31  id: position in the compute stream, from 1
  *           bits 32..63  wait: DMA command id, 0 = none
  *   word 1  bits  0..31  layer: index into the .tmodel's layer table
@@ -119,7 +119,7 @@ struct isa_dma {
 #define ISA_NO_ADDR 0xffffffffu
 
 struct isa_cmp {
-	int opcode;          /* enum op_type */
+	int opcode;          /* enum op_type in memory; its stable opcode (op_code) on disk */
 	uint32_t id;         /* 1-based position in the compute stream (24 bits) */
 	uint32_t wait;       /* DMA command to wait for, 0 = none */
 	uint32_t layer;      /* layer table index */

@@ -564,10 +564,41 @@ out:
 	return rc;
 }
 
-#define X_NAME(e, s) s,
+#define X_NAME(e, c, s) s,
 static const char *const op_names[] = { OP_LIST(X_NAME) };
 #undef X_NAME
 _Static_assert(ARRAY_LEN(op_names) == OP_COUNT, "op name table out of step with OP_LIST");
+
+#define X_CODE(e, c, s) c,
+static const int op_codes[] = { OP_LIST(X_CODE) };
+#undef X_CODE
+
+/* Never called: the build fails here ("duplicate case value") when two
+ * lines of OP_LIST share an opcode, and on an opcode out of the ISA's
+ * range. */
+#define X_CASE(e, c, s) case c: _Static_assert((c) >= 0 && (c) <= OP_CODE_MAX, \
+					   "opcode of " s " out of range"); break;
+void op_code_unique(int c);
+void op_code_unique(int c)
+{
+	switch (c) { OP_LIST(X_CASE) default: break; }
+}
+#undef X_CASE
+
+int op_code(enum op_type t)
+{
+	return (unsigned)t < OP_COUNT ? op_codes[t] : -1;
+}
+
+/* One more than the op of each opcode; 0 where none has it. */
+#define X_BYCODE(e, c, s) [c] = OP_##e + 1,
+static const int16_t op_by_code[OP_CODE_MAX + 1] = { OP_LIST(X_BYCODE) };
+#undef X_BYCODE
+
+int op_from_code(int code)
+{
+	return code >= 0 && code <= OP_CODE_MAX ? op_by_code[code] - 1 : -1;
+}
 
 const char *op_name(enum op_type t)
 {

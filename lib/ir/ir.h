@@ -60,143 +60,154 @@ enum ir_mode { MODE_NONE = -1, MODE_F32, MODE_INT8, MODE_BF16, MODE_F16, MODE_CO
 const char *mode_name(enum ir_mode m);     /* "f32", "int8", ...; "" for none */
 int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 
-/* The closed list of operators.  X(ENUM, "IRName").  Adding an operator:
- * add a line here, write lib/ops/<name>.c from lib/ops/TEMPLATE.c, and add
- * its definition to the table in lib/ops/registry.c. */
+/* The closed list of operators.  X(ENUM, OPCODE, "IRName").
+ *
+ * OPCODE is the op's stable number in files (the compute command's opcode,
+ * formats/tpuc-isa.5): explicit, never a position, so inserting a line
+ * renumbers nothing that was ever written.  A new op takes the next unused
+ * number (0..255, the ISA's 8-bit field); op_code_unique() in ir.c stops
+ * the build when two lines share one.  enum op_type is only the position
+ * here and never leaves the process.  Adding an operator: see
+ * ARCHITECTURE.md. */
 #define OP_LIST(X) \
-	X(CONV, "Conv") \
-	X(BATCHNORM, "BatchNormalization") \
-	X(SCALE, "Scale") \
-	X(RELU, "Relu") \
-	X(CLIP, "Clip") \
-	X(MAXPOOL, "MaxPool") \
-	X(AVGPOOL, "AveragePool") \
-	X(GAVGPOOL, "GlobalAveragePool") \
-	X(ADD, "Add") \
-	X(MUL, "Mul") \
-	X(CONCAT, "Concat") \
-	X(PAD, "Pad") \
-	X(FLATTEN, "Flatten") \
-	X(RESHAPE, "Reshape") \
-	X(GEMM, "Gemm") \
-	X(MATMUL, "MatMul") \
-	X(IDENTITY, "Identity") \
-	X(CAST, "Cast") \
-	X(SQRT, "Sqrt") \
-	X(EXP, "Exp") \
-	X(LOG, "Log") \
-	X(ERF, "Erf") \
-	X(TANH, "Tanh") \
-	X(SIGMOID, "Sigmoid") \
-	X(HARDSIGMOID, "HardSigmoid") \
-	X(HARDSWISH, "HardSwish") \
-	X(NEG, "Neg") \
-	X(ABS, "Abs") \
-	X(RECIPROCAL, "Reciprocal") \
-	X(FLOOR, "Floor") \
-	X(CEIL, "Ceil") \
-	X(ROUND, "Round") \
-	X(SIGN, "Sign") \
-	X(SOFTPLUS, "Softplus") \
-	X(SOFTSIGN, "Softsign") \
-	X(ELU, "Elu") \
-	X(SELU, "Selu") \
-	X(LEAKYRELU, "LeakyRelu") \
-	X(CELU, "Celu") \
-	X(THRESHOLDEDRELU, "ThresholdedRelu") \
-	X(SHRINK, "Shrink") \
-	X(SIN, "Sin") \
-	X(COS, "Cos") \
-	X(TAN, "Tan") \
-	X(ASIN, "Asin") \
-	X(ACOS, "Acos") \
-	X(ATAN, "Atan") \
-	X(SINH, "Sinh") \
-	X(COSH, "Cosh") \
-	X(ASINH, "Asinh") \
-	X(ACOSH, "Acosh") \
-	X(ATANH, "Atanh") \
-	X(NOT, "Not") \
-	X(ISNAN, "IsNaN") \
-	X(ISINF, "IsInf") \
-	X(SUB, "Sub") \
-	X(DIV, "Div") \
-	X(POW, "Pow") \
-	X(MOD, "Mod") \
-	X(MAX, "Max") \
-	X(MIN, "Min") \
-	X(SUM, "Sum") \
-	X(MEAN, "Mean") \
-	X(EQUAL, "Equal") \
-	X(GREATER, "Greater") \
-	X(LESS, "Less") \
-	X(GREATEROREQUAL, "GreaterOrEqual") \
-	X(LESSOREQUAL, "LessOrEqual") \
-	X(AND, "And") \
-	X(OR, "Or") \
-	X(XOR, "Xor") \
-	X(BITSHIFT, "BitShift") \
-	X(PRELU, "PRelu") \
-	X(WHERE, "Where") \
-	X(REDUCEMEAN, "ReduceMean") \
-	X(REDUCEMAX, "ReduceMax") \
-	X(REDUCEMIN, "ReduceMin") \
-	X(REDUCESUM, "ReduceSum") \
-	X(REDUCEPROD, "ReduceProd") \
-	X(REDUCEL1, "ReduceL1") \
-	X(REDUCEL2, "ReduceL2") \
-	X(REDUCESUMSQUARE, "ReduceSumSquare") \
-	X(REDUCELOGSUM, "ReduceLogSum") \
-	X(REDUCELOGSUMEXP, "ReduceLogSumExp") \
-	X(ARGMAX, "ArgMax") \
-	X(ARGMIN, "ArgMin") \
-	X(SOFTMAX, "Softmax") \
-	X(LOGSOFTMAX, "LogSoftmax") \
-	X(HARDMAX, "Hardmax") \
-	X(TRANSPOSE, "Transpose") \
-	X(SQUEEZE, "Squeeze") \
-	X(UNSQUEEZE, "Unsqueeze") \
-	X(GATHER, "Gather") \
-	X(SLICE, "Slice") \
-	X(SPLIT, "Split") \
-	X(EXPAND, "Expand") \
-	X(TILE, "Tile") \
-	X(DEPTHTOSPACE, "DepthToSpace") \
-	X(SPACETODEPTH, "SpaceToDepth") \
-	X(SHAPE, "Shape") \
-	X(SIZE, "Size") \
-	X(CONSTANTOFSHAPE, "ConstantOfShape") \
-	X(RANGE, "Range") \
-	X(RESIZE, "Resize") \
-	X(LAYERNORM, "LayerNormalization") \
-	X(INSTANCENORM, "InstanceNormalization") \
-	X(LRN, "LRN") \
-	X(LPNORMALIZATION, "LpNormalization") \
-	X(MVN, "MeanVarianceNormalization") \
-	X(GATHERELEMENTS, "GatherElements") \
-	X(SCATTERELEMENTS, "ScatterElements") \
-	X(GATHERND, "GatherND") \
-	X(SCATTERND, "ScatterND") \
-	X(ONEHOT, "OneHot") \
-	X(TOPK, "TopK") \
-	X(CUMSUM, "CumSum") \
-	X(TRILU, "Trilu") \
-	X(EYELIKE, "EyeLike") \
-	X(CONVTRANSPOSE, "ConvTranspose") \
-	X(GMAXPOOL, "GlobalMaxPool") \
-	X(GELU, "Gelu") \
-	X(SILU, "SiLU") \
-	X(NLLLOSS, "NegativeLogLikelihoodLoss") \
-	X(SCELOSS, "SoftmaxCrossEntropyLoss") \
-	X(LSTM, "LSTM") \
-	X(GRU, "GRU") \
-	X(RNN, "RNN")
+	X(CONV, 0, "Conv") \
+	X(BATCHNORM, 1, "BatchNormalization") \
+	X(SCALE, 2, "Scale") \
+	X(RELU, 3, "Relu") \
+	X(CLIP, 4, "Clip") \
+	X(MAXPOOL, 5, "MaxPool") \
+	X(AVGPOOL, 6, "AveragePool") \
+	X(GAVGPOOL, 7, "GlobalAveragePool") \
+	X(ADD, 8, "Add") \
+	X(MUL, 9, "Mul") \
+	X(CONCAT, 10, "Concat") \
+	X(PAD, 11, "Pad") \
+	X(FLATTEN, 12, "Flatten") \
+	X(RESHAPE, 13, "Reshape") \
+	X(GEMM, 14, "Gemm") \
+	X(MATMUL, 15, "MatMul") \
+	X(IDENTITY, 16, "Identity") \
+	X(CAST, 17, "Cast") \
+	X(SQRT, 18, "Sqrt") \
+	X(EXP, 19, "Exp") \
+	X(LOG, 20, "Log") \
+	X(ERF, 21, "Erf") \
+	X(TANH, 22, "Tanh") \
+	X(SIGMOID, 23, "Sigmoid") \
+	X(HARDSIGMOID, 24, "HardSigmoid") \
+	X(HARDSWISH, 25, "HardSwish") \
+	X(NEG, 26, "Neg") \
+	X(ABS, 27, "Abs") \
+	X(RECIPROCAL, 28, "Reciprocal") \
+	X(FLOOR, 29, "Floor") \
+	X(CEIL, 30, "Ceil") \
+	X(ROUND, 31, "Round") \
+	X(SIGN, 32, "Sign") \
+	X(SOFTPLUS, 33, "Softplus") \
+	X(SOFTSIGN, 34, "Softsign") \
+	X(ELU, 35, "Elu") \
+	X(SELU, 36, "Selu") \
+	X(LEAKYRELU, 37, "LeakyRelu") \
+	X(CELU, 38, "Celu") \
+	X(THRESHOLDEDRELU, 39, "ThresholdedRelu") \
+	X(SHRINK, 40, "Shrink") \
+	X(SIN, 41, "Sin") \
+	X(COS, 42, "Cos") \
+	X(TAN, 43, "Tan") \
+	X(ASIN, 44, "Asin") \
+	X(ACOS, 45, "Acos") \
+	X(ATAN, 46, "Atan") \
+	X(SINH, 47, "Sinh") \
+	X(COSH, 48, "Cosh") \
+	X(ASINH, 49, "Asinh") \
+	X(ACOSH, 50, "Acosh") \
+	X(ATANH, 51, "Atanh") \
+	X(NOT, 52, "Not") \
+	X(ISNAN, 53, "IsNaN") \
+	X(ISINF, 54, "IsInf") \
+	X(SUB, 55, "Sub") \
+	X(DIV, 56, "Div") \
+	X(POW, 57, "Pow") \
+	X(MOD, 58, "Mod") \
+	X(MAX, 59, "Max") \
+	X(MIN, 60, "Min") \
+	X(SUM, 61, "Sum") \
+	X(MEAN, 62, "Mean") \
+	X(EQUAL, 63, "Equal") \
+	X(GREATER, 64, "Greater") \
+	X(LESS, 65, "Less") \
+	X(GREATEROREQUAL, 66, "GreaterOrEqual") \
+	X(LESSOREQUAL, 67, "LessOrEqual") \
+	X(AND, 68, "And") \
+	X(OR, 69, "Or") \
+	X(XOR, 70, "Xor") \
+	X(BITSHIFT, 71, "BitShift") \
+	X(PRELU, 72, "PRelu") \
+	X(WHERE, 73, "Where") \
+	X(REDUCEMEAN, 74, "ReduceMean") \
+	X(REDUCEMAX, 75, "ReduceMax") \
+	X(REDUCEMIN, 76, "ReduceMin") \
+	X(REDUCESUM, 77, "ReduceSum") \
+	X(REDUCEPROD, 78, "ReduceProd") \
+	X(REDUCEL1, 79, "ReduceL1") \
+	X(REDUCEL2, 80, "ReduceL2") \
+	X(REDUCESUMSQUARE, 81, "ReduceSumSquare") \
+	X(REDUCELOGSUM, 82, "ReduceLogSum") \
+	X(REDUCELOGSUMEXP, 83, "ReduceLogSumExp") \
+	X(ARGMAX, 84, "ArgMax") \
+	X(ARGMIN, 85, "ArgMin") \
+	X(SOFTMAX, 86, "Softmax") \
+	X(LOGSOFTMAX, 87, "LogSoftmax") \
+	X(HARDMAX, 88, "Hardmax") \
+	X(TRANSPOSE, 89, "Transpose") \
+	X(SQUEEZE, 90, "Squeeze") \
+	X(UNSQUEEZE, 91, "Unsqueeze") \
+	X(GATHER, 92, "Gather") \
+	X(SLICE, 93, "Slice") \
+	X(SPLIT, 94, "Split") \
+	X(EXPAND, 95, "Expand") \
+	X(TILE, 96, "Tile") \
+	X(DEPTHTOSPACE, 97, "DepthToSpace") \
+	X(SPACETODEPTH, 98, "SpaceToDepth") \
+	X(SHAPE, 99, "Shape") \
+	X(SIZE, 100, "Size") \
+	X(CONSTANTOFSHAPE, 101, "ConstantOfShape") \
+	X(RANGE, 102, "Range") \
+	X(RESIZE, 103, "Resize") \
+	X(LAYERNORM, 104, "LayerNormalization") \
+	X(INSTANCENORM, 105, "InstanceNormalization") \
+	X(LRN, 106, "LRN") \
+	X(LPNORMALIZATION, 107, "LpNormalization") \
+	X(MVN, 108, "MeanVarianceNormalization") \
+	X(GATHERELEMENTS, 109, "GatherElements") \
+	X(SCATTERELEMENTS, 110, "ScatterElements") \
+	X(GATHERND, 111, "GatherND") \
+	X(SCATTERND, 112, "ScatterND") \
+	X(ONEHOT, 113, "OneHot") \
+	X(TOPK, 114, "TopK") \
+	X(CUMSUM, 115, "CumSum") \
+	X(TRILU, 116, "Trilu") \
+	X(EYELIKE, 117, "EyeLike") \
+	X(CONVTRANSPOSE, 118, "ConvTranspose") \
+	X(GMAXPOOL, 119, "GlobalMaxPool") \
+	X(GELU, 120, "Gelu") \
+	X(SILU, 121, "SiLU") \
+	X(NLLLOSS, 122, "NegativeLogLikelihoodLoss") \
+	X(SCELOSS, 123, "SoftmaxCrossEntropyLoss") \
+	X(LSTM, 124, "LSTM") \
+	X(GRU, 125, "GRU") \
+	X(RNN, 126, "RNN")
 
-#define X_ENUM(e, s) OP_##e,
+#define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };
 const char *op_name(enum op_type t);     /* "Conv", ...; "?" if out of range */
 int op_type_from_name(const char *s);    /* -1 if unknown */
 #undef X_ENUM
+#define OP_CODE_MAX 255
+/* The stable opcode of T (OP_LIST), and the op whose opcode is CODE (-1 if
+ * none). */
+int op_code(enum op_type t);
+int op_from_code(int code);
 
 enum attr_kind { ATTR_INT, ATTR_FLOAT, ATTR_INTS, ATTR_FLOATS, ATTR_STR };
 

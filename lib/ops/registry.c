@@ -3,10 +3,10 @@
  * stages below reach the operators only through this table. */
 #include "ir/op.h"
 
-#define X_DECL(e, s) extern const struct op_def op_def_##e;
+#define X_DECL(e, c, s) extern const struct op_def op_def_##e;
 OP_LIST(X_DECL)
 #undef X_DECL
 
-#define X_ENTRY(e, s) [OP_##e] = &op_def_##e,
+#define X_ENTRY(e, c, s) [OP_##e] = &op_def_##e,
 const struct op_def *const op_defs[OP_COUNT] = { OP_LIST(X_ENTRY) };
 #undef X_ENTRY
