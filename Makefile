@@ -33,7 +33,7 @@ ifeq ($(WERROR),1)
 WARNFLAGS += -Werror
 endif
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -fopenmp
-ALL_CPPFLAGS := -Ilib -Ilib/api -I$(B)/gen -MMD -MP $(CPPFLAGS)
+ALL_CPPFLAGS := -Ilib -I$(B)/gen -MMD -MP $(CPPFLAGS)
 LDLIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread
 ALL_LDFLAGS := $(SANFLAGS) -fopenmp $(LDFLAGS)
 
@@ -42,7 +42,7 @@ TOOLS := onnx2top top-opt calibrate top2tpu weight-reorder layergroup \
 
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 GEN_C := $(B)/gen/onnx.pb-c.c
-LIB_SRC := $(sort $(wildcard lib/*.c lib/ops/*.c lib/api/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 TOOL_BIN := $(TOOLS:%=$(B)/bin/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))

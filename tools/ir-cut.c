@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "cli.h"
-#include "ir.h"
-#include "ir_cut.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "passes/ir_cut.h"
 
 static const char prog[] = "ir-cut";
 static const char usage[] = "usage: ir-cut [IN] --at NAME[,NAME...] [-o OUT]\n";

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "cli.h"
-#include "isa.h"
-#include "op.h"
-#include "tmodel.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "chip/isa.h"
+#include "ir/op.h"
+#include "chip/tmodel.h"
 
 static const char prog[] = "tmodel-info";
 static const char usage[] = "usage: tmodel-info [MODEL.tmodel] [--json] [-o OUT]\n";
@@ -105,7 +105,7 @@ static void print_json(FILE *f, const struct tmodel *m, const struct info *in)
 	fprintf(f, ",\n  \"chip\": ");
 	json_str(f, m->chip);
 	fprintf(f, ",\n  \"mode\": ");
-	json_str(f, m->mode);
+	json_str(f, mode_name(m->mode));
 	fprintf(f, ",\n  \"producer\": ");
 	if (m->producer)
 		json_str(f, m->producer);
@@ -152,7 +152,7 @@ static void print_text(FILE *f, const struct tmodel *m, const struct info *in)
 	const struct ir_graph *g = m->g;
 	fprintf(f, "name     %s\n", m->name ? m->name : "");
 	fprintf(f, "chip     %s\n", m->chip);
-	fprintf(f, "mode     %s\n", m->mode);
+	fprintf(f, "mode     %s\n", mode_name(m->mode));
 	fprintf(f, "producer %s\n", m->producer ? m->producer : "unknown (before tpuc 0.9.0)");
 	fprintf(f, "format   %d\n", TMODEL_VERSION);
 	text_io(f, "input", g, g->n_inputs, g->inputs);

@@ -2,20 +2,20 @@
  * and runs on the simulator, through the same library calls as tpu-sim,
  * so that a program gets tpu-sim's results bit for bit.
  */
-#include "tpuc.h"
+#include "api/tpuc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "chip.h"
-#include "ir.h"
-#include "npz.h"
-#include "sim.h"
-#include "tmodel.h"
-#include "version.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
+#include "ir/version.h"
 
 _Static_assert(TPUC_BOOL == (int)DT_BOOL && DT_COUNT == 9, "tpuc_dtype follows enum ir_dtype");
 _Static_assert(TPUC_MAX_RANK == IR_MAX_RANK, "TPUC_MAX_RANK is IR_MAX_RANK");
@@ -144,7 +144,7 @@ void tpuc_close(tpuc_model *m)
 
 const char *tpuc_model_name(const tpuc_model *m) { return m->m->name ? m->m->name : ""; }
 const char *tpuc_model_chip(const tpuc_model *m) { return m->m->chip; }
-const char *tpuc_model_mode(const tpuc_model *m) { return m->m->mode; }
+const char *tpuc_model_mode(const tpuc_model *m) { return mode_name(m->m->mode); }
 int tpuc_num_inputs(const tpuc_model *m) { return m->n_in; }
 int tpuc_num_outputs(const tpuc_model *m) { return m->n_out; }
 
