@@ -16,7 +16,7 @@ INCLUDEDIR = $(PREFIX)/include
 PKGCONFIGDIR = $(LIBDIR)/pkgconfig
 COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 DOCDIR = $(PREFIX)/share/doc/tpuc
-VERSION := $(shell sed -n 's/^\#define TPUC_VERSION "\(.*\)"/\1/p' lib/version.h)
+VERSION := $(shell sed -n 's/^\#define TPUC_VERSION "\(.*\)"/\1/p' lib/ir/version.h)
 CC ?= gcc
 
 ifeq ($(SAN),1)
@@ -110,7 +110,7 @@ models: $(TOOL_BIN)
 	$(MAKE) --no-print-directory -f pipelines/models.mk TPUC_BIN=$(CURDIR)/$(B)/bin OUTROOT=$(B)/models
 
 # The pkg-config file for the installed library and header.
-$(B)/tpuc.pc: lib/version.h Makefile
+$(B)/tpuc.pc: lib/ir/version.h Makefile
 	@mkdir -p $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 		'Name: tpuc' 'Description: run tpuc .tmodel files on the simulated TPU (tpuc(3))' \
