@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "limit.h"
 
 static int fd = -1;
 static char name[64];
@@ -63,4 +64,12 @@ int fuzz_zero_inputs(const struct ir_graph *g, struct npz *z)
 		free(zero);
 	}
 	return 0;
+}
+
+/* A model may claim far less memory here than a tool allows by default,
+ * so that a size check that is missing shows as an allocation over
+ * libFuzzer's -malloc_limit_mb instead of passing. */
+__attribute__((constructor)) static void fuzz_limits(void)
+{
+	limit_set_max_memory((int64_t)256 << 20);
 }

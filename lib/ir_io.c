@@ -9,6 +9,7 @@
 #include "base.h"
 #include "bytes.h"
 #include "ir.h"
+#include "limit.h"
 #include "ir_msgpack.h"
 #include "op.h"
 
@@ -542,9 +543,13 @@ int ir_read(const char *path, struct ir_graph **out)
 	msgpack_unpacked res;
 	msgpack_unpacked_init(&res);
 	size_t off = 0;
-	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = -1;
+	if (limit_check_msgpack(p + IR_HEADER_BYTES, glen) < 0) {
+		err_prefix("'%s': corrupt IR", shown);
+		goto out;
+	}
+	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	if (ret != MSGPACK_UNPACK_SUCCESS || off != glen) {
 		err_set("'%s': corrupt IR: the graph does not decode", shown);
 		goto out;
@@ -558,7 +563,7 @@ int ir_read(const char *path, struct ir_graph **out)
 		err_prefix("'%s': invalid IR", shown);
 		goto out;
 	}
-	if (ir_verify_ops(g) < 0) {
+	if (ir_verify_ops(g) < 0 || limit_check_requant(g) < 0) {
 		err_prefix("'%s'", shown);
 		goto out;
 	}

@@ -13,6 +13,7 @@
 
 #include "base.h"
 #include "convert.h"
+#include "limit.h"
 #include "npz.h"
 #include "onnx.pb-c.h"
 #include "onnx_einsum.h"
@@ -449,7 +450,8 @@ static int attr_str(struct imp *im, const char *name, const char *def, char *buf
 	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
 		return attr_type_err(im, name, "a string");
 	size_t n = a->s.len < size - 1 ? a->s.len : size - 1;
-	memcpy(buf, a->s.data, n);
+	if (n)
+		memcpy(buf, a->s.data, n);
 	buf[n] = 0;
 	return 0;
 }
@@ -705,10 +707,11 @@ static int cv_reshape(struct imp *im, struct ir_op *op)
 			if (infer_at >= 0)
 				return node_err(im, "shape has more than one -1");
 			infer_at = i;
-		} else if (shape[i] < 0) {
-			return node_err(im, "shape[%d] is %lld", i, (long long)shape[i]);
-		} else {
-			rest *= shape[i];
+		} else if (shape[i] < 0 || shape[i] > IR_MAX_DIM) {
+			return node_err(im, "shape[%d] is %lld, out of range [0, %d]", i,
+					(long long)shape[i], IR_MAX_DIM);
+		} else if (__builtin_mul_overflow(rest, shape[i], &rest)) {
+			return node_err(im, "the shape's element count overflows");
 		}
 	}
 	int64_t numel = tensor_numel(x);
@@ -1794,7 +1797,7 @@ static int infer_node_ops(struct imp *im, int first)
 	for (int i = first; i < g->n_ops; i++) {
 		struct ir_op *op = &g->ops[i];
 		const struct op_def *def = op_defs[op->type];
-		if (!def->infer || def->infer(g, op) < 0)
+		if (!def->infer || def->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
 		for (int j = 0; j < op->n_out; j++)
 			set_known(im, op->out[j]);
