@@ -13,6 +13,7 @@
 #include "base.h"
 #include "op.h"
 #include "quant.h"
+#include "limit.h"
 #include "sim.h"
 
 struct machine {
@@ -555,6 +556,8 @@ static int ddr_size(const struct tmodel *m, const struct chip *c, const char *fi
 		if (t->addr >= 0 && t->addr + bytes > need)
 			need = t->addr + bytes;
 	}
+	if (limit_check(need + c->lanes * c->lmem_bytes, "the simulated DDR and local memory") < 0)
+		return err_prefix("'%s'", file);
 	*len = need;
 	return 0;
 }
