@@ -40,5 +40,11 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
  * that way, -2 when they do not fit local memory (nor would any longer run
  * from FIRST).  layergroup's cost model. */
 int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
+/* Between these, G (which must not change) has its uses indexed once, so
+ * that planning every run of ops stays linear in the graph: layergroup()
+ * and codegen() bracket their work with them.  Without, each run scans
+ * the ops after it. */
+void codegen_uses_begin(const struct ir_graph *g);
+void codegen_uses_end(void);
 
 #endif

@@ -33,6 +33,7 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 			single[i] = unknown;
 	}
 	int id = 0;
+	codegen_uses_begin(g);
 	for (int i = 0; i < n; id++) {
 		int best = i + 1;
 		int64_t sum = single[i], best_save = 0;
@@ -54,6 +55,7 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 		}
 		i = best;
 	}
+	codegen_uses_end();
 	free(single);
 	err_set("%s", "");
 	g->stage = STAGE_GROUPED;
