@@ -55,6 +55,10 @@ int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, in
 
 /* The live op that produces tensor t, or -1 (graph input, weight). */
 int pass_producer(const struct ir_graph *g, int t);
+/* pass_producer and pass_uses answer from an index of the graph; a pass
+ * that changes op inputs or outputs outside rewrite_run and the helpers
+ * here calls this before asking again. */
+void pass_index_drop(void);
 /* How many live op inputs read tensor t, plus one if it is a graph output. */
 int pass_uses(const struct ir_graph *g, int t);
 int pass_is_output(const struct ir_graph *g, int t);
