@@ -66,6 +66,9 @@ struct plan {
 	dnnl_memory_t *mem;        /* weights in primitive layouts, biases */
 	int *last;                 /* per tensor: the last op that reads it (INT_MAX:
 				      a graph output), for reusing its buffer */
+	struct pdcache *pdcache;   /* descriptors made so far (interp_pdcache.c) */
+	int *dying_start, *dying;  /* per op i: the tensors whose last op it is,
+				      dying[dying_start[i] .. dying_start[i + 1]) */
 	int npool, cappool;
 	struct pbuf { void *buf; size_t size; } *pool;   /* buffers of dead tensors */
 	size_t fresh, reused;      /* bytes of activation buffers allocated, reused */
@@ -141,6 +144,11 @@ static inline int same_shape(const struct ir_tensor *a, const struct ir_tensor *
 
 /* ---- post-ops and the ops fused as post-ops (interp_plan_fuse.c) ---- */
 
+/* Index the readers of every tensor of G (unchanged until _end) for the
+ * fusion matchers: plan_build brackets its work with these. */
+void fuse_readers_begin(const struct ir_graph *g);
+void fuse_readers_end(void);
+
 struct postops {
 	int n;
 	struct {
@@ -152,6 +160,17 @@ struct postops {
 		dnnl_memory_desc_t md; /* binary: its layout, broadcast to the dst */
 	} e[PO_MAX];
 };
+
+/* 1 when the primitive descriptor for the op descriptor DESC (DESC_SIZE
+ * bytes, 0: no caching) with post-ops PO was made before: *PD its clone,
+ * or NULL when oneDNN refused it; 0 when it is not known. */
+int pdcache_get(struct plan *p, const void *desc, size_t desc_size, const struct postops *po,
+		dnnl_primitive_desc_t *pd);
+/* Keep a clone of PD (NULL: refused) under that key. */
+void pdcache_put(struct plan *p, const void *desc, size_t desc_size, const struct postops *po,
+		 const_dnnl_primitive_desc_t pd);
+/* Drop them all (plan_build's end). */
+void pdcache_free(struct plan *p);
 
 /* What a primitive for op opi computes: its own activation (or INIT), then, when the
  * plan fuses, the ops after it that fold in as post-ops while each is the

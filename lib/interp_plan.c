@@ -290,6 +290,9 @@ void plan_free(struct plan *p)
 		free(p->pool[i].buf);
 	free(p->pool);
 	free(p->last);
+	pdcache_free(p);
+	free(p->dying_start);
+	free(p->dying);
 	free(p->mem);
 	free(p->s);
 	free(p->t);
@@ -300,12 +303,23 @@ void plan_free(struct plan *p)
 /* After the steps of op i: the buffers of tensors no later op reads. */
 static void plan_release(struct plan *p, int i)
 {
-	for (int t = 0; t < p->g->n_tensors; t++)
-		if (p->last[t] == i)
-			ver_release(p, t);
+	for (int k = p->dying_start[i]; k < p->dying_start[i + 1]; k++)
+		ver_release(p, p->dying[k]);
 }
 
+static struct plan *plan_build_indexed(struct interp *it, int fuse, int materialise);
+
 struct plan *plan_build(struct interp *it, int fuse, int materialise)
+{
+	fuse_readers_begin(it->g);
+	struct plan *p = plan_build_indexed(it, fuse, materialise);
+	fuse_readers_end();
+	if (p)
+		pdcache_free(p);
+	return p;
+}
+
+static struct plan *plan_build_indexed(struct interp *it, int fuse, int materialise)
 {
 	const struct ir_graph *g = it->g;
 	struct plan *p = xcalloc(1, sizeof *p);
@@ -329,6 +343,22 @@ struct plan *plan_build(struct interp *it, int fuse, int materialise)
 	}
 	for (int i = 0; i < g->n_outputs; i++)
 		p->last[g->outputs[i]] = INT_MAX;
+	/* The tensors each op is the last to read, by op (counting sort). */
+	p->dying_start = xcalloc((size_t)g->n_ops + 2, sizeof *p->dying_start);
+	p->dying = xmalloc(((size_t)g->n_tensors + 1) * sizeof *p->dying);
+	for (int t = 0; t < g->n_tensors; t++)
+		if (p->last[t] >= 0 && p->last[t] < g->n_ops)
+			p->dying_start[p->last[t] + 1]++;
+	for (int i = 0; i < g->n_ops; i++)
+		p->dying_start[i + 1] += p->dying_start[i];
+	{
+		int *fill = xmalloc(((size_t)g->n_ops + 1) * sizeof *fill);
+		memcpy(fill, p->dying_start, (size_t)g->n_ops * sizeof *fill);
+		for (int t = 0; t < g->n_tensors; t++)
+			if (p->last[t] >= 0 && p->last[t] < g->n_ops)
+				p->dying[fill[p->last[t]]++] = t;
+		free(fill);
+	}
 	const char *env = getenv("TPUC_PLAN");
 	int show = env && !strcmp(env, "show");
 	if (dnnl_get_engine(&p->eng, &p->strm) < 0)

@@ -126,18 +126,22 @@ static dnnl_primitive_desc_t prim_desc(struct plan *p, const_dnnl_op_desc_t desc
  * longest chain oneDNN takes, down to none (none only, unless p->fuse).
  * *C is the chain of the descriptor returned. */
 static dnnl_primitive_desc_t fused_desc(struct plan *p, int opi, const_dnnl_op_desc_t desc,
-					const struct postops *init, struct chain *c)
+					size_t desc_size, const struct postops *init,
+					struct chain *c)
 {
 	dnnl_primitive_desc_t pd = NULL;
 	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
 		chain_build(p, opi, fuse, 0, init, c);
 		if (fuse && c->nskip == 0)
 			continue;
+		if (pdcache_get(p, desc, desc_size, &c->po, &pd))
+			continue;
 		dnnl_primitive_attr_t attr = po_attr(&c->po);
 		if (!attr)
 			continue;
 		pd = prim_desc(p, desc, attr);
 		dnnl_primitive_attr_destroy(attr);
+		pdcache_put(p, desc, desc_size, &c->po, pd);
 	}
 	return pd;
 }
@@ -479,8 +483,9 @@ static int plan_binary(struct plan *p, int opi)
 	dnnl_binary_desc_t bd;
 	struct chain c;
 	dnnl_primitive_desc_t pd;
+	memset(&bd, 0, sizeof bd);
 	if (dnnl_binary_desc_init(&bd, alg, &av->md, &bmd, &av->md) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &bd, NULL, &c)))
+	    !(pd = fused_desc(p, opi, &bd, sizeof bd, NULL, &c)))
 		return 0;
 	struct pver *yv;
 	dnnl_memory_t bmem;
@@ -528,9 +533,10 @@ static int plan_eltwise(struct plan *p, int opi)
 	dnnl_eltwise_desc_t ed;
 	struct chain c;
 	dnnl_primitive_desc_t pd;
+	memset(&ed, 0, sizeof ed);
 	if (dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, own.e[0].alg, &xv->md,
 					   own.e[0].a, own.e[0].b) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &ed, &rest, &c)))
+	    !(pd = fused_desc(p, opi, &ed, sizeof ed, &rest, &c)))
 		return 0;
 	struct pver *yv;
 	if (ver_add(p, c.out, &xv->md, &yv) < 0) {
@@ -686,7 +692,7 @@ static int plan_matmul(struct plan *p, int opi)
 	struct chain c;
 	dnnl_primitive_desc_t pd;
 	if (dnnl_matmul_desc_init(&md, &a_md, cb ? &any_b : &b_md, NULL, &y_md) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &md, NULL, &c)))
+	    !(pd = fused_desc(p, opi, &md, 0, NULL, &c)))
 		return 0;
 	dnnl_memory_t am, bm, ym;
 	if (plain_view(p, opi, op->in[0], r, ad, &am) < 0 ||
