@@ -2332,6 +2332,8 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 		       const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
 {
 	*out = NULL;
+	if (onnx_check_depth(buf, len, path) < 0)
+		return -1;
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m || !m->graph) {
 		if (m)

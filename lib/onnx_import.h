@@ -20,6 +20,14 @@
 /* Highest ONNX IR version (ModelProto.ir_version) read: 10, ONNX 1.16.
  * Later versions may change the format in ways this reader cannot see. */
 #define ONNX_IR_VERSION_MAX 10
+/* Deepest nesting of messages read (a subgraph in an attribute of a node
+ * of a graph is three levels): the protobuf decoder recurses once per
+ * level, so deeper models are refused before it runs (lib/onnx_depth.c). */
+#define ONNX_MAX_DEPTH 96
+
+/* 0 when the model in buf[0..len) nests its messages at most
+ * ONNX_MAX_DEPTH deep, else -1 with "'PATH': ... nested more than ..." */
+int onnx_check_depth(const void *buf, size_t len, const char *path);
 
 /* Parse the ONNX model in buf[0..len) and build a Top graph at STAGE_ORIGIN
  * with every tensor's shape inferred.  path_for_messages names the model in

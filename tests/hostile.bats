@@ -138,3 +138,7 @@ PYEOF
 	refused ir_version_99 "ir_version 99 is not supported \(1 to 10\)"
 	refused ir_version_0 "ir_version 0 is not supported \(1 to 10\)"
 }
+
+@test "a subgraph nested 100,000 deep is refused before the decoder recurses" {
+	refused nested_100000 "graphs, attributes or types nested more than 96 deep \(at byte [0-9]+\)"
+}
