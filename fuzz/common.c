@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "limit.h"
+#include "ir/limit.h"
 
 static int fd = -1;
 static char name[64];

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir.h"
-#include "npz.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

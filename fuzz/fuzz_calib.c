@@ -1,6 +1,7 @@
 /* fuzz_calib.c - the calibration table reader (top2tpu --calib), and the
  * statistics file of calibrate --collect / --merge (the first byte picks). */
-#include "calib.h"
+#include "calib/calib.h"
+#include "quant/calib_table.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "interp.h"
+#include "run/interp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,8 +1,8 @@
 /* fuzz_onnx.c - onnx2top's reader: import an ONNX model (constant folding
  * and shape inference included), then canonicalise it as top-opt does. */
 #include "fuzz.h"
-#include "onnx_import.h"
-#include "passes.h"
+#include "front/onnx_import.h"
+#include "passes/passes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

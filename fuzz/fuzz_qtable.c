@@ -1,6 +1,6 @@
 /* fuzz_qtable.c - the qtable reader (top2tpu --qtable). */
 #include "fuzz.h"
-#include "lower.h"
+#include "back/lower.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

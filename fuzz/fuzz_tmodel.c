@@ -1,9 +1,9 @@
 /* fuzz_tmodel.c - the .tmodel reader (tpu-sim), then, for a small model,
  * one simulated run on zero inputs. */
-#include "chip.h"
+#include "chip/chip.h"
 #include "fuzz.h"
-#include "sim.h"
-#include "tmodel.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base.h"
+#include "ir/base.h"
 #include "fuzz.h"
 
 static long runs;

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
 
 static int bn_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -10,9 +10,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 /* ---- shared copy helpers ---- */
 
@@ -584,7 +584,7 @@ static int range_run(struct kern *k)
 }
 
 /* Slicing rules (codegen): output rows along H.  Transpose: rows of input
- * axis perm[2] (lib/isa.h, isa_slice_axis), refused (first row -1) unless
+ * axis perm[2] (lib/chip/isa.h, isa_slice_axis), refused (first row -1) unless
  * that axis is 2 or 3.  Slice: the same rows when the slice leaves H
  * alone, else refused.  Split: below, likewise. */
 static void transpose_slice_h(const struct ir_graph *g, const struct ir_op *op,

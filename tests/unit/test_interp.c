@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "interp.h"
-#include "ir.h"
-#include "npz.h"
-#include "op.h"
+#include "ir/base.h"
+#include "run/interp.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "ir/op.h"
 
 static int checks, failures;
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base.h"
+#include "ir/base.h"
 
 #include "check.h"
 
