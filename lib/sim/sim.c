@@ -16,6 +16,7 @@
 #include "quant/quant.h"
 #include "chip/cost.h"
 #include "sim/sim.h"
+#include "ir/limit.h"
 
 struct machine {
 	const struct tmodel *m;
@@ -437,6 +438,8 @@ static int ddr_size(const struct tmodel *m, const struct chip *c, const char *fi
 		if (t->addr >= 0 && t->addr + bytes > need)
 			need = t->addr + bytes;
 	}
+	if (limit_check(need + c->lanes * c->lmem_bytes, "the simulated DDR and local memory") < 0)
+		return err_prefix("'%s'", file);
 	*len = need;
 	return 0;
 }
