@@ -14,9 +14,9 @@
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/tmodel.h"
+#include "ir/limit.h"
 #include "ir/file_kind.h"
 #include "ir/version.h"
-#include "ir/limit.h"
 
 #define ALIGN 64
 

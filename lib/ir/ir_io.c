@@ -10,8 +10,8 @@
 #include "ir/bytes.h"
 #include "ir/ir.h"
 #include "ir/ir_msgpack.h"
-#include "ir/file_kind.h"
 #include "ir/limit.h"
+#include "ir/file_kind.h"
 
 #define IR_MAGIC "TPUC-IR\0"
 #define IR_HEADER_BYTES 64
