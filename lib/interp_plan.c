@@ -414,7 +414,9 @@ int plan_run(struct interp *it, struct plan *p,
 			dnnl_stream_wait(p->strm);
 			kern_from_graph(&k, g, op, it->val);
 			k.nthreads = it->nthreads;
-			if (op_defs[op->type]->run_f32(&k) < 0)
+			int rc = op_defs[op->type]->run_f32(&k);
+			kern_done(&k);
+			if (rc < 0)
 				return -1;
 		}
 		if (it->op_ms) {

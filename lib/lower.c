@@ -274,9 +274,6 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
  * kept in f32 in float modes. */
 static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs)
 {
-	int in[OP_MAX_IO], out[OP_MAX_IO];
-	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
-		return op_error(op, "too many inputs or outputs");
 	int q = lc->mode == LOWER_INT8;
 	enum ir_dtype fdt = lower_float_dtype(lc->mode);
 	/* in int8, an op that only moves or clamps values follows its input:
@@ -293,6 +290,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		q = 0;
 		fdt = lower_float_dtype(lc->fallback);
 	}
+	int *in = xcalloc((size_t)op->n_in + 1, sizeof *in);
+	int *out = xcalloc((size_t)op->n_out + 1, sizeof *out);
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
 			in[i] = -1;
@@ -302,8 +301,11 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 			in[i] = lower_float_input(lc, op, op->in[i],
 						  f32_inputs >> i & 1 && lc->top->tensors[op->in[i]].data
 						  ? DT_F32 : fdt);
-		if (op->in[i] >= 0 && in[i] < 0)
+		if (op->in[i] >= 0 && in[i] < 0) {
+			free(in);
+			free(out);
 			return -1;
+		}
 	}
 	float scale = 0;
 	int zp = 0;
@@ -321,6 +323,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
+	free(in);
+	free(out);
 	return 0;
 }
 
@@ -405,10 +409,10 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	float sx = lc->tpu->tensors[x].scale, xin[256], yout[256];
 	for (int c = 0; c < 256; c++)
 		xin[c] = sx * (float)((dx == DT_U8 ? c : (int8_t)(uint8_t)c) - zx);
+	struct view kin = { .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	struct view kout = { .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
 	struct kern k = { .g = lc->top, .op = op, .n_in = 1, .n_out = 1, .nthreads = 1,
-			  .in_full_h = 256 };
-	k.in[0] = (struct view){ .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
-	k.out[0] = (struct view){ .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+			  .in_full_h = 256, .in = &kin, .out = &kout };
 	if (op_defs[op->type]->run_f32(&k) < 0)
 		return -1;
 	/* The output covers every value the table gives for the inputs

@@ -4,6 +4,7 @@
  */
 #include "onnx_import.h"
 
+#include <limits.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -1050,22 +1051,27 @@ static int cv_slice(struct imp *im, struct ir_op *op)
 
 static int cv_split(struct imp *im, struct ir_op *op)
 {
-	int64_t axis, split[OP_MAX_IO];
-	int n = 0;
+	int64_t axis;
+	int n = 0, cap = op->n_out + 1;   /* one size per output */
 	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
 		return -1;
+	int64_t *split = xcalloc((size_t)cap, sizeof *split);
 	if (attr_find(im->node, "split")) {
-		if (attr_ints(im, "split", split, OP_MAX_IO, &n) < 0)
-			return -1;
+		if (attr_ints(im, "split", split, cap, &n) < 0)
+			goto bad;
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
-		if (const_ints(im, op->in[1], "split", split, OP_MAX_IO, &n) < 0)
-			return -1;
+		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
+			goto bad;
 	}
 	op->n_in = 1;
 	op_set_int(op, "axis", axis);
 	if (n)
 		op_set_ints(op, "split", n, split);
+	free(split);
 	return 0;
+bad:
+	free(split);
+	return -1;
 }
 
 /* Expand, Tile: the constant second input becomes attribute `name`. */
@@ -1654,7 +1660,7 @@ static const struct node_rule node_rules[] = {
 	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
 	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
 	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
-	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, OP_MAX_IO },
+	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, INT_MAX },
 	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },
 	{ "Tile", 2, 2, { 0 }, cv_tile, NULL, 0 },
 	{ "DepthToSpace", 1, 1, { "blocksize", "mode" }, cv_depthtospace, NULL, 0 },
@@ -1759,17 +1765,19 @@ static int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, cons
 			   const char *suffix)
 {
 	struct ir_graph *g = im->g;
-	int o = g->ops[k].out[0], ins[OP_MAX_IO];
+	int o = g->ops[k].out[0], *ins = xcalloc((size_t)n_in + 1, sizeof *ins);
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", g->tensors[o].name, suffix);
 	char *name = graph_unique_name(g, base, 1);
 	int mid = graph_add_tensor(g, name, DT_F32, 0, NULL);
 	free(name);
 	g->ops[k].out[0] = mid;
-	for (int i = 0; i < n_in && i < OP_MAX_IO; i++)
+	for (int i = 0; i < n_in; i++)
 		ins[i] = in[i] < 0 ? mid : in[i];
 	snprintf(base, sizeof base, "%s_%s", im->node_name, suffix);
-	return graph_add_op(g, t, base, n_in, ins, 1, &o);
+	int r = graph_add_op(g, t, base, n_in, ins, 1, &o);
+	free(ins);
+	return r;
 }
 
 /* Kernels that take f32 only (the other ops check dtypes in infer). */
@@ -1973,7 +1981,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			set_known(im, in[1]);
 		}
 	}
-	int outs[OP_MAX_IO];
+	int *outs = xcalloc((size_t)n_out + 1, sizeof *outs);
 	for (int i = 0; i < n_out; i++) {
 		const char *on = n->output[i] && *n->output[i] ? n->output[i] : NULL;
 		char base[512];
@@ -1986,6 +1994,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
 	free(in);
+	free(outs);
 	im->as2d = as2d;
 	int rc = r->convert ? r->convert(im, &g->ops[k]) : 0;
 	im->as2d = 0;

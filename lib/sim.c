@@ -342,11 +342,9 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 	const struct ir_graph *g = mc->m->g;
 	const struct ir_op *op = &g->ops[k->layer];
 	struct kern kn;
-	memset(&kn, 0, sizeof kn);
+	kern_init(&kn, op->n_in, op->n_out);
 	kn.g = g;
 	kn.op = op;
-	kn.n_in = op->n_in;
-	kn.n_out = op->n_out;
 	kn.nthreads = 1;
 	for (int i = 0; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
@@ -377,10 +375,14 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		kn.in_full_h = (int)g->tensors[op->in[0]].shape[2];
 	/* The parameters came through local memory: check what the kernel
 	 * will see, not only the coefficients tmodel_read checked. */
-	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0)
+	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0) {
+		kern_done(&kn);
 		return err_prefix("'%s': compute command %u", mc->file, k->id);
-	if (op_defs[op->type]->run_tpu(&kn) < 0)
+	}
+	if (op_defs[op->type]->run_tpu(&kn) < 0) {
+		kern_done(&kn);
 		return err_prefix("'%s': layer '%s'", mc->file, op->name);
+	}
 	for (int i = op->n_in; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
 		int64_t s[4], h0, nh;
@@ -389,6 +391,7 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		if (mc->dump)
 			dump_rows(mc, op->out[i - op->n_in], k, i, kn.out[i - op->n_in].data, nh, s);
 	}
+	kern_done(&kn);
 	return 0;
 }
 
