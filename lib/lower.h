@@ -201,4 +201,9 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op);
  * the op stays in that float dtype. */
 int lower_default(struct lower_ctx *lc, const struct ir_op *op);
 
+/* Ops with more operands than a compute command has slots (a Concat,
+ * Sum, Max or Min of many inputs) into trees of narrower ops of the same
+ * type, each new op just before the op it feeds (lib/lower_wide.c). */
+int lower_split_wide(struct ir_graph *g);
+
 #endif
