@@ -181,5 +181,18 @@ void isa_held_shape(const struct ir_tensor *t, int axis, int64_t rows, int64_t s
  * 2^30, shifts 30 and the output's zero point).  Such an op may run as a
  * copy by the DMA engine alone, without compute commands. */
 int isa_is_copy(const struct ir_graph *g, const struct ir_op *op);
+/* A copy op as runs of elements: n elements of tensor src from element
+ * src_at into tensor dst from element dst_at. */
+struct isa_piece {
+	int src, dst;
+	int64_t src_at, dst_at, n;
+};
+/* The runs of a copy op into *out (the caller frees it): those of
+ * isa_is_copy, a Split along an axis with only axes of size 1 before it
+ * (each output a run of the input), a Slice cutting one axis with step 1
+ * and only axes of size 1 before it; inputs and outputs of one dtype,
+ * scale and zero point.  Returns the count, 0 when op is not such a copy
+ * (lib/isa_copy.c). */
+int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out);
 
 #endif

@@ -473,19 +473,26 @@ static void add_f32(struct npz *out, const struct ir_tensor *t, const unsigned c
 static void dump_copy(struct machine *mc, const struct ir_op *op)
 {
 	const struct ir_graph *g = mc->m->g;
-	int n = isa_is_copy(g, op);
+	struct isa_piece *pc;
+	int n = isa_copy_pieces(g, op, &pc);
 	for (int i = 0; i < n; i++)
-		if (!mc->dump[op->in[i]])
+		if (!mc->dump[pc[i].src]) {
+			free(pc);
 			return;
-	if (!n)
-		return;
-	size_t at = 0;
-	mc->dump[op->out[0]] = xmalloc(tensor_bytes(&g->tensors[op->out[0]]) + 1);
+		}
+	for (int i = 0; i < op->n_out; i++)
+		if (mc->dump[op->out[i]]) {
+			free(pc);
+			return;
+		}
 	for (int i = 0; i < n; i++) {
-		size_t b = tensor_bytes(&g->tensors[op->in[i]]);
-		memcpy(mc->dump[op->out[0]] + at, mc->dump[op->in[i]], b);
-		at += b;
+		size_t es = dtype_size(g->tensors[pc[i].src].dtype);
+		if (!mc->dump[pc[i].dst])
+			mc->dump[pc[i].dst] = xmalloc(tensor_bytes(&g->tensors[pc[i].dst]) + 1);
+		memcpy(mc->dump[pc[i].dst] + pc[i].dst_at * (int64_t)es,
+		       mc->dump[pc[i].src] + pc[i].src_at * (int64_t)es, (size_t)pc[i].n * es);
 	}
+	free(pc);
 }
 
 static void get_outputs(struct machine *mc, struct npz *out)

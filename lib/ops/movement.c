@@ -256,6 +256,12 @@ static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
 	return 0;
 }
 
+int slice_geometry(const struct ir_op *op, int r, const int64_t *shape, int64_t *start,
+		   int64_t *step, int64_t *count)
+{
+	return slice_resolve(op, r, shape, start, step, count);
+}
+
 static int slice_infer(struct ir_graph *g, struct ir_op *op)
 {
 	if (op_check_arity(g, op, 1, 1) < 0)

@@ -34,4 +34,9 @@ int broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rou
 /* Normalise a possibly negative axis against rank; -1 if out of range. */
 int norm_axis(int64_t axis, int rank);
 
+/* A Slice's first index, step and count per axis of an input of rank r
+ * and the given shape (lib/ops/movement.c); -1 with a message. */
+int slice_geometry(const struct ir_op *op, int r, const int64_t *shape, int64_t *start,
+		   int64_t *step, int64_t *count);
+
 #endif
