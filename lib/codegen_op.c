@@ -554,8 +554,9 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 	char need[32], have[32];
 	addr_fmt_size(need, sizeof need, least);
 	addr_fmt_size(have, sizeof have, cg->c->lmem_bytes);
-	return err_set("op '%s' (%s) does not fit local memory: it needs at least %s per lane, "
-		       "chip '%s' has %s", op->name, op_name(op->type), need, cg->c->name, have);
+	err_set("op '%s' (%s) does not fit local memory: it needs at least %s per lane, "
+		"chip '%s' has %s", op->name, op_name(op->type), need, cg->c->name, have);
+	return -2;
 }
 
 /* Check that op oi can be generated at all. */

@@ -641,6 +641,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 	if (rc == 0)
 		rc = lower_outputs(&lc);
 	if (rc == 0)
+		rc = lower_fit(g, chip_find(chip));
+	if (rc == 0)
 		rc = lower_split_wide(g);
 	if (rc == 0)
 		rc = ir_verify(g);

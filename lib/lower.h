@@ -206,4 +206,10 @@ int lower_default(struct lower_ctx *lc, const struct ir_op *op);
  * type, each new op just before the op it feeds (lib/lower_wide.c). */
 int lower_split_wide(struct ir_graph *g);
 
+/* Ops that no cut of codegen fits in the local memory of chip c become
+ * several ops that each fit, computing the same values: elementwise ops on
+ * refolded tensors, MatMuls in blocks of columns (lib/lower_fit.c). */
+struct chip;
+int lower_fit(struct ir_graph *g, const struct chip *c);
+
 #endif
