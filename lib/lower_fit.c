@@ -13,7 +13,13 @@
  *  - a MatMul whose B (or output) is too large runs on column blocks of B:
  *    Slice (or a new weight) per block, a MatMul per block into a part of
  *    the output, a Concat of the parts along the last axis.  Each output
- *    element is the same dot product, so the same bits too.
+ *    element is the same dot product, so the same bits too;
+ *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
+ *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
+ *    along H; Casts to f32 and back to the input's dtype and quantisation
+ *    around it in the other modes, the int8 average's multiplier then for
+ *    H values), then pools the column of row results: the max is the same,
+ *    the mean within rounding.
  *
  * The fit is tested with 7/8 of the chip's local memory, leaving room for
  * what weight-reorder adds (merged coefficients).  What still does not fit
@@ -270,6 +276,73 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
+static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tensor *like,
+		    const char *sfx, int owner)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_tensor *xt = &g->tensors[x];
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", xt->name, sfx);
+	int64_t shape[IR_MAX_RANK];
+	int rank = xt->rank;
+	memcpy(shape, xt->shape, sizeof shape);
+	int t = new_tensor(g, base, like, rank, shape);
+	g->tensors[t].dtype = dt;
+	int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &x, 1, &t);
+	op_set_str(&g->ops[k], "to", dtype_name(dt));
+	note(f, k, owner, 0);
+	return t;
+}
+
+/* GlobalAveragePool / GlobalMaxPool i of rank 4: rows reduced first. */
+static int pool_rows(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_GAVGPOOL && op->type != OP_GMAXPOOL) || op->n_in != 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	if (x->rank != 4 || x->shape[3] < 2 || (!quant_is_float(x->dtype) &&
+						 !quant_is_q(x->dtype)))
+		return 0;
+	int q = quant_is_q(x->dtype);
+	if (q && op->type == OP_GAVGPOOL) {
+		/* the sum is of H values now: multiplier ~ s_in / (s_out * H) */
+		int32_t m, sh;
+		if (quant_multiplier((double)x->scale / ((double)g->tensors[op->out[0]].scale *
+							 (double)x->shape[2]), &m, &sh) < 0)
+			return 0;
+		op_set_int(&g->ops[i], "multiplier", m);
+		op_set_int(&g->ops[i], "rshift", sh);
+	}
+	int64_t shape[4] = { x->shape[0], x->shape[1], x->shape[2], 1 };
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", x->name);
+	enum ir_dtype xdt = x->dtype;
+	int x0 = op->in[0], xt = x0;
+	if (xdt != DT_F32) {
+		struct ir_tensor f32like = g->tensors[x0];
+		f32like.dtype = DT_F32;
+		f32like.scale = 0;
+		f32like.zero_point = 0;
+		xt = add_cast(f, x0, DT_F32, &f32like, "f32", i);
+	}
+	struct ir_tensor rlike = g->tensors[xt];
+	int t = new_tensor(g, base, &rlike, 4, shape);
+	int k = graph_add_op(g, g->ops[i].type == OP_GAVGPOOL ? OP_REDUCEMEAN : OP_REDUCEMAX,
+			     g->tensors[t].name, 1, &xt, 1, &t);
+	int64_t ax = 3;
+	op_set_ints(&g->ops[k], "axes", 1, &ax);
+	op_set_int(&g->ops[k], "keepdims", 1);
+	note(f, k, i, 0);
+	if (xdt != DT_F32) {
+		struct ir_tensor back = g->tensors[x0];
+		t = add_cast(f, t, xdt, &back, "back", i);
+	}
+	g->ops[i].in[0] = t;
+	return 1;
+}
+
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
 	struct chip c = *chip;
@@ -280,7 +353,7 @@ int lower_fit(struct ir_graph *g, const struct chip *chip)
 		int rc = codegen_op_fits(g, &c, i);
 		if (rc != 0)
 			continue;
-		if (refold(&f, i, chip) || matmul_cols(&f, i, chip))
+		if (refold(&f, i, chip) || matmul_cols(&f, i, chip) || pool_rows(&f, i))
 			any = 1;
 	}
 	err_set("%s", "");
