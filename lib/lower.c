@@ -261,8 +261,10 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 	int home = lc->map[t];
 	if (home < 0)
 		return op_error(op, "input '%s' is not produced before its use", s->name);
+	/* integers stay: u8 and i8 too when they carry no scale (the model's
+	 * own integer tensors, not quantised ones) */
 	enum ir_dtype hd = lc->tpu->tensors[home].dtype;
-	if (hd == dt || (!is_float(hd) && !quant_is_q(hd)))
+	if (hd == dt || (!is_float(hd) && (!quant_is_q(hd) || lc->tpu->tensors[home].scale == 0)))
 		return home;
 	char sfx[16], osfx[24];
 	snprintf(sfx, sizeof sfx, "_%s", dtype_name(dt));
@@ -625,7 +627,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 		const struct ir_op *op = &top->ops[i];
 		const struct op_def *d = op_defs[op->type];
 		lc.mode = opmode[i];
-		if (op->type == OP_BATCHNORM) {
+		int bn_const = op->type == OP_BATCHNORM;
+		for (int j = 1; bn_const && j < op->n_in; j++)
+			bn_const = op->in[j] >= 0 && top->tensors[op->in[j]].data != NULL;
+		if (bn_const) {
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "convert.h"
 #include "op.h"
 #include "quant.h"
 #include "sim.h"
@@ -418,12 +419,15 @@ static int set_inputs(struct machine *mc, const struct npz *in, const char *file
 		int is_float = a->dtype == DT_F32 || a->dtype == DT_F16 || a->dtype == DT_BF16;
 		if (a->dtype == t->dtype) {
 			memcpy(dst, a->data, a->nbytes);
-		} else if (t->dtype == DT_F32 || (t->dtype == DT_I8 && t->scale != 0 && is_float)) {
+		} else if (t->dtype == DT_F32 || (t->dtype == DT_I8 && t->scale != 0 && is_float) ||
+			   ((t->dtype == DT_BF16 || t->dtype == DT_F16) && is_float)) {
 			float *f = npz_to_f32(a);
 			if (t->dtype == DT_F32)
 				memcpy(dst, f, tensor_bytes(t));
-			else
+			else if (t->dtype == DT_I8)
 				quant_f32_to_i8(f, (int8_t *)dst, tensor_numel(t), t->scale);
+			else   /* bf16 and f16 graph inputs from floats, rounded as ir-run does */
+				dtype_convert(dst, t->dtype, f, DT_F32, tensor_numel(t));
 			free(f);
 		} else {
 			return err_set("'%s': array '%s' is %s, the graph input is %s", file, t->name,
