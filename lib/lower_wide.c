@@ -4,7 +4,11 @@
  * three Concats of at most 7 inputs into parts, then a Concat of the parts:
  * the same bytes, the parts quantised like the output so that the last
  * Concat copies them unchanged (multiplier 2^30, shift 30).  The variadic
- * Sum, Max and Min (float on the chip) become partial ops likewise.
+ * Sum, Max and Min (float on the chip) become partial ops likewise.  An
+ * LSTM, GRU or RNN drops its absent inputs (attribute "slots", lib/ops/rnn.c):
+ * an LSTM with peepholes and no sequence_lens has X, W, R, B, initial_h,
+ * initial_c and P with Y and Y_h, 9 operands of 10 slots, 7 of 8 without
+ * initial_c; all eight inputs and three outputs are refused, naming the op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +82,97 @@ static int add_part(struct ir_graph *g, int i, const int *in, int n, const int64
 	return t;
 }
 
+static int used(const struct ir_graph *g, int t)
+{
+	for (int o = 0; o < g->n_outputs; o++)
+		if (g->outputs[o] == t)
+			return 1;
+	for (int k = 0; k < g->n_ops; k++)
+		for (int j = 0; j < g->ops[k].n_in; j++)
+			if (g->ops[k].in[j] == t)
+				return 1;
+	return 0;
+}
+
+/* A recurrent op (LSTM, GRU, RNN) with more operands than slots keeps only
+ * its inputs present, their ONNX slots in attribute "slots", and its
+ * outputs used, theirs in "out_slots"; an LSTM then still too wide packs B
+ * and P into one input (a Concat before it, *packed, attribute bp; rnn.c). */
+static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
+{
+	struct ir_op *op = &g->ops[i];
+	*packed = -1;
+	if ((op->type != OP_LSTM && op->type != OP_GRU && op->type != OP_RNN) ||
+	    op->n_in + op->n_out <= ISA_MAX_OPERANDS || op_attr(op, "slots"))
+		return 0;
+	int *in = xmalloc(sizeof *in * (size_t)(op->n_in + op->n_out + 1));
+	int64_t *slot = xmalloc(sizeof *slot * (size_t)(op->n_in + op->n_out + 1));
+	int n = 0;
+	for (int j = 0; j < op->n_out; j++)
+		if (used(g, op->out[j])) {
+			in[n] = op->out[j];
+			slot[n++] = j;
+		}
+	if (n < op->n_out && n > 0) {
+		memcpy(op->out, in, sizeof *in * (size_t)n);
+		op->n_out = n;
+		op_set_ints(op, "out_slots", n, slot);
+		*dropped = 1;
+	}
+	n = 0;
+	int b = -1, p = -1;
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0) {
+			b = j == 3 ? n : b;
+			p = j == 7 && op->type == OP_LSTM ? n : p;
+			in[n] = op->in[j];
+			slot[n++] = j;
+		}
+	if (n + op->n_out > ISA_MAX_OPERANDS && b >= 0 && p >= 0) {
+		/* B [nd, 8H] and P [nd, 3H] into [nd, 11H] */
+		const struct ir_tensor *bt = &g->tensors[in[b]], *pt = &g->tensors[in[p]];
+		int64_t shape[2] = { bt->shape[0], bt->shape[1] + pt->shape[1] };
+		char base[512];
+		snprintf(base, sizeof base, "%s_P", bt->name);
+		char *name = graph_unique_name(g, base, 1);
+		int t = graph_add_tensor(g, name, DT_F32, 2, shape);
+		int cin[2] = { in[b], in[p] };
+		*packed = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+		free(name);
+		op_set_int(&g->ops[*packed], "axis", 1);
+		op = &g->ops[i];
+		op_set_int(op, "bp", 1);
+		in[b] = t;
+		memmove(in + p, in + p + 1, sizeof *in * (size_t)(n - p - 1));
+		memmove(slot + p, slot + p + 1, sizeof *slot * (size_t)(n - p - 1));
+		n--;
+	}
+	op_set_inputs(op, n, in);
+	op_set_ints(op, "slots", n, slot);
+	free(in);
+	free(slot);
+	if (op->n_in + op->n_out > ISA_MAX_OPERANDS)
+		return op_error(op, "has %d inputs and %d outputs, a compute command takes %d operands",
+				op->n_in, op->n_out, ISA_MAX_OPERANDS);
+	return 0;
+}
+
 int lower_split_wide(struct ir_graph *g)
 {
-	int n0 = g->n_ops, per = ISA_MAX_OPERANDS - 1, any = 0;
+	int n0 = g->n_ops, per = ISA_MAX_OPERANDS - 1, any = 0, dropped = 0;
 	int *owner = NULL, cap = 0;    /* per new op: the op it feeds */
+	for (int i = 0; i < n0; i++) {
+		int k;
+		if (rnn_compact(g, i, &k, &dropped) < 0) {
+			free(owner);
+			return -1;
+		}
+		if (k >= 0) {
+			grow_array((void **)&owner, &cap, g->n_ops - n0, sizeof *owner);
+			owner[k - n0] = i;
+			any = 1;
+		}
+	}
 	for (int i = 0; i < n0; i++) {
 		if (!wide_kind(&g->ops[i]))
 			continue;
@@ -130,8 +221,11 @@ int lower_split_wide(struct ir_graph *g)
 		free(m);
 		free(sh);
 	}
-	if (!any)
+	if (!any) {
+		if (dropped)
+			graph_compact(g);
 		return 0;
+	}
 	/* Each new op just before the op it feeds, in the order made. */
 	int n = g->n_ops;
 	struct ir_op *ops = xmalloc(sizeof *ops * (size_t)n);
@@ -145,5 +239,7 @@ int lower_split_wide(struct ir_graph *g)
 	memcpy(g->ops, ops, sizeof *ops * (size_t)n);
 	free(ops);
 	free(owner);
+	if (dropped)
+		graph_compact(g);
 	return 0;
 }
