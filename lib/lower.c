@@ -632,6 +632,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, const char *m
 			bn_const = op->in[j] >= 0 && top->tensors[op->in[j]].data != NULL;
 		if (bn_const) {
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
+		} else if (op->type == OP_NLLLOSS || op->type == OP_SCELOSS) {
+			rc = op_error(op, "is a training-only loss; the chip runs inference only");
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
 		} else if (!d->lower) {

@@ -3,7 +3,9 @@
 per case and MODE:CHIP, tpu-sim's outputs bit for bit those of ir-run on
 the Tpu IR, and the Tpu IR's close to the Top F32 IR's (cosine at least
 0.99999 in f32, 0.999 in bf16 and f16, 0.99 in int8; outputs that are
-constant or nearly so compare by the largest difference instead).  Prints
+constant or nearly so compare by the largest difference instead; in int8
+the ops whose result is an index or a one-hot of the largest input, which
+a quantisation step can move, are checked against ir-run only).  Prints
 each failure and "N passed, N failed"; exit 1 if any failed."""
 import os
 import sys
@@ -11,6 +13,7 @@ import sys
 import numpy as np
 
 COS = {"f32": 0.99999, "bf16": 0.999, "f16": 0.999, "int8": 0.99}
+DISCRETE = {"Hardmax", "ArgMax", "ArgMin"}
 
 
 def close(a, b, mode):
@@ -36,9 +39,9 @@ def close(a, b, mode):
 
 def main():
     work, mcs = sys.argv[1], sys.argv[2:]
-    cases = [l.split()[0] for l in open(os.path.join(work, "cases"))]
+    cases = [l.split() for l in open(os.path.join(work, "cases"))]
     passed, failed = 0, []
-    for c in cases:
+    for c, op in cases:
         d = os.path.join(work, c)
         if os.path.exists(os.path.join(d, "status")):
             failed.append("%s: %s" % (c, open(os.path.join(d, "status")).read().strip()))
@@ -62,7 +65,7 @@ def main():
                         why = "'%s': tpu-sim differs from ir-run on the Tpu IR (max %.3g)" % (
                             k, np.nanmax(diff) if diff.size else 0)
                         break
-                    r = close(top[k], t, mode)
+                    r = None if mode == "int8" and op in DISCRETE else close(top[k], t, mode)
                     if r:
                         why = "'%s': Tpu IR vs Top IR: %s" % (k, r)
                         break
