@@ -35,7 +35,7 @@ TOOLS := onnx2top top-opt calibrate top2tpu weight-reorder layergroup \
 
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 GEN_C := $(B)/gen/onnx.pb-c.c
-LIB_SRC := $(sort $(wildcard lib/*.c lib/ops/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 TOOL_BIN := $(TOOLS:%=$(B)/bin/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))

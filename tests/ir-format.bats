@@ -72,7 +72,7 @@ open('$T/bad.top', 'wb').write(b)"
 }
 
 # ---- well-formed files that break the format's rules ----
-# Every tool reads IR through lib/ir_io.c, which checks the structure, the
+# Every tool reads IR through lib/ir/ir_io.c, which checks the structure, the
 # sizes, and each op against its definition: the shapes and dtypes its
 # inputs and attributes give must be the stored ones.  A file that breaks
 # a rule is refused in one line naming the file and the op or tensor, with

@@ -4,8 +4,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "addr.h"
-#include "cli.h"
+#include "back/addr.h"
+#include "tool/cli.h"
 
 static const char usage[] = "usage: addr-assign [IN.tpu] [-o OUT.tpu] [-q]\n";
 

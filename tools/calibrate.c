@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "calib.h"
-#include "calib_search.h"
-#include "cli.h"
-#include "ir.h"
-#include "npz.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "calib/calib_search.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
 
 static const char prog[] = "calibrate";
 static const char usage[] =
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0;
 	const char *qfile = NULL;
 	struct calib_search_opts so = {
-		.chip = "tpu-a", .mode = LOWER_INT8, .keep = LOWER_F32, .expected_cos = 0.99,
+		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
 		.samples = 4, .nthreads = 1, .prog = prog,
 	};
 	/* One thread by default: per-op work is small at batch 1, and idle
@@ -153,18 +153,18 @@ int main(int argc, char **argv)
 			so.chip = optarg;
 			break;
 		case 'K':
-			v = lower_mode_from_name(optarg);
-			if (v < 0 || v == LOWER_INT8)
+			v = mode_from_name(optarg);
+			if (v < 0 || v == MODE_INT8)
 				return cli_usage_error(prog, usage,
 						       "--keep-mode needs f32, bf16 or f16, not '%s'", optarg);
-			so.keep = (enum lower_mode)v;
+			so.keep = (enum ir_mode)v;
 			break;
 		case 'D':
-			v = lower_mode_from_name(optarg);
-			if (v < 0 || v == LOWER_F32)
+			v = mode_from_name(optarg);
+			if (v < 0 || v == MODE_F32)
 				return cli_usage_error(prog, usage,
 						       "--search-mode needs int8, bf16 or f16, not '%s'", optarg);
-			so.mode = (enum lower_mode)v;
+			so.mode = (enum ir_mode)v;
 			break;
 		case 'n':
 			if ((v = parse_count(optarg)) < 0)
@@ -229,10 +229,10 @@ int main(int argc, char **argv)
 		return cli_usage_error(prog, usage, "--percentile goes with --method percentile");
 	if (so.mode == so.keep)
 		return cli_usage_error(prog, usage, "--search-mode and --keep-mode are both %s",
-				       lower_mode_name(so.mode));
+				       mode_name(so.mode));
 	/* the goal by default: the cosine each mode is expected to keep */
 	if (!cos_given)
-		so.expected_cos = so.mode == LOWER_BF16 ? 0.999 : so.mode == LOWER_F16 ? 0.9999 : 0.99;
+		so.expected_cos = so.mode == MODE_BF16 ? 0.999 : so.mode == MODE_F16 ? 0.9999 : 0.99;
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
@@ -273,8 +273,8 @@ int main(int argc, char **argv)
 			goto fail;
 		}
 		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
-			 res.kept, res.candidates, lower_mode_name(so.keep), res.cos,
-			 lower_mode_name(so.mode), res.base_cos, so.expected_cos);
+			 res.kept, res.candidates, mode_name(so.keep), res.cos,
+			 mode_name(so.mode), res.base_cos, so.expected_cos);
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)

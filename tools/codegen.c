@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base.h"
-#include "cli.h"
-#include "codegen.h"
-#include "tmodel.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "back/codegen.h"
+#include "chip/tmodel.h"
 
 static const char usage[] = "usage: codegen [IN.tpu] [-o MODEL.tmodel] [-l LISTING]\n";
 
@@ -18,7 +18,7 @@ static int write_listing(struct out_file *o, const struct tmodel *m)
 {
 	char line[512];
 	fprintf(o->fp, "# %s: %s %s, %d dma and %d compute commands\n", m->name, m->chip,
-		m->mode, m->n_dma, m->n_cmp);
+		mode_name(m->mode), m->n_dma, m->n_cmp);
 	for (int i = 0; i < m->n_dma; i++) {
 		isa_dma_str(&m->dma[i], line, sizeof line);
 		fprintf(o->fp, "%s\n", line);

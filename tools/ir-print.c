@@ -1,13 +1,13 @@
 /* ir-print - print an IR file of any dialect and stage as MLIR-like text,
- * one op a line, or as a Graphviz DOT graph (lib/ir_print.h).
+ * one op a line, or as a Graphviz DOT graph (lib/ir/ir_print.h).
  */
 #include <getopt.h>
 #include <stdio.h>
 
-#include "base.h"
-#include "cli.h"
-#include "ir.h"
-#include "ir_print.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "ir/ir_print.h"
 
 static const char prog[] = "ir-print";
 static const char usage[] = "usage: ir-print [IN] [--dot] [-o OUT]\n";

@@ -9,12 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "cli.h"
-#include "interp.h"
-#include "ir.h"
-#include "npz.h"
-#include "op.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "run/interp.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "ir/op.h"
 
 static const char prog[] = "ir-run";
 static const char usage[] =

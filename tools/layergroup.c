@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "layergroup.h"
+#include "tool/cli.h"
+#include "back/layergroup.h"
 
 static const char usage[] = "usage: layergroup [IN.tpu] [-o OUT.tpu] [-n MAX_OPS]\n";
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "cli.h"
-#include "compare.h"
-#include "npz.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "ir/compare.h"
+#include "ir/npz.h"
 
 static const char *prog = "npz-compare";
 static const char usage[] = "usage: npz-compare A.npz B.npz [--tolerance COS,EUC] [-v]\n";

@@ -4,11 +4,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 
-#include "base.h"
-#include "cli.h"
-#include "ir.h"
-#include "npz.h"
-#include "onnx_import.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "front/onnx_import.h"
 
 static const char usage[] =
 	"usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz] [--shape INPUT=D0,D1,...]...\n"

@@ -1,12 +1,12 @@
 /* top-opt - canonicalise Top IR: run a pipeline of named passes (see
- * lib/passes.h) and write the graph at stage canonical. */
+ * lib/passes/passes.h) and write the graph at stage canonical. */
 #include <getopt.h>
 #include <stdio.h>
 
-#include "base.h"
-#include "cli.h"
-#include "op.h"
-#include "passes.h"
+#include "ir/base.h"
+#include "tool/cli.h"
+#include "ir/op.h"
+#include "passes/passes.h"
 
 static const char usage[] =
 	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n";

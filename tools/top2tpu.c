@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "calib.h"
-#include "cli.h"
-#include "ir.h"
-#include "lower.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "tool/cli.h"
+#include "ir/ir.h"
+#include "back/lower.h"
 
 static const char prog[] = "top2tpu";
 static const char usage[] =
@@ -59,10 +59,10 @@ int main(int argc, char **argv)
 		return cli_usage_error(prog, usage, "--signed-only and --asymmetric exclude each other");
 	if (!lower_chip_known(chip))
 		return cli_usage_error(prog, usage, "unknown chip '%s' (tpu-a or tpu-b)", chip);
-	int m = lower_mode_from_name(mode);
+	int m = mode_from_name(mode);
 	if (m < 0)
 		return cli_usage_error(prog, usage, "unknown mode '%s' (f32, bf16, f16 or int8)", mode);
-	if (m == LOWER_INT8 && !table)
+	if (m == MODE_INT8 && !table)
 		return cli_usage_error(prog, usage, "--mode int8 needs --calib TABLE");
 
 	struct ir_graph *top = NULL, *tpu = NULL;
@@ -74,9 +74,9 @@ int main(int argc, char **argv)
 		goto fail;
 	if (qfile && qtable_read(qfile, &qt) < 0)
 		goto fail;
-	int int8 = m == LOWER_INT8;
+	int int8 = m == MODE_INT8;
 	for (int i = 0; qt && i < qt->n; i++)
-		int8 |= qt->e[i].mode == LOWER_INT8;
+		int8 |= qt->e[i].mode == MODE_INT8;
 	if (!int8 && (lo.signed_only || lo.asymmetric)) {
 		/* int8-only options with nothing in int8: refused, not ignored */
 		const char *opt = lo.signed_only ? "--signed-only" : "--asymmetric";
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	lo.notes = stderr;
 	lo.prog = prog;
 	lo.qt = qt;
-	if (lower_graph_opts(top, chip, mode, &lo, &tpu) < 0) {
+	if (lower_graph_opts(top, chip, (enum ir_mode)m, &lo, &tpu) < 0) {
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}

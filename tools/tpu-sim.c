@@ -4,14 +4,14 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "addr.h"
-#include "base.h"
-#include "chip.h"
-#include "cli.h"
-#include "npz.h"
-#include "op.h"
-#include "sim.h"
-#include "tmodel.h"
+#include "back/addr.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "tool/cli.h"
+#include "ir/npz.h"
+#include "ir/op.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
@@ -23,7 +23,7 @@ static void report(const struct tmodel *m, const struct chip *c, const struct si
 	addr_fmt_size(moved, sizeof moved, st->ddr_bytes);
 	addr_fmt_size(least, sizeof least, st->min_ddr_bytes);
 	int64_t mem = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
-	fprintf(stderr, "tpu-sim: %s %s: %lld cycles, %.3f ms at %.3g GHz\n", c->name, m->mode,
+	fprintf(stderr, "tpu-sim: %s %s: %lld cycles, %.3f ms at %.3g GHz\n", c->name, mode_name(m->mode),
 		(long long)st->cycles, st->seconds * 1e3, c->clock_hz / 1e9);
 	fprintf(stderr, "tpu-sim: engines busy: dma %lld cycles, compute %lld cycles\n",
 		(long long)st->dma_busy, (long long)st->cmp_busy);

@@ -4,8 +4,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "reorder.h"
+#include "tool/cli.h"
+#include "back/reorder.h"
 
 static const char usage[] = "usage: weight-reorder [IN.tpu] [-o OUT.tpu]\n";
 

@@ -3,10 +3,10 @@
  */
 #include <math.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int act_infer(struct ir_graph *g, struct ir_op *op)
 {

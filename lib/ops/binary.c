@@ -1,10 +1,11 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/eltwise.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int binary_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -81,7 +82,7 @@ static int mul_f32(struct kern *k)
  * fused activation's bounds (formats/tpuc-quant.5). */
 static int binary_lower(struct lower_ctx *lc, const struct ir_op *op, int mul)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	int in[2];
 	float s_out;
@@ -119,7 +120,7 @@ static int add_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	/* one output scale for inputs far apart (an additive -1e4 mask on
 	 * attention scores) would wipe out the smaller one */
-	if (lc->mode == LOWER_INT8 && lower_ranges_apart(lc, op))
+	if (lc->mode == MODE_INT8 && lower_ranges_apart(lc, op))
 		return lower_fallback(lc, op);
 	return binary_lower(lc, op, 0);
 }
@@ -192,6 +193,7 @@ const struct op_def op_def_ADD = {
 	.slice_h = slice_h_same,
 	.name = "Add",
 	.run_f32 = add_f32,
+	.run_const = eltwise_run_any,
 	.lower = add_lower,
 	.run_tpu = add_tpu,
 	.infer = binary_infer,
@@ -202,6 +204,7 @@ const struct op_def op_def_MUL = {
 	.slice_h = slice_h_same,
 	.name = "Mul",
 	.run_f32 = mul_f32,
+	.run_const = eltwise_run_any,
 	.lower = mul_lower,
 	.run_tpu = mul_tpu,
 	.infer = binary_infer,

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int cast_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -22,7 +22,7 @@ static int cast_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
-/* Top dialect reference: conversion by value (lib/convert.h). */
+/* Top dialect reference: conversion by value (lib/ir/convert.h). */
 static int cast_f32(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
@@ -32,7 +32,7 @@ static int cast_f32(struct kern *k)
 
 /* Tpu dialect: f32 (bf16, f16) to i8 or u8 quantises with the output's
  * scale, i8 or u8 to f32 (bf16, f16) dequantises with the input's
- * (lib/quant.h); other pairs, and integer tensors without a scale, convert
+ * (lib/quant/quant.h); other pairs, and integer tensors without a scale, convert
  * by value (f32 to bf16/f16 rounding to nearest even). */
 static int cast_tpu(struct kern *k)
 {

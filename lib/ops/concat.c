@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int concat_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -67,7 +67,7 @@ static int concat_f32(struct kern *k)
  * shifts; 2^30 and 30 when the scales are equal). */
 static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	/* one output scale for inputs far apart (a detector's boxes in
 	 * pixels beside its scores in [0, 1]) would crush the smaller; and

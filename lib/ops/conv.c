@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opcommon.h"
-#include "dnnl_util.h"
-#include "kern_util.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/op.h"
+#include "run/dnnl_util.h"
+#include "ops/kern_util.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -87,7 +87,7 @@ static int conv_f32(struct kern *k)
  * shift as i32 [OC] inputs 2..4 (formats/tpuc-quant.5). */
 static int conv_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern_util.h"
-#include "lower.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "back/lower.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 struct deconv {
 	int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oph, opw, group;
@@ -140,7 +140,7 @@ static int64_t deconv_macs(const struct ir_graph *g, const struct ir_op *op)
  * bias, multiplier and shift as i32 [C_out] inputs 2..4, as Conv. */
 static int deconv_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;

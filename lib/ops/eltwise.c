@@ -10,11 +10,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "convert.h"
-#include "eltwise.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ops/eltwise.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int is_float(enum ir_dtype t)
 {

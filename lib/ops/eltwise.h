@@ -5,7 +5,7 @@
 #ifndef TPUC_ELTWISE_H
 #define TPUC_ELTWISE_H
 
-#include "op.h"
+#include "ir/op.h"
 
 /* Run k's op (Add, Sub, Mul, Div, Pow, Mod, Max, Min, Sum, Mean, a
  * comparison, And/Or/Xor, BitShift, PRelu or Where) over views of any

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int64_t ld_index(const struct view *v, int64_t i)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "opcommon.h"
+#include "ir/base.h"
+#include "ir/op.h"
 
 static int loss_infer(struct ir_graph *g, struct ir_op *op)
 {

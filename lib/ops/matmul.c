@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnnl_util.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "run/dnnl_util.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -178,7 +178,7 @@ static int matmul_f32(struct kern *k)
  * of another shape it runs in the fallback float mode. */
 static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_float_bias(lc, op, 2);
 	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *c = op->n_in > 2 && op->in[2] >= 0 ? &lc->top->tensors[op->in[2]] : NULL;
@@ -281,7 +281,7 @@ static int gemm_tpu(struct kern *k)
  * more) runs in the fallback float mode with Casts around it. */
 static int matmul_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	const struct ir_tensor *a = &lc->top->tensors[op->in[0]];
 	const struct ir_tensor *b = &lc->top->tensors[op->in[1]];

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 /* ---- shared copy helpers ---- */
 
@@ -254,12 +254,6 @@ static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
 		step[ax] = st;
 	}
 	return 0;
-}
-
-int slice_geometry(const struct ir_op *op, int r, const int64_t *shape, int64_t *start,
-		   int64_t *step, int64_t *count)
-{
-	return slice_resolve(op, r, shape, start, step, count);
 }
 
 static int slice_infer(struct ir_graph *g, struct ir_op *op)
@@ -598,7 +592,7 @@ static int range_run(struct kern *k)
 }
 
 /* Slicing rules (codegen): output rows along H.  Transpose: rows of input
- * axis perm[2] (lib/isa.h, isa_slice_axis), refused (first row -1) unless
+ * axis perm[2] (lib/chip/isa.h, isa_slice_axis), refused (first row -1) unless
  * that axis is 2 or 3.  Slice: the same rows when the slice leaves H
  * alone, else refused.  Split: below, likewise. */
 static void transpose_slice_h(const struct ir_graph *g, const struct ir_op *op,

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int need_f32_in(struct ir_graph *g, struct ir_op *op)
 {

@@ -4,10 +4,10 @@
  */
 #include <string.h>
 
-#include "convert.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
 
@@ -123,7 +123,7 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lower_default(lc, op) < 0)
 		return -1;
-	if (lc->mode == LOWER_INT8) {
+	if (lc->mode == MODE_INT8) {
 		struct ir_op *o = &lc->tpu->ops[lc->tpu->n_ops - 1];
 		const struct ir_tensor *x = &lc->tpu->tensors[o->in[0]];
 		op_set_float(o, "value", quant_f32_to_qz_one((float)op_float(op, "value", 0),

@@ -5,10 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int pool_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -216,7 +216,7 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 
 static int avgpool_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	struct spatial s;
 	if (spatial_get(lc->top, op, &s) < 0)
@@ -235,7 +235,7 @@ static int avgpool_lower(struct lower_ctx *lc, const struct ir_op *op)
 
 static int gap_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	const struct ir_tensor *x = &lc->top->tensors[op->in[0]];
 	int64_t taps = 1;

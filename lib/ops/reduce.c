@@ -8,10 +8,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "convert.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int is_arg(enum op_type t)
 {

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ir/base.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int resize_infer(struct ir_graph *g, struct ir_op *op)
 {

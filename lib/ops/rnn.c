@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 /* The activation functions a recurrent op may name (none takes
  * activation_alpha or activation_beta). */

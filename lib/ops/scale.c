@@ -2,10 +2,10 @@
  * axis 1), with optional fused ReLU; what a BatchNormalization becomes when
  * it cannot fold into a conv.  Inputs x, scale [C], bias [C].
  */
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int scale_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -40,7 +40,7 @@ static int scale_f32(struct kern *k)
  * channel (formats/tpuc-quant.5). */
 static int scale_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	if (lc->mode != LOWER_INT8)
+	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
 	const struct ir_tensor *w = &lc->top->tensors[op->in[1]];
 	const struct ir_tensor *b = &lc->top->tensors[op->in[2]];

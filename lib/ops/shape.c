@@ -4,9 +4,9 @@
  */
 #include <string.h>
 
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "kern_util.h"
-#include "opcommon.h"
-#include "quant.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 static int softmax_infer(struct ir_graph *g, struct ir_op *op)
 {

@@ -8,11 +8,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "convert.h"
-#include "kern_util.h"
-#include "opcommon.h"
-#include "lower.h"
-#include "quant.h"
+#include "ir/convert.h"
+#include "ops/kern_util.h"
+#include "ir/op.h"
+#include "back/lower.h"
+#include "quant/quant.h"
 
 /* Attributes of the op, with ONNX's defaults (the importer writes them out). */
 struct uparam {

@@ -9,17 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "addr.h"
-#include "base.h"
-#include "chip.h"
-#include "codegen.h"
-#include "interp.h"
-#include "layergroup.h"
-#include "npz.h"
-#include "op.h"
-#include "reorder.h"
-#include "sim.h"
-#include "tmodel.h"
+#include "back/addr.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "back/codegen.h"
+#include "run/interp.h"
+#include "back/layergroup.h"
+#include "ir/npz.h"
+#include "ir/op.h"
+#include "back/reorder.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
 
 #include "check.h"
 
@@ -64,7 +64,7 @@ static struct ir_graph *build_f32(int h, int w)
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
 	g->name = xstrdup("small");
 	g->chip = xstrdup("tpu-a");
-	g->mode = xstrdup("f32");
+	g->mode = MODE_F32;
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int w1 = weight_f32(g, "w1", 4, (int64_t[]){ 70, 3, 3, 3 }, 0.5f);
 	int b1 = weight_f32(g, "b1", 1, (int64_t[]){ 70 }, 0.1f);
@@ -110,7 +110,7 @@ static struct ir_graph *build_head(int h, int w)
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
 	g->name = xstrdup("head");
 	g->chip = xstrdup("tpu-a");
-	g->mode = xstrdup("f32");
+	g->mode = MODE_F32;
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int wc = weight_f32(g, "wc", 4, (int64_t[]){ 12, 3, 1, 1 }, 0.5f);
 	int k = weight_f32(g, "k", 1, (int64_t[]){ 1 }, 2.0f);
@@ -155,7 +155,7 @@ static struct ir_graph *build_mm(int h, int w)
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
 	g->name = xstrdup("mm");
 	g->chip = xstrdup("tpu-a");
-	g->mode = xstrdup("f32");
+	g->mode = MODE_F32;
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int wm = weight_f32(g, "wm", 2, (int64_t[]){ w, 24 }, 0.5f);
 	int r3 = act(g, "r3"), a = act(g, "a"), b = act(g, "b"), y3 = act(g, "y3"), y4 = act(g, "y4");
@@ -223,7 +223,7 @@ static struct ir_graph *build_int8(int h, int w)
 	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
 	g->name = xstrdup("small8");
 	g->chip = xstrdup("tpu-a");
-	g->mode = xstrdup("int8");
+	g->mode = MODE_INT8;
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
 	int ph = (h - 1) / 2 + 1, pw = (w - 1) / 2 + 1;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compare.h"
+#include "ir/compare.h"
 
 #include "check.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "ir.h"
+#include "ir/base.h"
+#include "ir/ir.h"
 
 #include "check.h"
 
@@ -51,7 +51,7 @@ static uint64_t get_u64(const unsigned char *p)
 	return v;
 }
 
-/* conv -> relu, as in the worked example of lib/ir.h, plus a quantised
+/* conv -> relu, as in the worked example of lib/ir/ir.h, plus a quantised
  * tensor and attributes of every kind.  tpu != 0 makes it a Tpu graph with
  * chip, mode, addresses, groups and placement. */
 static struct ir_graph *sample(int tpu)
@@ -61,7 +61,7 @@ static struct ir_graph *sample(int tpu)
 	g->name = xstrdup("sample");
 	if (tpu) {
 		g->chip = xstrdup("tpu-a");
-		g->mode = xstrdup("int8");
+		g->mode = MODE_INT8;
 		g->neuron_bytes = 4096;
 		g->coeff_bytes = 576;
 	}
@@ -137,7 +137,7 @@ static void check_same_attr(const struct ir_attr *a, const struct ir_attr *b)
 static void check_same(const struct ir_graph *a, const struct ir_graph *b)
 {
 	CHECK(a->dialect == b->dialect && a->stage == b->stage);
-	CHECK(same_str(a->name, b->name) && same_str(a->chip, b->chip) && same_str(a->mode, b->mode));
+	CHECK(same_str(a->name, b->name) && same_str(a->chip, b->chip) && a->mode == b->mode);
 	CHECK(a->neuron_bytes == b->neuron_bytes && a->coeff_bytes == b->coeff_bytes);
 	CHECK(a->n_tensors == b->n_tensors && a->n_ops == b->n_ops);
 	if (a->n_tensors != b->n_tensors || a->n_ops != b->n_ops)

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "chip.h"
-#include "isa.h"
-#include "op.h"
-#include "sim.h"
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "chip/cost.h"
+#include "chip/isa.h"
+#include "ir/op.h"
+#include "sim/sim.h"
 
 #include "check.h"
 
@@ -193,7 +194,7 @@ static void test_cost(void)
 	CHECK(cost_dma(a, 64 * 1000) == 128 + 1000);
 	CHECK(cost_dma(b, 1000) == 128 + 63);
 	struct isa_dma d = { .op = ISA_DMA_LOAD, .dtype = DT_F32, .n = 1, .c = 3, .h = 10, .w = 224 };
-	CHECK(sim_dma_cycles(a, &d) == 128 + 3 * 10 * 224 * 4 / 64);
+	CHECK(cost_dma_cycles(a, &d) == 128 + 3 * 10 * 224 * 4 / 64);
 	/* Cube: int8 K tile = 16384 / 64 = 256 per lane per cycle. */
 	CHECK(cost_cube(a, DT_I8, 1, 64, 3136, 576) == 16 + 1 * 3136 * 3);
 	CHECK(cost_cube(a, DT_I8, 1, 65, 10, 256) == 16 + 2 * 10 * 1);
@@ -209,7 +210,7 @@ static void test_cost(void)
 	      chip_cube_macs(a, DT_F32) == 1024);
 }
 
-/* sim_cmp_cycles picks the formula by op: cube for conv, vector for
+/* cost_cmp_cycles picks the formula by op: cube for conv, vector for
  * depthwise conv, pooling windows and elementwise ops. */
 static void test_op_cost(void)
 {
@@ -237,16 +238,16 @@ static void test_op_cost(void)
 	free(wd);
 
 	struct isa_cmp k = { .layer = 0, .n_in = 2, .n_out = 1 };
-	CHECK(sim_cmp_cycles(a, g, &k) == 16 + 2 * 28 * 28 * 3);   /* K = 576 = 3 tiles */
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 2 * 28 * 28 * 3);   /* K = 576 = 3 tiles */
 	k.sliced = 0x5;
 	k.out_rows = 10;
-	CHECK(sim_cmp_cycles(a, g, &k) == 16 + 2 * 10 * 28 * 3);
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 2 * 10 * 28 * 3);
 	k = (struct isa_cmp){ .layer = 1, .n_in = 2, .n_out = 1 };
-	CHECK(sim_cmp_cycles(a, g, &k) == 16 + 1 * 56 * 1 * 9);
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 1 * 56 * 1 * 9);
 	k = (struct isa_cmp){ .layer = 2, .n_in = 1, .n_out = 1 };
-	CHECK(sim_cmp_cycles(a, g, &k) == 16 + 28 * 1 * 9);
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 28 * 1 * 9);
 	k = (struct isa_cmp){ .layer = 3, .n_in = 1, .n_out = 1, .sliced = 3, .out_rows = 7 };
-	CHECK(sim_cmp_cycles(a, g, &k) == 16 + 7 * 1);
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 7 * 1);
 	graph_free(g);
 }
 

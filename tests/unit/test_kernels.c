@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "ir.h"
-#include "op.h"
+#include "ir/base.h"
+#include "ir/ir.h"
+#include "ir/op.h"
 
 #include "check.h"
 

@@ -2,7 +2,7 @@
  * past many slots, and the empty index. */
 #include <stdio.h>
 
-#include "name_index.h"
+#include "ir/name_index.h"
 
 #include "check.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "npz.h"
+#include "ir/base.h"
+#include "ir/npz.h"
 
 #include "check.h"
 

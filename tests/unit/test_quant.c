@@ -1,4 +1,4 @@
-/* test_quant - the int8 arithmetic of lib/quant.h (rounding, multiplier and
+/* test_quant - the int8 arithmetic of lib/quant/quant.h (rounding, multiplier and
  * shift against double math, saturation), the KLD threshold search against
  * a naive version, the calibration table file, and the int8 kernels: Conv
  * against a naive reference, H-sliced runs against whole runs, both forms
@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "calib.h"
-#include "interp.h"
-#include "ir.h"
-#include "lower.h"
-#include "op.h"
-#include "quant.h"
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "run/interp.h"
+#include "ir/ir.h"
+#include "back/lower.h"
+#include "ir/op.h"
+#include "quant/quant.h"
 
 #include "check.h"
 
@@ -816,7 +816,7 @@ static void test_lut(void)
 	calib_add(tab, "s", 1e-3, 0, 1e-3);      /* a calibration that saw tiny outputs */
 	calib_add(tab, "y", 1, 0, 1);
 	struct ir_graph *q = NULL;
-	CHECK_MSG(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	CHECK_MSG(lower_graph(g, "tpu-a", MODE_INT8, tab, &q) == 0, "%s", err_msg());
 	if (q) {
 		int so = graph_find_tensor(q, "s");
 		const struct ir_op *sig = NULL, *sm = NULL;
@@ -909,10 +909,10 @@ static void test_lowered_graph(void)
 	          "table in graph order, %d entries", tab->n);
 
 	struct ir_graph *q = NULL;
-	CHECK_MSG(lower_graph(g, "tpu-a", "int8", tab, &q) == 0, "%s", err_msg());
+	CHECK_MSG(lower_graph(g, "tpu-a", MODE_INT8, tab, &q) == 0, "%s", err_msg());
 	if (q) {
 		CHECK_MSG(q->dialect == DIALECT_TPU && q->stage == STAGE_LOWERED &&
-		          !strcmp(q->mode, "int8") && !strcmp(q->chip, "tpu-a"), "header");
+		          q->mode == MODE_INT8 && !strcmp(q->chip, "tpu-a"), "header");
 		int xi = graph_find_tensor(q, "x"), oi = graph_find_tensor(q, "out");
 		CHECK_MSG(xi >= 0 && q->tensors[xi].dtype == DT_F32 && q->inputs[0] == xi, "input stays f32");
 		CHECK_MSG(oi >= 0 && q->tensors[oi].dtype == DT_F32 && q->outputs[0] == oi, "output f32");
@@ -927,7 +927,7 @@ static void test_lowered_graph(void)
 		          q->tensors[c2].scale == (float)(e2->threshold / 127), "c2 (signed) is i8, T / 127");
 		struct ir_graph *qs = NULL;
 		struct lower_opts lo = { .tab = tab, .signed_only = 1 };
-		CHECK_MSG(lower_graph_opts(g, "tpu-a", "int8", &lo, &qs) == 0, "%s", err_msg());
+		CHECK_MSG(lower_graph_opts(g, "tpu-a", MODE_INT8, &lo, &qs) == 0, "%s", err_msg());
 		for (int i = 0; qs && i < qs->n_tensors; i++)
 			CHECK_MSG(qs->tensors[i].dtype != DT_U8, "signed_only: '%s' is u8", qs->tensors[i].name);
 		graph_free(qs);
@@ -960,15 +960,18 @@ static void test_lowered_graph(void)
 	part->path = xstrdup("part.table");
 	calib_add(part, "x", 1, -1, 1);
 	q = NULL;
-	CHECK_MSG(lower_graph(g, "tpu-a", "int8", part, &q) < 0 &&
+	CHECK_MSG(lower_graph(g, "tpu-a", MODE_INT8, part, &q) < 0 &&
 	          strstr(err_msg(), "op 'conv1' (Conv): no threshold for 'c1' in 'part.table'"),
 	          "missing tensor: %s", err_msg());
 	/* f32 lowering keeps ops and tensors */
-	CHECK_MSG(lower_graph(g, "tpu-b", "f32", NULL, &q) == 0 && q->n_ops == g->n_ops &&
+	CHECK_MSG(lower_graph(g, "tpu-b", MODE_F32, NULL, &q) == 0 && q->n_ops == g->n_ops &&
 	          q->n_tensors == g->n_tensors, "f32 lowering");
 	graph_free(q);
-	CHECK_MSG(lower_graph(g, "tpu-z", "f32", NULL, &q) < 0, "unknown chip");
-	CHECK_MSG(lower_graph(g, "tpu-a", "int4", NULL, &q) < 0, "unknown mode");
+	CHECK_MSG(lower_graph(g, "tpu-z", MODE_F32, NULL, &q) < 0, "unknown chip");
+	CHECK_MSG(mode_from_name("int4") == MODE_NONE && mode_from_name("bf16") == MODE_BF16 &&
+		  !strcmp(mode_name(MODE_F16), "f16") && !strcmp(mode_name(MODE_NONE), ""),
+		  "mode names");
+	CHECK_MSG(lower_graph(g, "tpu-a", MODE_COUNT, NULL, &q) < 0, "unknown mode");
 	calib_table_free(part);
 	calib_table_free(tab);
 	npz_free(&z);

@@ -1,0 +1,155 @@
+/* addr.c - addr-assign: coefficient packing and lifetime-based reuse of
+ * activation memory (lib/back/addr.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "back/addr.h"
+#include "ir/base.h"
+
+struct live {
+	int t;            /* tensor index */
+	int first, last;  /* op indices: written by first, last read by last */
+	int64_t size;     /* bytes, aligned */
+	int64_t off;      /* offset in the neuron region, -1 unplaced */
+};
+
+/* Largest first; ties by first use, then tensor index (deterministic). */
+static int by_size(const void *a, const void *b)
+{
+	const struct live *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->t - y->t;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const struct live *const *x = a, *const *y = b;
+	return (*x)->off < (*y)->off ? -1 : (*x)->off > (*y)->off;
+}
+
+void addr_fmt_size(char *buf, size_t cap, int64_t bytes)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (bytes < 1024) {
+		snprintf(buf, cap, "%lld B", (long long)bytes);
+		return;
+	}
+	double v = (double)bytes / 1024;
+	int u = 0;
+	while (v >= 1023.995 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s", v, unit[u]);
+}
+
+int addr_assign(struct ir_graph *g, const struct chip *c)
+{
+	/* Coefficients. */
+	int64_t at = 0;
+	for (int i = 0; i < g->n_tensors; i++) {
+		struct ir_tensor *t = &g->tensors[i];
+		t->addr = -1;
+		if (!t->data)
+			continue;
+		t->addr = at;
+		at += align_to((int64_t)t->nbytes, ADDR_ALIGN);
+	}
+	g->coeff_bytes = at;
+
+	/* Lifetimes of activations, in ops widened to whole layer groups: the
+	 * ops of a local group run slice by slice, interleaved. */
+	int *gfirst = xmalloc(sizeof(int) * (size_t)(g->n_ops + 1));
+	int *glast = xmalloc(sizeof(int) * (size_t)(g->n_ops + 1));
+	for (int o = 0; o < g->n_ops; o++) {
+		int same = o > 0 && g->ops[o].group >= 0 && g->ops[o].group == g->ops[o - 1].group;
+		gfirst[o] = same ? gfirst[o - 1] : o;
+	}
+	for (int o = g->n_ops - 1; o >= 0; o--) {
+		int same = o + 1 < g->n_ops && g->ops[o].group >= 0 &&
+			   g->ops[o].group == g->ops[o + 1].group;
+		glast[o] = same ? glast[o + 1] : o;
+	}
+	int nt = g->n_tensors;
+	struct live *lv = xmalloc(sizeof *lv * (size_t)(nt + 1));
+	int *idx = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	for (int i = 0; i < nt; i++)
+		idx[i] = -1;
+	int n = 0;
+	for (int i = 0; i < g->n_inputs; i++) {
+		int t = g->inputs[i];
+		if (g->tensors[t].data || idx[t] >= 0)
+			continue;
+		idx[t] = n;
+		lv[n++] = (struct live){ t, -1, -1, 0, -1 };
+	}
+	for (int o = 0; o < g->n_ops; o++) {
+		const struct ir_op *op = &g->ops[o];
+		for (int j = 0; j < op->n_in; j++) {
+			int t = op->in[j];
+			if (t >= 0 && idx[t] >= 0 && glast[o] > lv[idx[t]].last)
+				lv[idx[t]].last = glast[o];
+		}
+		/* Results a local group keeps in local memory need no DDR: those
+		 * of its ops but the last. */
+		int local_mid = op->place == PLACE_LOCAL && glast[o] != o;
+		for (int j = 0; j < op->n_out; j++) {
+			int t = op->out[j];
+			if (g->tensors[t].data || idx[t] >= 0 || local_mid)
+				continue;
+			idx[t] = n;
+			lv[n++] = (struct live){ t, gfirst[o], glast[o], 0, -1 };
+		}
+	}
+	for (int i = 0; i < g->n_outputs; i++) {
+		int t = g->outputs[i];
+		if (idx[t] >= 0)
+			lv[idx[t]].last = g->n_ops;
+	}
+	for (int i = 0; i < n; i++)
+		lv[i].size = align_to((int64_t)tensor_bytes(&g->tensors[lv[i].t]), ADDR_ALIGN);
+
+	/* Largest first, each at the lowest offset free over its lifetime. */
+	qsort(lv, (size_t)n, sizeof *lv, by_size);
+	struct live **busy = xmalloc(sizeof *busy * (size_t)(n + 1));
+	int64_t top = 0;
+	for (int i = 0; i < n; i++) {
+		int nb = 0;
+		for (int j = 0; j < i; j++)
+			if (lv[j].first <= lv[i].last && lv[i].first <= lv[j].last)
+				busy[nb++] = &lv[j];
+		qsort(busy, (size_t)nb, sizeof *busy, by_off);
+		int64_t off = 0;
+		for (int j = 0; j < nb; j++) {
+			if (busy[j]->off >= off + lv[i].size)
+				break;
+			if (busy[j]->off + busy[j]->size > off)
+				off = busy[j]->off + busy[j]->size;
+		}
+		lv[i].off = off;
+		if (off + lv[i].size > top)
+			top = off + lv[i].size;
+	}
+	for (int i = 0; i < n; i++)
+		g->tensors[lv[i].t].addr = g->coeff_bytes + lv[i].off;
+	g->neuron_bytes = top;
+	free(busy);
+	free(idx);
+	free(lv);
+	free(gfirst);
+	free(glast);
+
+	if (g->coeff_bytes + g->neuron_bytes > c->ddr_bytes) {
+		char need[32], have[32];
+		addr_fmt_size(need, sizeof need, g->coeff_bytes + g->neuron_bytes);
+		addr_fmt_size(have, sizeof have, c->ddr_bytes);
+		return err_set("the model needs %s of global memory, chip '%s' has %s",
+			       need, c->name, have);
+	}
+	g->stage = STAGE_ADDRESSED;
+	return 0;
+}

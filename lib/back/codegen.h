@@ -1,0 +1,49 @@
+/* codegen.h - code generation: an addressed Tpu graph becomes the command
+ * streams of a .tmodel (lib/chip/tmodel.h, formats/tpuc-isa.5).
+ */
+#ifndef TPUC_CODEGEN_H
+#define TPUC_CODEGEN_H
+
+#include "chip/chip.h"
+#include "ir/ir.h"
+#include "chip/tmodel.h"
+
+/* Generate the model for G (dialect tpu, stage addressed) on chip C.
+ *
+ * Layer groups (lib/back/layergroup.h) are generated in order.  A global group
+ * is one op run from local memory: its weights and unsliced inputs are
+ * loaded once, then the output is computed in slices of rows along H (ops
+ * with a slice_h rule that accepts them and activations of rank 4 or more;
+ * others whole), each slice's input rows loaded and its output rows stored
+ * back, with two buffers per sliced tensor so that the DMA engine works on
+ * one slice while the compute engine runs another.  When no slicing fits,
+ * Conv, Gemm, MatMul and channelwise ops are also cut into chunks of output
+ * channels; an op that only moves bytes (isa_is_copy) that still does not
+ * fit runs as a copy by the DMA engine alone.  A local group runs all its
+ * ops slice by slice from local memory, loading only its inputs' rows and
+ * storing its last result's, or, when some op cannot be sliced, in one
+ * step over whole tensors.  Of the cuts that fit a lane's local memory, the
+ * one the cost model times fastest is taken.  Consecutive groups use opposite ends of
+ * local memory so that the next group's weights load while the current
+ * group computes.  Fails, naming the tensor, for DDR regions or a tensor
+ * larger than the chip's DDR, or a tensor whose bytes do not lie inside
+ * its region (weights in [0, coeff_bytes), activations in the
+ * neuron_bytes after it; checked first, overflow-safe); naming the op, for
+ * an op without a chip kernel (run_tpu), one that cannot fit even one row
+ * per slice, or fields out of the ISA's range.  On success *OUT is a new model (tmodel_free). */
+int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out);
+
+/* 1 when op i of g can run alone from the local memory of chip c (some cut
+ * of it fits), 0 when none fits, -1 when codegen cannot take it at all;
+ * the message says why (lib/lower_fit.c uses it before weight-reorder). */
+int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
+
+/* Cycles, by the cost model, of ops [FIRST, FIRST + N) of G generated alone:
+ * N = 1 as a single op in global memory, N > 1 as one local layer group
+ * (only the last op's output stored, the others kept in local memory).
+ * Tensors need no addresses.  -1 with a message when the ops cannot run
+ * that way, -2 when they do not fit local memory (nor would any longer run
+ * from FIRST).  layergroup's cost model. */
+int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
+
+#endif

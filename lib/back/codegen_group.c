@@ -1,0 +1,464 @@
+/* codegen_group.c - code generation for local layer groups
+ * (back/codegen_group.h): ops [first, first + n_ops) run slice by slice along H
+ * of the last op's output; per slice, the rows each tensor needs are found
+ * backwards with the ops' slicing rules, the group's inputs are loaded at
+ * those rows, every op computes its rows from local memory (halo rows are
+ * computed again by the neighbouring slice), and the last op's rows are
+ * stored.  Weights stay in local memory for the whole group.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "back/codegen_group.h"
+#include "ir/op.h"
+#include "chip/cost.h"
+
+enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
+
+struct gten {
+	int t;                 /* tensor index */
+	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
+	                        * GT_OUT: stored per slice; GT_BCAST: whole, loaded once */
+	int maxrows;           /* most rows held in any slice */
+	uint32_t addr[2];      /* local address per buffer */
+	int lo, hi;            /* rows held in the slice being generated */
+};
+
+struct group {
+	int first, n_ops;
+	int whole;             /* some op is not sliced: one step over whole tensors,
+				  the group's inputs loaded once (GT_BCAST) */
+	int n_slices, rows, bufs;
+	int nt;                /* activations of the group */
+	struct gten *gt;
+	int nw;                /* weights of the group (each once) */
+	int *wt;               /* their tensors */
+	int *wfirst;           /* op index of each weight's first user */
+	uint32_t *waddr;       /* their local addresses */
+	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
+	int64_t need;          /* bytes per lane */
+};
+
+static int gt_find(const struct group *G, int t)
+{
+	for (int i = 0; i < G->nt; i++)
+		if (G->gt[i].t == t)
+			return i;
+	return -1;
+}
+
+static int w_find(const struct group *G, int t)
+{
+	for (int i = 0; i < G->nw; i++)
+		if (G->wt[i] == t)
+			return i;
+	return -1;
+}
+
+void cg_group_free(struct group *G)
+{
+	if (!G)
+		return;
+	free(G->gt);
+	free(G->wt);
+	free(G->wfirst);
+	free(G->waddr);
+	free(G->loaded);
+	free(G);
+}
+
+/* The group of ops [first, first + n), or NULL with a message when they
+ * cannot form one: every op sliceable with one output, only the last op's
+ * output used after the group or by the graph, broadcast inputs from
+ * outside. */
+struct group *cg_group_new(const struct ir_graph *g, int first, int n)
+{
+	struct group *G = xcalloc(1, sizeof *G);
+	G->first = first;
+	G->n_ops = n;
+	int cap = 0, wcap = 0, fcap = 0;
+	for (int k = first; k < first + n; k++) {
+		const struct ir_op *op = &g->ops[k];
+		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2)
+			G->whole = 1;
+	}
+	for (int k = first; k < first + n; k++) {
+		const struct ir_op *op = &g->ops[k];
+		if (!op_defs[op->type]->run_tpu || op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 ||
+		    op->n_in + op->n_out > ISA_MAX_OPERANDS) {
+			err_set("op '%s' (%s) cannot run in a local layer group", op->name,
+				op_name(op->type));
+			goto bad;
+		}
+		for (int i = 0; i < op->n_in; i++) {
+			int t = op->in[i];
+			if (t < 0)
+				continue;
+			if (cg_is_weight(g, t)) {
+				if (w_find(G, t) < 0) {
+					grow_array((void **)&G->wt, &wcap, G->nw + 1, sizeof *G->wt);
+					grow_array((void **)&G->wfirst, &fcap, G->nw + 1, sizeof *G->wfirst);
+					G->wfirst[G->nw] = k;
+					G->wt[G->nw++] = t;
+				}
+				continue;
+			}
+			int j = gt_find(G, t), sl = !G->whole && cg_input_sliced(g, op, i);
+			if (j >= 0) {
+				if (!G->whole && (G->gt[j].role == GT_BCAST) == sl) {
+					err_set("tensor '%s' is read both sliced and whole in a layer group",
+						g->tensors[t].name);
+					goto bad;
+				}
+				continue;
+			}
+			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
+			memset(&G->gt[G->nt], 0, sizeof *G->gt);
+			G->gt[G->nt].t = t;
+			G->gt[G->nt++].role = sl ? GT_IN : GT_BCAST;
+		}
+		grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
+		memset(&G->gt[G->nt], 0, sizeof *G->gt);
+		G->gt[G->nt].t = op->out[0];
+		G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+	}
+	/* Intermediate results may not leave the group. */
+	for (int j = 0; j < G->nt; j++) {
+		if (G->gt[j].role != GT_MID)
+			continue;
+		int t = G->gt[j].t;
+		for (int o = 0; o < g->n_outputs; o++)
+			if (g->outputs[o] == t)
+				goto leaves;
+		for (int k = first + n; k < g->n_ops; k++)
+			for (int i = 0; i < g->ops[k].n_in; i++)
+				if (g->ops[k].in[i] == t)
+					goto leaves;
+		continue;
+leaves:
+		err_set("tensor '%s' is used after its layer group", g->tensors[t].name);
+		goto bad;
+	}
+	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
+	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
+	return G;
+bad:
+	cg_group_free(G);
+	return NULL;
+}
+
+/* Rows each activation holds in slice s (output rows [s * rows, ...)). */
+static void group_rows(const struct gen *cg, struct group *G, int s)
+{
+	const struct ir_graph *g = cg->g;
+	for (int j = 0; j < G->nt; j++) {
+		G->gt[j].lo = 1 << 30;
+		G->gt[j].hi = 0;
+	}
+	if (G->whole) {
+		for (int j = 0; j < G->nt; j++) {
+			int64_t ls[4];
+			cg_lane_shape(g, G->gt[j].t, ls);
+			G->gt[j].lo = 0;
+			G->gt[j].hi = (int)ls[2];
+		}
+		return;
+	}
+	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
+	int oh = (int)g->tensors[last->out[0]].shape[2];
+	struct gten *y = &G->gt[gt_find(G, last->out[0])];
+	y->lo = s * G->rows;
+	y->hi = y->lo + G->rows < oh ? y->lo + G->rows : oh;
+	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
+		const struct ir_op *op = &g->ops[k];
+		const struct gten *o = &G->gt[gt_find(G, op->out[0])];
+		if (o->hi <= o->lo)
+			continue;
+		int a, b;
+		cg_in_rows(cg, op, o->lo, o->hi, &a, &b);
+		for (int i = 0; i < op->n_in; i++) {
+			int j = op->in[i] >= 0 ? gt_find(G, op->in[i]) : -1;
+			if (j < 0 || G->gt[j].role == GT_BCAST || b <= a)
+				continue;
+			if (a < G->gt[j].lo)
+				G->gt[j].lo = a;
+			if (b > G->gt[j].hi)
+				G->gt[j].hi = b;
+		}
+	}
+	for (int j = 0; j < G->nt; j++)
+		if (G->gt[j].hi <= G->gt[j].lo)
+			G->gt[j].lo = G->gt[j].hi = 0;
+}
+
+/* Rows per slice, slices and buffers of G; fills maxrows and need. */
+static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
+{
+	const struct ir_graph *g = cg->g;
+	int oh = G->whole ? 1 : (int)g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
+	G->n_slices = n_slices;
+	G->rows = (oh + n_slices - 1) / n_slices;
+	G->bufs = bufs;
+	for (int j = 0; j < G->nt; j++)
+		G->gt[j].maxrows = 0;
+	for (int s = 0; s < n_slices; s++) {
+		group_rows(cg, G, s);
+		for (int j = 0; j < G->nt; j++)
+			if (G->gt[j].hi - G->gt[j].lo > G->gt[j].maxrows)
+				G->gt[j].maxrows = G->gt[j].hi - G->gt[j].lo;
+	}
+	int64_t need = 0;
+	for (int i = 0; i < G->nw; i++)
+		need += cg_lane_bytes(cg, G->wt[i], -1, -1);
+	for (int j = 0; j < G->nt; j++) {
+		const struct gten *x = &G->gt[j];
+		int copies = x->role == GT_IN || x->role == GT_OUT ? bufs : 1;
+		need += copies * cg_lane_bytes(cg, x->t, x->role == GT_BCAST ? -1 : x->maxrows, -1);
+	}
+	G->need = need;
+}
+
+/* Local addresses from base: weights, broadcast inputs, intermediates, then
+ * each buffer's inputs and output. */
+void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high)
+{
+	int64_t at = base;
+	for (int i = 0; i < G->nw; i++)
+		G->waddr[i] = cg_place(&at, cg_lane_bytes(cg, G->wt[i], -1, -1), base, G->need, high);
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_BCAST || x->role == GT_MID)
+			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t,
+					x->role == GT_BCAST ? -1 : x->maxrows, -1), base, G->need, high);
+	}
+	for (int b = 0; b < G->bufs; b++)
+		for (int j = 0; j < G->nt; j++) {
+			struct gten *x = &G->gt[j];
+			if (x->role != GT_IN && x->role != GT_OUT)
+				continue;
+			x->addr[b] = cg_place(&at, cg_lane_bytes(cg, x->t, x->maxrows, -1), base,
+					      G->need, high);
+		}
+	if (G->bufs == 1)
+		for (int j = 0; j < G->nt; j++)
+			G->gt[j].addr[1] = G->gt[j].addr[0];
+}
+
+/* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
+ * only_before >= 0: broadcast inputs written by ops before that op only);
+ * the first waits for `wait`.  wready[k - first], when not NULL, gets the
+ * last DMA command loading op k's weights. */
+int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_before,
+		  int upto, uint32_t *wready, int64_t *budget, const int64_t *avoid)
+{
+	for (int i = 0; i < G->nw; i++) {
+		if (G->loaded[i] || G->wfirst[i] > upto)
+			continue;
+		if (avoid && G->waddr[i] < avoid[1] &&
+		    avoid[0] < G->waddr[i] + cg_lane_bytes(cg, G->wt[i], -1, -1))
+			continue;
+		if (budget) {
+			int64_t cy = cg_load_cycles(cg, G->wt[i]);
+			if (cy > *budget)
+				return 0;
+			*budget -= cy;
+		}
+		if (cg_emit_dma(cg, ISA_DMA_LOAD, G->wt[i], -1, -1, -1, -1, G->waddr[i], wait) < 0)
+			return -1;
+		G->loaded[i] = 1;
+		wait = 0;
+		if (wready)
+			wready[G->wfirst[i] - G->first] = (uint32_t)cg->n_dma;
+	}
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role != GT_BCAST || G->loaded[G->nw + j])
+			continue;
+		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
+			continue;
+		if (avoid && x->addr[0] < avoid[1] &&
+		    avoid[0] < x->addr[0] + cg_lane_bytes(cg, x->t, -1, -1))
+			continue;
+		if (budget) {
+			int64_t cy = cg_load_cycles(cg, x->t);
+			if (cy > *budget)
+				return 0;
+			*budget -= cy;
+		}
+		if (cg_emit_dma(cg, ISA_DMA_LOAD, x->t, -1, -1, -1, -1, x->addr[0], wait) < 0)
+			return -1;
+		G->loaded[G->nw + j] = 1;
+		wait = 0;
+	}
+	return 0;
+}
+
+/* One compute command for op k of G in slice s (buffer b). */
+static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint32_t wait)
+{
+	const struct ir_graph *g = cg->g;
+	const struct ir_op *op = &g->ops[k];
+	struct isa_cmp *c = cg_new_cmp(cg, k, wait);
+	const struct gten *y = &G->gt[gt_find(G, op->out[0])];
+	int a = 0, e;
+	if (G->whole) {
+		int64_t ls[4];
+		cg_lane_shape(g, op->in[0], ls);
+		e = (int)ls[2];
+	} else {
+		cg_in_rows(cg, op, y->lo, y->hi, &a, &e);
+	}
+	c->out_row0 = y->lo;
+	c->out_rows = y->hi - y->lo;
+	c->in_row0 = a;
+	c->in_rows = e - a;
+	for (int i = 0; i < op->n_in + op->n_out; i++) {
+		int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+		if (t < 0)
+			continue;
+		if (cg_is_weight(g, t)) {
+			c->addr[i] = G->waddr[w_find(G, t)];
+			continue;
+		}
+		const struct gten *x = &G->gt[gt_find(G, t)];
+		c->addr[i] = x->addr[b];
+		if (x->role != GT_BCAST && !G->whole) {
+			c->sliced |= 1u << i;
+			c->row0[i] = x->lo;
+			c->rows[i] = x->hi - x->lo;
+		}
+	}
+}
+
+/* Generate G: the first op's weights and the broadcast inputs (the first
+ * load waits for `wait`), slice 0's input rows, the other ops' weights in
+ * op order (each op's first compute waits for its own), then per slice the
+ * inputs' rows, every op's compute, the output's rows, double buffered as
+ * for single ops.  Between a slice's computes and its store, the next
+ * unit's whole inputs (pf) load for as many DMA cycles as the computes
+ * leave the DMA engine free; at the last slice, at least its first op's. */
+int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
+		 uint32_t *last_cmp)
+{
+	int had = cg->n_dma, n = G->n_slices, rc = -1, last_op = G->first + G->n_ops - 1;
+	uint32_t *wready = xcalloc((size_t)G->n_ops + 1, sizeof *wready);
+	uint32_t *slice_last = xcalloc((size_t)n + 1, sizeof *slice_last);
+	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
+	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
+	if (cg_group_load(cg, G, wait, -1, G->first, wready, NULL, NULL) < 0)
+		goto out;
+	if (cg->n_dma > had)
+		wait = 0;
+	int oj = -1;
+	for (int j = 0; j < G->nt; j++)
+		if (G->gt[j].role == GT_OUT)
+			oj = j;
+	for (int s = 0; s < n + G->bufs; s++) {
+		if (s < n) {
+			uint32_t w = s >= G->bufs ? slice_last[s - G->bufs] : wait;
+			group_rows(cg, G, s);
+			for (int j = 0; j < G->nt; j++) {
+				const struct gten *x = &G->gt[j];
+				if (x->role != GT_IN || x->hi <= x->lo)
+					continue;
+				if (cg_emit_dma(cg, ISA_DMA_LOAD, x->t, x->lo, x->hi, -1, -1,
+					     x->addr[s % G->bufs], w) < 0)
+					goto out;
+				w = 0;
+			}
+			/* A wait not used yet passes to the next load. */
+			if (cg->n_dma > had)
+				wait = 0;
+			load_end[s] = (uint32_t)cg->n_dma;
+			load_cy[s] = cg->dma_cycles;
+			if (s == 0 && cg_group_load(cg, G, wait, -1, last_op, wready, NULL, NULL) < 0)
+				goto out;
+		}
+		int c = s - G->bufs + 1;
+		if (c < 0 || c >= n)
+			continue;
+		group_rows(cg, G, c);
+		uint32_t w = load_end[c];
+		int64_t spare = -(cg->dma_cycles - load_cy[c]);
+		for (int k = G->first; k <= last_op; k++) {
+			const struct gten *y = &G->gt[gt_find(G, cg->g->ops[k].out[0])];
+			if (y->hi <= y->lo)
+				continue;
+			if (c == 0 && wready[k - G->first] > w)
+				w = wready[k - G->first];
+			group_cmp(cg, G, k, c % G->bufs, w);
+			spare += cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cg->n_cmp - 1]);
+			w = 0;
+		}
+		slice_last[c] = (uint32_t)cg->n_cmp;
+		/* The DMA engine is free for what the computes leave over. */
+		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
+			goto out;
+		const struct gten *y = &G->gt[oj];
+		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
+			     slice_last[c]) < 0)
+			goto out;
+	}
+	*last_cmp = slice_last[n - 1];
+	rc = 0;
+out:
+	free(wready);
+	free(slice_last);
+	free(load_end);
+	free(load_cy);
+	return rc;
+}
+
+/* Cycles of G at n slices, generated alone; -1 on error. */
+static int64_t group_cycles(const struct gen *cg, struct group *G)
+{
+	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate };
+	uint32_t last;
+	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	cg_group_lay_out(cg, G, 0, 0);
+	struct prefetch none = { 0 };
+	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
+		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
+	cg_free(&t);
+	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	return cy;
+}
+
+/* The slice count of G that the cost model times fastest among those that
+ * fit; *cycles gets its time.  -1 with a message when none fits. */
+int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
+{
+	const struct ir_graph *g = cg->g;
+	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
+	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
+	int64_t best_t = -1;
+	for (int n = 1; n <= oh; n++) {
+		int rows = (oh + n - 1) / n;
+		if ((oh + rows - 1) / rows != n)
+			continue;
+		group_plan(cg, G, n, n > 1 ? 2 : 1);
+		if (G->need > cg->c->lmem_bytes)
+			continue;
+		int64_t cy = group_cycles(cg, G);
+		if (cy < 0)
+			return -1;
+		if (best_t < 0 || cy < best_t) {
+			best_t = cy;
+			best = n;
+		}
+	}
+	if (best_t < 0) {
+		err_set("layer group of '%s' .. '%s' does not fit local memory",
+			g->ops[G->first].name, last->name);
+		return -2;
+	}
+	group_plan(cg, G, best, best > 1 ? 2 : 1);
+	*cycles = best_t;
+	return 0;
+}
+
+int64_t cg_group_need(const struct group *G)
+{
+	return G->need;
+}

@@ -1,0 +1,36 @@
+/* codegen_group.h - code generation of a local layer group, all its ops
+ * per slice (lib/back/codegen_group.c).
+ */
+#ifndef TPUC_CODEGEN_GROUP_H
+#define TPUC_CODEGEN_GROUP_H
+
+#include <stdint.h>
+
+#include "back/codegen_util.h"
+#include "chip/isa.h"
+
+/* ---- local layer groups (codegen_group.c) ---- */
+struct group;
+/* The group of ops [first, first + n), or NULL with a message when they
+ * cannot form one. */
+struct group *cg_group_new(const struct ir_graph *g, int first, int n);
+void cg_group_free(struct group *G);
+/* Choose the slice count the cost model times fastest among those that
+ * fit; *cycles gets its time.  -2 with a message when none fits, -1 on
+ * other errors. */
+int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
+/* Bytes per lane of the chosen plan. */
+int64_t cg_group_need(const struct group *G);
+/* Local addresses from base (mirrored when high, see cg_place). */
+void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high);
+/* Weights of ops up to op `upto`, then broadcast inputs, not loaded yet
+ * (only_before, budget and avoid as for cg_op_load); wready, when not NULL, gets
+ * per op the last DMA command loading its weights. */
+int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_before, int upto,
+		  uint32_t *wready, int64_t *budget, const int64_t *avoid);
+/* Generate G; the first load waits for `wait`; pf's inputs load while it
+ * computes; *last_cmp gets its last compute command. */
+int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
+		 uint32_t *last_cmp);
+
+#endif

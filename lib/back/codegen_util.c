@@ -1,0 +1,263 @@
+/* codegen_util.c - the helpers the parts of code generation share
+ * (lib/back/codegen_util.h): lane shapes and bytes, slicing rules, DMA and
+ * compute commands, local placement.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/codegen_util.h"
+#include "chip/cost.h"
+#include "ir/base.h"
+#include "ir/op.h"
+
+int cg_is_weight(const struct ir_graph *g, int t)
+{
+	return t >= 0 && g->tensors[t].data != NULL;
+}
+
+void cg_lane_shape(const struct ir_graph *g, int t, int64_t s[4])
+{
+	const struct ir_tensor *x = &g->tensors[t];
+	isa_lane_shape(x->rank, x->shape, x->data != NULL, s);
+}
+
+/* Bytes per lane of tensor t with `rows` rows in place of its H (rows < 0:
+ * all) and `chans` channels in place of its C (chans <= 0: all), rounded up
+ * for the next region. */
+int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans)
+{
+	int64_t s[4];
+	cg_lane_shape(cg->g, t, s);
+	if (rows >= 0)
+		s[2] = rows;
+	if (chans > 0)
+		s[1] = chans;
+	return align_to(isa_lane_bytes(cg->c, cg->g->tensors[t].dtype, s), LMEM_ALIGN);
+}
+
+/* Output rows [oh0, oh1) need input rows [*a, *b). */
+void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b)
+{
+	op_defs[op->type]->slice_h(cg->g, op, oh0, oh1, a, b);
+	if (*b < *a)
+		*b = *a;
+}
+
+/* Bytes per lane of operand t of op holding `rows` entries of its slice
+ * axis (rows < 0: all) and `chans` channels (chans <= 0: all). */
+int64_t cg_held_bytes(const struct gen *cg, int t, int axis, int64_t rows, int64_t chans)
+{
+	if (axis == 2 || rows < 0 || cg_is_weight(cg->g, t))
+		return cg_lane_bytes(cg, t, rows, chans);
+	int64_t s[4];
+	isa_held_shape(&cg->g->tensors[t], axis, rows, s);
+	if (chans > 0)
+		s[1] = chans;
+	return align_to(isa_lane_bytes(cg->c, cg->g->tensors[t].dtype, s), LMEM_ALIGN);
+}
+
+/* 1 if op can run in slices along H: a slice_h rule that does not refuse
+ * the op (a first row < 0), input 0 and the outputs of rank 4 or more with
+ * one H > 1 (input 0 along its slice axis, isa_slice_axis: 2, or 3 when N
+ * is 1), other activations of input 0's rank and H (sliced too) or
+ * broadcast along H; for elementwise rules (slice_h_same) the weights
+ * broadcast along H as well. */
+/* B of a MatMul whose output has rank 4: its axis 2 is K, not the rows M
+ * the slices cut, so it is read whole. */
+static int matmul_whole_b(const struct ir_graph *g, const struct ir_op *op, int i)
+{
+	return op->type == OP_MATMUL && i == 1 && g->tensors[op->out[0]].rank == 4;
+}
+
+int cg_sliceable(const struct ir_graph *g, const struct ir_op *op)
+{
+	const struct op_def *d = op_defs[op->type];
+	if (!d->slice_h || op->n_in < 1 || op->in[0] < 0 || cg_is_weight(g, op->in[0]))
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int ax = isa_slice_axis(g, op, 0);
+	if (x->rank < 4 || y->rank < 4 || y->shape[2] < 2 || ax < 2 || ax > 3 ||
+	    x->shape[ax] < 2 || (ax == 3 && x->shape[0] != 1))
+		return 0;
+	for (int i = 0; i < op->n_out; i++) {
+		const struct ir_tensor *o = &g->tensors[op->out[i]];
+		if (o->rank < 4 || o->shape[2] != y->shape[2])
+			return 0;
+	}
+	for (int i = 1; i < op->n_in; i++) {
+		int t = op->in[i];
+		if (t < 0)
+			continue;
+		const struct ir_tensor *a = &g->tensors[t];
+		int h = 2 - (y->rank - a->rank);   /* a's axis under the output's H */
+		if (cg_is_weight(g, t)) {
+			/* Scale's parameters are per channel, whatever their shape */
+			if (d->slice_h == slice_h_same && h >= 0 && a->shape[h] > 1 &&
+			    op->type != OP_SCALE)
+				return 0;
+			continue;
+		}
+		if (cg_input_sliced(g, op, i) || matmul_whole_b(g, op, i))
+			continue;
+		if (h >= 0 && h < a->rank && a->shape[h] > 1)
+			return 0;
+	}
+	int a, b;
+	d->slice_h(g, op, 0, 1, &a, &b);
+	return a >= 0;
+}
+
+/* Whether input i of a sliceable op holds slice rows. */
+int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i)
+{
+	int t = op->in[i];
+	if (t < 0 || cg_is_weight(g, t))
+		return 0;
+	if (i == 0)
+		return 1;
+	if (matmul_whole_b(g, op, i))
+		return 0;
+	const struct ir_tensor *a = &g->tensors[t], *x = &g->tensors[op->in[0]];
+	return isa_slice_axis(g, op, 0) == 2 && a->rank >= 4 && a->rank == x->rank &&
+	       a->shape[2] == x->shape[2];
+}
+
+static struct isa_dma *new_dma(struct gen *cg)
+{
+	if (cg->n_dma == cg->cap_dma)
+		grow_array((void **)&cg->dma, &cg->cap_dma, cg->n_dma + 1, sizeof *cg->dma);
+	struct isa_dma *d = &cg->dma[cg->n_dma++];
+	memset(d, 0, sizeof *d);
+	d->id = (uint32_t)cg->n_dma;
+	return d;
+}
+
+static int fits(int64_t v, int bits)
+{
+	return v >= 0 && v < ((int64_t)1 << bits);
+}
+
+int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uint32_t lmem,
+		    const int64_t blk[4], int64_t cs, int64_t ns, uint32_t wait, const char *name)
+{
+	if (!fits(blk[0], 16) || !fits(blk[1], 16) || !fits(blk[2], 16) || !fits(blk[3], 16) ||
+	    !fits(cs, 32) || !fits(ns, 32) || !fits(ddr, 32))
+		return err_set("tensor '%s': shape or address out of the DMA engine's range", name);
+	struct isa_dma *d = new_dma(cg);
+	d->op = kind;
+	d->dtype = dt;
+	d->wait = wait;
+	d->ddr = (uint32_t)ddr;
+	d->lmem = lmem;
+	d->n = (int)blk[0];
+	d->c = (int)blk[1];
+	d->h = (int)blk[2];
+	d->w = (int)blk[3];
+	d->cstride = (uint32_t)cs;
+	d->nstride = (uint32_t)ns;
+	cg->dma_cycles += cost_dma_cycles(cg->c, d);
+	return 0;
+}
+
+/* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
+ * c0 < 0) of tensor t between DDR and local address lmem. */
+int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,
+		uint32_t lmem, uint32_t wait)
+{
+	return cg_emit_dma_ax(cg, kind, t, 2, h0, h1, c0, c1, lmem, wait);
+}
+
+/* The same with the rows along IR axis `axis` (2, or 3 for N = 1). */
+int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, int c0, int c1,
+		   uint32_t lmem, uint32_t wait)
+{
+	const struct ir_tensor *x = &cg->g->tensors[t];
+	int64_t s[4], es = (int64_t)dtype_size(x->dtype);
+	cg_lane_shape(cg->g, t, s);
+	int64_t ddr = cg->estimate && x->addr < 0 ? 0 : x->addr;
+	if (c0 < 0) {
+		c0 = 0;
+		c1 = (int)s[1];
+	}
+	if (axis == 3 && h0 >= 0 && !cg_is_weight(cg->g, t)) {
+		/* Rows of axis 3: one run of (h1 - h0) * inner elements per
+		 * (c, h), the H rows as the block's N (N = 1). */
+		int64_t inner = 1;
+		for (int d = 4; d < x->rank; d++)
+			inner *= x->shape[d];
+		if (h1 <= h0 || c1 <= c0)
+			return 0;
+		int64_t blk[4] = { s[2], c1 - c0, 1, (h1 - h0) * inner };
+		return cg_emit_dma_raw(cg, kind, x->dtype, ddr + ((int64_t)c0 * s[2] * s[3] + h0 * inner) * es,
+				       lmem, blk, s[2] * s[3], x->shape[3] * inner, wait, x->name);
+	}
+	if (h0 < 0) {
+		h0 = 0;
+		h1 = (int)s[2];
+	}
+	if (h1 <= h0 || c1 <= c0)
+		return 0;
+	ddr += ((int64_t)c0 * s[2] * s[3] + (int64_t)h0 * s[3]) * es;
+	int64_t blk[4] = { s[0], c1 - c0, h1 - h0, s[3] };
+	return cg_emit_dma_raw(cg, kind, x->dtype, ddr, lmem, blk, s[2] * s[3], s[1] * s[2] * s[3],
+			       wait, x->name);
+}
+
+int64_t cg_load_cycles(const struct gen *cg, int t)
+{
+	return cost_dma(cg->c, (int64_t)tensor_bytes(&cg->g->tensors[t]));
+}
+
+struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait)
+{
+	const struct ir_op *op = &cg->g->ops[k];
+	if (cg->n_cmp == cg->cap_cmp) {
+		int cap = cg->cap_cmp;
+		grow_array((void **)&cg->cmp, &cg->cap_cmp, cg->n_cmp + 1, sizeof *cg->cmp);
+		grow_array((void **)&cg->loc, &cap, cg->n_cmp + 1, sizeof *cg->loc);
+	}
+	struct isa_cmp *c = &cg->cmp[cg->n_cmp];
+	cg->loc[cg->n_cmp] = xstrdup(op->name);
+	cg->n_cmp++;
+	memset(c, 0, sizeof *c);
+	c->opcode = op->type;
+	c->id = (uint32_t)cg->n_cmp;
+	c->wait = wait;
+	c->layer = (uint32_t)k;
+	c->n_in = op->n_in;
+	c->n_out = op->n_out;
+	for (int i = 0; i < ISA_MAX_OPERANDS; i++)
+		c->addr[i] = ISA_NO_ADDR;
+	return c;
+}
+
+uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int high)
+{
+	int64_t a = *at;
+	*at += size;
+	return (uint32_t)(high ? base + need - (a - base) - size : a);
+}
+
+int cg_producer(const struct ir_graph *g, int t)
+{
+	for (int k = 0; k < g->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_out; i++)
+			if (g->ops[k].out[i] == t)
+				return k;
+	return -1;
+}
+
+void cg_free(struct gen *cg)
+{
+	free(cg->dma);
+	free(cg->cmp);
+	for (int j = 0; j < cg->n_cmp; j++)
+		free(cg->loc[j]);
+	free(cg->loc);
+}
+
+int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final)
+{
+	return pf->u ? pf->load(cg, pf, budget, final) : 0;
+}

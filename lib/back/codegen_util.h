@@ -1,0 +1,91 @@
+/* codegen_util.h - what the parts of code generation share: the streams
+ * being generated and the helpers over them (lib/back/codegen_util.c), used
+ * by lib/back/codegen_op.c (one op at a time), lib/back/codegen_group.c
+ * (local layer groups) and the driver lib/back/codegen.c.  Not used elsewhere.
+ */
+#ifndef TPUC_CODEGEN_UTIL_H
+#define TPUC_CODEGEN_UTIL_H
+
+#include <stdint.h>
+
+#include "chip/chip.h"
+#include "ir/ir.h"
+#include "chip/isa.h"
+
+#define LMEM_ALIGN 64   /* local regions start on a vector-width boundary */
+
+/* The streams being generated. */
+struct gen {
+	const struct ir_graph *g;
+	const struct chip *c;
+	int estimate;          /* timing only: tensors may lack addresses */
+	int64_t dma_cycles;    /* cost of the DMA commands emitted so far */
+	struct isa_dma *dma;
+	int n_dma, cap_dma;
+	struct isa_cmp *cmp;
+	int n_cmp, cap_cmp;
+	char **loc;            /* per compute command: its op's name */
+};
+
+/* The next unit's whole inputs, loaded while the current one computes: the
+ * driver (codegen.c) knows what a unit is, so it passes the loader. */
+struct prefetch {
+	void *u;               /* the unit; NULL: none */
+	/* Load u's inputs within budget (see cg_prefetch). */
+	int (*load)(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
+	uint32_t wait;         /* compute command the first load waits for, then 0 */
+	int only_before;       /* activations only if written before this op */
+	int64_t lo, hi;        /* local bytes [lo, hi) still in use: not loaded into */
+};
+
+/* ---- helpers (codegen_util.c) ---- */
+int cg_is_weight(const struct ir_graph *g, int t);
+void cg_lane_shape(const struct ir_graph *g, int t, int64_t s[4]);
+/* Bytes per lane of tensor t with `rows` rows in place of its H (rows < 0:
+ * all) and `chans` channels in place of its C (chans <= 0: all), rounded up
+ * for the next region. */
+int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans);
+/* Output rows [oh0, oh1) of op need input rows [*a, *b). */
+void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b);
+/* 1 if op can run in slices along H: a slice_h rule that accepts it (a
+ * first row >= 0 for output row 0), input 0 and outputs of rank 4 or more
+ * with one H > 1 (input 0's rows along isa_slice_axis), other activations
+ * of input 0's rank and H or broadcast along H (see codegen.c). */
+int cg_sliceable(const struct ir_graph *g, const struct ir_op *op);
+/* Whether input i of a sliceable op holds slice rows. */
+int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
+/* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
+ * c0 < 0) of tensor t between DDR and local address lmem. */
+int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,
+		uint32_t lmem, uint32_t wait);
+/* The same with the rows along IR axis `axis` of t (2, or 3 when N is 1:
+ * see isa_slice_axis). */
+int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, int c0, int c1,
+		   uint32_t lmem, uint32_t wait);
+/* One DMA command of block lane shape blk (N, C, H, W) at DDR byte ddr with
+ * channel and batch strides cs, ns (elements); name for messages. */
+int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uint32_t lmem,
+		    const int64_t blk[4], int64_t cs, int64_t ns, uint32_t wait, const char *name);
+/* Bytes per lane of activation t holding `rows` entries of its IR axis
+ * `axis` (rows < 0: all) and `chans` channels (chans <= 0: all). */
+int64_t cg_held_bytes(const struct gen *cg, int t, int axis, int64_t rows, int64_t chans);
+/* A new compute command for op k waiting for DMA command `wait`: opcode,
+ * id, layer, operand counts and debug location set, the rest zero, every
+ * address ISA_NO_ADDR. */
+struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait);
+/* The next region of `size` bytes of a unit's layout: *at (then advanced)
+ * counts from base up; with high set, the layout is mirrored within [base,
+ * base + need), so that its first regions lie at the top. */
+uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int high);
+/* Producer op of tensor t, -1 for graph inputs and weights. */
+int cg_producer(const struct ir_graph *g, int t);
+void cg_free(struct gen *cg);
+/* Cost of loading the whole tensor t, cycles. */
+int64_t cg_load_cycles(const struct gen *cg, int t);
+/* Load whole inputs of the next unit (pf) that fit in `budget` DMA cycles,
+ * in order, stopping at the first that does not (budget < 0: all); with
+ * `final` set, the first op's weights whatever they cost.  Called while
+ * the current unit computes, before its store. */
+int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
+
+#endif

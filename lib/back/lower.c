@@ -1,0 +1,774 @@
+/* lower.c - the lowering driver: Top graph to Tpu graph, op by op through
+ * each op's `lower` hook in the op's mode (the graph's, or the qtable's),
+ * plus the tensor helpers those hooks share and the Casts between
+ * precisions.
+ */
+#include "back/lower.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "back/lower_fit.h"
+#include "back/lower_wide.h"
+#include "quant/quant.h"
+
+int lower_chip_known(const char *name)
+{
+	return chip_find(name) != NULL;
+}
+
+enum ir_dtype lower_float_dtype(enum ir_mode m)
+{
+	return m == MODE_BF16 ? DT_BF16 : m == MODE_F16 ? DT_F16 : DT_F32;
+}
+
+static int is_float(enum ir_dtype dt)
+{
+	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;
+}
+
+int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int *in,
+	       int n_out, const int *out)
+{
+	int k = graph_add_op(lc->tpu, op->type, op->name, n_in, in, n_out, out);
+	struct ir_op *o = &lc->tpu->ops[k];
+	for (int i = 0; i < op->n_attr; i++) {
+		const struct ir_attr *a = &op->attr[i];
+		switch (a->kind) {
+		case ATTR_INT: op_set_int(o, a->name, a->i); break;
+		case ATTR_FLOAT: op_set_float(o, a->name, a->f); break;
+		case ATTR_INTS: op_set_ints(o, a->name, a->n, a->ints); break;
+		case ATTR_FLOATS: op_set_floats(o, a->name, a->n, a->floats); break;
+		case ATTR_STR: op_set_str(o, a->name, a->s); break;
+		}
+	}
+	return k;
+}
+
+/* NAME, or NAME_2, NAME_3, ... whichever is free in the Tpu graph. */
+static char *unique_name(const struct ir_graph *g, const char *name)
+{
+	size_t n = strlen(name) + 16;
+	char *s = xmalloc(n);
+	snprintf(s, n, "%s", name);
+	for (int i = 2; graph_find_tensor(g, s) >= 0; i++)
+		snprintf(s, n, "%s_%d", name, i);
+	return s;
+}
+
+/* NAME with SUFFIX appended, made unique in G. */
+static char *suffixed(const struct ir_graph *g, const char *name, const char *suffix)
+{
+	size_t n = strlen(name) + strlen(suffix) + 1;
+	char *q = xmalloc(n);
+	snprintf(q, n, "%s%s", name, suffix);
+	char *u = unique_name(g, q);
+	free(q);
+	return u;
+}
+
+int lower_weight(struct lower_ctx *lc, const char *name, enum ir_dtype dt, int rank,
+		 const int64_t *shape, const void *data)
+{
+	char *u = unique_name(lc->tpu, name);
+	int t = graph_add_weight(lc->tpu, u, dt, rank, shape, data);
+	free(u);
+	return t;
+}
+
+int lower_value(struct lower_ctx *lc, int t)
+{
+	if (t < 0)
+		return -1;
+	if (lc->map[t] >= 0)
+		return lc->map[t];
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	int k = s->data ? lower_weight(lc, s->name, s->dtype, s->rank, s->shape, s->data)
+			: graph_add_tensor(lc->tpu, s->name, s->dtype, s->rank, s->shape);
+	lc->map[t] = k;
+	return k;
+}
+
+/* The suffix naming a graph output's value in dtype DT: "_i8" for i8 and
+ * u8, "_bf16", "_f16". */
+static const char *dtype_suffix(enum ir_dtype dt)
+{
+	return quant_is_q(dt) ? "_i8" : dt == DT_BF16 ? "_bf16" : dt == DT_F16 ? "_f16" : "_f32";
+}
+
+int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int zp)
+{
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	char *name = lc->is_output[t] && dt != s->dtype ? suffixed(lc->tpu, s->name, dtype_suffix(dt))
+							 : xstrdup(s->name);
+	int k = graph_add_tensor(lc->tpu, name, dt, s->rank, s->shape);
+	free(name);
+	if (quant_is_q(dt)) {
+		lc->tpu->tensors[k].scale = scale;
+		lc->tpu->tensors[k].zero_point = zp;
+	}
+	lc->map[t] = k;
+	return k;
+}
+
+int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale)
+{
+	const char *name = lc->top->tensors[t].name;
+	const struct calib_entry *e = lc->tab ? calib_find(lc->tab, name) : NULL;
+	if (!lc->tab)
+		return op ? op_error(op, "int8 needs a calibration table")
+			  : err_set("int8 needs a calibration table");
+	if (!e) {
+		const char *tp = lc->tab->path ? lc->tab->path : "calibration table";
+		if (op)
+			return op_error(op, "no threshold for '%s' in '%s'", name, tp);
+		return err_set("graph input '%s': no threshold in '%s'", name, tp);
+	}
+	*scale = quant_act_scale(e->threshold);
+	return 0;
+}
+
+int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
+		    enum ir_dtype *dt, float *scale, int *zp)
+{
+	if (lower_table_scale(lc, op, t, scale) < 0)
+		return -1;
+	const struct calib_entry *e = calib_find(lc->tab, lc->top->tensors[t].name);
+	*zp = 0;
+	if (lc->asymmetric) {
+		/* the table's range, clipped to the threshold the calibration
+		 * method chose */
+		double th = e->threshold >= QUANT_MIN_THRESHOLD ? e->threshold : QUANT_MIN_THRESHOLD;
+		double lo = e->min > -th ? e->min : -th, hi = e->max < th ? e->max : th;
+		*dt = DT_U8;
+		quant_act_asym(lo, hi, scale, zp);
+		return 0;
+	}
+	*dt = lc->signed_only ? DT_I8 : quant_act_dtype(e->min);
+	*scale = quant_act_scale_dt(e->threshold, *dt);
+	return 0;
+}
+
+/* A Cast op NAME from Tpu tensor IN to OUT. */
+static void emit_cast(struct lower_ctx *lc, const char *name, int in, int out)
+{
+	char *u = xstrdup(name);
+	int k = graph_add_op(lc->tpu, OP_CAST, u, 1, &in, 1, &out);
+	op_set_str(&lc->tpu->ops[k], "to", dtype_name(lc->tpu->tensors[out].dtype));
+	free(u);
+}
+
+/* The twin of Top tensor T in dtype DT through a Cast from HOME (its Tpu
+ * value), made once and cached; quantised twins (DT i8 or u8) take SCALE
+ * and zero point ZP.  TWIN names the new tensor, OPNAME the Cast. */
+static int cast_twin(struct lower_ctx *lc, int t, int home, enum ir_dtype dt, float scale,
+		     int zp, const char *twin_suffix, const char *op_suffix)
+{
+	int *slot = &lc->alt[(size_t)t * DT_COUNT + (quant_is_q(dt) ? DT_I8 : dt)];
+	if (*slot >= 0)
+		return *slot;
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	char *tn = suffixed(lc->tpu, s->name, twin_suffix);
+	int q = graph_add_tensor(lc->tpu, tn, dt, s->rank, s->shape);
+	free(tn);
+	if (quant_is_q(dt)) {
+		lc->tpu->tensors[q].scale = scale;
+		lc->tpu->tensors[q].zero_point = zp;
+	}
+	size_t n = strlen(s->name) + strlen(op_suffix) + 1;
+	char *on = xmalloc(n);
+	snprintf(on, n, "%s%s", s->name, op_suffix);
+	emit_cast(lc, on, home, q);
+	free(on);
+	*slot = q;
+	return q;
+}
+
+int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t)
+{
+	int home = lc->map[t];
+	if (home >= 0 && quant_is_q(lc->tpu->tensors[home].dtype))
+		return home;
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	if (home >= 0 && !s->data && is_float(lc->tpu->tensors[home].dtype)) {
+		enum ir_dtype dt;
+		float scale;
+		int zp;
+		if (lower_table_act(lc, op, t, &dt, &scale, &zp) < 0)
+			return -1;
+		return cast_twin(lc, t, home, dt, scale, zp, "_i8", "_quant");
+	}
+	if (!s->data || s->dtype != DT_F32)
+		return op_error(op, "input '%s' is not an int8 activation", s->name);
+	int *slot = &lc->alt[(size_t)t * DT_COUNT + DT_I8];
+	if (*slot >= 0)
+		return *slot;
+	int64_t n = tensor_numel(s);
+	int8_t *q = xmalloc((size_t)n + 1);
+	float sc = quant_weight_scale(s->data, n);
+	quant_f32_to_i8(s->data, q, n, sc);
+	size_t len = strlen(s->name) + 4;
+	char *name = xmalloc(len);
+	snprintf(name, len, "%s_i8", s->name);
+	int k = lower_weight(lc, name, DT_I8, s->rank, s->shape, q);
+	lc->tpu->tensors[k].scale = sc;
+	free(name);
+	free(q);
+	*slot = k;
+	return k;
+}
+
+int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum ir_dtype dt)
+{
+	if (t < 0)
+		return -1;
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	if (s->data) {
+		if (s->dtype != DT_F32 || dt == DT_F32)
+			return lower_value(lc, t);
+		int *slot = &lc->alt[(size_t)t * DT_COUNT + dt];
+		if (*slot >= 0)
+			return *slot;
+		int64_t n = tensor_numel(s);
+		uint16_t *h = xmalloc(sizeof *h * (size_t)(n + 1));
+		dtype_convert(h, dt, s->data, DT_F32, n);
+		*slot = lower_weight(lc, s->name, dt, s->rank, s->shape, h);
+		free(h);
+		return *slot;
+	}
+	int home = lc->map[t];
+	if (home < 0)
+		return op_error(op, "input '%s' is not produced before its use", s->name);
+	/* integers stay: u8 and i8 too when they carry no scale (the model's
+	 * own integer tensors, not quantised ones) */
+	enum ir_dtype hd = lc->tpu->tensors[home].dtype;
+	if (hd == dt || (!is_float(hd) && (!quant_is_q(hd) || lc->tpu->tensors[home].scale == 0)))
+		return home;
+	char sfx[16], osfx[24];
+	snprintf(sfx, sizeof sfx, "_%s", dtype_name(dt));
+	snprintf(osfx, sizeof osfx, "_cast_%s", dtype_name(dt));
+	return cast_twin(lc, t, home, dt, 0, 0, sfx, osfx);
+}
+
+/* lower_default, with the constant inputs in F32_INPUTS (a bit per input)
+ * kept in f32 in float modes. */
+static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs)
+{
+	int q = lc->mode == MODE_INT8;
+	enum ir_dtype fdt = lower_float_dtype(lc->mode);
+	/* in int8, an op that only moves or clamps values follows its input:
+	 * a float activation (graph input, output of a float op) stays float
+	 * rather than being quantised for it; an op on a bool or integer
+	 * activation (Not, a Cast of a mask) has nothing to quantise and
+	 * gives its f32 outputs in the fallback float dtype */
+	int t0 = op->n_in > 0 ? op->in[0] : -1;
+	if (q && t0 >= 0 && !lc->top->tensors[t0].data && lc->map[t0] >= 0 &&
+	    is_float(lc->tpu->tensors[lc->map[t0]].dtype)) {
+		q = 0;
+		fdt = lc->tpu->tensors[lc->map[t0]].dtype;
+	} else if (q && t0 >= 0 && !lc->top->tensors[t0].data && lc->top->tensors[t0].dtype != DT_F32) {
+		q = 0;
+		fdt = lower_float_dtype(lc->fallback);
+	}
+	int *in = xcalloc((size_t)op->n_in + 1, sizeof *in);
+	int *out = xcalloc((size_t)op->n_out + 1, sizeof *out);
+	for (int i = 0; i < op->n_in; i++) {
+		if (op->in[i] < 0)
+			in[i] = -1;
+		else if (q)
+			in[i] = lower_act_input(lc, op, op->in[i]);
+		else
+			in[i] = lower_float_input(lc, op, op->in[i],
+						  f32_inputs >> i & 1 && lc->top->tensors[op->in[i]].data
+						  ? DT_F32 : fdt);
+		if (op->in[i] >= 0 && in[i] < 0) {
+			free(in);
+			free(out);
+			return -1;
+		}
+	}
+	float scale = 0;
+	int zp = 0;
+	enum ir_dtype qdt = DT_I8;
+	if (q && op->n_in > 0 && in[0] >= 0) {
+		scale = lc->tpu->tensors[in[0]].scale;
+		zp = lc->tpu->tensors[in[0]].zero_point;
+		qdt = lc->tpu->tensors[in[0]].dtype;
+	}
+	for (int i = 0; i < op->n_out; i++) {
+		/* f32 outputs take the op's dtype; bool and integer ones
+		 * (indices, predicates) keep theirs */
+		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
+		enum ir_dtype dt = tdt != DT_F32 ? tdt : q ? qdt : fdt;
+		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
+	}
+	lower_emit(lc, op, op->n_in, in, op->n_out, out);
+	free(in);
+	free(out);
+	return 0;
+}
+
+int lower_default(struct lower_ctx *lc, const struct ir_op *op)
+{
+	return lower_copy(lc, op, 0);
+}
+
+int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum ir_mode *mode)
+{
+	int n = 0;
+	for (int i = 0; i < op->n_in; i++) {
+		int t = op->in[i];
+		if (t < 0 || lc->top->tensors[t].data)
+			continue;
+		enum ir_dtype dt = lc->map[t] >= 0 ? lc->tpu->tensors[lc->map[t]].dtype : DT_I8;
+		if (!is_float(dt))
+			return 0;
+		if (!n++)
+			*mode = dt == DT_BF16 ? MODE_BF16 : dt == DT_F16 ? MODE_F16 : MODE_F32;
+	}
+	return n > 0;
+}
+
+static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t);
+
+int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
+{
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < op->n_in; i++) {
+		if (op->in[i] < 0)
+			continue;
+		const struct ir_tensor *t = &lc->top->tensors[op->in[i]];
+		double r = 0;
+		if (t->data) {
+			r = tensor_reach(lc->top, lc->tab, op->in[i]);
+		} else {
+			const struct calib_entry *e = calib_find(lc->tab, t->name);
+			if (!e)
+				return 0;
+			r = e->threshold;
+		}
+		lo = fmin(lo, r);
+		hi = fmax(hi, r);
+	}
+	return hi > LOWER_RANGE_RATIO * lo;
+}
+
+int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
+{
+	struct lower_ctx f = *lc;
+	if (f.mode == MODE_INT8)
+		f.mode = lc->fallback;
+	const struct op_def *d = op_defs[op->type];
+	return d->lower ? d->lower(&f, op) : lower_default(&f, op);
+}
+
+int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
+{
+	return lower_copy(lc, op, lc->mode == MODE_INT8 ? 0 : 1u << bias);
+}
+
+int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
+{
+	/* a table maps f32 to f32: Not and integer Abs copy through; IsNaN
+	 * and IsInf read their input in float */
+	if (lc->mode != MODE_INT8 || lc->top->tensors[op->in[0]].dtype != DT_F32)
+		return lower_default(lc, op);
+	if (lc->top->tensors[op->out[0]].dtype != DT_F32)
+		return lower_fallback(lc, op);
+	if (op->n_in != 1 || op->n_out != 1)
+		return op_error(op, "a lookup table needs one input and one output");
+	int x = lower_act_input(lc, op, op->in[0]);
+	enum ir_dtype dt;
+	float s_out;
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+		return -1;
+	/* the table's scale is replaced by the lookup's range */
+	enum ir_dtype dx = lc->tpu->tensors[x].dtype;
+	int zx = lc->tpu->tensors[x].zero_point;
+	float sx = lc->tpu->tensors[x].scale, xin[256], yout[256];
+	for (int c = 0; c < 256; c++)
+		xin[c] = sx * (float)((dx == DT_U8 ? c : (int8_t)(uint8_t)c) - zx);
+	struct view kin = { .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	struct view kout = { .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	struct kern k = { .g = lc->top, .op = op, .n_in = 1, .n_out = 1, .nthreads = 1,
+			  .in_full_h = 256, .in = &kin, .out = &kout };
+	if (op_defs[op->type]->run_f32(&k) < 0)
+		return -1;
+	/* The output covers every value the table gives for the inputs
+	 * calibration saw: the largest finite |f(x)| over the codes within
+	 * the input's calibrated [min, max], one step wider (every code when
+	 * the table lacks it); u8 when none is negative.  The codes beyond
+	 * would otherwise set the scale: a one-sided input in i8 ([-8.8, 0]
+	 * into Exp) has codes up to +8.8, and exp(8.8) would leave no level
+	 * for the values in [0, 1].  Their entries saturate. */
+	const struct calib_entry *ein = calib_find(lc->tab, lc->top->tensors[op->in[0]].name);
+	double xlo = -INFINITY, xhi = INFINITY;
+	if (ein && isfinite(ein->min) && isfinite(ein->max)) {
+		xlo = ein->min - sx;
+		xhi = ein->max + sx;
+	}
+	double ymax = 0, ymin = 0, yhi = 0;
+	for (int c = 0; c < 256; c++)
+		if (isfinite(yout[c]) && xin[c] >= xlo && xin[c] <= xhi) {
+			ymax = fmax(ymax, fabs(yout[c]));
+			ymin = fmin(ymin, yout[c]);
+			yhi = fmax(yhi, yout[c]);
+		}
+	zp = 0;
+	if (lc->asymmetric) {
+		/* the asymmetric grid over [min, max] of the results */
+		dt = DT_U8;
+		quant_act_asym(ymin, yhi, &s_out, &zp);
+	} else {
+		dt = lc->signed_only || ymin < 0 ? DT_I8 : DT_U8;
+		s_out = quant_act_scale_dt(ymax, dt);
+	}
+	int64_t lut[256];
+	for (int c = 0; c < 256; c++)
+		lut[c] = quant_f32_to_qz_one(yout[c], s_out, zp, dt);
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
+	int o = lower_emit(lc, op, 1, &x, 1, &y);
+	op_set_ints(&lc->tpu->ops[o], "lut", 256, lut);
+	return 0;
+}
+
+/* Graph inputs keep their names and dtypes; the ops that read them in
+ * another dtype get a Cast (lower_act_input, lower_float_input). */
+static int lower_inputs(struct lower_ctx *lc)
+{
+	const struct ir_graph *top = lc->top;
+	struct ir_graph *g = lc->tpu;
+	g->n_inputs = top->n_inputs;
+	g->inputs = xmalloc(sizeof(int) * (size_t)(top->n_inputs + 1));
+	for (int i = 0; i < top->n_inputs; i++) {
+		int t = top->inputs[i];
+		const struct ir_tensor *s = &top->tensors[t];
+		int k = graph_add_tensor(g, s->name, s->dtype, s->rank, s->shape);
+		g->inputs[i] = k;
+		lc->map[t] = k;
+	}
+	return 0;
+}
+
+/* Graph outputs computed in another dtype than their Top one get a Cast
+ * back under the Top name. */
+static int lower_outputs(struct lower_ctx *lc)
+{
+	const struct ir_graph *top = lc->top;
+	struct ir_graph *g = lc->tpu;
+	g->n_outputs = top->n_outputs;
+	g->outputs = xmalloc(sizeof(int) * (size_t)(top->n_outputs + 1));
+	for (int i = 0; i < top->n_outputs; i++) {
+		int t = top->outputs[i];
+		int k = lower_value(lc, t);
+		const struct ir_tensor *s = &top->tensors[t];
+		enum ir_dtype dt = g->tensors[k].dtype;
+		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && s->dtype == DT_F32) {
+			int f = graph_add_tensor(g, s->name, DT_F32, s->rank, s->shape);
+			size_t n = strlen(s->name) + 16;
+			char *name = xmalloc(n);
+			snprintf(name, n, "%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_f32");
+			emit_cast(lc, name, k, f);
+			free(name);
+			k = f;
+		}
+		g->outputs[i] = k;
+	}
+	return 0;
+}
+
+int lower_graph(const struct ir_graph *top, const char *chip, enum ir_mode mode,
+		const struct calib_table *tab, struct ir_graph **tpu)
+{
+	struct lower_opts o = { .tab = tab };
+	return lower_graph_opts(top, chip, mode, &o, tpu);
+}
+
+/* The mode of each Top op: the graph's, or the qtable's.  Fails for a
+ * qtable line naming no op of TOP. */
+static int op_modes(const struct ir_graph *top, enum ir_mode m, const struct qtable *qt,
+		    enum ir_mode *mode)
+{
+	char *found = xcalloc((size_t)(qt ? qt->n : 0) + 1, 1);
+	for (int i = 0; i < top->n_ops; i++) {
+		int j = qt && top->ops[i].name ? name_index_get(&qt->index, top->ops[i].name) : -1;
+		mode[i] = j >= 0 ? qt->e[j].mode : m;
+		if (j >= 0)
+			found[j] = 1;
+	}
+	int rc = 0;
+	for (int j = 0; qt && j < qt->n && rc == 0; j++)
+		if (!found[j])
+			rc = err_set("'%s': line %d: no op '%s' in the graph",
+				     qt->path ? qt->path : "qtable", qt->e[j].line, qt->e[j].op);
+	free(found);
+	return rc;
+}
+
+/* The largest finite |value| Top tensor T of TOP takes: from its data
+ * for a weight, from the table for an activation; 0 when unknown.
+ * (Infinities convert to f16 exactly.) */
+static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t)
+{
+	const struct ir_tensor *s = &top->tensors[t];
+	if (s->dtype != DT_F32)
+		return 0;
+	double m = 0;
+	if (s->data) {
+		const float *w = s->data;
+		for (int64_t i = 0, n = tensor_numel(s); i < n; i++)
+			if (isfinite(w[i]) && fabsf(w[i]) > m)
+				m = fabsf(w[i]);
+		return m;
+	}
+	const struct calib_entry *e = calib_find(tab, s->name);
+	if (!e)
+		return 0;
+	return fmax(isfinite(e->min) ? fabs(e->min) : 0, isfinite(e->max) ? fabs(e->max) : 0);
+}
+
+/* F16 keeps ops in range: an op in f16 with an input or output beyond the
+ * largest finite f16 (a weight, or an activation by the calibration table)
+ * would compute infinities, so it stays in f32; each such op is named on
+ * NOTES when given. */
+static void f16_range_guard(const struct ir_graph *top, const struct calib_table *tab,
+			    const struct lower_opts *o, enum ir_mode *mode)
+{
+	for (int i = 0; i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		if (mode[i] != MODE_F16)
+			continue;
+		for (int j = 0; j < op->n_in + op->n_out; j++) {
+			int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+			double r = t >= 0 ? tensor_reach(top, tab, t) : 0;
+			if (r > F16_MAX) {
+				mode[i] = MODE_F32;
+				if (o->notes)
+					fprintf(o->notes, "%s: note: op '%s' kept in f32: '%s' reaches "
+						"%.4g, beyond f16's %g\n", o->prog ? o->prog : "tpuc",
+						op->name ? op->name : "?",
+						top->tensors[t].name, r, F16_MAX);
+				break;
+			}
+		}
+	}
+}
+
+int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode m,
+		     const struct lower_opts *opts, struct ir_graph **tpu)
+{
+	const struct calib_table *tab = opts->tab;
+	if ((unsigned)m >= MODE_COUNT)
+		return err_set("unknown mode %d", (int)m);
+	if (!lower_chip_known(chip))
+		return err_set("unknown chip '%s'", chip);
+	if (top->dialect != DIALECT_TOP)
+		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
+	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
+	if (op_modes(top, m, opts->qt, opmode) < 0) {
+		free(opmode);
+		return -1;
+	}
+	if (tab)
+		f16_range_guard(top, tab, opts, opmode);
+	for (int i = 0; i < top->n_ops; i++)
+		if (opmode[i] == MODE_INT8 && !tab) {
+			free(opmode);
+			return err_set("int8 lowering needs a calibration table");
+		}
+
+	struct lower_ctx lc = {
+		.top = top, .mode = m, .tab = tab,
+		.map = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1)),
+		.alt = xmalloc(sizeof(int) * (size_t)(top->n_tensors + 1) * DT_COUNT),
+		.is_output = xcalloc((size_t)top->n_tensors + 1, sizeof(int)),
+		.signed_only = opts->signed_only,
+		.asymmetric = opts->asymmetric,
+		.fallback = opts->fallback != MODE_F32 ? opts->fallback : MODE_BF16,
+	};
+	for (int i = 0; i < top->n_tensors; i++)
+		lc.map[i] = -1;
+	for (size_t i = 0; i < (size_t)(top->n_tensors + 1) * DT_COUNT; i++)
+		lc.alt[i] = -1;
+	for (int i = 0; i < top->n_outputs; i++)
+		lc.is_output[top->outputs[i]] = 1;
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	lc.tpu = g;
+	g->name = xstrdup(top->name ? top->name : "");
+	g->chip = xstrdup(chip);
+	g->mode = m;
+
+	int rc = lower_inputs(&lc);
+	for (int i = 0; rc == 0 && i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		const struct op_def *d = op_defs[op->type];
+		lc.mode = opmode[i];
+		int bn_const = op->type == OP_BATCHNORM;
+		for (int j = 1; bn_const && j < op->n_in; j++)
+			bn_const = op->in[j] >= 0 && top->tensors[op->in[j]].data != NULL;
+		if (bn_const) {
+			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
+		} else if (op->type == OP_NLLLOSS || op->type == OP_SCELOSS) {
+			rc = op_error(op, "is a training-only loss; the chip runs inference only");
+		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
+			rc = op_error(op, "cannot be lowered to the tpu dialect");
+		} else if (!d->lower) {
+			/* no int8 form: a float op in the fallback mode */
+			if (lc.mode == MODE_INT8)
+				lc.mode = lc.fallback;
+			rc = lower_default(&lc, op);
+		} else {
+			rc = d->lower(&lc, op);
+		}
+	}
+	if (rc == 0)
+		rc = lower_outputs(&lc);
+	if (rc == 0)
+		rc = lower_fit(g, chip_find(chip));
+	if (rc == 0)
+		rc = lower_split_wide(g);
+	if (rc == 0)
+		rc = ir_verify(g);
+	free(lc.map);
+	free(lc.alt);
+	free(lc.is_output);
+	free(opmode);
+	if (rc < 0) {
+		graph_free(g);
+		return -1;
+	}
+	*tpu = g;
+	return 0;
+}
+
+/* ---- qtables ---- */
+
+void qtable_add(struct qtable *q, const char *op, enum ir_mode mode)
+{
+	grow_array((void **)&q->e, &q->cap, q->n + 1, sizeof *q->e);
+	q->e[q->n].op = xstrdup(op);
+	q->e[q->n].mode = mode;
+	q->e[q->n].line = q->n + 1;
+	name_index_put(&q->index, op, q->n);
+	q->n++;
+}
+
+void qtable_free(struct qtable *q)
+{
+	if (!q)
+		return;
+	for (int i = 0; i < q->n; i++)
+		free(q->e[i].op);
+	free(q->e);
+	free(q->path);
+	name_index_free(&q->index);
+	free(q);
+}
+
+int qtable_read(const char *path, struct qtable **out)
+{
+	struct text_file tf;
+	if (text_open(&tf, path) < 0)
+		return -1;
+	struct qtable *q = xcalloc(1, sizeof *q);
+	q->path = xstrdup(tf.shown);
+	char *f[2];
+	int n, rc = 0;
+	while (rc == 0 && (n = text_fields(&tf, f, 2)) > 0) {
+		int m = n == 2 ? mode_from_name(f[1]) : -1;
+		if (n != 2 || m < 0) {
+			rc = err_set("'%s': line %d: expected 'op_name MODE' with MODE f32, bf16, "
+				     "f16 or int8", tf.shown, tf.line);
+			break;
+		}
+		if (name_index_get(&q->index, f[0]) >= 0) {
+			rc = err_set("'%s': line %d: op '%s' listed twice", tf.shown, tf.line, f[0]);
+			break;
+		}
+		qtable_add(q, f[0], m);
+		q->e[q->n - 1].line = tf.line;
+	}
+	text_close(&tf);
+	if (rc < 0) {
+		qtable_free(q);
+		return -1;
+	}
+	*out = q;
+	return 0;
+}
+
+void qtable_print(FILE *fp, const struct qtable *q, const char *comment)
+{
+	fprintf(fp, "# tpuc qtable (formats/tpuc-quant.5): op_name mode\n");
+	if (comment && !strchr(comment, '\n'))
+		fprintf(fp, "# %s\n", comment);
+	for (int i = 0; i < q->n; i++)
+		fprintf(fp, "%s %s\n", q->e[i].op, mode_name(q->e[i].mode));
+}
+
+int qtable_write(const char *path, const struct qtable *q, const char *comment)
+{
+	struct out_file o;
+	if (out_open(&o, path) < 0)
+		return -1;
+	qtable_print(o.fp, q, comment);
+	return out_commit(&o);
+}
+
+int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc)
+{
+	int x = lower_act_input(lc, op, op->in[0]);
+	float s_out;
+	enum ir_dtype dt;
+	int zp;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+		return -1;
+	int64_t nc = pc->channels, nw = nc * pc->per;
+	float s_in = lc->tpu->tensors[x].scale;
+	int8_t *wq = xmalloc((size_t)nw + 1);
+	float *chan = xmalloc(sizeof(float) * (size_t)(pc->per + 1));
+	int32_t *par = xmalloc(sizeof(int32_t) * (size_t)(3 * nc + 1));
+	int rc = 0;
+	for (int64_t c = 0; c < nc && rc == 0; c++) {
+		for (int64_t e = 0; e < pc->per; e++)
+			chan[e] = pc->w[c * pc->cstride + e * pc->estride];
+		float s_w = quant_weight_scale(chan, pc->per);
+		for (int64_t e = 0; e < pc->per; e++)
+			wq[c * pc->cstride + e * pc->estride] = quant_f32_to_i8_one(chan[e], s_w);
+		par[c] = pc->b ? quant_bias(pc->b[c], s_in, s_w) : 0;
+		if (quant_multiplier((double)s_in * s_w / s_out, &par[nc + c], &par[2 * nc + c]) < 0) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", err_msg());
+			rc = op_error(op, "channel %lld: %s", (long long)c, why);
+		}
+	}
+	int in[5] = { x, -1, -1, -1, -1 };
+	if (rc == 0) {
+		char name[512];
+		int64_t shape[1] = { nc };
+		in[1] = lower_weight(lc, pc->wname, DT_I8, pc->wrank, pc->wshape, wq);
+		if (pc->bname)
+			snprintf(name, sizeof name, "%s", pc->bname);
+		else
+			snprintf(name, sizeof name, "%s_bias", op->name);
+		in[2] = lower_weight(lc, name, DT_I32, 1, shape, par);
+		snprintf(name, sizeof name, "%s_multiplier", op->name);
+		in[3] = lower_weight(lc, name, DT_I32, 1, shape, par + nc);
+		snprintf(name, sizeof name, "%s_shift", op->name);
+		in[4] = lower_weight(lc, name, DT_I32, 1, shape, par + 2 * nc);
+	}
+	free(wq);
+	free(chan);
+	free(par);
+	if (rc < 0)
+		return -1;
+	int y = lower_output(lc, op->out[0], dt, s_out, zp);
+	return lower_emit(lc, op, 5, in, 1, &y);
+}

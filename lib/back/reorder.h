@@ -1,0 +1,21 @@
+/* reorder.h - weight-reorder: put a lowered Tpu graph's weights into the
+ * chip's layout (formats/tpuc-isa.5, WEIGHT LAYOUT).
+ */
+#ifndef TPUC_REORDER_H
+#define TPUC_REORDER_H
+
+#include "ir/ir.h"
+
+/* Rewrite G (dialect tpu, stage lowered) in place and set its stage to
+ * reordered:
+ *  - INT8 Conv, Gemm and Scale with inputs [x, w, bias, multiplier, shift]
+ *    (i32 [OC] each) get one coefficient tensor i32 [OC,3] "OPNAME_coeff"
+ *    holding bias, multiplier, shift per channel: inputs [x, w, coeff];
+ *  - Gemm with transB = 0 and a weight B [K,N] gets B transposed to [N,K]
+ *    and transB = 1 (output features lead, one per lane);
+ *  - Conv weights stay OIHW (output channels on the lanes).
+ * A weight shared by several ops is copied before it is changed.  Returns 0,
+ * or -1 with a message naming the op. */
+int weight_reorder(struct ir_graph *g);
+
+#endif

@@ -1,0 +1,828 @@
+/* calib.c - calibration: run the float Top graph over sample inputs in one
+ * pass, gathering per-tensor min/max and a histogram of |x| whose range is a
+ * power of two that grows as larger values appear (so shards merge
+ * exactly), then choose each tensor's threshold (formats/tpuc-calib.5).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "calib/calib.h"
+#include "run/interp.h"
+#include "quant/quant.h"
+
+#define CALIB_LOG2_BINS 11  /* CALIB_BINS = 2^11 */
+#define CALIB_LEVELS 128    /* KLD: quantisation levels of |x| (int8: 0..127) */
+#define CALIB_MIN_HIST_VALUES 2048   /* nonzero values needed for a histogram search */
+#define CALIB_MIN_EXP (-100)         /* smallest histogram range 2^-100 */
+
+static const char *const method_names[] = {
+	[CALIB_KLD] = "kld", [CALIB_MINMAX] = "minmax",
+	[CALIB_PERCENTILE] = "percentile", [CALIB_MSE] = "mse",
+};
+
+void calib_stats_free(struct calib_stats *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < st->n; i++)
+		free(st->names[i]);
+	free(st->names);
+	free(st->min);
+	free(st->max);
+	free(st->exp);
+	free(st->zeros);
+	free(st->hist);
+	free(st->graph);
+	free(st->path);
+	free(st);
+}
+
+static struct calib_stats *stats_new(int n)
+{
+	struct calib_stats *st = xcalloc(1, sizeof *st);
+	st->n = n;
+	st->names = xcalloc((size_t)n + 1, sizeof *st->names);
+	st->min = xmalloc(sizeof(double) * (size_t)(n + 1));
+	st->max = xmalloc(sizeof(double) * (size_t)(n + 1));
+	st->exp = xmalloc(sizeof(int) * (size_t)(n + 1));
+	st->zeros = xcalloc((size_t)n + 1, sizeof *st->zeros);
+	st->hist = xcalloc((size_t)n * CALIB_BINS + 1, sizeof *st->hist);
+	for (int i = 0; i < n; i++) {
+		st->min[i] = INFINITY;
+		st->max[i] = -INFINITY;
+		st->exp[i] = CALIB_NO_EXP;
+	}
+	return st;
+}
+
+/* Widen histogram H of range 2^*E to range 2^E2 (E2 > *E): bin b goes to
+ * b >> (E2 - *E), exactly what binning at the wider range gives. */
+static void hist_widen(uint64_t *h, int *e, int e2)
+{
+	if (*e != CALIB_NO_EXP && e2 > *e) {
+		int d = e2 - *e;
+		for (int b = 0; b < CALIB_BINS; b++) {
+			uint64_t c = h[b];
+			h[b] = 0;
+			h[d >= CALIB_LOG2_BINS ? 0 : b >> d] += c;
+		}
+	}
+	if (*e == CALIB_NO_EXP || e2 > *e)
+		*e = e2;
+}
+
+/* The exponent of the range for a largest |x| of AM: the smallest e with
+ * AM < 2^e, at least CALIB_MIN_EXP. */
+static int range_exp(float am)
+{
+	int k;
+	frexpf(am, &k);     /* am = f * 2^k, f in [0.5, 1) */
+	return k < CALIB_MIN_EXP ? CALIB_MIN_EXP : k;
+}
+
+/* Count the N values X into histogram H (bin of |x| is |x| * INV, exact as
+ * INV is a power of two; the last bin takes |x| = AM), exact zeros into
+ * *ZEROS; NaN, infinities and |x| > AM are left out.  Branch-free: a block
+ * of bin indices is computed first (ZERO_BIN and SKIP_BIN for the values
+ * not binned), then counted into four interleaved histograms so that runs
+ * of one bin (the zeros after a ReLU) do not serialise on one counter. */
+#define ZERO_BIN CALIB_BINS
+#define SKIP_BIN (CALIB_BINS + 1)
+#define FILL_BLOCK 4096
+static void hist_fill(uint64_t *h, uint64_t *zeros, const float *x, int64_t n, float am,
+		      float inv)
+{
+	static _Thread_local uint32_t part[4][CALIB_BINS + 2];
+	uint16_t idx[FILL_BLOCK];
+	memset(part, 0, sizeof part);
+	for (int64_t i0 = 0; i0 < n; i0 += FILL_BLOCK) {
+		int m = n - i0 < FILL_BLOCK ? (int)(n - i0) : FILL_BLOCK;
+		const float *xb = x + i0;
+		#pragma omp simd
+		for (int i = 0; i < m; i++) {
+			float a = fabsf(xb[i]);
+			float f = a * inv;
+			int b = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
+			b = a <= am ? b : SKIP_BIN;   /* NaN compares false */
+			idx[i] = (uint16_t)(a == 0 ? ZERO_BIN : b);
+		}
+		int i = 0;
+		for (; i + 4 <= m; i += 4) {
+			part[0][idx[i]]++;
+			part[1][idx[i + 1]]++;
+			part[2][idx[i + 2]]++;
+			part[3][idx[i + 3]]++;
+		}
+		for (; i < m; i++)
+			part[0][idx[i]]++;
+		/* uint32 counters: flush before a block could overflow them */
+		if ((i0 / FILL_BLOCK + 1) % (1 << 19) == 0 || i0 + m >= n) {
+			for (int b = 0; b < CALIB_BINS; b++)
+				h[b] += (uint64_t)part[0][b] + part[1][b] + part[2][b] + part[3][b];
+			*zeros += (uint64_t)part[0][ZERO_BIN] + part[1][ZERO_BIN] + part[2][ZERO_BIN] +
+				  part[3][ZERO_BIN];
+			memset(part, 0, sizeof part);
+		}
+	}
+}
+
+/* Fold the N values X into tensor S of ST. */
+static void observe_values(struct calib_stats *st, int s, const float *x, int64_t n)
+{
+	float mn = (float)st->min[s], mx = (float)st->max[s];
+	float lo = INFINITY, hi = -INFINITY;
+	#pragma omp simd reduction(min:lo) reduction(max:hi)
+	for (int64_t i = 0; i < n; i++) {
+		lo = x[i] < lo ? x[i] : lo;   /* NaN never wins */
+		hi = x[i] > hi ? x[i] : hi;
+	}
+	if (!isfinite(lo) || !isfinite(hi)) {   /* infinities (or nothing): finite values only */
+		lo = INFINITY, hi = -INFINITY;
+		for (int64_t i = 0; i < n; i++)
+			if (isfinite(x[i])) {
+				lo = x[i] < lo ? x[i] : lo;
+				hi = x[i] > hi ? x[i] : hi;
+			}
+	}
+	st->min[s] = lo < mn ? lo : mn;
+	st->max[s] = hi > mx ? hi : mx;
+	float am = lo <= hi ? fmaxf(fabsf(lo), fabsf(hi)) : 0;
+	if (!(am > 0))
+		am = 0;
+	uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	if (am > 0)
+		hist_widen(h, &st->exp[s], range_exp(am));
+	float inv = st->exp[s] != CALIB_NO_EXP ? ldexpf(1.0f, CALIB_LOG2_BINS - st->exp[s]) : 0;
+	hist_fill(h, &st->zeros[s], x, n, am, inv);
+}
+
+struct run {
+	struct calib_stats *st;
+	int *of_tensor;         /* tensor index -> index in st, or -1 */
+};
+
+static void observe(struct interp *it, struct run *r, int t)
+{
+	int s = r->of_tensor[t];
+	if (s >= 0)
+		observe_values(r->st, s, it->val[t], tensor_numel(&it->g->tensors[t]));
+}
+
+static int after_op(struct interp *it, int op, void *user)
+{
+	const struct ir_op *o = &it->g->ops[op];
+	for (int j = 0; j < o->n_out; j++)
+		observe(it, user, o->out[j]);
+	return 0;
+}
+
+/* Samples in the npz for graph input 0 (the rule of interp_set_sample). */
+static int count_samples(const struct ir_graph *g, const struct npz *z, const char *file,
+			 int64_t *count)
+{
+	if (g->n_inputs < 1)
+		return err_set("the graph has no inputs");
+	const struct ir_tensor *t = &g->tensors[g->inputs[0]];
+	const struct npz_array *a = npz_find(z, t->name);
+	if (!a)
+		return err_set("'%s': no array for graph input '%s'", file, t->name);
+	if (a->rank == t->rank + 1)
+		*count = a->shape[0];
+	else if (a->rank == t->rank && t->rank > 0 && t->shape[0] > 0)
+		*count = a->shape[0] / t->shape[0];
+	else
+		return err_set("'%s': array '%s' does not hold samples of graph input '%s'",
+			       file, t->name, t->name);
+	if (*count < 1)
+		return err_set("'%s': array '%s' holds no samples", file, t->name);
+	return 0;
+}
+
+/* A bar on stderr: "calibrate: [#####     ] 16/32 samples". */
+static void progress(const struct calib_opts *o, int64_t i, int64_t n)
+{
+	if (!o->progress)
+		return;
+	enum { WIDTH = 30 };
+	char bar[WIDTH + 1];
+	int full = n > 0 ? (int)(i * WIDTH / n) : WIDTH;
+	for (int j = 0; j < WIDTH; j++)
+		bar[j] = j < full ? '#' : ' ';
+	bar[WIDTH] = '\0';
+	fprintf(stderr, "\r%s: [%s] %lld/%lld samples", o->prog ? o->prog : "calibrate", bar,
+		(long long)i, (long long)n);
+	if (i == n)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *samples,
+		  const char *const *files, const struct calib_opts *opts,
+		  struct calib_stats **out)
+{
+	if (g->dialect != DIALECT_TOP)
+		return err_set("calibration runs top IR, not %s", dialect_name(g->dialect));
+	if (nfiles < 1)
+		return err_set("no samples given");
+	int64_t *per = xmalloc(sizeof(int64_t) * (size_t)nfiles), count = 0;
+	for (int f = 0; f < nfiles; f++) {
+		if (count_samples(g, &samples[f], files[f], &per[f]) < 0) {
+			free(per);
+			return -1;
+		}
+		count += per[f];
+	}
+	if (opts->max_samples > 0 && opts->max_samples < count)
+		count = opts->max_samples;
+	int64_t first = 0, last = count;
+	if (opts->nshards > 0) {
+		if (opts->shard < 1 || opts->shard > opts->nshards) {
+			free(per);
+			return err_set("shard %d of %d does not exist", opts->shard, opts->nshards);
+		}
+		first = count * (opts->shard - 1) / opts->nshards;
+		last = count * opts->shard / opts->nshards;
+	}
+
+	/* The tensors to calibrate: f32 graph inputs, then op outputs, in order. */
+	struct run r = { 0 };
+	r.of_tensor = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1));
+	int *list = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1)), n = 0;
+	for (int i = 0; i < g->n_tensors; i++)
+		r.of_tensor[i] = -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < (pass ? g->n_ops : g->n_inputs); i++) {
+			const struct ir_op *op = pass ? &g->ops[i] : NULL;
+			for (int j = 0; j < (pass ? op->n_out : 1); j++) {
+				int t = pass ? op->out[j] : g->inputs[i];
+				const struct ir_tensor *ten = &g->tensors[t];
+				if (ten->dtype != DT_F32 || ten->data || r.of_tensor[t] >= 0)
+					continue;
+				r.of_tensor[t] = n;
+				list[n++] = t;
+			}
+		}
+	r.st = stats_new(n);
+	for (int s = 0; s < n; s++)
+		r.st->names[s] = xstrdup(g->tensors[list[s]].name);
+	r.st->graph = xstrdup(g->name ? g->name : "");
+	r.st->method = opts->method;
+	r.st->percentile = opts->method == CALIB_PERCENTILE ? opts->percentile : 0;
+	free(list);
+
+	struct interp it;
+	int rc = interp_init(&it, g, opts->nthreads);
+	int f = 0;
+	int64_t base = 0;   /* index of file f's first sample */
+	for (int64_t i = first; rc == 0 && i < last; i++) {
+		progress(opts, i - first, last - first);
+		while (i - base >= per[f])
+			base += per[f++];
+		rc = interp_set_sample(&it, &samples[f], files[f], i - base);
+		for (int j = 0; rc == 0 && j < g->n_inputs; j++)
+			observe(&it, &r, g->inputs[j]);
+		if (rc == 0)
+			rc = interp_run(&it, after_op, &r);
+		r.st->samples++;
+	}
+	if (rc == 0)
+		progress(opts, last - first, last - first);
+	if (it.val)
+		interp_free(&it);
+	free(r.of_tensor);
+	free(per);
+	if (rc < 0) {
+		calib_stats_free(r.st);
+		return -1;
+	}
+	*out = r.st;
+	return 0;
+}
+
+/* Zeros plus histogram counts of tensor S into *TOTAL; -1 if the sum does
+ * not fit in 64 bits. */
+static int stats_total(const struct calib_stats *st, int s, uint64_t *total)
+{
+	const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	uint64_t t = st->zeros[s];
+	for (int b = 0; b < CALIB_BINS; b++) {
+		if (h[b] > UINT64_MAX - t)
+			return -1;
+		t += h[b];
+	}
+	*total = t;
+	return 0;
+}
+
+int calib_stats_merge(struct calib_stats *d, const struct calib_stats *s, const char *name)
+{
+	/* both parts are named when they disagree: either may be the odd one */
+	char than[300] = "";
+	if (d->path)
+		snprintf(than, sizeof than, " than '%s'", d->path);
+	if (strcmp(d->graph, s->graph) || d->n != s->n)
+		return err_set("'%s': statistics of another graph%s", name, than);
+	if (d->method != s->method || d->percentile != s->percentile)
+		return err_set("'%s': statistics for another method%s (%s %g, not %s %g)", name, than,
+			       method_names[s->method], s->percentile, method_names[d->method],
+			       d->percentile);
+	for (int i = 0; i < d->n; i++)
+		if (strcmp(d->names[i], s->names[i]))
+			return err_set("'%s': tensor %d is '%s', not '%s' as in%s", name, i, s->names[i],
+				       d->names[i], d->path ? than + 5 : " the others");
+	if (s->samples > INT64_MAX - d->samples)
+		return err_set("'%s': the count of samples overflows when merged", name);
+	for (int i = 0; i < d->n; i++) {
+		uint64_t td, ts;
+		if (stats_total(d, i, &td) < 0 || stats_total(s, i, &ts) < 0 || ts > UINT64_MAX - td)
+			return err_set("'%s': tensor '%s': the counts overflow 64 bits when merged",
+				       name, s->names[i]);
+	}
+	/* every count now fits: no bin or sum exceeds td + ts */
+	for (int i = 0; i < d->n; i++) {
+		d->min[i] = fmin(d->min[i], s->min[i]);
+		d->max[i] = fmax(d->max[i], s->max[i]);
+		d->zeros[i] += s->zeros[i];
+		uint64_t *dh = d->hist + (size_t)i * CALIB_BINS;
+		uint64_t sh[CALIB_BINS];
+		memcpy(sh, s->hist + (size_t)i * CALIB_BINS, sizeof sh);
+		int se = s->exp[i];
+		if (se == CALIB_NO_EXP)
+			continue;
+		hist_widen(dh, &d->exp[i], se);
+		hist_widen(sh, &se, d->exp[i]);
+		for (int b = 0; b < CALIB_BINS; b++)
+			dh[b] += sh[b];
+	}
+	d->samples += s->samples;
+	return 0;
+}
+
+/* Expected squared error (unnormalised) of quantising the histogram H of
+ * NBINS bins of width W at threshold T with LEVELS steps (the cost of
+ * calib_mse_threshold). */
+static double hist_mse(const uint64_t *h, int nbins, double w, double t, int levels)
+{
+	double e = 0, step = t / levels;
+	for (int b = 0; b < nbins; b++) {
+		double c = (b + 0.5) * w;
+		e += (double)h[b] * (c > t ? (c - t) * (c - t) : step * step / 12);
+	}
+	return e;
+}
+
+/* Threshold of tensor S by the method of ST. */
+static double stats_threshold(const struct calib_stats *st, int s)
+{
+	double mn = st->min[s], mx = st->max[s];
+	double th = isfinite(mn) && isfinite(mx) ? fmax(fabs(mn), fabs(mx)) : 0;
+	const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	if (st->method == CALIB_MINMAX || st->exp[s] == CALIB_NO_EXP)
+		return th;
+	uint64_t seen = 0;
+	int used = 0;     /* bins up to the last nonempty one */
+	for (int b = 0; b < CALIB_BINS; b++) {
+		seen += h[b];
+		if (h[b])
+			used = b + 1;
+	}
+	/* Too few values for a meaningful histogram: keep min/max. */
+	if (seen < CALIB_MIN_HIST_VALUES)
+		return th;
+	double w = ldexp(1.0, st->exp[s] - CALIB_LOG2_BINS);
+	double t;
+	switch (st->method) {
+	case CALIB_KLD:
+		t = calib_kld_threshold(h, used, w);
+		/* never worse than no clipping: KLD on a distribution far from
+		 * zero (all values in [a, b], 0 << a) can clip below a */
+		if (t < th && hist_mse(h, used, w, t, mn >= 0 ? QUANT_UMAX : QUANT_QMAX) >
+			      hist_mse(h, used, w, th, mn >= 0 ? QUANT_UMAX : QUANT_QMAX))
+			t = th;
+		break;
+	case CALIB_PERCENTILE:
+		t = calib_percentile_threshold(h, used, w, st->zeros[s], st->percentile);
+		break;
+	case CALIB_MSE:
+		t = calib_mse_threshold(h, used, w, mn >= 0 ? QUANT_UMAX : QUANT_QMAX);
+		break;
+	default:
+		t = th;
+	}
+	return t < th ? t : th;
+}
+
+int calib_stats_table(const struct calib_stats *st, int nthreads, struct calib_table **out)
+{
+	double *th = xmalloc(sizeof(double) * (size_t)(st->n + 1));
+	#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(dynamic)
+	for (int s = 0; s < st->n; s++)
+		th[s] = stats_threshold(st, s);
+	struct calib_table *t = calib_table_new();
+	for (int s = 0; s < st->n; s++) {
+		double mn = isfinite(st->min[s]) ? st->min[s] : 0;
+		double mx = isfinite(st->max[s]) ? st->max[s] : 0;
+		calib_add(t, st->names[s], th[s] >= QUANT_MIN_THRESHOLD ? th[s] : QUANT_MIN_THRESHOLD,
+			  mn, mx);
+	}
+	free(th);
+	*out = t;
+	return 0;
+}
+
+int calib_run_files(const struct ir_graph *g, int nfiles, const struct npz *samples,
+		    const char *const *files, const struct calib_opts *opts,
+		    struct calib_table **t)
+{
+	struct calib_stats *st;
+	if (calib_collect(g, nfiles, samples, files, opts, &st) < 0)
+		return -1;
+	int rc = calib_stats_table(st, opts->nthreads, t);
+	calib_stats_free(st);
+	return rc;
+}
+
+int calib_run(const struct ir_graph *g, const struct npz *samples, const char *file,
+	      const struct calib_opts *opts, struct calib_table **t)
+{
+	return calib_run_files(g, 1, samples, &file, opts, t);
+}
+
+/* ---- partial statistics files ---- */
+
+int calib_stats_write(const char *path, const struct calib_stats *st)
+{
+	struct out_file o;
+	if (out_open(&o, path) < 0)
+		return -1;
+	FILE *fp = o.fp;
+	fprintf(fp, "tpuc-calib-stats 1\n");
+	fprintf(fp, "graph %s\n", strchr(st->graph, '\n') ? "" : st->graph);
+	fprintf(fp, "method %s %.17g\n", method_names[st->method], st->percentile);
+	fprintf(fp, "samples %lld\n", (long long)st->samples);
+	fprintf(fp, "tensors %d\n", st->n);
+	for (int s = 0; s < st->n; s++) {
+		const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+		int nz = 0;
+		for (int b = 0; b < CALIB_BINS; b++)
+			nz += h[b] != 0;
+		fprintf(fp, "t %s %a %a %d %llu %d", st->names[s], st->min[s], st->max[s],
+			st->exp[s] == CALIB_NO_EXP ? 0 : st->exp[s],
+			(unsigned long long)st->zeros[s], st->exp[s] == CALIB_NO_EXP ? -1 : nz);
+		for (int b = 0; b < CALIB_BINS; b++)
+			if (h[b])
+				fprintf(fp, " %d:%llu", b, (unsigned long long)h[b]);
+		fputc('\n', fp);
+	}
+	return out_commit(&o);
+}
+
+/* Next whitespace-separated token of *P (NUL-terminated in place), or NULL. */
+static char *token(char **p)
+{
+	char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	char *e = s;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	if (*e)
+		*e++ = '\0';
+	*p = e;
+	return s;
+}
+
+/* Token S as a decimal integer in [LO, HI], all of it; 0 or -1. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
+{
+	char *end;
+	if (!s || !(*s == '-' || (*s >= '0' && *s <= '9')))
+		return -1;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (*end || errno || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Token S as an unsigned decimal count that fits in 64 bits; 0 or -1. */
+static int parse_count(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Token S as a number in double range ("inf" and "-inf" as written for an
+ * empty tensor; NaN and values beyond the range refused); 0 or -1. */
+static int parse_f64(const char *s, double *v)
+{
+	char *end;
+	if (!s)
+		return -1;
+	if (!strcmp(s, "inf") || !strcmp(s, "-inf")) {
+		*v = *s == '-' ? -INFINITY : INFINITY;
+		return 0;
+	}
+	if (!(*s == '-' || (*s >= '0' && *s <= '9')))
+		return -1;
+	errno = 0;
+	*v = strtod(s, &end);
+	return *end || !isfinite(*v) || (errno == ERANGE && fabs(*v) > 1) ? -1 : 0;
+}
+
+/* The part of a "t" line after the name, into tensor S of ST; NULL when
+ * it is valid, else what is wrong.  Valid is what calib_stats_write can
+ * write: finite float min <= max, or inf -inf with nothing else (no value
+ * seen); K = -1 exactly when no nonzero value was seen (E 0, min = max = 0
+ * unless empty); otherwise E the range of max(|min|, |max|), K bins
+ * strictly increasing below CALIB_BINS, the last the bin of that value,
+ * each count positive, all the counts and zeros summing within 64 bits. */
+static const char *stats_tensor(struct calib_stats *st, int s, char *rest)
+{
+	int64_t e, k;
+	uint64_t z, total;
+	double mn, mx;
+	if (parse_f64(token(&rest), &mn) < 0 || parse_f64(token(&rest), &mx) < 0)
+		return "min and max must be numbers within double range";
+	if (parse_int(token(&rest), -1000000, 1000000, &e) < 0)
+		return "the histogram exponent must be an integer";
+	if (parse_count(token(&rest), &z) < 0)
+		return "the count of zeros must be an unsigned 64-bit integer";
+	if (parse_int(token(&rest), -1, CALIB_BINS, &k) < 0)
+		return "the count of bins must be -1 to 2048";
+	int empty = mn == INFINITY && mx == -INFINITY;
+	if (!empty && !(isfinite(mn) && isfinite(mx) && mn <= mx))
+		return "min and max must be finite with min <= max, or inf -inf";
+	if (!empty && ((double)(float)mn != mn || (double)(float)mx != mx))
+		return "min and max must be float values";
+	if (empty && (z || k >= 0))
+		return "a tensor without values has zeros or bins";
+	double am = fmax(fabs(mn), fabs(mx));
+	st->min[s] = mn;
+	st->max[s] = mx;
+	st->zeros[s] = z;
+	if (k < 0) {
+		if (e != 0)
+			return "the histogram exponent must be 0 with no bins";
+		if (!empty && (am != 0 || !z))
+			return "a tensor with nonzero values has no bins";
+		st->exp[s] = CALIB_NO_EXP;
+	} else {
+		if (empty || !(am > 0) || k == 0)
+			return "bins do not agree with min and max";
+		if (e != range_exp((float)am))
+			return "the histogram exponent does not agree with min and max";
+		st->exp[s] = (int)e;
+	}
+	uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
+	int64_t last = -1;
+	for (int64_t i = 0; i < k; i++) {
+		char *tok = token(&rest), *colon;
+		int64_t b;
+		uint64_t c;
+		if (!tok || !(colon = strchr(tok, ':')))
+			return "bins must be b:count";
+		*colon = '\0';
+		if (parse_int(tok, 0, CALIB_BINS - 1, &b) < 0)
+			return "a bin number is out of range";
+		if (b <= last)
+			return "bins are not in strictly increasing order";
+		if (parse_count(colon + 1, &c) < 0 || c == 0)
+			return "a bin count must be a positive 64-bit integer";
+		h[b] = c;
+		last = b;
+	}
+	if (token(&rest))
+		return "more fields than the count of bins gives";
+	if (k > 0) {
+		float f = (float)am * ldexpf(1.0f, CALIB_LOG2_BINS - (int)e);
+		int want = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
+		if (last != want)
+			return "the last bin does not hold max(|min|, |max|)";
+	}
+	if (stats_total(st, s, &total) < 0)
+		return "the counts overflow 64 bits";
+	return NULL;
+}
+
+int calib_stats_read(const char *path, struct calib_stats **out)
+{
+	void *buf;
+	size_t len;
+	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
+	if (file_read_all(path, &buf, &len) < 0)
+		return -1;
+	if (memchr(buf, '\0', len) || len < 19 || memcmp(buf, "tpuc-calib-stats 1\n", 19)) {
+		free(buf);
+		return err_set("'%s': not a tpuc calibration statistics file", shown);
+	}
+	char *p = buf, *endp = p + len;
+	if (endp[-1] != '\n') {
+		free(buf);
+		return err_set("'%s': truncated: the last line has no newline", shown);
+	}
+	struct calib_stats *st = NULL;
+	struct calib_table *names = calib_table_new();   /* to find a name given twice */
+	const char *graph = NULL, *bad = NULL;
+	enum calib_method method = CALIB_KLD;
+	double pct = 0;
+	int64_t samples = 0, ntensors = 0;
+	int line = 0, s = 0, rc = 0;
+	while (!bad && rc == 0 && p < endp) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p)), *rest = p;
+		*nl = '\0';
+		line++;
+		p = nl + 1;
+		if (line == 1)
+			continue;
+		char *key = token(&rest);
+		if (line == 2) {
+			if (!key || strcmp(key, "graph"))
+				bad = "expected 'graph NAME'";
+			graph = rest;   /* the rest of the line, blanks included */
+		} else if (line == 3) {
+			const char *m = token(&rest);
+			int found = -1;
+			for (size_t i = 0; m && i < ARRAY_LEN(method_names); i++)
+				if (!strcmp(m, method_names[i]))
+					found = (int)i;
+			if (!key || strcmp(key, "method") || found < 0 || parse_f64(token(&rest), &pct) < 0 ||
+			    token(&rest))
+				bad = "expected 'method kld|minmax|percentile|mse P'";
+			else if (found == CALIB_PERCENTILE ? !(pct >= CALIB_MIN_PERCENTILE && pct <= 100)
+							   : pct != 0)
+				bad = "the percentile is out of range (50 to 100 for percentile, else 0)";
+			method = (enum calib_method)found;
+		} else if (line == 4) {
+			if (!key || strcmp(key, "samples") || parse_int(token(&rest), 0, INT64_MAX,
+									 &samples) < 0 || token(&rest))
+				bad = "expected 'samples S', S a count";
+		} else if (line == 5) {
+			if (!key || strcmp(key, "tensors") || parse_int(token(&rest), 0, (1 << 24) - 1,
+									 &ntensors) < 0 || token(&rest))
+				bad = "expected 'tensors N', N a count below 2^24";
+			st = stats_new((int)ntensors);
+			st->path = xstrdup(shown);
+			st->graph = xstrdup(graph);
+			st->method = method;
+			st->percentile = pct;
+			st->samples = samples;
+		} else if (s >= ntensors) {
+			bad = "more tensor lines than 'tensors' gives";
+		} else {
+			char *name = token(&rest);
+			if (!key || strcmp(key, "t") || !name) {
+				bad = "expected 't NAME MIN MAX E ZEROS K b:count...'";
+			} else if (calib_find(names, name)) {
+				rc = err_set("'%s': line %d: tensor '%s' listed twice", shown, line, name);
+			} else {
+				calib_add(names, name, 0, 0, 0);
+				st->names[s] = xstrdup(name);
+				if ((bad = stats_tensor(st, s, rest)) == NULL && samples == 0 &&
+				    (st->min[s] <= st->max[s] || st->exp[s] != CALIB_NO_EXP))
+					bad = "values seen in 0 samples";
+				s++;
+			}
+		}
+	}
+	if (bad)
+		rc = err_set("'%s': line %d: %s", shown, line, bad);
+	else if (rc == 0 && (!st || s != ntensors))
+		rc = err_set("'%s': truncated: %d of %lld tensors", shown, s, (long long)ntensors);
+	free(buf);
+	calib_table_free(names);
+	if (rc < 0) {
+		calib_stats_free(st);
+		return -1;
+	}
+	*out = st;
+	return 0;
+}
+
+/* ---- threshold searches ---- */
+
+double calib_percentile_threshold(const uint64_t *hist, int nbins, double bin_width,
+				  uint64_t zeros, double p)
+{
+	double total = (double)zeros;
+	for (int b = 0; b < nbins; b++)
+		total += (double)hist[b];
+	double want = total * p / 100, cum = (double)zeros;
+	for (int b = 0; b < nbins; b++) {
+		cum += (double)hist[b];
+		if (cum >= want)
+			return (b + 1) * bin_width;
+	}
+	return nbins * bin_width;
+}
+
+double calib_mse_threshold(const uint64_t *hist, int nbins, double bin_width, int levels)
+{
+	/* suffix sums over bins >= i of h, h c, h c^2 (c: bin centre) */
+	double *S0 = xcalloc((size_t)nbins + 2, sizeof(double));
+	double *S1 = xcalloc((size_t)nbins + 2, sizeof(double));
+	double *S2 = xcalloc((size_t)nbins + 2, sizeof(double));
+	for (int b = nbins - 1; b >= 0; b--) {
+		double h = (double)hist[b], c = (b + 0.5) * bin_width;
+		S0[b] = S0[b + 1] + h;
+		S1[b] = S1[b + 1] + h * c;
+		S2[b] = S2[b + 1] + h * c * c;
+	}
+	double best = INFINITY;
+	int best_i = nbins;
+	for (int i = 1; i <= nbins; i++) {
+		double t = i * bin_width, step = t / levels;
+		double clip = S2[i] - 2 * t * S1[i] + t * t * S0[i];
+		double round_err = (S0[0] - S0[i]) * step * step / 12;
+		double e = clip + round_err;
+		if (e < best) {
+			best = e;
+			best_i = i;
+		}
+	}
+	free(S0);
+	free(S1);
+	free(S2);
+	return best_i * bin_width;
+}
+
+/* The KL-divergence threshold search (TensorRT's entropy calibration, with
+ * ncnn's exclusion of exact zeros), in O(levels) per candidate from prefix
+ * sums.  For each candidate i in [128, nbins]:
+ *   P_b = hist[b] for b < i - 1, P_{i-1} = hist[i-1] + sum(hist[i..])
+ *   level j merges bins [j m, (j + 1) m) with m = i / 128 (the last level
+ *   also takes the remainder up to i); Q_b = (level sum) / (nonzero bins in
+ *   the level) where hist[b] != 0, else 0
+ *   KL = sum_b p_b log(p_b / q_b) over P_b > 0, p and q normalised, q_b =
+ *   1e-10 where Q_b = 0
+ * and the smallest KL wins (the first on ties); the threshold is i bins. */
+double calib_kld_threshold(const uint64_t *hist, int nbins, double bin_width)
+{
+	if (nbins <= CALIB_LEVELS)
+		return nbins * bin_width;
+	double *H = xmalloc(sizeof(double) * (size_t)(nbins + 1));   /* prefix counts */
+	double *L = xmalloc(sizeof(double) * (size_t)(nbins + 1));   /* prefix h log h */
+	int *Z = xmalloc(sizeof(int) * (size_t)(nbins + 1));         /* prefix nonzero bins */
+	H[0] = L[0] = 0;
+	Z[0] = 0;
+	for (int b = 0; b < nbins; b++) {
+		double h = (double)hist[b];
+		H[b + 1] = H[b] + h;
+		L[b + 1] = L[b] + (h > 0 ? h * log(h) : 0);
+		Z[b + 1] = Z[b] + (hist[b] != 0);
+	}
+	double total = H[nbins], best = INFINITY;
+	int best_i = nbins;
+	for (int i = CALIB_LEVELS; total > 0 && i <= nbins; i++) {
+		double sq = H[i], last_p = (double)hist[i - 1] + (total - H[i]);
+		if (!(sq > 0))
+			continue;
+		double log_sp = log(total), log_sq = log(sq);
+		/* sum P log P over b < i */
+		double plogp = L[i - 1] + (last_p > 0 ? last_p * log(last_p) : 0);
+		/* sum P log Q over b < i with Q > 0 (log Q unnormalised) */
+		double plogq = 0;
+		int m = i / CALIB_LEVELS;
+		for (int j = 0; j < CALIB_LEVELS; j++) {
+			int b0 = j * m, b1 = j == CALIB_LEVELS - 1 ? i : b0 + m;
+			double sum = H[b1] - H[b0];
+			int nz = Z[b1] - Z[b0];
+			if (nz == 0)
+				continue;
+			double lq = log(sum / nz);
+			if (j == CALIB_LEVELS - 1)   /* bin i-1 carries the outliers */
+				plogq += (sum - (double)hist[i - 1]) * lq +
+					 (hist[i - 1] ? last_p * lq : 0);
+			else
+				plogq += sum * lq;
+		}
+		/* KL = (1/sp) [sum P (log P - log sp) - sum P (log q)], log q =
+		 * log Q - log sq where Q > 0, log 1e-10 at an empty last bin. */
+		double pq = plogq - (total - (hist[i - 1] ? 0 : last_p)) * log_sq;
+		if (!hist[i - 1] && last_p > 0)
+			pq += last_p * log(1e-10);
+		double kl = (plogp - total * log_sp - pq) / total;
+		if (kl < best) {
+			best = kl;
+			best_i = i;
+		}
+	}
+	free(H);
+	free(L);
+	free(Z);
+	return best_i * bin_width;
+}

@@ -1,0 +1,53 @@
+/* calib_search.h - mixed-precision search (calibrate --search-qtable):
+ * which ops to keep in a float mode so that the lowered graph's outputs
+ * reach a cosine against the float Top graph on calibration samples.
+ *
+ * The search (formats/tpuc-quant.5, "Mixed precision"):
+ *   1. the whole graph in MODE: done if it reaches the cosine;
+ *   2. sensitivity: for each candidate op (in int8 one whose lowering is
+ *      more than a copy: Conv, Gemm, Add, pools...; in bf16 or f16 every
+ *      op), the cosine with only that op in
+ *      MODE and every other op in KEEP; most damaging first;
+ *   3. the smallest count k of the most damaging ops in KEEP that reaches
+ *      the cosine (binary search), then each of those k, least damaging
+ *      first, goes back to MODE if the cosine still holds without it.
+ */
+#ifndef TPUC_CALIB_SEARCH_H
+#define TPUC_CALIB_SEARCH_H
+
+#include "calib/calib.h"
+#include "back/lower.h"
+
+struct calib_search_opts {
+	const char *chip;            /* lowering target, e.g. "tpu-a" */
+	enum ir_mode mode;        /* the graph's mode, e.g. MODE_INT8 */
+	enum ir_mode keep;        /* the mode of the ops kept, e.g. MODE_F32 */
+	double expected_cos;         /* goal: smallest cosine over samples and
+					outputs >= this */
+	int64_t samples;             /* evaluate on the first this many samples; <= 0 all */
+	int signed_only;             /* as lower_opts */
+	int asymmetric;              /* as lower_opts: search for --asymmetric */
+	int nthreads;
+	int progress;                /* 1: progress on stderr */
+	const char *prog;
+};
+
+struct calib_search_result {
+	double base_cos;             /* the whole graph in MODE */
+	double cos;                  /* with the qtable */
+	int kept;                    /* ops in the qtable */
+	int candidates;              /* ops the search could keep */
+	int evaluations;             /* lowered graphs run */
+	int reached;                 /* 1 if cos >= expected_cos */
+};
+
+/* Search on the samples of the NFILES archives SAMPLES (as calib_collect)
+ * with the thresholds of TAB; *Q gets the qtable (empty when the whole
+ * graph reaches the goal; every candidate when even that does not, with
+ * RES->reached 0).  The caller frees *Q with qtable_free. */
+int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz *samples,
+			const char *const *files, const struct calib_table *tab,
+			const struct calib_search_opts *o, struct qtable **q,
+			struct calib_search_result *res);
+
+#endif

@@ -1,0 +1,416 @@
+/* import_shape.c - ONNX converters (lib/front/import_ops.h) for shape and
+ * data movement: Pad, Reshape, Concat, Flatten, Transpose, Squeeze,
+ * Unsqueeze, Gather, Slice, Split, Expand, Tile, DepthToSpace, Shape,
+ * ConstantOfShape, Resize, Upsample.
+ */
+#include <limits.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front/import_ops.h"
+#include "front/import_util.h"
+#include "ir/base.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "onnx.pb-c.h"
+
+/* Pad: pads and value from attributes (opset < 11) or constant inputs;
+ * mode constant, reflect or edge (value is then unused). */
+int cv_pad(struct imp *im, struct ir_op *op)
+{
+	int64_t pads[2 * IR_MAX_RANK];
+	int n;
+	double value = 0;
+	char mode[16];
+	if (attr_str(im, "mode", "constant", mode, sizeof mode) < 0)
+		return -1;
+	if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+		return node_err(im, "mode '%s' is not supported (constant, reflect or edge)", mode);
+	if (im->opset < 11) {
+		if (attr_ints(im, "pads", pads, 2 * IR_MAX_RANK, &n) < 0 ||
+		    attr_bound(im, "value", 0, &value) < 0)
+			return -1;
+	} else {
+		if (attr_absent(im, "pads") < 0 || attr_absent(im, "value") < 0)
+			return -1;
+		if (op->n_in < 2 || op->in[1] < 0)
+			return node_err(im, "input pads is missing");
+		if (const_ints(im, op->in[1], "pads", pads, 2 * IR_MAX_RANK, &n) < 0)
+			return -1;
+		if (op->n_in > 2 && op->in[2] >= 0 && const_scalar(im, op->in[2], "constant_value", &value) < 0)
+			return -1;
+	}
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (x && n != 2 * x->rank)
+		return node_err(im, "pads has %d values for a rank-%d input", n, x->rank);
+	op->n_in = 1;
+	op_set_ints(op, "pads", n, pads);
+	op_set_float(op, "value", value);
+	op_set_str(op, "mode", mode);
+	return 0;
+}
+
+/* Reshape: the constant shape input, with 0 and -1 resolved against the
+ * input's shape, becomes attribute "shape". */
+int cv_reshape(struct imp *im, struct ir_op *op)
+{
+	int64_t shape[IR_MAX_RANK], allowzero;
+	int n;
+	if (attr_bool(im, "allowzero", 0, &allowzero) < 0)
+		return -1;
+	if (const_ints(im, op->in[1], "shape", shape, IR_MAX_RANK, &n) < 0)
+		return -1;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	int infer_at = -1;
+	int64_t rest = 1;
+	for (int i = 0; i < n; i++) {
+		if (shape[i] == 0 && !allowzero) {
+			if (i >= x->rank)
+				return node_err(im, "shape[%d] is 0 but the input has rank %d", i, x->rank);
+			shape[i] = x->shape[i];
+		}
+		if (shape[i] == -1) {
+			if (infer_at >= 0)
+				return node_err(im, "shape has more than one -1");
+			infer_at = i;
+		} else if (shape[i] < 0) {
+			return node_err(im, "shape[%d] is %lld", i, (long long)shape[i]);
+		} else {
+			rest *= shape[i];
+		}
+	}
+	int64_t numel = tensor_numel(x);
+	if (infer_at >= 0) {
+		if (rest == 0 || numel % rest)
+			return node_err(im, "cannot reshape %lld elements with -1", (long long)numel);
+		shape[infer_at] = numel / rest;
+	} else if (rest != numel) {
+		return node_err(im, "cannot reshape %lld elements to %lld", (long long)numel, (long long)rest);
+	}
+	op->n_in = 1;
+	op_set_ints(op, "shape", n, shape);
+	return 0;
+}
+
+/* Concat and Flatten: "axis", made non-negative when the rank is known.
+ * Flatten's axis may equal the rank. */
+int cv_axis(struct imp *im, struct ir_op *op, int required, int64_t def, int rank_plus)
+{
+	int64_t axis;
+	if (required && !attr_find(im->node, "axis"))
+		return node_err(im, "attribute 'axis' is missing");
+	if (attr_int(im, "axis", def, &axis) < 0)
+		return -1;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (x) {
+		if (axis < -x->rank || axis >= x->rank + rank_plus)
+			return node_err(im, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+		if (axis < 0)
+			axis += x->rank;
+	}
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+int cv_concat(struct imp *im, struct ir_op *op) { return cv_axis(im, op, 1, 0, 0); }
+int cv_flatten(struct imp *im, struct ir_op *op) { return cv_axis(im, op, 0, 1, 1); }
+
+int cv_transpose(struct imp *im, struct ir_op *op)
+{
+	int64_t perm[IR_MAX_RANK];
+	int n, r = known_rank(im, op->in[0]);
+	if (attr_ints(im, "perm", perm, IR_MAX_RANK, &n) < 0)
+		return -1;
+	if (!attr_find(im->node, "perm")) {
+		if (r < 0)
+			return node_err(im, "the input shape is unknown");
+		for (n = 0; n < r; n++)
+			perm[n] = r - 1 - n;
+	}
+	op_set_ints(op, "perm", n, perm);
+	return 0;
+}
+
+/* Squeeze: absent axes squeeze every dimension of size 1. */
+int cv_squeeze(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK];
+	int n;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	if (axes_from(im, op, 1, axes, &n, x->rank) < 0)
+		return -1;
+	if (n < 0)
+		for (int d = n = 0; d < x->rank; d++)
+			if (x->shape[d] == 1)
+				axes[n++] = d;
+	op_set_ints(op, "axes", n, axes);
+	return 0;
+}
+
+int cv_unsqueeze(struct imp *im, struct ir_op *op)
+{
+	int64_t axes[IR_MAX_RANK];
+	int n, r = known_rank(im, op->in[0]);
+	const Onnx__AttributeProto *a = attr_find(im->node, "axes");
+	if (r < 0)
+		return node_err(im, "the input shape is unknown");
+	if (a) {
+		if (attr_ints(im, "axes", axes, IR_MAX_RANK, &n) < 0)
+			return -1;
+	} else if (op->n_in > 1 && op->in[1] >= 0) {
+		if (const_ints(im, op->in[1], "axes", axes, IR_MAX_RANK, &n) < 0)
+			return -1;
+	} else {
+		return node_err(im, "axes are missing");
+	}
+	op->n_in = 1;
+	if (norm_axes(im, axes, n, r + n) < 0)
+		return -1;
+	op_set_ints(op, "axes", n, axes);
+	return 0;
+}
+
+int cv_gather(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	return 0;
+}
+
+/* Slice: starts, ends, axes from attributes (opset < 10) or constant
+ * inputs with optional axes and steps. */
+int cv_slice(struct imp *im, struct ir_op *op)
+{
+	int64_t v[4][IR_MAX_RANK];
+	int n[4] = { 0, 0, 0, 0 };
+	static const char *const names[4] = { "starts", "ends", "axes", "steps" };
+	int r = known_rank(im, op->in[0]);
+	if (im->opset < 10) {
+		for (int i = 0; i < 3; i++)
+			if (attr_ints(im, names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
+				return -1;
+	} else {
+		for (int i = 0; i < 4; i++) {
+			if (attr_absent(im, names[i]) < 0)
+				return -1;
+			if (op->n_in > i + 1 && op->in[i + 1] >= 0 &&
+			    const_ints(im, op->in[i + 1], names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
+				return -1;
+		}
+	}
+	if (n[0] != n[1] || (n[2] && n[2] != n[0]) || (n[3] && n[3] != n[0]))
+		return node_err(im, "starts, ends, axes and steps differ in length");
+	if (!n[2])
+		for (n[2] = 0; n[2] < n[0]; n[2]++)
+			v[2][n[2]] = n[2];
+	for (int i = 0; i < n[2]; i++) {
+		if (r < 0 || v[2][i] < -r || v[2][i] >= r)
+			return node_err(im, "axis out of range or input shape unknown");
+		if (v[2][i] < 0)
+			v[2][i] += r;
+	}
+	if (!n[3])
+		for (n[3] = 0; n[3] < n[0]; n[3]++)
+			v[3][n[3]] = 1;
+	op->n_in = 1;
+	for (int i = 0; i < 4; i++)
+		op_set_ints(op, names[i], n[i], v[i]);
+	return 0;
+}
+
+int cv_split(struct imp *im, struct ir_op *op)
+{
+	int64_t axis;
+	int n = 0, cap = op->n_out + 1;   /* one size per output */
+	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	int64_t *split = xcalloc((size_t)cap, sizeof *split);
+	if (attr_find(im->node, "split")) {
+		if (attr_ints(im, "split", split, cap, &n) < 0)
+			goto bad;
+	} else if (op->n_in > 1 && op->in[1] >= 0) {
+		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
+			goto bad;
+	}
+	op->n_in = 1;
+	op_set_int(op, "axis", axis);
+	if (n)
+		op_set_ints(op, "split", n, split);
+	free(split);
+	return 0;
+bad:
+	free(split);
+	return -1;
+}
+
+/* Expand, Tile: the constant second input becomes attribute `name`. */
+int cv_const_list(struct imp *im, struct ir_op *op, const char *name)
+{
+	int64_t v[IR_MAX_RANK];
+	int n;
+	if (const_ints(im, op->in[1], name, v, IR_MAX_RANK, &n) < 0)
+		return -1;
+	op->n_in = 1;
+	op_set_ints(op, name, n, v);
+	return 0;
+}
+
+int cv_expand(struct imp *im, struct ir_op *op) { return cv_const_list(im, op, "shape"); }
+int cv_tile(struct imp *im, struct ir_op *op) { return cv_const_list(im, op, "repeats"); }
+
+int cv_depthtospace(struct imp *im, struct ir_op *op)
+{
+	char mode[8];
+	if (put_int(im, op, "blocksize", 0) < 0 || attr_str(im, "mode", "DCR", mode, sizeof mode) < 0)
+		return -1;
+	if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
+		return node_err(im, "mode '%s' is not supported", mode);
+	op_set_str(op, "mode", mode);
+	return 0;
+}
+
+int cv_blocksize(struct imp *im, struct ir_op *op) { return put_int(im, op, "blocksize", 0); }
+
+int cv_shape(struct imp *im, struct ir_op *op)
+{
+	if (attr_find(im->node, "start") && put_int(im, op, "start", 0) < 0)
+		return -1;
+	if (attr_find(im->node, "end") && put_int(im, op, "end", 0) < 0)
+		return -1;
+	return 0;
+}
+
+/* ConstantOfShape: the constant shape input and the value tensor become
+ * attributes shape, dtype and value (floats) or value_int (integers). */
+int cv_constantofshape(struct imp *im, struct ir_op *op)
+{
+	int64_t shape[IR_MAX_RANK];
+	int n;
+	if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
+		return -1;
+	op->n_in = 0;
+	op_set_ints(op, "shape", n, shape);
+	const Onnx__AttributeProto *a = attr_find(im->node, "value");
+	enum ir_dtype dt = DT_F32;
+	double fv = 0;
+	int64_t iv = 0;
+	if (a) {
+		struct decoded d;
+		if (!a->t || tensor_decode(a->t, &d) < 0 || d.nbytes != dtype_size(d.dt))
+			return node_err(im, "value must be a tensor of one element");
+		dt = d.dt;
+		if (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16) {
+			float f;
+			dtype_convert(&f, DT_F32, d.data, dt, 1);
+			fv = f;
+		} else {
+			dtype_convert(&iv, DT_I64, d.data, dt, 1);
+		}
+		free(d.tmp);
+	}
+	op_set_str(op, "dtype", dtype_name(dt));
+	op_set_float(op, "value", fv);
+	op_set_int(op, "value_int", iv);
+	return 0;
+}
+
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (7: scales attribute; 9: scales input): the output shape is resolved
+ * into sizes; scales stay when given, since the coordinate mapping uses
+ * them. */
+int cv_resize_common(struct imp *im, struct ir_op *op, const float *scales, int ns,
+			    const int64_t *sizes_in, int nz, const float *roi, int nr)
+{
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	int64_t sizes[IR_MAX_RANK];
+	if (nz) {
+		if (nz != x->rank)
+			return node_err(im, "sizes has %d values for rank %d", nz, x->rank);
+		memcpy(sizes, sizes_in, sizeof(int64_t) * (size_t)nz);
+	} else if (ns) {
+		if (ns != x->rank)
+			return node_err(im, "scales has %d values for rank %d", ns, x->rank);
+		for (int d = 0; d < ns; d++) {
+			if (!(scales[d] > 0))
+				return node_err(im, "scales must be positive");
+			sizes[d] = (int64_t)floor((double)x->shape[d] * (double)scales[d]);
+		}
+		op_set_floats(op, "scales", ns, scales);
+	} else {
+		return node_err(im, "neither scales nor sizes is given");
+	}
+	op_set_ints(op, "sizes", x->rank, sizes);
+	if (nr)
+		op_set_floats(op, "roi", nr, roi);
+	op->n_in = 1;
+	return 0;
+}
+
+int cv_resize(struct imp *im, struct ir_op *op)
+{
+	char mode[32], ct[32], nm[32];
+	float scales[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
+	int64_t sizes[IR_MAX_RANK];
+	int ns = 0, nz = 0, nr = 0;
+	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0 ||
+	    attr_str(im, "coordinate_transformation_mode", im->opset < 11 ? "asymmetric" : "half_pixel",
+		     ct, sizeof ct) < 0 ||
+	    attr_str(im, "nearest_mode", im->opset < 11 ? "simple" : "round_prefer_floor", nm, sizeof nm) < 0 ||
+	    put_float(im, op, "cubic_coeff_a", -0.75) < 0 || put_int(im, op, "exclude_outside", 0) < 0 ||
+	    put_float(im, op, "extrapolation_value", 0) < 0)
+		return -1;
+	if (im->opset < 11) {
+		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
+			return -1;
+	} else {
+		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "roi", roi, 2 * IR_MAX_RANK, &nr) < 0 ||
+		    const_floats(im, op->n_in > 2 ? op->in[2] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
+			return -1;
+		if (op->n_in > 3 && op->in[3] >= 0 &&
+		    const_ints(im, op->in[3], "sizes", sizes, IR_MAX_RANK, &nz) < 0)
+			return -1;
+		if (strcmp(ct, "tf_crop_and_resize"))
+			nr = 0;
+	}
+	op_set_str(op, "mode", mode);
+	op_set_str(op, "coordinate_transformation_mode", ct);
+	op_set_str(op, "nearest_mode", nm);
+	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
+}
+
+int cv_upsample(struct imp *im, struct ir_op *op)
+{
+	char mode[32];
+	float scales[IR_MAX_RANK];
+	int ns = 0;
+	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0)
+		return -1;
+	if (im->opset < 9) {
+		const Onnx__AttributeProto *a = attr_find(im->node, "scales");
+		if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS || a->n_floats > IR_MAX_RANK)
+			return node_err(im, "attribute 'scales' is missing or malformed");
+		ns = (int)a->n_floats;
+		memcpy(scales, a->floats, sizeof(float) * (size_t)ns);
+	} else if (attr_absent(im, "scales") < 0 ||
+		   const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0) {
+		return -1;
+	}
+	op->type = OP_RESIZE;
+	op_set_str(op, "mode", !strcmp(mode, "bilinear") ? "linear" : mode);
+	op_set_str(op, "coordinate_transformation_mode", "asymmetric");
+	op_set_str(op, "nearest_mode", "simple");
+	return cv_resize_common(im, op, scales, ns, NULL, 0, NULL, 0);
+}

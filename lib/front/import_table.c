@@ -1,0 +1,139 @@
+/* import_table.c - the ONNX operators the importer takes: per op_type its
+ * input counts, the attributes it knows, its converter (lib/front/import_ops.h)
+ * and the IR op it becomes (lib/front/import_table.h).
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "front/import_ops.h"
+#include "front/import_table.h"
+#include "ir/base.h"
+#include "ir/op.h"
+
+#define UNARY(name) { name, 1, 1, { 0 }, NULL, NULL, 0 }
+#define BINARY(name) { name, 2, 2, { 0 }, NULL, NULL, 0 }
+#define VARIADIC(name) { name, 1, ANY, { 0 }, NULL, NULL, 0 }
+#define REDUCE(name) { name, 1, 2, { "axes", "keepdims", "noop_with_empty_axes" }, cv_reduce, NULL, 0 }
+
+const struct node_rule node_rules[] = {
+	{ "Conv", 2, 3, { "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides" }, cv_conv, NULL, 0 },
+	{ "BatchNormalization", 5, 5, { "epsilon", "momentum", "spatial", "training_mode" }, cv_batchnorm, NULL, 0 },
+	UNARY("Relu"),
+	{ "Clip", 1, 3, { "min", "max" }, cv_clip, NULL, 0 },
+	{ "MaxPool", 1, 1, { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+			     "storage_order", "strides" }, cv_maxpool, NULL, 0 },
+	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "kernel_shape",
+				 "pads", "strides" }, cv_avgpool, NULL, 0 },
+	UNARY("GlobalAveragePool"),
+	BINARY("Add"),
+	BINARY("Mul"),
+	{ "Concat", 1, ANY, { "axis" }, cv_concat, NULL, 0 },
+	{ "Pad", 1, 3, { "mode", "pads", "value" }, cv_pad, NULL, 0 },
+	{ "Flatten", 1, 1, { "axis" }, cv_flatten, NULL, 0 },
+	{ "Reshape", 2, 2, { "allowzero" }, cv_reshape, NULL, 0 },
+	{ "Gemm", 2, 3, { "alpha", "beta", "transA", "transB" }, cv_gemm, NULL, 0 },
+	BINARY("MatMul"),
+	UNARY("Identity"),
+	{ "Cast", 1, 1, { "to" }, cv_cast, NULL, 0 },
+	{ "Dropout", 1, 3, { "ratio", "seed" }, cv_dropout, "Identity", 2 },
+	/* unary */
+	UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"), UNARY("Erf"), UNARY("Tanh"), UNARY("Sigmoid"),
+	UNARY("HardSwish"), UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("Floor"),
+	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"),
+	UNARY("Sin"), UNARY("Cos"), UNARY("Tan"), UNARY("Asin"), UNARY("Acos"), UNARY("Atan"),
+	UNARY("Sinh"), UNARY("Cosh"), UNARY("Asinh"), UNARY("Acosh"), UNARY("Atanh"),
+	UNARY("Not"), UNARY("IsNaN"),
+	{ "HardSigmoid", 1, 1, { "alpha", "beta" }, cv_hardsigmoid, NULL, 0 },
+	{ "Elu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "Selu", 1, 1, { "alpha", "gamma" }, cv_selu, NULL, 0 },
+	{ "LeakyRelu", 1, 1, { "alpha" }, cv_leakyrelu, NULL, 0 },
+	{ "Celu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "ThresholdedRelu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
+	{ "Shrink", 1, 1, { "bias", "lambd" }, cv_shrink, NULL, 0 },
+	{ "IsInf", 1, 1, { "detect_negative", "detect_positive" }, cv_isinf, NULL, 0 },
+	/* elementwise of several inputs */
+	BINARY("Sub"), BINARY("Div"), BINARY("Pow"), BINARY("Equal"), BINARY("Greater"),
+	BINARY("Less"), BINARY("GreaterOrEqual"), BINARY("LessOrEqual"), BINARY("And"),
+	BINARY("Or"), BINARY("Xor"), BINARY("PRelu"),
+	VARIADIC("Max"), VARIADIC("Min"), VARIADIC("Sum"), VARIADIC("Mean"),
+	{ "Mod", 2, 2, { "fmod" }, cv_mod, NULL, 0 },
+	{ "BitShift", 2, 2, { "direction" }, cv_bitshift, NULL, 0 },
+	{ "Where", 3, 3, { 0 }, NULL, NULL, 0 },
+	/* reductions */
+	REDUCE("ReduceMean"), REDUCE("ReduceMax"), REDUCE("ReduceMin"), REDUCE("ReduceSum"),
+	REDUCE("ReduceProd"), REDUCE("ReduceL1"), REDUCE("ReduceL2"), REDUCE("ReduceSumSquare"),
+	REDUCE("ReduceLogSum"), REDUCE("ReduceLogSumExp"),
+	{ "ArgMax", 1, 1, { "axis", "keepdims", "select_last_index" }, cv_argmax, NULL, 0 },
+	{ "ArgMin", 1, 1, { "axis", "keepdims", "select_last_index" }, cv_argmax, NULL, 0 },
+	{ "Softmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	{ "LogSoftmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	{ "Hardmax", 1, 1, { "axis" }, cv_softmax, NULL, 0 },
+	/* data movement and shapes */
+	{ "Transpose", 1, 1, { "perm" }, cv_transpose, NULL, 0 },
+	{ "Squeeze", 1, 2, { "axes" }, cv_squeeze, NULL, 0 },
+	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
+	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
+	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
+	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, INT_MAX },
+	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },
+	{ "Tile", 2, 2, { 0 }, cv_tile, NULL, 0 },
+	{ "DepthToSpace", 1, 1, { "blocksize", "mode" }, cv_depthtospace, NULL, 0 },
+	{ "SpaceToDepth", 1, 1, { "blocksize" }, cv_blocksize, NULL, 0 },
+	{ "Shape", 1, 1, { "start", "end" }, cv_shape, NULL, 0 },
+	UNARY("Size"),
+	{ "ConstantOfShape", 1, 1, { "value" }, cv_constantofshape, NULL, 0 },
+	{ "Range", 3, 3, { 0 }, NULL, NULL, 0 },
+	{ "Resize", 1, 4, { "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+			    "extrapolation_value", "mode", "nearest_mode" }, cv_resize, NULL, 0 },
+	{ "Upsample", 1, 2, { "mode", "scales" }, cv_upsample, "Resize", 0 },
+	/* normalisation */
+	{ "LayerNormalization", 2, 3, { "axis", "epsilon", "stash_type" }, cv_layernorm, NULL, 3 },
+	{ "InstanceNormalization", 3, 3, { "epsilon" }, cv_epsilon, NULL, 0 },
+	{ "LRN", 1, 1, { "alpha", "beta", "bias", "size" }, cv_lrn, NULL, 0 },
+	{ "LpNormalization", 1, 1, { "axis", "p" }, cv_lpnorm, NULL, 0 },
+	{ "MeanVarianceNormalization", 1, 1, { "axes" }, cv_mvn, NULL, 0 },
+	/* index operators, ConvTranspose, GlobalMaxPool */
+	{ "GatherElements", 2, 2, { "axis" }, cv_axis0, NULL, 0 },
+	{ "ScatterElements", 3, 3, { "axis", "reduction" }, cv_scatterelements, NULL, 0 },
+	{ "Scatter", 3, 3, { "axis" }, cv_scatterelements, "ScatterElements", 0 },
+	{ "GatherND", 2, 2, { "batch_dims" }, cv_gathernd, NULL, 0 },
+	{ "ScatterND", 3, 3, { "reduction" }, cv_scatternd, NULL, 0 },
+	{ "OneHot", 3, 3, { "axis" }, cv_onehot, NULL, 0 },
+	{ "TopK", 1, 2, { "axis", "k", "largest", "sorted" }, cv_topk, NULL, 2 },
+	{ "CumSum", 2, 2, { "exclusive", "reverse" }, cv_cumsum, NULL, 0 },
+	{ "Trilu", 1, 2, { "upper" }, cv_trilu, NULL, 0 },
+	{ "EyeLike", 1, 1, { "dtype", "k" }, cv_eyelike, NULL, 0 },
+	{ "CastLike", 2, 2, { 0 }, cv_castlike, "Cast", 0 },
+	{ "ConvTranspose", 2, 3, { "auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+				   "output_shape", "pads", "strides" }, cv_convtranspose, NULL, 0 },
+	UNARY("GlobalMaxPool"),
+	{ "NegativeLogLikelihoodLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 0 },
+	{ "SoftmaxCrossEntropyLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 2 },
+	/* recurrent */
+	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
+	  cv_rnn, NULL, 3 },
+	{ "GRU", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout",
+			 "linear_before_reset" }, cv_rnn, NULL, 2 },
+	{ "RNN", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout" }, cv_rnn, NULL, 2 },
+};
+
+int onnx_supported_ops(const char **names, int max)
+{
+	static const char *const special[] = { "Constant", "Einsum" };   /* import_node */
+	int n = 0;
+	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
+		if (n < max)
+			names[n] = special[i];
+	for (size_t i = 0; i < ARRAY_LEN(node_rules); i++, n++)
+		if (n < max)
+			names[n] = node_rules[i].onnx;
+	for (int i = 1; i < n && i < max; i++)
+		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	return n;
+}
+
+const size_t n_node_rules = ARRAY_LEN(node_rules);

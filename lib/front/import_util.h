@@ -1,0 +1,94 @@
+/* import_util.h - the ONNX importer's state and the helpers its converters
+ * share (lib/front/import_util.c): name maps, messages naming the node,
+ * ONNX tensor payloads, constant inputs read as attributes, attribute
+ * readers and writers.  Used by lib/front/ only.
+ */
+#ifndef TPUC_IMPORT_UTIL_H
+#define TPUC_IMPORT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "onnx.pb-c.h"
+
+struct onnx_input_shape;   /* lib/front/onnx_import.h */
+
+struct name_map {
+	int cap;            /* slots, a power of two */
+	int n;              /* keys stored */
+	const char **key;
+	int *val;
+};
+
+struct imp {
+	const char *path;              /* model file, for messages */
+	const struct npz *consts;      /* graph inputs bound to constants, or NULL */
+	const struct onnx_input_shape *shapes;   /* input shapes given from outside */
+	int n_shapes;
+	int opset;                     /* ai.onnx opset version */
+	struct ir_graph *g;
+	Onnx__GraphProto *gp;
+	struct name_map tensors;       /* ONNX name -> tensor index in g */
+	struct name_map inits;         /* initializer name -> index in gp->initializer */
+	struct name_map outputs;       /* graph output names */
+	char *known;                   /* per tensor: 1 once its shape is known */
+	int cap_known;
+	const Onnx__NodeProto *node;   /* node being imported */
+	int as2d;                      /* importing a 1-D Conv or pool as 2-D (H of 1) */
+	char *node_name;               /* its name, generated when unnamed */
+};
+
+/* An ONNX tensor decoded into IR terms.  data points into the message or,
+ * when a typed field had to be narrowed, into tmp (freed by the caller). */
+struct decoded {
+	enum ir_dtype dt;
+	int rank;
+	int64_t shape[IR_MAX_RANK];
+	size_t nbytes;
+	const void *data;
+	void *tmp;
+};
+
+/* Largest kernel size, stride, dilation or pad taken: far beyond any real
+ * model, small enough that sums and products of a few stay in an int. */
+#define SPATIAL_MAX (1 << 24)
+
+/* "'m.onnx': node 'conv1' (Conv): <message>"; returns -1. */
+int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int map_get(const struct name_map *m, const char *k);
+void map_put(struct name_map *m, const char *k, int v);
+void map_free(struct name_map *m);
+void set_known(struct imp *im, int t);
+const struct ir_tensor *known_tensor(const struct imp *im, int t);
+int dtype_from_onnx(int32_t t);
+const char *onnx_dtype_name(int32_t t);
+int tensor_decode(const Onnx__TensorProto *t, struct decoded *d);
+int add_initializer(struct imp *im, int i);
+int resolve_input(struct imp *im, const char *name, int *t);
+int const_ints(struct imp *im, int t, const char *what, int64_t *v, int max, int *n);
+int const_scalar(struct imp *im, int t, const char *what, double *v);
+const Onnx__AttributeProto *attr_find(const Onnx__NodeProto *n, const char *name);
+int attr_type_err(struct imp *im, const char *name, const char *want);
+int attr_int(struct imp *im, const char *name, int64_t def, int64_t *v);
+int attr_float(struct imp *im, const char *name, double def, double *v);
+int attr_bound(struct imp *im, const char *name, double def, double *v);
+int attr_ints(struct imp *im, const char *name, int64_t *v, int max, int *n);
+int attr_spatial(struct imp *im, const char *name, int64_t lo, int64_t *v, int max, int *n);
+int attr_bool(struct imp *im, const char *name, int64_t def, int64_t *v);
+int attr_epsilon(struct imp *im, double def, double *v);
+int attr_str(struct imp *im, const char *name, const char *def, char *buf, size_t size);
+int attr_absent(struct imp *im, const char *name);
+int put_float(struct imp *im, struct ir_op *op, const char *name, double def);
+int put_int(struct imp *im, struct ir_op *op, const char *name, int64_t def);
+int put_bool(struct imp *im, struct ir_op *op, const char *name, int64_t def);
+int put_epsilon(struct imp *im, struct ir_op *op);
+int norm_axes(struct imp *im, int64_t *axes, int n, int r);
+int known_rank(const struct imp *im, int t);
+int axes_from(struct imp *im, struct ir_op *op, int idx, int64_t *axes, int *n, int r);
+int const_floats(struct imp *im, int t, const char *what, float *v, int max, int *n);
+int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, const int *in,
+			   const char *suffix);
+
+#endif

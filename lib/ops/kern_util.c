@@ -1,0 +1,155 @@
+/* kern_util.c - row windows and broadcasting for the reference kernels. */
+#include "ops/kern_util.h"
+
+#include <math.h>
+
+#include "ir/base.h"
+#include "ir/op.h"
+
+int kern_window_rows(const struct kern *k, int kh, int sh, int dh, int pt,
+		     struct kern_rows *r)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	int64_t ih = x->shape[2], oh = y->shape[2];
+	int64_t full = k->in_full_h > 0 ? k->in_full_h : k->in_row0 + ih;
+	int64_t first = (int64_t)k->out_row0 * sh - pt;
+	int64_t last = (int64_t)(k->out_row0 + oh - 1) * sh - pt + (int64_t)(kh - 1) * dh + 1;
+	int64_t lo = first < 0 ? 0 : first, hi = last > full ? full : last;
+	if (oh <= 0) {
+		*r = (struct kern_rows){ 0, 0, 0, 0, full };
+		return 0;
+	}
+	if (hi <= lo)
+		return op_error(k->op, "output rows %d to %lld read padding only",
+				k->out_row0, (long long)(k->out_row0 + oh - 1));
+	if (lo < k->in_row0 || hi > k->in_row0 + ih)
+		return op_error(k->op, "output rows %d to %lld need input rows %lld to %lld, "
+				"the slice holds %d to %lld", k->out_row0,
+				(long long)(k->out_row0 + oh - 1), (long long)lo,
+				(long long)hi - 1, k->in_row0, (long long)(k->in_row0 + ih - 1));
+	r->first = lo - k->in_row0;
+	r->n = hi - lo;
+	r->pt = (int)(lo - first);
+	r->pb = (int)(last - hi);
+	r->full_h = full;
+	return 0;
+}
+
+void kern_bcast_strides(const struct view *v, int rank, const int64_t *shape,
+			int64_t *stride)
+{
+	int64_t s = 1;
+	int off = rank - v->rank;
+	for (int i = rank - 1; i >= 0; i--) {
+		int64_t d = i < off ? 1 : v->shape[i - off];
+		stride[i] = d == 1 && shape[i] != 1 ? 0 : s;
+		s *= d;
+	}
+}
+
+int kern_is_const(const struct kern *k, int i)
+{
+	if (i >= k->op->n_in || k->op->in[i] < 0 || !k->in[i].data)
+		return 0;
+	return k->g->tensors[k->op->in[i]].data == k->in[i].data;
+}
+
+int kern_need_f32(const struct kern *k)
+{
+	for (int i = 0; i < k->n_in; i++)
+		if (k->in[i].data && k->in[i].dtype != DT_F32)
+			return op_error(k->op, "float kernel given %s input %d",
+					dtype_name(k->in[i].dtype), i);
+	for (int i = 0; i < k->n_out; i++)
+		if (k->out[i].dtype != DT_F32)
+			return op_error(k->op, "float kernel given %s output %d",
+					dtype_name(k->out[i].dtype), i);
+	return 0;
+}
+
+int kern_threads(const struct kern *k, int64_t n, int64_t work)
+{
+	int t = k->nthreads > 0 ? k->nthreads : 1;
+	if (n < 2 || n * work < 32768)
+		return 1;
+	return n < t ? (int)n : t;
+}
+
+void kern_act_bounds(const struct ir_op *op, float *lo, float *hi)
+{
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	if (!op_int(op, "do_relu", 0))
+		return;
+	double lim = op_float(op, "relu_limit", 0);
+	*lo = 0;
+	if (lim > 0)
+		*hi = (float)lim;
+}
+
+void kern_clamp(const struct kern *k, float *y, const float *x, int64_t n, float lo, float hi)
+{
+	int nt = kern_threads(k, n / 4096, 4096);
+
+	#pragma omp parallel for simd num_threads(nt) schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+}
+
+int kern_channel_affine(const struct kern *k, const float *a, const float *b)
+{
+	const struct view *x = &k->in[0];
+	int64_t n = x->shape[0], c = x->shape[1], inner = 1;
+	for (int i = 2; i < x->rank; i++)
+		inner *= x->shape[i];
+	float lo, hi;
+	kern_act_bounds(k->op, &lo, &hi);
+	const float *xd = x->data;
+	float *yd = k->out[0].data;
+	int nt = kern_threads(k, n * c, inner);
+
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t p = 0; p < n * c; p++) {
+		float s = a ? a[p % c] : 1.0f, t = b ? b[p % c] : 0.0f;
+		const float *xp = xd + p * inner;
+		float *yp = yd + p * inner;
+		#pragma omp simd
+		for (int64_t i = 0; i < inner; i++) {
+			float v = xp[i] * s + t;
+			yp[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+	}
+	return 0;
+}
+
+void kern_reduce_init(struct kern_reduce *rd, int rank, const int64_t *shape, const int *mask)
+{
+	int64_t stride[IR_MAX_RANK], s = 1;
+	for (int d = rank - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= shape[d];
+	}
+	rd->nr = rd->nk = 0;
+	rd->count = rd->nout = 1;
+	for (int d = 0; d < rank; d++) {
+		if (mask[d]) {
+			rd->rs[rd->nr] = stride[d];
+			rd->rn[rd->nr++] = shape[d];
+			rd->count *= shape[d];
+		} else {
+			rd->ks[rd->nk] = stride[d];
+			rd->kn[rd->nk++] = shape[d];
+			rd->nout *= shape[d];
+		}
+	}
+}
+
+int64_t kern_reduce_base(const struct kern_reduce *rd, int64_t o)
+{
+	int64_t base = 0;
+	for (int d = rd->nk - 1; d >= 0; d--) {
+		base += (o % rd->kn[d]) * rd->ks[d];
+		o /= rd->kn[d];
+	}
+	return base;
+}

@@ -1,0 +1,179 @@
+/* pass_fold_affine.c - fold-affine: a Mul or Add of a constant after a
+ * Conv or Gemm (whose output nothing else reads) goes into its parameters.
+ *   Conv: a constant with one value, or one per output channel (shape
+ *   [C,1,1], [1,C,1,1] ...), becomes a Scale (x * s + 0, or x * 1 + a) that
+ *   fold-bn, run after this pass, folds into the conv's weight and bias;
+ *   a further constant Mul or Add after such a Scale merges into it.
+ *   Gemm: a constant of one value or one per output column ([N], [1,N])
+ *   scales B's columns and C (Mul), or adds to C (Add; C gains it, beta
+ *   becomes 1).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "passes/passes.h"
+
+/* The constant operand of binary op i whose other operand is t: its values
+ * broadcast along axis `axis` of t only (1 or t->shape[axis] values).
+ * Returns the tensor index, else -1. */
+static int per_axis_const(const struct ir_graph *g, int i, int t, int axis)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->n_in != 2 || op->n_out != 1 || op_int(op, "do_relu", 0))
+		return -1;
+	int j = op->in[0] == t ? 1 : op->in[1] == t ? 0 : -1;
+	if (j < 0 || op->in[0] == op->in[1])
+		return -1;
+	const struct ir_tensor *c = &g->tensors[op->in[j]], *x = &g->tensors[t];
+	if (!c->data || c->dtype != DT_F32 || c->rank > x->rank)
+		return -1;
+	for (int d = 0; d < c->rank; d++) {
+		int xd = x->rank - c->rank + d;
+		if (c->shape[d] != 1 && (xd != axis || c->shape[d] != x->shape[axis]))
+			return -1;
+	}
+	return op->in[j];
+}
+
+/* Value k of constant c, which holds 1 or n values. */
+static float cval(const struct ir_tensor *c, int64_t k)
+{
+	return ((const float *)c->data)[tensor_numel(c) == 1 ? 0 : k];
+}
+
+/* Mul or Add op i of a per-channel constant after a Scale: into the Scale. */
+static int scale_pattern(struct ir_graph *g, int i, int y, int p)
+{
+	if (g->ops[p].n_in != 3 || op_int(&g->ops[p], "do_relu", 0))
+		return 0;
+	int c = per_axis_const(g, i, y, 1);
+	if (c < 0)
+		return 0;
+	int64_t ch = g->tensors[y].shape[1];
+	int mul = g->ops[i].type == OP_MUL;
+	float *sv = pass_weight_mut(g, p, 1), *bv = pass_weight_mut(g, p, 2);
+	if (!sv || !bv)
+		return 0;
+	const struct ir_tensor *ct = &g->tensors[c];
+	for (int64_t k = 0; k < ch; k++) {
+		if (mul) {
+			sv[k] *= cval(ct, k);
+			bv[k] *= cval(ct, k);
+		} else {
+			bv[k] += cval(ct, k);
+		}
+	}
+	g->ops[p].out[0] = g->ops[i].out[0];
+	g->ops[i].type = OP_COUNT;
+	return 1;
+}
+
+static int conv_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+		return 0;
+	for (int s = 0; s < 2; s++) {
+		int y0 = op->in[s], p0 = pass_producer(g, y0);
+		if (p0 >= 0 && g->ops[p0].type == OP_SCALE && g->ops[p0].n_out == 1 && pass_uses(g, y0) == 1 &&
+		    !pass_is_output(g, y0) && g->tensors[y0].rank >= 2 && scale_pattern(g, i, y0, p0))
+			return 1;
+	}
+	for (int s = 0; s < 2; s++) {
+		int y = op->in[s], p = pass_producer(g, y);
+		if (p < 0 || g->ops[p].type != OP_CONV || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
+		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 4)
+			continue;
+		int c = per_axis_const(g, i, y, 1);
+		if (c < 0)
+			continue;
+		int64_t ch = g->tensors[y].shape[1];
+		char base[512];
+		snprintf(base, sizeof base, "%s_scale", op->name);
+		int ts = pass_add_weight(g, base, 1, &ch);
+		snprintf(base, sizeof base, "%s_bias", op->name);
+		int tb = pass_add_weight(g, base, 1, &ch);
+		const struct ir_tensor *ct = &g->tensors[c];
+		float *sv = g->tensors[ts].data, *bv = g->tensors[tb].data;
+		int mul = g->ops[i].type == OP_MUL;
+		for (int64_t k = 0; k < ch; k++) {
+			sv[k] = mul ? cval(ct, k) : 1.0f;
+			bv[k] = mul ? 0.0f : cval(ct, k);
+		}
+		struct ir_op *w = &g->ops[i];
+		w->type = OP_SCALE;
+		w->in = xrealloc(w->in, 3 * sizeof *w->in);
+		w->in[0] = y;
+		w->in[1] = ts;
+		w->in[2] = tb;
+		w->n_in = 3;
+		return 1;
+	}
+	return 0;
+}
+
+static int gemm_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+		return 0;
+	for (int s = 0; s < 2; s++) {
+		int y = op->in[s], p = pass_producer(g, y);
+		if (p < 0 || g->ops[p].type != OP_GEMM || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
+		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 2)
+			continue;
+		int c = per_axis_const(g, i, y, 1);
+		const struct ir_op *gm = &g->ops[p];
+		const struct ir_tensor *b = &g->tensors[gm->in[1]];
+		int has_c = gm->n_in > 2 && gm->in[2] >= 0;
+		int64_t n = g->tensors[y].shape[1], m = g->tensors[y].shape[0];
+		if (c < 0 || !b->data || b->dtype != DT_F32 || b->rank != 2)
+			continue;
+		if (has_c) {
+			const struct ir_tensor *ct = &g->tensors[gm->in[2]];
+			int64_t cn = tensor_numel(ct);
+			if (!ct->data || ct->dtype != DT_F32 || (cn != 1 && cn != n) || (cn == n && n > 1 && m > 1 &&
+			    ct->rank == 2 && ct->shape[0] != 1))
+				continue;
+		}
+		int mul = g->ops[i].type == OP_MUL;
+		double beta = op_float(gm, "beta", 1.0);
+		/* New C [N] = beta * C * s, or beta * C + a. */
+		char base[512];
+		snprintf(base, sizeof base, "%s_c", g->ops[p].name);
+		int tc = pass_add_weight(g, base, 1, &n);
+		float *cv = g->tensors[tc].data;
+		const struct ir_tensor *k = &g->tensors[c];
+		for (int64_t j = 0; j < n; j++) {
+			float old = has_c ? (float)beta * cval(&g->tensors[gm->in[2]], j) : 0.0f;
+			cv[j] = mul ? old * cval(k, j) : old + cval(k, j);
+		}
+		if (mul) {
+			float *bd = pass_weight_mut(g, p, 1);
+			b = &g->tensors[g->ops[p].in[1]];
+			int tb = (int)op_int(&g->ops[p], "transB", 0);
+			int64_t kk = tb ? b->shape[1] : b->shape[0];
+			for (int64_t r = 0; r < kk; r++)
+				for (int64_t j = 0; j < n; j++)
+					bd[tb ? j * kk + r : r * n + j] *= cval(&g->tensors[c], j);
+		}
+		struct ir_op *go = &g->ops[p];
+		if (go->n_in < 3)
+			go->in = xrealloc(go->in, 3 * sizeof *go->in);
+		go->n_in = 3;
+		go->in[2] = tc;
+		op_set_float(go, "beta", 1.0);
+		go->out[0] = g->ops[i].out[0];
+		g->ops[i].type = OP_COUNT;
+		return 1;
+	}
+	return 0;
+}
+
+int pass_fold_affine(struct ir_graph *g)
+{
+	static const pattern_fn pats[] = { conv_pattern, gemm_pattern };
+	return rewrite_run(g, "fold-affine", pats, 2);
+}

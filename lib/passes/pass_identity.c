@@ -1,0 +1,30 @@
+/* pass_identity.c - remove-identity: drop ops that pass their input through
+ * unchanged: Identity, and Reshape or Flatten whose output shape equals
+ * their input shape.
+ */
+#include <string.h>
+
+#include "passes/passes.h"
+
+static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
+}
+
+static int identity_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->n_in < 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	if (op->type == OP_IDENTITY ||
+	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) &&
+	     same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]])))
+		return pass_bypass(g, i);
+	return 0;
+}
+
+int pass_remove_identity(struct ir_graph *g)
+{
+	static const pattern_fn pats[] = { identity_pattern };
+	return rewrite_run(g, "remove-identity", pats, 1);
+}

@@ -1,0 +1,147 @@
+/* rewrite.c - the fixed-point pattern driver and the graph helpers that
+ * patterns share (lib/passes/rewrite.h).
+ */
+#include "passes/rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "ir/op.h"
+
+int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n)
+{
+	int total = 0;
+	for (int sweep = 0;; sweep++) {
+		if (sweep == REWRITE_MAX_SWEEPS)
+			return err_set("pass '%s' did not converge in %d sweeps", name, sweep);
+		int changed = 0;
+		for (int i = g->n_ops - 1; i >= 0; i--)
+			for (int k = 0; k < n && g->ops[i].type != OP_COUNT; k++) {
+				int r = pats[k](g, i);
+				if (r < 0)
+					return -1;
+				changed += r;
+			}
+		total += changed;
+		if (!changed)
+			break;
+	}
+	graph_compact(g);
+	return total;
+}
+
+/* ---- helpers ---- */
+
+int pass_producer(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		if (op->type == OP_COUNT)
+			continue;
+		for (int j = 0; j < op->n_out; j++)
+			if (op->out[j] == t)
+				return i;
+	}
+	return -1;
+}
+
+int pass_is_output(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return 1;
+	return 0;
+}
+
+int pass_is_input(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i] == t)
+			return 1;
+	return 0;
+}
+
+int pass_uses(const struct ir_graph *g, int t)
+{
+	int n = pass_is_output(g, t);
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		if (op->type == OP_COUNT)
+			continue;
+		for (int j = 0; j < op->n_in; j++)
+			n += op->in[j] == t;
+	}
+	return n;
+}
+
+void pass_replace_uses(struct ir_graph *g, int from, int to)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		struct ir_op *op = &g->ops[i];
+		if (op->type == OP_COUNT)
+			continue;
+		for (int j = 0; j < op->n_in; j++)
+			if (op->in[j] == from)
+				op->in[j] = to;
+	}
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == from)
+			g->outputs[i] = to;
+}
+
+int pass_bypass(struct ir_graph *g, int op)
+{
+	int x = g->ops[op].in[0], y = g->ops[op].out[0];
+	if (!pass_is_output(g, y)) {
+		g->ops[op].type = OP_COUNT;
+		pass_replace_uses(g, y, x);
+		return 1;
+	}
+	/* y is a graph output: the producer of x writes y instead. */
+	int p = pass_producer(g, x);
+	if (p < 0 || pass_is_output(g, x))
+		return 0;
+	g->ops[op].type = OP_COUNT;
+	pass_replace_uses(g, x, y);
+	for (int j = 0; j < g->ops[p].n_out; j++)
+		if (g->ops[p].out[j] == x)
+			g->ops[p].out[j] = y;
+	return 1;
+}
+
+int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape)
+{
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_weight(g, name, DT_F32, rank, shape, NULL);
+	free(name);
+	return t;
+}
+
+float *pass_weight_mut(struct ir_graph *g, int op, int idx)
+{
+	if (idx >= g->ops[op].n_in || g->ops[op].in[idx] < 0)
+		return NULL;
+	int t = g->ops[op].in[idx];
+	if (!g->tensors[t].data || g->tensors[t].dtype != DT_F32)
+		return NULL;
+	if (pass_uses(g, t) > 1) {
+		char base[256];
+		snprintf(base, sizeof base, "%s_%s", g->tensors[t].name, g->ops[op].name);
+		int c = pass_add_weight(g, base, g->tensors[t].rank, g->tensors[t].shape);
+		memcpy(g->tensors[c].data, g->tensors[t].data, g->tensors[t].nbytes);
+		g->ops[op].in[idx] = t = c;
+	} else if (!g->tensors[t].owns_data) {
+		/* Borrowed from the file buffer: take a private copy. */
+		tensor_set_data(&g->tensors[t], g->tensors[t].data, g->tensors[t].nbytes);
+	}
+	return g->tensors[t].data;
+}
+
+void pass_count_ops(const struct ir_graph *g, int *counts)
+{
+	memset(counts, 0, sizeof(int) * OP_COUNT);
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].type != OP_COUNT)
+			counts[g->ops[i].type]++;
+}

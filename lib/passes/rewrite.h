@@ -1,0 +1,45 @@
+/* rewrite.h - the fixed-point pattern driver the passes of
+ * lib/passes/passes.h are written with, and the graph helpers their
+ * patterns share (lib/passes/rewrite.c).
+ */
+#ifndef TPUC_REWRITE_H
+#define TPUC_REWRITE_H
+
+#include "ir/ir.h"
+
+#define REWRITE_MAX_SWEEPS 64    /* fixed-point iteration cap */
+
+/* A pattern: looks at live op `op`; returns 1 if it changed the graph, 0 if
+ * not, -1 after err_set(). */
+typedef int (*pattern_fn)(struct ir_graph *g, int op);
+
+/* Apply patterns to every live op, last op first, until a sweep changes
+ * nothing; fail after REWRITE_MAX_SWEEPS sweeps.  Compacts the graph at the
+ * end.  Returns the number of rewrites or -1; `name` is for messages. */
+int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n);
+
+/* ---- helpers for patterns (O(ops) scans; dead ops are ignored) ---- */
+
+/* The live op that produces tensor t, or -1 (graph input, weight). */
+int pass_producer(const struct ir_graph *g, int t);
+/* How many live op inputs read tensor t, plus one if it is a graph output. */
+int pass_uses(const struct ir_graph *g, int t);
+int pass_is_output(const struct ir_graph *g, int t);
+int pass_is_input(const struct ir_graph *g, int t);
+/* Make every live op input and graph output that reads `from` read `to`. */
+void pass_replace_uses(struct ir_graph *g, int from, int to);
+/* Remove a single-input, single-output op whose output equals its input,
+ * keeping the output's name when it is a graph output.  Returns 1 if the
+ * op was removed, 0 if it must stay (it copies a graph input or weight to
+ * a graph output). */
+int pass_bypass(struct ir_graph *g, int op);
+/* The f32 payload of constant input idx of op, made private to the op
+ * (copied into a new weight if another op shares it) and writable; NULL
+ * when the input is absent, not a weight or not f32. */
+float *pass_weight_mut(struct ir_graph *g, int op, int idx);
+/* Add a zero-filled f32 weight named after base (made unique). */
+int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape);
+/* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
+void pass_count_ops(const struct ir_graph *g, int *counts);
+
+#endif

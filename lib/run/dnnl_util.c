@@ -1,0 +1,365 @@
+/* dnnl_util.c - oneDNN 2.6 engine, stream and the conv / matmul runners used
+ * by the float kernels.  Layouts are chosen by oneDNN (format_tag_any) and
+ * converted from and to the callers' row-major buffers around each call;
+ * oneDNN's own primitive cache keeps the compiled kernels between calls.
+ */
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl.h>
+#include <dnnl_debug.h>
+
+#include "ir/base.h"
+#include "run/dnnl_util.h"
+#include "ir/ir.h"
+
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+static dnnl_status_t init_status = dnnl_runtime_error;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_engine(void)
+{
+	init_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+	if (init_status == dnnl_success)
+		init_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+}
+
+static int dnnl_ready(void)
+{
+	pthread_once(&init_once, init_engine);
+	if (init_status != dnnl_success)
+		return err_set("oneDNN: cannot create the CPU engine: %s",
+			       dnnl_status2str(init_status));
+	return 0;
+}
+
+int dnnl_get_engine(dnnl_engine_t *e, dnnl_stream_t *s)
+{
+	if (dnnl_ready() < 0)
+		return -1;
+	*e = engine;
+	*s = stream;
+	return 0;
+}
+
+/* Memory objects of one call, destroyed together. */
+struct mems {
+	int n;
+	dnnl_memory_t m[16];
+};
+
+static void mems_free(struct mems *ms)
+{
+	for (int i = 0; i < ms->n; i++)
+		dnnl_memory_destroy(ms->m[i]);
+	ms->n = 0;
+}
+
+static int mem_new(struct mems *ms, const dnnl_memory_desc_t *md, void *data, dnnl_memory_t *out)
+{
+	if (ms->n == (int)ARRAY_LEN(ms->m))
+		return err_set("oneDNN: too many memory objects");
+	dnnl_status_t st = dnnl_memory_create(out, md, engine, data ? data : DNNL_MEMORY_ALLOCATE);
+	if (st != dnnl_success)
+		return err_set("oneDNN: cannot create memory: %s", dnnl_status2str(st));
+	ms->m[ms->n++] = *out;
+	return 0;
+}
+
+static int reorder(dnnl_memory_t from, dnnl_memory_t to)
+{
+	const dnnl_memory_desc_t *fmd, *tmd;
+	dnnl_memory_get_memory_desc(from, &fmd);
+	dnnl_memory_get_memory_desc(to, &tmd);
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
+	dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, fmd, engine, tmd, engine, NULL);
+	if (st != dnnl_success)
+		return err_set("oneDNN: reorder unavailable: %s", dnnl_status2str(st));
+	st = dnnl_primitive_create(&p, pd);
+	dnnl_primitive_desc_destroy(pd);
+	if (st != dnnl_success)
+		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
+	dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
+	st = dnnl_primitive_execute(p, stream, 2, args);
+	dnnl_primitive_destroy(p);
+	if (st != dnnl_success)
+		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
+	return 0;
+}
+
+/* The memory the primitive wants for argument `what`: the user's buffer when
+ * the layouts agree, else a fresh one (filled from the user's when in). */
+static int bind(struct mems *ms, const_dnnl_primitive_desc_t pd, dnnl_query_t what,
+		const dnnl_memory_desc_t *user_md, void *user, int in,
+		dnnl_memory_t *user_mem, dnnl_memory_t *mem)
+{
+	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, what, 0);
+	if (mem_new(ms, user_md, user, user_mem) < 0)
+		return -1;
+	if (dnnl_memory_desc_equal(want, user_md)) {
+		*mem = *user_mem;
+		return 0;
+	}
+	if (mem_new(ms, want, NULL, mem) < 0)
+		return -1;
+	return in ? reorder(*user_mem, *mem) : 0;
+}
+
+/* Constant weights already in a primitive's layout, keyed by the caller's
+ * buffer and that layout; on only between dnnl_weights_cache(1) and (0). */
+struct wentry {
+	const void *user;
+	dnnl_memory_desc_t md;
+	dnnl_memory_t mem;
+};
+static struct {
+	int on, n, cap;
+	struct wentry *e;
+} wcache;
+static pthread_mutex_t wcache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dnnl_weights_cache(int on)
+{
+	pthread_mutex_lock(&wcache_lock);
+	for (int i = 0; i < wcache.n; i++)
+		dnnl_memory_destroy(wcache.e[i].mem);
+	free(wcache.e);
+	memset(&wcache, 0, sizeof wcache);
+	wcache.on = on;
+	pthread_mutex_unlock(&wcache_lock);
+}
+
+/* bind() for weights: with the cache on and CONSTANT set, the reordered
+ * copy is made once per buffer and layout. */
+static int bind_weights(struct mems *ms, const_dnnl_primitive_desc_t pd,
+			const dnnl_memory_desc_t *user_md, const void *user, int constant,
+			dnnl_memory_t *mem)
+{
+	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_memory_t um;
+	if (!constant || !wcache.on || dnnl_memory_desc_equal(want, user_md))
+		return bind(ms, pd, dnnl_query_weights_md, user_md, (void *)user, 1, &um, mem);
+	pthread_mutex_lock(&wcache_lock);
+	for (int i = 0; i < wcache.n; i++)
+		if (wcache.e[i].user == user && dnnl_memory_desc_equal(&wcache.e[i].md, want)) {
+			*mem = wcache.e[i].mem;
+			pthread_mutex_unlock(&wcache_lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&wcache_lock);
+	dnnl_memory_t m;
+	dnnl_status_t st = dnnl_memory_create(&m, want, engine, DNNL_MEMORY_ALLOCATE);
+	if (st != dnnl_success)
+		return err_set("oneDNN: cannot create memory: %s", dnnl_status2str(st));
+	if (mem_new(ms, user_md, (void *)user, &um) < 0 || reorder(um, m) < 0) {
+		dnnl_memory_destroy(m);
+		return -1;
+	}
+	pthread_mutex_lock(&wcache_lock);
+	grow_array((void **)&wcache.e, &wcache.cap, wcache.n + 1, sizeof *wcache.e);
+	wcache.e[wcache.n++] = (struct wentry){ user, *want, m };
+	pthread_mutex_unlock(&wcache_lock);
+	*mem = m;
+	return 0;
+}
+
+static int set_act(dnnl_primitive_attr_t attr, const struct dnnl_act *act, int sum)
+{
+	if (act->kind == DNNL_ACT_NONE && !sum)
+		return 0;
+	dnnl_post_ops_t po;
+	if (dnnl_post_ops_create(&po) != dnnl_success)
+		return err_set("oneDNN: cannot create post-ops");
+	if (sum)
+		dnnl_post_ops_append_sum(po, 1.0f);
+	if (act->kind == DNNL_ACT_RELU)
+		dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+	else if (act->kind == DNNL_ACT_CLIP)
+		dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, act->lo, act->hi);
+	dnnl_status_t st = dnnl_primitive_attr_set_post_ops(attr, po);
+	dnnl_post_ops_destroy(po);
+	if (st != dnnl_success)
+		return err_set("oneDNN: cannot set post-ops: %s", dnnl_status2str(st));
+	return 0;
+}
+
+struct dnnl_act dnnl_act_from_op(const struct ir_op *op)
+{
+	struct dnnl_act a = { DNNL_ACT_NONE, 0, 0 };
+	if (!op_int(op, "do_relu", 0))
+		return a;
+	double lim = op_float(op, "relu_limit", 0);
+	a.kind = lim > 0 ? DNNL_ACT_CLIP : DNNL_ACT_RELU;
+	a.lo = 0;
+	a.hi = (float)lim;
+	return a;
+}
+
+void dnnl_dense_strides(int rank, const int64_t *dims, int64_t *stride)
+{
+	int64_t s = 1;
+	for (int i = rank - 1; i >= 0; i--) {
+		stride[i] = s;
+		s *= dims[i] > 0 ? dims[i] : 1;
+	}
+}
+
+/* The primitive descriptor for op descriptor DESC (WHAT names it in the
+ * message): output scale ALPHA (when not 1), then a sum post-op when SUM,
+ * then ACT.  Returns 0, or -1 with a message. */
+static int prim_desc(const_dnnl_op_desc_t desc, const char *what, float alpha,
+		     const struct dnnl_act *act, int sum, dnnl_primitive_desc_t *pd)
+{
+	dnnl_primitive_attr_t attr;
+	dnnl_primitive_attr_create(&attr);
+	if (alpha != 1.0f)
+		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
+	if (set_act(attr, act, sum) < 0) {
+		dnnl_primitive_attr_destroy(attr);
+		return -1;
+	}
+	dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, engine, NULL);
+	dnnl_primitive_attr_destroy(attr);
+	if (st != dnnl_success)
+		return err_set("oneDNN: %s unavailable: %s", what, dnnl_status2str(st));
+	return 0;
+}
+
+/* Create the primitive for pd and run it with args (the caller has bound
+ * the memories), then bring the destination DST back into the caller's
+ * USER_DST when they differ, and wait.  The caller destroys pd. */
+static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args,
+		   dnnl_memory_t dst, dnnl_memory_t user_dst)
+{
+	dnnl_primitive_t p;
+	dnnl_status_t st = dnnl_primitive_create(&p, pd);
+	if (st != dnnl_success)
+		return err_set("oneDNN: cannot create primitive: %s", dnnl_status2str(st));
+	st = dnnl_primitive_execute(p, stream, nargs, args);
+	dnnl_primitive_destroy(p);
+	if (st != dnnl_success)
+		return err_set("oneDNN: execution failed: %s", dnnl_status2str(st));
+	if (dst != user_dst && reorder(dst, user_dst) < 0)
+		return -1;
+	dnnl_stream_wait(stream);
+	return 0;
+}
+
+int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
+		  const float *bias, float *dst, int nthreads)
+{
+	if (dnnl_ready() < 0)
+		return -1;
+	if (nthreads > 0)
+		omp_set_num_threads(nthreads);
+	dnnl_dims_t sdims = { c->n, c->ic, c->ih, c->iw };
+	dnnl_dims_t sstr = { c->src_stride[0], c->src_stride[1], c->src_stride[2], c->src_stride[3] };
+	dnnl_dims_t ddims = { c->n, c->oc, c->oh, c->ow };
+	dnnl_dims_t gwdims = { c->group, c->oc / c->group, c->ic / c->group, c->kh, c->kw };
+	dnnl_dims_t wdims = { c->oc, c->ic, c->kh, c->kw };
+	dnnl_dims_t bdims = { c->oc };
+	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
+	int g = c->group > 1;
+
+	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, dnnl_f32, sstr);
+	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, dnnl_f32, dnnl_nchw);
+	if (g)
+		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, dnnl_f32, dnnl_goihw);
+	else
+		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, dnnl_f32, dnnl_oihw);
+	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
+	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, dnnl_f32,
+				     dnnl_format_tag_any);
+
+	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
+	dnnl_dims_t pad_l = { c->pt, c->pl }, pad_r = { c->pb, c->pr };
+	dnnl_convolution_desc_t cd;
+	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
+		strides, dil, pad_l, pad_r);
+	if (st != dnnl_success)
+		return err_set("oneDNN: bad convolution: %s", dnnl_status2str(st));
+	dnnl_primitive_desc_t pd;
+	if (prim_desc(&cd, "convolution", 1.0f, &c->act, 0, &pd) < 0)
+		return -1;
+
+	struct mems ms = { 0 };
+	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
+	int rc = -1;
+	if (bind(&ms, pd, dnnl_query_src_md, &src_md, (void *)src, 1, &us, &s) < 0 ||
+	    bind_weights(&ms, pd, &w_md, w, c->const_weights, &wm) < 0 ||
+	    bind(&ms, pd, dnnl_query_dst_md, &dst_md, dst, 0, &ud, &d) < 0 ||
+	    (bias && mem_new(&ms, &b_md, (void *)bias, &bm) < 0))
+		goto out;
+	dnnl_exec_arg_t args[4] = {
+		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
+		{ DNNL_ARG_BIAS, bm },
+	};
+	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
+		goto out;
+	rc = 0;
+out:
+	dnnl_primitive_desc_destroy(pd);
+	mems_free(&ms);
+	return rc;
+}
+
+int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
+		    float *dst, int nthreads)
+{
+	if (dnnl_ready() < 0)
+		return -1;
+	if (m->rank < 2 || m->rank > 12)
+		return err_set("oneDNN: matmul of rank %d", m->rank);
+	if (nthreads > 0)
+		omp_set_num_threads(nthreads);
+	int r = m->rank;
+	dnnl_dims_t ad, as, bd, bs, cd, cs;
+	for (int i = 0; i < r; i++) {
+		ad[i] = m->a_dims[i];
+		as[i] = m->a_stride[i];
+		bd[i] = m->b_dims[i];
+		bs[i] = m->b_stride[i];
+		cd[i] = m->c_dims[i];
+	}
+	dnnl_dense_strides(r, m->c_dims, (int64_t *)cs);
+	dnnl_memory_desc_t a_md, b_md, c_md, any_a, any_b, any_c;
+	dnnl_memory_desc_init_by_strides(&a_md, r, ad, dnnl_f32, as);
+	dnnl_memory_desc_init_by_strides(&b_md, r, bd, dnnl_f32, bs);
+	dnnl_memory_desc_init_by_strides(&c_md, r, cd, dnnl_f32, cs);
+	dnnl_memory_desc_init_by_tag(&any_a, r, ad, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_b, r, bd, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_c, r, cd, dnnl_f32, dnnl_format_tag_any);
+
+	dnnl_matmul_desc_t md;
+	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
+	if (st != dnnl_success)
+		return err_set("oneDNN: bad matmul: %s", dnnl_status2str(st));
+	dnnl_primitive_desc_t pd;
+	if (prim_desc(&md, "matmul", m->alpha, &m->act, m->accumulate, &pd) < 0)
+		return -1;
+
+	struct mems ms = { 0 };
+	dnnl_memory_t ua, am, bm, uc, cm;
+	int rc = -1;
+	if (bind(&ms, pd, dnnl_query_src_md, &a_md, (void *)a, 1, &ua, &am) < 0 ||
+	    bind_weights(&ms, pd, &b_md, b, m->const_b, &bm) < 0 ||
+	    bind(&ms, pd, dnnl_query_dst_md, &c_md, dst, m->accumulate, &uc, &cm) < 0)
+		goto out;
+	dnnl_exec_arg_t args[3] = {
+		{ DNNL_ARG_SRC, am }, { DNNL_ARG_WEIGHTS, bm }, { DNNL_ARG_DST, cm },
+	};
+	if (execute(pd, 3, args, cm, uc) < 0)
+		goto out;
+	rc = 0;
+out:
+	dnnl_primitive_desc_destroy(pd);
+	mems_free(&ms);
+	return rc;
+}

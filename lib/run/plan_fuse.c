@@ -1,0 +1,350 @@
+/* plan_fuse.c - the ops a primitive of the plan computes after its
+ * own (lib/run/plan_mem.h): activations, one-input elementwise ops, GELU,
+ * swish and hard-swish subgraphs, binary ops with a weight and one Add of
+ * an earlier tensor, as oneDNN post-ops.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "ir/base.h"
+#include "run/dnnl_util.h"
+#include "run/plan_fuse.h"
+#include "run/plan_mem.h"
+#include "ir/op.h"
+
+static int po_add(struct postops *po, int sum, dnnl_alg_kind_t alg, float a, float b)
+{
+	if (po->n == PO_MAX)
+		return 0;
+	po->e[po->n].sum = sum;
+	po->e[po->n].alg = alg;
+	po->e[po->n].a = a;
+	po->e[po->n].b = b;
+	po->e[po->n].t = -1;
+	po->n++;
+	return 1;
+}
+
+/* The op's fused activation (do_relu, relu_limit > 0 the upper bound). */
+int po_act(struct postops *po, const struct ir_op *op)
+{
+	if (!op_int(op, "do_relu", 0))
+		return 1;
+	double lim = op_float(op, "relu_limit", 0);
+	return lim > 0 ? po_add(po, 0, dnnl_eltwise_clip, 0.0f, (float)lim) :
+			 po_add(po, 0, dnnl_eltwise_relu, 0.0f, 0.0f);
+}
+
+/* The function of a one-input elementwise op (then its activation) as
+ * eltwise post-ops; 0 when oneDNN has no such function. */
+static int po_unary(struct postops *po, const struct ir_op *op)
+{
+	float a = (float)op_float(op, "alpha", op->type == OP_HARDSIGMOID ? 0.2 :
+				  op->type == OP_LEAKYRELU ? 0.01 : 1.0);
+	int ok;
+	switch (op->type) {
+	case OP_RELU: ok = po_add(po, 0, dnnl_eltwise_relu, 0, 0); break;
+	case OP_CLIP: {
+		float lo = (float)op_float(op, "min", -FLT_MAX), hi = (float)op_float(op, "max", FLT_MAX);
+		if (!(lo <= hi) || lo == -INFINITY || hi == INFINITY)
+			return 0;
+		ok = po_add(po, 0, dnnl_eltwise_clip, lo, hi);
+		break;
+	}
+	case OP_SIGMOID: ok = po_add(po, 0, dnnl_eltwise_logistic, 0, 0); break;
+	case OP_TANH: ok = po_add(po, 0, dnnl_eltwise_tanh, 0, 0); break;
+	case OP_EXP: ok = po_add(po, 0, dnnl_eltwise_exp, 0, 0); break;
+	case OP_LOG: ok = po_add(po, 0, dnnl_eltwise_log, 0, 0); break;
+	case OP_SQRT: ok = po_add(po, 0, dnnl_eltwise_sqrt, 0, 0); break;
+	case OP_ABS: ok = po_add(po, 0, dnnl_eltwise_abs, 0, 0); break;
+	case OP_NEG: ok = po_add(po, 0, dnnl_eltwise_linear, -1, 0); break;
+	case OP_HARDSWISH: ok = po_add(po, 0, dnnl_eltwise_hardswish, 0, 0); break;
+	case OP_SILU: ok = po_add(po, 0, dnnl_eltwise_swish, 1, 0); break;
+	case OP_GELU:
+		ok = po_add(po, 0, strcmp(op_str(op, "approximate", "none"), "tanh") ?
+			    dnnl_eltwise_gelu_erf : dnnl_eltwise_gelu_tanh, 0, 0);
+		break;
+	case OP_LEAKYRELU: ok = po_add(po, 0, dnnl_eltwise_relu, a, 0); break;
+	case OP_ELU: ok = po_add(po, 0, dnnl_eltwise_elu, a, 0); break;
+	case OP_HARDSIGMOID:
+		ok = po_add(po, 0, dnnl_eltwise_linear, a, (float)op_float(op, "beta", 0.5)) &&
+		     po_add(po, 0, dnnl_eltwise_clip, 0, 1);
+		break;
+	default: return 0;
+	}
+	return ok && po_act(po, op);
+}
+
+/* po_unary, and Pow by a constant 2 (a square, as its kernel computes it). */
+int po_fold(const struct ir_graph *g, const struct ir_op *op, struct postops *po)
+{
+	if (op->type != OP_POW)
+		return op->n_in == 1 && po_unary(po, op);
+	if (op->n_in != 2 || op->in[1] < 0 || !g->tensors[op->in[1]].data ||
+	    g->tensors[op->in[1]].dtype != DT_F32 || tensor_numel(&g->tensors[op->in[1]]) != 1 ||
+	    ((const float *)g->tensors[op->in[1]].data)[0] != 2.0f)
+		return 0;
+	return po_add(po, 0, dnnl_eltwise_square, 0, 0) && po_act(po, op);
+}
+
+dnnl_primitive_attr_t po_attr(const struct postops *po)
+{
+	dnnl_primitive_attr_t attr;
+	dnnl_post_ops_t ops;
+	if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+		return NULL;
+	if (dnnl_post_ops_create(&ops) != dnnl_success) {
+		dnnl_primitive_attr_destroy(attr);
+		return NULL;
+	}
+	int bad = 0;
+	for (int i = 0; i < po->n; i++)
+		bad |= (po->e[i].sum == 1 ? dnnl_post_ops_append_sum(ops, 1.0f) :
+			po->e[i].sum == 2 ? dnnl_post_ops_append_binary(ops, po->e[i].alg,
+									&po->e[i].md) :
+			dnnl_post_ops_append_eltwise(ops, 1.0f, po->e[i].alg, po->e[i].a,
+						     po->e[i].b)) != dnnl_success;
+	bad |= dnnl_primitive_attr_set_post_ops(attr, ops) != dnnl_success;
+	dnnl_post_ops_destroy(ops);
+	if (bad) {
+		dnnl_primitive_attr_destroy(attr);
+		return NULL;
+	}
+	return attr;
+}
+
+/* The ops that read tensor t after op `after` (at most max, distinct),
+ * their count (max + 1 when there are more), or -1 when t is a graph
+ * output. */
+static int readers(const struct ir_graph *g, int t, int after, int *ops, int max)
+{
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return -1;
+	int n = 0;
+	for (int i = after + 1; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_in; j++)
+			if (g->ops[i].in[j] == t) {
+				if (n == max)
+					return max + 1;
+				ops[n++] = i;
+				break;
+			}
+	return n;
+}
+
+/* Op o as a binary post-op after tensor cur (the dst): Add, Mul, Sub or
+ * Div of cur (first for Sub and Div) and an f32 weight that broadcasts to
+ * cur's shape.  0 when it is not one. */
+static int po_binary(const struct ir_graph *g, const struct ir_op *o, int cur, struct postops *po)
+{
+	const struct ir_tensor *ct = &g->tensors[cur];
+	if (o->n_in != 2 || o->n_out != 1 || po->n == PO_MAX || ct->rank < 1 ||
+	    !(o->type == OP_ADD || o->type == OP_MUL || o->type == OP_SUB || o->type == OP_DIV) ||
+	    (o->in[0] != cur && (o->type == OP_SUB || o->type == OP_DIV)) || o->in[0] == o->in[1])
+		return 0;
+	int w = o->in[0] == cur ? o->in[1] : o->in[0];
+	if (w < 0 || !g->tensors[w].data || g->tensors[w].dtype != DT_F32 ||
+	    g->tensors[w].rank > ct->rank || !same_shape(ct, &g->tensors[o->out[0]]))
+		return 0;
+	const struct ir_tensor *wt = &g->tensors[w];
+	dnnl_dims_t d, st;
+	int off = ct->rank - wt->rank;
+	for (int i = 0; i < ct->rank; i++) {
+		d[i] = i < off ? 1 : wt->shape[i - off];
+		if (d[i] != 1 && d[i] != ct->shape[i])
+			return 0;
+	}
+	dnnl_dense_strides(ct->rank, d, st);
+	dnnl_memory_desc_init_by_strides(&po->e[po->n].md, ct->rank, d, dnnl_f32, st);
+	po->e[po->n].sum = 2;
+	po->e[po->n].alg = o->type == OP_ADD ? dnnl_binary_add : o->type == OP_MUL ?
+			   dnnl_binary_mul : o->type == OP_SUB ? dnnl_binary_sub : dnnl_binary_div;
+	po->e[po->n].t = w;
+	po->n++;
+	return po_act(po, o);
+}
+
+/* 1 when tensor t is a scalar f32 weight within 1e-6 (relative) of v. */
+static int scalar_is(const struct ir_graph *g, int t, double v)
+{
+	if (t < 0 || !g->tensors[t].data || g->tensors[t].dtype != DT_F32 ||
+	    tensor_numel(&g->tensors[t]) != 1)
+		return 0;
+	return fabs(((const float *)g->tensors[t].data)[0] - v) <= 1e-6 * fabs(v);
+}
+
+/* The other input of two-input op o, or -1 when neither is t. */
+static int other_in(const struct ir_op *o, int t)
+{
+	if (o->n_in != 2)
+		return -1;
+	return o->in[0] == t ? o->in[1] : o->in[1] == t ? o->in[0] : -1;
+}
+
+/* The GELU subgraph x * 0.5 * (1 + Erf(x / sqrt 2)) on x = cur, as PyTorch
+ * exports it (Div or Mul by the constant, Erf, Add 1, and the two Muls in
+ * either order), each op the only reader of the tensor before it.  Sets
+ * ops[5] and returns the index of the op writing the result, or -1. */
+static int match_gelu(const struct ir_graph *g, int cur, int after, int *ops)
+{
+	int rd[2], n = readers(g, cur, after, rd, 2), one;
+	if (n != 2)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		const struct ir_op *d = &g->ops[rd[k]], *m1 = &g->ops[rd[1 - k]];
+		if (d->n_out != 1 || d->in[0] != cur ||
+		    !((d->type == OP_DIV && scalar_is(g, d->in[1], M_SQRT2)) ||
+		      (d->type == OP_MUL && scalar_is(g, other_in(d, cur), M_SQRT1_2))))
+			continue;
+		int e, a, m2;
+		if (readers(g, d->out[0], after, &e, 1) != 1 || g->ops[e].type != OP_ERF ||
+		    readers(g, g->ops[e].out[0], after, &a, 1) != 1 || g->ops[a].type != OP_ADD ||
+		    !scalar_is(g, other_in(&g->ops[a], g->ops[e].out[0]), 1.0) ||
+		    m1->type != OP_MUL || m1->n_out != 1 ||
+		    readers(g, m1->out[0], after, &m2, 1) != 1 || g->ops[m2].type != OP_MUL ||
+		    g->ops[m2].n_out != 1 || op_int(&g->ops[e], "do_relu", 0) ||
+		    op_int(&g->ops[a], "do_relu", 0) || op_int(m1, "do_relu", 0))
+			continue;
+		int aout = g->ops[a].out[0], mout = m1->out[0];
+		/* x * (1 + erf) then * 0.5, or x * 0.5 then * (1 + erf) */
+		if (!((other_in(m1, cur) == aout && scalar_is(g, other_in(&g->ops[m2], mout), 0.5) &&
+		       readers(g, aout, after, &one, 1) == 1) ||
+		      (scalar_is(g, other_in(m1, cur), 0.5) && other_in(&g->ops[m2], mout) == aout &&
+		       readers(g, aout, after, &one, 1) == 1)))
+			continue;
+		ops[0] = rd[k];
+		ops[1] = e;
+		ops[2] = a;
+		ops[3] = rd[1 - k];
+		ops[4] = m2;
+		return m2;
+	}
+	return -1;
+}
+
+/* 1 for a Sigmoid that writes a graph output: its kernel saturates to
+ * exactly 0 and 1 as onnxruntime does, oneDNN's logistic does not, and a
+ * saturated probability is what a user compares. */
+int plan_exact_output(const struct ir_graph *g, const struct ir_op *op)
+{
+	if (op->type != OP_SIGMOID)
+		return 0;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == op->out[0])
+			return 1;
+	return 0;
+}
+
+/* The chain of op opi (struct chain): its post-ops, the ops they take
+ * and the tensor it writes. */
+void chain_build(const struct plan *p, int opi, int fuse, int sum,
+		 const struct postops *init, struct chain *c)
+{
+	const struct ir_graph *g = p->g;
+	int cur = g->ops[opi].out[0];
+	memset(c, 0, sizeof *c);
+	c->sum_src = c->sum_op = -1;
+	if (init)
+		c->po = *init;
+	else
+		po_act(&c->po, &g->ops[opi]);
+	while (fuse && c->nskip < PO_MAX - 2) {
+		int rd[2], n = readers(g, cur, opi, rd, 2);
+		const struct ir_tensor *ct = &g->tensors[cur];
+		struct postops po = c->po;
+		int unary = n == 1 && g->ops[rd[0]].n_out == 1 && g->ops[rd[0]].in[0] == cur &&
+			    same_shape(ct, &g->tensors[g->ops[rd[0]].out[0]]) &&
+			    !plan_exact_output(g, &g->ops[rd[0]]);
+		if (unary && !po_fold(g, &g->ops[rd[0]], &po)) {
+			unary = 0;
+			po = c->po;
+		}
+		int gelu[5], gl = n == 2 && c->nskip < PO_MAX - 6 ? match_gelu(g, cur, opi, gelu) : -1;
+		if (unary) {
+			c->skip[c->nskip++] = rd[0];
+			cur = g->ops[rd[0]].out[0];
+		} else if (gl >= 0) {
+			if (!po_add(&po, 0, dnnl_eltwise_gelu_erf, 0, 0) || !po_act(&po, &g->ops[gl]))
+				break;
+			for (int i = 0; i < 5; i++)
+				c->skip[c->nskip++] = gelu[i];
+			cur = g->ops[gl].out[0];
+		} else if (n == 1 && po_binary(g, &g->ops[rd[0]], cur, &po)) {
+			c->skip[c->nskip++] = rd[0];
+			cur = g->ops[rd[0]].out[0];
+		} else if (n == 2) {
+			/* x * f(x): f one of the readers, the Mul the other */
+			int u = g->ops[rd[0]].type == OP_MUL ? rd[1] : rd[0];
+			int m = u == rd[0] ? rd[1] : rd[0];
+			const struct ir_op *uo = &g->ops[u], *mo = &g->ops[m];
+			int fu, one;
+			if (mo->type != OP_MUL || mo->n_in != 2 || mo->n_out != 1 ||
+			    uo->n_in != 1 || uo->n_out != 1 || op_int(uo, "do_relu", 0) ||
+			    !((mo->in[0] == cur && mo->in[1] == uo->out[0]) ||
+			      (mo->in[1] == cur && mo->in[0] == uo->out[0])) ||
+			    readers(g, uo->out[0], opi, &fu, 1) != 1 ||
+			    !same_shape(ct, &g->tensors[mo->out[0]]))
+				break;
+			if (uo->type == OP_SIGMOID)
+				one = po_add(&po, 0, dnnl_eltwise_swish, 1, 0);
+			else if (uo->type == OP_HARDSIGMOID &&
+				 fabs(op_float(uo, "alpha", 0.2) - 1.0 / 6) < 1e-6 &&
+				 op_float(uo, "beta", 0.5) == 0.5)
+				one = po_add(&po, 0, dnnl_eltwise_hardswish, 0, 0);
+			else
+				break;
+			if (!one || !po_act(&po, mo))
+				break;
+			c->skip[c->nskip++] = u;
+			c->skip[c->nskip++] = m;
+			cur = mo->out[0];
+		} else if (n == 1 && sum && c->sum_src < 0 && g->ops[rd[0]].type == OP_ADD &&
+			   g->ops[rd[0]].n_in == 2 && g->ops[rd[0]].n_out == 1) {
+			const struct ir_op *add = &g->ops[rd[0]];
+			int r = add->in[0] == cur ? add->in[1] : add->in[0];
+			if (add->in[0] == add->in[1] || !is_act(g, r) || p->t[r].n == 0 ||
+			    !same_shape(ct, &g->tensors[r]) ||
+			    !same_shape(ct, &g->tensors[add->out[0]]) ||
+			    !po_add(&po, 1, dnnl_alg_kind_undef, 0, 0) || !po_act(&po, add))
+				break;
+			c->sum_src = r;
+			c->sum_op = rd[0];
+			c->skip[c->nskip++] = rd[0];
+			cur = add->out[0];
+		} else {
+			break;
+		}
+		c->po = po;
+	}
+	c->out = cur;
+}
+
+/* Append to args the weights of the chain's binary post-ops (memories over
+ * their data, kept by the plan); returns the new count, -1 on error. */
+int chain_args(struct plan *p, const struct chain *c, dnnl_exec_arg_t *args, int n)
+{
+	for (int i = 0; i < c->po.n; i++) {
+		if (c->po.e[i].sum != 2)
+			continue;
+		dnnl_memory_t m;
+		if (n == PLAN_ARGS)
+			return err_set("too many post-op arguments");
+		if (dnnl_memory_create(&m, &c->po.e[i].md, p->eng,
+				       p->g->tensors[c->po.e[i].t].data) != dnnl_success)
+			return err_set("oneDNN: cannot create memory");
+		plan_keep_mem(p, m);
+		args[n++] = (dnnl_exec_arg_t){ DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1, m };
+	}
+	return n;
+}
+
+/* Mark the ops of a chain as done by the primitive. */
+void chain_take(struct plan *p, const struct chain *c)
+{
+	for (int i = 0; i < c->nskip; i++)
+		p->skip[c->skip[i]] = 1;
+}

@@ -1,0 +1,566 @@
+/* sim.c - functional and timed simulation of a .tmodel (lib/sim/sim.h).
+ *
+ * DDR is one byte image (coefficients, then activations); local memory is
+ * lanes × lmem_bytes.  The two engines' streams run in order against each
+ * other: a command starts when its engine is free and the command it waits
+ * for has finished; of the two engines' next commands the one that can
+ * start first runs first, so the functional effects happen in time order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "ir/convert.h"
+#include "ir/op.h"
+#include "quant/quant.h"
+#include "chip/cost.h"
+#include "chip/isa_copy.h"
+#include "sim/sim.h"
+
+struct machine {
+	const struct tmodel *m;
+	const struct chip *c;
+	const char *file;          /* the model, for messages */
+	unsigned char *ddr;        /* DDR image */
+	int64_t ddr_len;           /* bytes */
+	unsigned char *lmem;       /* lane l at lmem + l * lmem_bytes */
+	void *scratch[ISA_MAX_OPERANDS];
+	size_t scratch_len[ISA_MAX_OPERANDS];
+	unsigned char **dump;      /* SIM_DUMP_ALL: per tensor, its dense value, or NULL */
+};
+
+/* ---- checks ---- */
+
+static int check_dma(const struct machine *mc, const struct isa_dma *d)
+{
+	const struct chip *c = mc->c;
+	int64_t es = (int64_t)dtype_size(d->dtype);
+	int64_t s[4] = { d->n, d->c, d->h, d->w };
+	int64_t lane = isa_lane_bytes(c, d->dtype, s);
+	int64_t last = d->n && d->c && d->h && d->w
+		? d->ddr + ((int64_t)(d->n - 1) * d->nstride + (int64_t)(d->c - 1) * d->cstride +
+			    (int64_t)d->h * d->w) * es
+		: d->ddr;
+	if ((int64_t)d->lmem + lane > c->lmem_bytes)
+		return err_set("'%s': dma command %u addresses local memory past %lld bytes per lane",
+			       mc->file, d->id, (long long)c->lmem_bytes);
+	if (last > mc->ddr_len)
+		return err_set("'%s': dma command %u addresses DDR past %lld bytes",
+			       mc->file, d->id, (long long)mc->ddr_len);
+	/* The block lies inside one tensor of its dtype, at an element
+	 * boundary of it. */
+	const struct ir_graph *g = mc->m->g;
+	for (int i = 0; i < g->n_tensors; i++) {
+		const struct ir_tensor *t = &g->tensors[i];
+		if (t->addr >= 0 && t->dtype == d->dtype && t->addr <= (int64_t)d->ddr &&
+		    last <= t->addr + (int64_t)tensor_bytes(t) && ((int64_t)d->ddr - t->addr) % es == 0)
+			return 0;
+	}
+	return err_set("'%s': dma command %u: DDR [%lld, %lld) lies in no %s tensor", mc->file,
+		       d->id, (long long)d->ddr, (long long)last, dtype_name(d->dtype));
+}
+
+/* Operand i of command k: its tensor (*tp, NULL when absent), the lane
+ * shape it holds in local memory (held: H is the rows held for sliced
+ * operands, C the chunk's channels for split ones), and the window of held
+ * rows the kernel sees, [*h0, *h0 + *nh).  -1 when the operand cannot be
+ * held that way or the window lies outside the rows held. */
+static int operand_shape(const struct ir_graph *g, const struct isa_cmp *k, int i,
+			 const struct ir_tensor **tp, int64_t held[4], int64_t *h0, int64_t *nh)
+{
+	const struct ir_op *op = &g->ops[k->layer];
+	int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+	*tp = t >= 0 ? &g->tensors[t] : NULL;
+	if (t < 0)
+		return 0;
+	isa_lane_shape((*tp)->rank, (*tp)->shape, (*tp)->data != NULL, held);
+	*h0 = 0;
+	*nh = held[2];
+	if (k->sliced >> i & 1) {
+		int ax = isa_slice_axis(g, op, i);
+		if ((*tp)->rank < 4 || isa_weight_layout(*tp) || ax < 2 || ax > 3 ||
+		    k->row0[i] + k->rows[i] > (*tp)->shape[ax])
+			return -1;
+		*h0 = (i < op->n_in ? k->in_row0 : k->out_row0) - k->row0[i];
+		*nh = i < op->n_in ? k->in_rows : k->out_rows;
+		if (ax == 3) {
+			/* Rows of axis 3 lie inside W: the window is all of them. */
+			if ((*tp)->shape[0] != 1 || *h0 != 0 || *nh != k->rows[i])
+				return -1;
+			isa_held_shape(*tp, ax, k->rows[i], held);
+			*nh = held[2];
+		} else {
+			held[2] = k->rows[i];
+		}
+		if (*h0 < 0 || *h0 + *nh > held[2])
+			return -1;
+	}
+	if (k->chsplit >> i & 1) {
+		if ((*tp)->rank < 1 || k->ch0 + k->chans > held[1])
+			return -1;
+		held[1] = k->chans;
+	}
+	return 0;
+}
+
+static int check_cmp(const struct machine *mc, const struct isa_cmp *k)
+{
+	const struct ir_graph *g = mc->m->g;
+	const struct ir_op *op = &g->ops[k->layer];
+	if (!op_defs[op->type]->run_tpu)
+		return err_set("'%s': layer '%s' (%s) has no chip kernel", mc->file, op->name,
+			       op_name(op->type));
+	if (k->sliced) {
+		const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+		int ax = isa_slice_axis(g, op, 0);
+		if (x->rank < 4 || y->rank < 4 || ax < 2 || ax >= x->rank ||
+		    k->in_row0 + k->in_rows > x->shape[ax] ||
+		    k->out_row0 + k->out_rows > y->shape[2])
+			return err_set("'%s': compute command %u: slice rows outside layer '%s'",
+				       mc->file, k->id, op->name);
+	}
+	for (int i = 0; i < k->n_in + k->n_out; i++) {
+		const struct ir_tensor *t;
+		int64_t s[4], h0, nh;
+		if (operand_shape(g, k, i, &t, s, &h0, &nh) < 0)
+			return err_set("'%s': compute command %u: operand %d does not hold the rows "
+				       "or channels it needs", mc->file, k->id, i);
+		if (!t)
+			continue;
+		if (k->addr[i] == ISA_NO_ADDR ||
+		    (int64_t)k->addr[i] + isa_lane_bytes(mc->c, t->dtype, s) > mc->c->lmem_bytes)
+			return err_set("'%s': compute command %u: operand %d lies outside local memory",
+				       mc->file, k->id, i);
+	}
+	return 0;
+}
+
+/* ---- data movement ---- */
+
+static void dma_run(struct machine *mc, const struct isa_dma *d)
+{
+	const struct chip *c = mc->c;
+	size_t es = dtype_size(d->dtype);
+	size_t row = (size_t)d->w * es;
+	int64_t pitch = isa_pitch(c, d->dtype, d->w);
+	for (int n = 0; n < d->n; n++)
+		for (int ch = 0; ch < d->c; ch++) {
+			unsigned char *lane = mc->lmem + (int64_t)(ch % c->lanes) * c->lmem_bytes + d->lmem;
+			int64_t slot = ch / c->lanes;
+			for (int h = 0; h < d->h; h++) {
+				unsigned char *l = lane + ((slot * d->n + n) * d->h + h) * pitch;
+				unsigned char *g = mc->ddr + d->ddr +
+					((int64_t)n * d->nstride + (int64_t)ch * d->cstride +
+					 (int64_t)h * d->w) * (int64_t)es;
+				if (d->op == ISA_DMA_LOAD)
+					memcpy(l, g, row);
+				else
+					memcpy(g, l, row);
+			}
+		}
+}
+
+/* Copy rows [h0, h0 + nh) of a tensor held in local memory at addr (lane
+ * layout of shape s) to or from a dense buffer of shape s[0], s[1], nh,
+ * s[3]; to_dense selects the direction. */
+static void lmem_xfer(struct machine *mc, uint32_t addr, enum ir_dtype dt, const int64_t s[4],
+		      int64_t h0, int64_t nh, unsigned char *dense, int to_dense)
+{
+	const struct chip *c = mc->c;
+	size_t es = dtype_size(dt);
+	size_t row = (size_t)s[3] * es;
+	int64_t pitch = isa_pitch(c, dt, s[3]);
+	for (int64_t n = 0; n < s[0]; n++)
+		for (int64_t ch = 0; ch < s[1]; ch++) {
+			unsigned char *lane = mc->lmem + (ch % c->lanes) * c->lmem_bytes + addr;
+			int64_t slot = ch / c->lanes;
+			for (int64_t h = 0; h < nh; h++) {
+				unsigned char *l = lane + ((slot * s[0] + n) * s[2] + h0 + h) * pitch;
+				unsigned char *d = dense + (size_t)(((n * s[1] + ch) * nh + h) * s[3]) * es;
+				if (to_dense)
+					memcpy(d, l, row);
+				else
+					memcpy(l, d, row);
+			}
+		}
+}
+
+static void *scratch(struct machine *mc, int i, size_t n)
+{
+	if (mc->scratch_len[i] < n) {
+		free(mc->scratch[i]);
+		mc->scratch[i] = xaligned(n);
+		mc->scratch_len[i] = n;
+	}
+	return mc->scratch[i];
+}
+
+/* SIM_DUMP_ALL: copy rows [out_row0, out_row0 + nh) (channels [ch0, ...)
+ * when split) of result operand i, dense in buf with held shape s, into the
+ * whole tensor's dump. */
+static void dump_rows(struct machine *mc, int t, const struct isa_cmp *k, int i,
+		      const unsigned char *buf, int64_t nh, const int64_t s[4])
+{
+	const struct ir_tensor *x = &mc->m->g->tensors[t];
+	int64_t w[4], es = (int64_t)dtype_size(x->dtype);
+	isa_lane_shape(x->rank, x->shape, 0, w);
+	if (!mc->dump[t])
+		mc->dump[t] = xcalloc(tensor_bytes(x) + 1, 1);
+	int64_t r0 = k->sliced >> i & 1 ? k->out_row0 : 0;
+	int64_t c0 = k->chsplit >> i & 1 ? k->ch0 : 0;
+	for (int64_t n = 0; n < s[0]; n++)
+		for (int64_t c = 0; c < s[1]; c++)
+			for (int64_t h = 0; h < nh; h++)
+				memcpy(mc->dump[t] + (((n * w[1] + c0 + c) * w[2] + r0 + h) * w[3]) * es,
+				       buf + (((n * s[1] + c) * nh + h) * s[3]) * es, (size_t)(s[3] * es));
+}
+
+/* Gather the operands, run the layer's kernel over the slice, scatter the
+ * results. */
+static int cmp_run(struct machine *mc, const struct isa_cmp *k)
+{
+	const struct ir_graph *g = mc->m->g;
+	const struct ir_op *op = &g->ops[k->layer];
+	struct kern kn;
+	kern_init(&kn, op->n_in, op->n_out);
+	kn.g = g;
+	kn.op = op;
+	kn.nthreads = 1;
+	for (int i = 0; i < k->n_in + k->n_out; i++) {
+		const struct ir_tensor *t;
+		int64_t s[4], h0, nh;
+		operand_shape(g, k, i, &t, s, &h0, &nh);
+		if (!t)
+			continue;
+		struct view *v = i < op->n_in ? &kn.in[i] : &kn.out[i - op->n_in];
+		int64_t numel = s[0] * s[1] * nh * s[3];
+		v->data = scratch(mc, i, (size_t)numel * dtype_size(t->dtype) + 1);
+		v->dtype = t->dtype;
+		v->rank = t->rank;
+		memcpy(v->shape, t->shape, sizeof v->shape);
+		if (k->sliced >> i & 1)
+			v->shape[isa_slice_axis(g, op, i)] = i < op->n_in ? k->in_rows : k->out_rows;
+		if (k->chsplit >> i & 1)
+			v->shape[isa_weight_layout(t) ? 0 : 1] = s[1];
+		v->scale = t->scale;
+		v->zero_point = t->zero_point;
+		if (i < op->n_in)
+			lmem_xfer(mc, k->addr[i], t->dtype, s, h0, nh, v->data, 1);
+	}
+	if (k->sliced) {
+		kn.out_row0 = k->out_row0;
+		kn.in_row0 = k->in_row0;
+	}
+	if (op->n_in > 0 && op->in[0] >= 0 && g->tensors[op->in[0]].rank >= 3)
+		kn.in_full_h = (int)g->tensors[op->in[0]].shape[2];
+	/* The parameters came through local memory: check what the kernel
+	 * will see, not only the coefficients tmodel_read checked. */
+	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0) {
+		kern_done(&kn);
+		return err_prefix("'%s': compute command %u", mc->file, k->id);
+	}
+	if (op_defs[op->type]->run_tpu(&kn) < 0) {
+		kern_done(&kn);
+		return err_prefix("'%s': layer '%s'", mc->file, op->name);
+	}
+	for (int i = op->n_in; i < k->n_in + k->n_out; i++) {
+		const struct ir_tensor *t;
+		int64_t s[4], h0, nh;
+		operand_shape(g, k, i, &t, s, &h0, &nh);
+		lmem_xfer(mc, k->addr[i], t->dtype, s, h0, nh, kn.out[i - op->n_in].data, 0);
+		if (mc->dump)
+			dump_rows(mc, op->out[i - op->n_in], k, i, kn.out[i - op->n_in].data, nh, s);
+	}
+	kern_done(&kn);
+	return 0;
+}
+
+/* ---- I/O ---- */
+
+/* Each graph input from the array of its name: same dtype as is, f32 from
+ * any numeric array, i8 with a scale quantised from floats (as ir-run). */
+static int set_inputs(struct machine *mc, const struct npz *in, const char *file)
+{
+	const struct ir_graph *g = mc->m->g;
+	for (int i = 0; i < g->n_inputs; i++) {
+		const struct ir_tensor *t = &g->tensors[g->inputs[i]];
+		const struct npz_array *a = npz_find(in, t->name);
+		if (!a)
+			return err_set("'%s': no array for graph input '%s'", file, t->name);
+		if (a->rank != t->rank || memcmp(a->shape, t->shape, sizeof(int64_t) * (size_t)t->rank)) {
+			char have[128], want[128];
+			shape_str(have, sizeof have, a->rank, a->shape);
+			shape_str(want, sizeof want, t->rank, t->shape);
+			return err_set("'%s': array '%s' has shape %s, the graph input %s", file,
+				       t->name, have, want);
+		}
+		unsigned char *dst = mc->ddr + t->addr;
+		int is_float = a->dtype == DT_F32 || a->dtype == DT_F16 || a->dtype == DT_BF16;
+		if (a->dtype == t->dtype) {
+			memcpy(dst, a->data, a->nbytes);
+		} else if (t->dtype == DT_F32 || (t->dtype == DT_I8 && t->scale != 0 && is_float) ||
+			   ((t->dtype == DT_BF16 || t->dtype == DT_F16) && is_float)) {
+			float *f = npz_to_f32(a);
+			if (t->dtype == DT_F32)
+				memcpy(dst, f, tensor_bytes(t));
+			else if (t->dtype == DT_I8)
+				quant_f32_to_i8(f, (int8_t *)dst, tensor_numel(t), t->scale);
+			else   /* bf16 and f16 graph inputs from floats, rounded as ir-run does */
+				dtype_convert(dst, t->dtype, f, DT_F32, tensor_numel(t));
+			free(f);
+		} else {
+			return err_set("'%s': array '%s' is %s, the graph input is %s", file, t->name,
+				       dtype_name(a->dtype), dtype_name(t->dtype));
+		}
+	}
+	return 0;
+}
+
+static float elem_f32(const unsigned char *p, enum ir_dtype dt, int64_t i)
+{
+	switch (dt) {
+	case DT_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+	case DT_I8: return (float)((const int8_t *)p)[i];
+	case DT_U8: return (float)p[i];
+	case DT_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return (float)v; }
+	case DT_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return (float)v; }
+	case DT_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); return (float)v; }
+	case DT_BOOL: return (float)(p[i] != 0);
+	case DT_F16: case DT_BF16: {
+		struct npz_array a = { .dtype = dt, .rank = 1, .shape = { 1 },
+				       .data = (void *)(p + 2 * i), .nbytes = 2 };
+		float *f = npz_to_f32(&a), v = f[0];
+		free(f);
+		return v;
+	}
+	default: return 0;
+	}
+}
+
+/* Tensor t from src as float32 into out, dequantised, unless present. */
+static void add_f32(struct npz *out, const struct ir_tensor *t, const unsigned char *src)
+{
+	if (npz_find(out, t->name))
+		return;
+	struct npz_array *a = npz_add(out, t->name, DT_F32, t->rank, t->shape, NULL);
+	float *f = a->data;
+	int64_t n = tensor_numel(t);
+	for (int64_t j = 0; j < n; j++) {
+		float v = elem_f32(src, t->dtype, j);
+		f[j] = t->dtype != DT_F32 && t->scale != 0 ? t->scale * (v - (float)t->zero_point) : v;
+	}
+}
+
+/* SIM_DUMP_ALL: the output of a copy the DMA engine made alone (no
+ * compute command dumped it) is its inputs' bytes one after the other. */
+static void dump_copy(struct machine *mc, const struct ir_op *op)
+{
+	const struct ir_graph *g = mc->m->g;
+	struct isa_piece *pc;
+	int n = isa_copy_pieces(g, op, &pc);
+	for (int i = 0; i < n; i++)
+		if (!mc->dump[pc[i].src]) {
+			free(pc);
+			return;
+		}
+	for (int i = 0; i < op->n_out; i++)
+		if (mc->dump[op->out[i]]) {
+			free(pc);
+			return;
+		}
+	for (int i = 0; i < n; i++) {
+		size_t es = dtype_size(g->tensors[pc[i].src].dtype);
+		if (!mc->dump[pc[i].dst])
+			mc->dump[pc[i].dst] = xmalloc(tensor_bytes(&g->tensors[pc[i].dst]) + 1);
+		memcpy(mc->dump[pc[i].dst] + pc[i].dst_at * (int64_t)es,
+		       mc->dump[pc[i].src] + pc[i].src_at * (int64_t)es, (size_t)pc[i].n * es);
+	}
+	free(pc);
+}
+
+static void get_outputs(struct machine *mc, struct npz *out)
+{
+	const struct ir_graph *g = mc->m->g;
+	if (mc->dump) {
+		for (int i = 0; i < g->n_inputs; i++)
+			add_f32(out, &g->tensors[g->inputs[i]], mc->dump[g->inputs[i]]);
+		for (int k = 0; k < g->n_ops; k++)
+			for (int i = 0; i < g->ops[k].n_out; i++) {
+				int t = g->ops[k].out[i];
+				if (!mc->dump[t])
+					dump_copy(mc, &g->ops[k]);
+				if (mc->dump[t])
+					add_f32(out, &g->tensors[t], mc->dump[t]);
+			}
+		return;
+	}
+	for (int i = 0; i < g->n_outputs; i++)
+		add_f32(out, &g->tensors[g->outputs[i]], mc->ddr + g->tensors[g->outputs[i]].addr);
+}
+
+/* ---- the run ---- */
+
+static void stats_static(const struct tmodel *m, const struct chip *c, struct sim_stats *st)
+{
+	const struct ir_graph *g = m->g;
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		if ((op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
+		     op->type == OP_MATMUL || op->type == OP_LSTM || op->type == OP_GRU ||
+		     op->type == OP_RNN) &&
+		    op_defs[op->type]->macs)
+			st->macs += op_defs[op->type]->macs(g, op);
+	}
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].data)
+			st->min_ddr_bytes += (int64_t)g->tensors[i].nbytes;
+	for (int i = 0; i < g->n_inputs; i++)
+		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->inputs[i]]);
+	for (int i = 0; i < g->n_outputs; i++)
+		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->outputs[i]]);
+	enum ir_dtype dt = m->mode == MODE_INT8 ? DT_I8 :
+			   m->mode == MODE_F16 || m->mode == MODE_BF16 ? DT_F16 : DT_F32;
+	st->peak_macs = chip_cube_macs(c, dt);
+	int64_t a = ceil_div(st->macs, st->peak_macs), b = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
+	st->bound = a > b ? a : b;
+}
+
+/* The DDR the model needs: up to the end of its coefficients and of its
+ * furthest tensor (tmodel_read put each inside its region), in *LEN.  -1
+ * when the regions the model declares, or any one tensor (local ones
+ * too), pass the chip's DDR. */
+static int ddr_size(const struct tmodel *m, const struct chip *c, const char *file, int64_t *len)
+{
+	int64_t coeff_end = m->coeff_addr + m->coeff_bytes;
+	int64_t neuron_end = m->neuron_addr + m->neuron_bytes;
+	int64_t end = coeff_end > neuron_end ? coeff_end : neuron_end;
+	if (end > c->ddr_bytes)
+		return err_set("'%s': the model's DDR regions end at %lld bytes, past the %lld of "
+			       "chip %s", file, (long long)end, (long long)c->ddr_bytes, c->name);
+	int64_t need = coeff_end;
+	for (int i = 0; i < m->g->n_tensors; i++) {
+		const struct ir_tensor *t = &m->g->tensors[i];
+		int64_t bytes = (int64_t)tensor_bytes(t);
+		if (bytes > c->ddr_bytes)
+			return err_set("'%s': tensor '%s' (%lld bytes) is larger than the DDR of chip %s",
+				       file, t->name, (long long)bytes, c->name);
+		if (t->addr >= 0 && t->addr + bytes > need)
+			need = t->addr + bytes;
+	}
+	*len = need;
+	return 0;
+}
+
+int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file,
+	    const struct npz *in, const char *file, struct npz *out, struct sim_stats *st,
+	    unsigned flags)
+{
+	struct machine mc = { .m = m, .c = c, .file = model_file };
+	int timed_only = flags & SIM_TIMED_ONLY;
+	memset(st, 0, sizeof *st);
+	if (ddr_size(m, c, model_file, &mc.ddr_len) < 0)
+		return -1;
+	if ((flags & SIM_DUMP_ALL) && !timed_only && out)
+		mc.dump = xcalloc((size_t)m->g->n_tensors + 1, sizeof *mc.dump);
+	int rc = -1;
+	int64_t *end_d = xmalloc(sizeof(int64_t) * (size_t)(m->n_dma + 1));
+	int64_t *end_c = xmalloc(sizeof(int64_t) * (size_t)(m->n_cmp + 1));
+	mc.ddr = xaligned((size_t)mc.ddr_len + 64);
+	memset(mc.ddr, 0, (size_t)mc.ddr_len + 64);
+	memcpy(mc.ddr + m->coeff_addr, m->coeff, (size_t)m->coeff_bytes);
+	mc.lmem = timed_only ? NULL : xcalloc((size_t)c->lanes, (size_t)c->lmem_bytes);
+	st->n_layers = m->g->n_ops;
+	st->layer = xcalloc((size_t)m->g->n_ops + 1, sizeof *st->layer);
+	stats_static(m, c, st);
+
+	for (int i = 0; i < m->n_dma; i++)
+		if (check_dma(&mc, &m->dma[i]) < 0)
+			goto out;
+	for (int i = 0; i < m->n_cmp; i++)
+		if (check_cmp(&mc, &m->cmp[i]) < 0)
+			goto out;
+	for (int i = 0; i < m->g->n_inputs + m->g->n_outputs; i++) {
+		int t = i < m->g->n_inputs ? m->g->inputs[i] : m->g->outputs[i - m->g->n_inputs];
+		if (m->g->tensors[t].addr < 0) {
+			err_set("'%s': graph input or output '%s' has no DDR address", mc.file,
+				m->g->tensors[t].name);
+			goto out;
+		}
+	}
+	if (!timed_only && set_inputs(&mc, in, file) < 0)
+		goto out;
+	/* Graph inputs as given: their DDR may be reused once they are read. */
+	for (int i = 0; mc.dump && i < m->g->n_inputs; i++) {
+		const struct ir_tensor *t = &m->g->tensors[m->g->inputs[i]];
+		mc.dump[m->g->inputs[i]] = xmalloc(tensor_bytes(t) + 1);
+		memcpy(mc.dump[m->g->inputs[i]], mc.ddr + t->addr, tensor_bytes(t));
+	}
+
+	int id = 0, ic = 0;
+	int64_t td = 0, tc = 0;
+	while (id < m->n_dma || ic < m->n_cmp) {
+		const struct isa_dma *d = id < m->n_dma ? &m->dma[id] : NULL;
+		const struct isa_cmp *k = ic < m->n_cmp ? &m->cmp[ic] : NULL;
+		int d_ok = d && d->wait <= (uint32_t)ic;
+		int k_ok = k && k->wait <= (uint32_t)id;
+		if (!d_ok && !k_ok) {
+			err_set("'%s': deadlock: dma command %u waits for compute command %u, "
+				"which waits for dma command %u", mc.file, d ? d->id : 0,
+				d ? d->wait : 0, k ? k->wait : 0);
+			goto out;
+		}
+		int64_t sd = 0, sc = 0;
+		if (d_ok)
+			sd = d->wait && end_c[d->wait - 1] > td ? end_c[d->wait - 1] : td;
+		if (k_ok)
+			sc = k->wait && end_d[k->wait - 1] > tc ? end_d[k->wait - 1] : tc;
+		if (d_ok && (!k_ok || sd <= sc)) {
+			int64_t cy = cost_dma_cycles(c, d);
+			if (!timed_only)
+				dma_run(&mc, d);
+			td = end_d[id] = sd + cy;
+			st->dma_busy += cy;
+			st->ddr_bytes += (int64_t)d->n * d->c * d->h * d->w * (int64_t)dtype_size(d->dtype);
+			id++;
+		} else {
+			int64_t cy = cost_cmp_cycles(c, m->g, k);
+			if (!timed_only && cmp_run(&mc, k) < 0)
+				goto out;
+			tc = end_c[ic] = sc + cy;
+			st->cmp_busy += cy;
+			struct sim_layer *l = &st->layer[k->layer];
+			if (!l->slices++)
+				l->start = sc;
+			l->cycles += cy;
+			l->end = tc;
+			ic++;
+		}
+	}
+	st->cycles = td > tc ? td : tc;
+	st->seconds = (double)st->cycles / c->clock_hz;
+	if (st->cycles) {
+		st->mac_util = (double)st->macs / ((double)st->cycles * st->peak_macs);
+		st->efficiency = (double)st->bound / (double)st->cycles;
+	}
+	if (out && !timed_only)
+		get_outputs(&mc, out);
+	rc = 0;
+out:
+	for (int i = 0; i < ISA_MAX_OPERANDS; i++)
+		free(mc.scratch[i]);
+	free(mc.ddr);
+	free(mc.lmem);
+	free(end_d);
+	free(end_c);
+	for (int i = 0; mc.dump && i < m->g->n_tensors; i++)
+		free(mc.dump[i]);
+	free(mc.dump);
+	return rc;
+}
+
+void sim_stats_free(struct sim_stats *st)
+{
+	free(st->layer);
+	st->layer = NULL;
+}

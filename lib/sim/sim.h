@@ -1,0 +1,57 @@
+/* sim.h - the chip simulator: runs a .tmodel's two command streams
+ * functionally (bit-exact, with the same kernels as ir-run) and in time
+ * (the cost model of formats/tpuc-isa.5).
+ */
+#ifndef TPUC_SIM_H
+#define TPUC_SIM_H
+
+#include <stdint.h>
+
+#include "chip/chip.h"
+#include "chip/isa.h"
+#include "ir/npz.h"
+#include "chip/tmodel.h"
+
+struct sim_layer {
+	int64_t cycles;          /* compute engine cycles spent on the layer */
+	int slices;              /* compute commands of the layer */
+	int64_t start, end;      /* cycle its first compute command started, its last ended */
+};
+
+struct sim_stats {
+	int64_t cycles;          /* until both engines are done */
+	int64_t dma_busy;        /* cycles the DMA engine worked */
+	int64_t cmp_busy;        /* cycles the compute engine worked */
+	int64_t ddr_bytes;       /* bytes moved between DDR and local memory */
+	int64_t macs;            /* multiply-accumulates of Conv, Gemm, MatMul */
+	int64_t min_ddr_bytes;   /* weights + network inputs + outputs, once */
+	int peak_macs;           /* cube MACs per cycle for the model's mode */
+	int64_t bound;           /* roofline: max(macs / peak, min_ddr_bytes / ddr_bpc), cycles */
+	double seconds;          /* cycles at the chip's clock */
+	double mac_util;         /* macs / (cycles * peak_macs) */
+	double efficiency;       /* bound / cycles */
+	int n_layers;
+	struct sim_layer *layer; /* per layer of the table (malloc'd; sim_stats_free) */
+};
+
+enum {
+	SIM_TIMED_ONLY = 1,      /* skip the kernels and the data: timing only */
+	SIM_DUMP_ALL = 2,        /* OUT gets every activation, not only the outputs */
+};
+
+/* Run model M (read from MODEL_FILE, named in messages) on chip C with the
+ * graph inputs taken by name from IN (FILE names it in messages); OUT (if
+ * not NULL) receives each graph output by name as float32 (quantised
+ * outputs dequantised), or with SIM_DUMP_ALL in FLAGS every activation (the
+ * graph inputs, then each layer's results in layer order) as the compute
+ * commands produced it, for comparison with ir-run --dump-all.  With
+ * SIM_TIMED_ONLY the kernels are skipped (timing does not depend on data).
+ * Fails on a missing or misshapen input, a command addressing memory
+ * outside DDR or local memory, streams that wait for each other
+ * (deadlock), or a kernel error naming the layer. */
+int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file,
+	    const struct npz *in, const char *file, struct npz *out, struct sim_stats *st,
+	    unsigned flags);
+void sim_stats_free(struct sim_stats *st);
+
+#endif
