@@ -8,7 +8,7 @@
 #
 #   tests/op-sweep.sh [-j JOBS] [-k] TIER MODE:CHIP...
 #
-# TIER tiny or big (op_sweep.py).  Environment: TPUC_BIN (default
+# TIER quick, batch2, tiny or big (op_sweep.py).  Environment: TPUC_BIN (default
 # build/bin beside this script), TIMEOUT seconds per tool run (default 300).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
