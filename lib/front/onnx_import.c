@@ -22,6 +22,7 @@
 #include "onnx.pb-c.h"
 #include "front/onnx_einsum.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "passes/passes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -64,19 +65,6 @@ static int import_constant(struct imp *im, const char *out)
 	return 0;
 }
 
-/* Kernels that take f32 only (the other ops check dtypes in infer). */
-static int f32_only(enum op_type t)
-{
-	switch (t) {
-	case OP_CONV: case OP_BATCHNORM: case OP_SCALE: case OP_RELU: case OP_CLIP:
-	case OP_MAXPOOL: case OP_AVGPOOL: case OP_GAVGPOOL: case OP_ADD: case OP_MUL:
-	case OP_GEMM: case OP_MATMUL: case OP_GMAXPOOL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Infer the ops that the node being imported added, from op FIRST on:
  * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
  * constant, and refuse dtypes no kernel takes. */
@@ -94,7 +82,7 @@ static int infer_node_ops(struct imp *im, int first)
 		int f = pass_fold_op(g, i, SIZE_MAX);
 		if (f < 0)
 			return err_prefix("'%s'", im->path);
-		if (f || !f32_only(op->type))
+		if (f || !op_has(op->type, OPF_F32_ONLY))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];

@@ -13,6 +13,7 @@
 #include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
+#include "ir/scalar.h"
 
 /* Attributes of the op, with ONNX's defaults (the importer writes them out). */
 struct uparam {
@@ -40,24 +41,6 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	p->tanh_gelu = op->type == OP_GELU && !strcmp(op_str(op, "approximate", "none"), "tanh");
 }
 
-/* The logistic function as onnxruntime computes it (MLAS): a rational
- * approximation on x clamped to [-18, 18], the result clamped to [0, 1].
- * It differs from 1 / (1 + exp(-x)) by under 1e-7, but saturated outputs
- * become exactly 0 and 1 as in the framework, which matters to a model
- * whose output is a saturated sigmoid. */
-static inline float logistic(float x)
-{
-	float v = x < -18.0f ? -18.0f : x > 18.0f ? 18.0f : x, s = v * v;
-	float p = ((((4.37031012579801e-11f * s + 1.15627324459942e-07f) * s +
-		     6.08574864600143e-05f) * s + 8.51377133304701e-03f) * s +
-		   2.48287947061529e-01f) * v;
-	float q = ((((6.10247389755681e-13f * s + 5.76102136993427e-09f) * s +
-		     6.29106785017040e-06f) * s + 1.70198817374094e-03f) * s +
-		   1.16817656904453e-01f) * s + 9.93151921023180e-01f;
-	float y = p / q + 0.5f;
-	return y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
-}
-
 /* The float function of op type t. */
 static inline float ufn(enum op_type t, float x, const struct uparam *p)
 {
@@ -67,14 +50,11 @@ static inline float ufn(enum op_type t, float x, const struct uparam *p)
 	case OP_LOG: return logf(x);
 	case OP_ERF: return erff(x);
 	case OP_TANH: return tanhf(x);
-	case OP_SIGMOID: return logistic(x);
+	case OP_SIGMOID: return scalar_sigmoid(x);
 	case OP_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta));
 	case OP_HARDSWISH: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-	case OP_SILU: return x * logistic(x);
-	case OP_GELU:
-		if (p->tanh_gelu)
-			return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-		return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+	case OP_SILU: return scalar_silu(x);
+	case OP_GELU: return scalar_gelu(x, p->tanh_gelu);
 	case OP_NEG: return -x;
 	case OP_ABS: return fabsf(x);
 	case OP_RECIPROCAL: return 1.0f / x;
@@ -82,8 +62,8 @@ static inline float ufn(enum op_type t, float x, const struct uparam *p)
 	case OP_CEIL: return ceilf(x);
 	case OP_ROUND: return nearbyintf(x);
 	case OP_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x;
-	case OP_SOFTPLUS: return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
-	case OP_SOFTSIGN: return x / (1.0f + fabsf(x));
+	case OP_SOFTPLUS: return scalar_softplus(x);
+	case OP_SOFTSIGN: return scalar_softsign(x);
 	case OP_ELU: return x < 0 ? p->alpha * expm1f(x) : x;
 	case OP_SELU: return p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x);
 	case OP_LEAKYRELU: return x >= 0 ? x : p->alpha * x;
