@@ -43,6 +43,12 @@ static inline float scalar_softsign(float x)
 	return x / (1.0f + fabsf(x));
 }
 
+/* Mish (ONNX opset 18): x * tanh(softplus(x)). */
+static inline float scalar_mish(float x)
+{
+	return x * tanhf(scalar_softplus(x));
+}
+
 /* Gelu, exact (erf) or with approximate "tanh" when TANH_FORM. */
 static inline float scalar_gelu(float x, int tanh_form)
 {

@@ -1,7 +1,7 @@
 /* unary.c - elementwise operators of one input: math functions (Sqrt, Exp,
  * Log, Erf, Tanh, trigonometry ...), activations with float attributes
  * (Sigmoid, HardSigmoid alpha/beta, HardSwish, Elu, Selu, LeakyRelu, Celu,
- * ThresholdedRelu, Softplus, Softsign, Shrink), the fused forms top-opt
+ * ThresholdedRelu, Softplus, Softsign, Mish, Shrink), the fused forms top-opt
  * makes (Gelu, approximate "none" or "tanh"; SiLU, x * sigmoid(x)) and the
  * predicates IsNaN, IsInf and Not.  Float ops take f32; Neg, Abs and Sign also take integers.
  */
@@ -64,6 +64,7 @@ static inline float ufn(enum op_type t, float x, const struct uparam *p)
 	case OP_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x;
 	case OP_SOFTPLUS: return scalar_softplus(x);
 	case OP_SOFTSIGN: return scalar_softsign(x);
+	case OP_MISH: return scalar_mish(x);
 	case OP_ELU: return x < 0 ? p->alpha * expm1f(x) : x;
 	case OP_SELU: return p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x);
 	case OP_LEAKYRELU: return x >= 0 ? x : p->alpha * x;
@@ -173,7 +174,7 @@ static int unary_f32(struct kern *k)
 	UNARY_CASE(OP_GELU) UNARY_CASE(OP_SILU)
 	UNARY_CASE(OP_RECIPROCAL) UNARY_CASE(OP_FLOOR) UNARY_CASE(OP_CEIL)
 	UNARY_CASE(OP_ROUND) UNARY_CASE(OP_SIGN) UNARY_CASE(OP_SOFTPLUS)
-	UNARY_CASE(OP_SOFTSIGN) UNARY_CASE(OP_ELU) UNARY_CASE(OP_SELU)
+	UNARY_CASE(OP_SOFTSIGN) UNARY_CASE(OP_MISH) UNARY_CASE(OP_ELU) UNARY_CASE(OP_SELU)
 	UNARY_CASE(OP_LEAKYRELU) UNARY_CASE(OP_CELU) UNARY_CASE(OP_THRESHOLDEDRELU)
 	UNARY_CASE(OP_SHRINK) UNARY_CASE(OP_SIN) UNARY_CASE(OP_COS) UNARY_CASE(OP_TAN)
 	UNARY_CASE(OP_ASIN) UNARY_CASE(OP_ACOS) UNARY_CASE(OP_ATAN) UNARY_CASE(OP_SINH)
@@ -217,6 +218,7 @@ UNARY_DEF(ROUND, "Round")
 UNARY_DEF(SIGN, "Sign")
 UNARY_DEF(SOFTPLUS, "Softplus")
 UNARY_DEF(SOFTSIGN, "Softsign")
+UNARY_DEF(MISH, "Mish")
 UNARY_DEF(ELU, "Elu")
 UNARY_DEF(SELU, "Selu")
 UNARY_DEF(LEAKYRELU, "LeakyRelu")
