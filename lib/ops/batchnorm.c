@@ -46,7 +46,5 @@ static int bn_f32(struct kern *k)
 }
 
 const struct op_def op_def_BATCHNORM = {
-	.name = "BatchNormalization",
-	.run_f32 = bn_f32,
-	.infer = bn_infer,
+	.infer = bn_infer, .run_f32 = bn_f32,
 };

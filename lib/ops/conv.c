@@ -314,11 +314,6 @@ static int conv_tpu(struct kern *k)
 }
 
 const struct op_def op_def_CONV = {
-	.slice_h = slice_h_window,
-	.name = "Conv",
-	.run_f32 = conv_f32,
-	.lower = conv_lower,
-	.run_tpu = conv_tpu,
-	.infer = conv_infer,
-	.macs = conv_macs,
+	.infer = conv_infer, .run_f32 = conv_f32, .lower = conv_lower, .run_tpu = conv_tpu,
+	.macs = conv_macs, .slice_h = slice_h_window,
 };

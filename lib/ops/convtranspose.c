@@ -293,18 +293,11 @@ static int gmaxpool_tpu(struct kern *k)
 }
 
 const struct op_def op_def_CONVTRANSPOSE = {
-	.name = "ConvTranspose",
-	.infer = deconv_infer,
-	.run_f32 = deconv_run,
-	.lower = deconv_lower,
-	.run_tpu = deconv_tpu,
-	.macs = deconv_macs,
+	.infer = deconv_infer, .run_f32 = deconv_run, .lower = deconv_lower,
+	.run_tpu = deconv_tpu, .macs = deconv_macs,
 };
 
 const struct op_def op_def_GMAXPOOL = {
-	.name = "GlobalMaxPool",
-	.infer = gmaxpool_infer,
-	.run_f32 = gmaxpool_run,
-	.lower = lower_default,
+	.infer = gmaxpool_infer, .run_f32 = gmaxpool_run, .lower = lower_default,
 	.run_tpu = gmaxpool_tpu,
 };

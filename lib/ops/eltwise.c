@@ -292,9 +292,8 @@ static int64_t eltwise_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]) * (op->n_in > 1 ? op->n_in - 1 : 1);
 }
 
-#define ELTWISE_DEF(E, N)                                                    \
+#define ELTWISE_DEF(E)                                                       \
 	const struct op_def op_def_##E = {                                   \
-		.name = N,                                                   \
 		.infer = eltwise_infer,                                      \
 		.run_f32 = eltwise_f32,                                      \
 		.run_tpu = quant_run_f32,                                    \
@@ -302,22 +301,22 @@ static int64_t eltwise_macs(const struct ir_graph *g, const struct ir_op *op)
 		.slice_h = slice_h_same,                                     \
 	};
 
-ELTWISE_DEF(SUB, "Sub")
-ELTWISE_DEF(DIV, "Div")
-ELTWISE_DEF(POW, "Pow")
-ELTWISE_DEF(MOD, "Mod")
-ELTWISE_DEF(MAX, "Max")
-ELTWISE_DEF(MIN, "Min")
-ELTWISE_DEF(SUM, "Sum")
-ELTWISE_DEF(MEAN, "Mean")
-ELTWISE_DEF(EQUAL, "Equal")
-ELTWISE_DEF(GREATER, "Greater")
-ELTWISE_DEF(LESS, "Less")
-ELTWISE_DEF(GREATEROREQUAL, "GreaterOrEqual")
-ELTWISE_DEF(LESSOREQUAL, "LessOrEqual")
-ELTWISE_DEF(AND, "And")
-ELTWISE_DEF(OR, "Or")
-ELTWISE_DEF(XOR, "Xor")
-ELTWISE_DEF(BITSHIFT, "BitShift")
-ELTWISE_DEF(PRELU, "PRelu")
-ELTWISE_DEF(WHERE, "Where")
+ELTWISE_DEF(SUB)
+ELTWISE_DEF(DIV)
+ELTWISE_DEF(POW)
+ELTWISE_DEF(MOD)
+ELTWISE_DEF(MAX)
+ELTWISE_DEF(MIN)
+ELTWISE_DEF(SUM)
+ELTWISE_DEF(MEAN)
+ELTWISE_DEF(EQUAL)
+ELTWISE_DEF(GREATER)
+ELTWISE_DEF(LESS)
+ELTWISE_DEF(GREATEROREQUAL)
+ELTWISE_DEF(LESSOREQUAL)
+ELTWISE_DEF(AND)
+ELTWISE_DEF(OR)
+ELTWISE_DEF(XOR)
+ELTWISE_DEF(BITSHIFT)
+ELTWISE_DEF(PRELU)
+ELTWISE_DEF(WHERE)

@@ -393,19 +393,11 @@ fail:
 }
 
 const struct op_def op_def_GEMM = {
-	.name = "Gemm",
-	.run_f32 = gemm_f32,
-	.lower = gemm_lower,
-	.run_tpu = gemm_tpu,
-	.infer = gemm_infer,
+	.infer = gemm_infer, .run_f32 = gemm_f32, .lower = gemm_lower, .run_tpu = gemm_tpu,
 	.macs = gemm_macs,
 };
 
 const struct op_def op_def_MATMUL = {
-	.name = "MatMul",
-	.run_f32 = matmul_f32,
-	.lower = matmul_lower,
-	.run_tpu = matmul_tpu,
-	.infer = matmul_infer,
-	.macs = matmul_macs,
+	.infer = matmul_infer, .run_f32 = matmul_f32, .lower = matmul_lower,
+	.run_tpu = matmul_tpu, .macs = matmul_macs,
 };

@@ -344,30 +344,16 @@ static int gap_tpu(struct kern *k)
 }
 
 const struct op_def op_def_MAXPOOL = {
-	.slice_h = slice_h_window,
-	.name = "MaxPool",
-	.run_f32 = maxpool_f32,
-	.lower = lower_default,
-	.run_tpu = maxpool_tpu,
-	.infer = pool_infer,
-	.macs = pool_macs,
+	.infer = pool_infer, .run_f32 = maxpool_f32, .lower = lower_default,
+	.run_tpu = maxpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
 };
 
 const struct op_def op_def_AVGPOOL = {
-	.slice_h = slice_h_window,
-	.name = "AveragePool",
-	.run_f32 = avgpool_f32,
-	.lower = avgpool_lower,
-	.run_tpu = avgpool_tpu,
-	.infer = pool_infer,
-	.macs = pool_macs,
+	.infer = pool_infer, .run_f32 = avgpool_f32, .lower = avgpool_lower,
+	.run_tpu = avgpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
 };
 
 const struct op_def op_def_GAVGPOOL = {
-	.name = "GlobalAveragePool",
-	.run_f32 = gap_f32,
-	.lower = gap_lower,
-	.run_tpu = gap_tpu,
-	.infer = gap_infer,
+	.infer = gap_infer, .run_f32 = gap_f32, .lower = gap_lower, .run_tpu = gap_tpu,
 	.macs = gap_macs,
 };

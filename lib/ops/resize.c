@@ -237,9 +237,6 @@ static int64_t resize_macs(const struct ir_graph *g, const struct ir_op *op)
 }
 
 const struct op_def op_def_RESIZE = {
-	.name = "Resize",
-	.infer = resize_infer,
-	.run_f32 = resize_run,
-	.run_tpu = quant_run_f32,
+	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
 	.macs = resize_macs,
 };

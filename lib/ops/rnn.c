@@ -351,25 +351,13 @@ static int64_t rnn_macs(const struct ir_graph *g, const struct ir_op *op)
 }
 
 const struct op_def op_def_LSTM = {
-	.name = "LSTM",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };
 
 const struct op_def op_def_GRU = {
-	.name = "GRU",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };
 
 const struct op_def op_def_RNN = {
-	.name = "RNN",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };
