@@ -169,23 +169,11 @@ static int64_t reduce_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->in[0]]);
 }
 
-#define REDUCE_DEF(E)                                                        \
-	const struct op_def op_def_##E = {                                   \
-		.infer = reduce_infer,                                       \
-		.run_f32 = reduce_f32,                                       \
-		.run_tpu = quant_run_f32,                                    \
-		.macs = reduce_macs,                                         \
-	};
+#define REDUCE_DEF(E) const struct op_def op_def_##E = { \
+	.infer = reduce_infer, .run_f32 = reduce_f32, \
+	.run_tpu = quant_run_f32, .macs = reduce_macs, \
+};
 
-REDUCE_DEF(REDUCEMEAN)
-REDUCE_DEF(REDUCEMAX)
-REDUCE_DEF(REDUCEMIN)
-REDUCE_DEF(REDUCESUM)
-REDUCE_DEF(REDUCEPROD)
-REDUCE_DEF(REDUCEL1)
-REDUCE_DEF(REDUCEL2)
-REDUCE_DEF(REDUCESUMSQUARE)
-REDUCE_DEF(REDUCELOGSUM)
-REDUCE_DEF(REDUCELOGSUMEXP)
-REDUCE_DEF(ARGMAX)
-REDUCE_DEF(ARGMIN)
+REDUCE_DEF(REDUCEMEAN) REDUCE_DEF(REDUCEMAX) REDUCE_DEF(REDUCEMIN) REDUCE_DEF(REDUCESUM)
+REDUCE_DEF(REDUCEPROD) REDUCE_DEF(REDUCEL1) REDUCE_DEF(REDUCEL2) REDUCE_DEF(REDUCESUMSQUARE)
+REDUCE_DEF(REDUCELOGSUM) REDUCE_DEF(REDUCELOGSUMEXP) REDUCE_DEF(ARGMAX) REDUCE_DEF(ARGMIN)

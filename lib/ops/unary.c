@@ -41,49 +41,57 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	p->tanh_gelu = op->type == OP_GELU && !strcmp(op_str(op, "approximate", "none"), "tanh");
 }
 
+/* The float ops: X(ENUM, f(x)), one line each; the kernel's switch, its
+ * loops and the op_defs below all come from this list.  P holds the
+ * attributes (struct uparam). */
+#define UNARY_FLOAT_OPS(X) \
+	X(SQRT, sqrtf(x)) \
+	X(EXP, expf(x)) \
+	X(LOG, logf(x)) \
+	X(ERF, erff(x)) \
+	X(TANH, tanhf(x)) \
+	X(SIGMOID, scalar_sigmoid(x)) \
+	X(HARDSIGMOID, fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta))) \
+	X(HARDSWISH, x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))) \
+	X(SILU, scalar_silu(x)) \
+	X(GELU, scalar_gelu(x, p->tanh_gelu)) \
+	X(NEG, -x) \
+	X(ABS, fabsf(x)) \
+	X(RECIPROCAL, 1.0f / x) \
+	X(FLOOR, floorf(x)) \
+	X(CEIL, ceilf(x)) \
+	X(ROUND, nearbyintf(x)) \
+	X(SIGN, x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x) \
+	X(SOFTPLUS, scalar_softplus(x)) \
+	X(SOFTSIGN, scalar_softsign(x)) \
+	X(MISH, scalar_mish(x)) \
+	X(ELU, x < 0 ? p->alpha * expm1f(x) : x) \
+	X(SELU, p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x)) \
+	X(LEAKYRELU, x >= 0 ? x : p->alpha * x) \
+	X(CELU, fmaxf(0.0f, x) + fminf(0.0f, p->alpha * expm1f(x / p->alpha))) \
+	X(THRESHOLDEDRELU, x > p->alpha ? x : 0.0f) \
+	X(SHRINK, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0f) \
+	X(SIN, sinf(x)) \
+	X(COS, cosf(x)) \
+	X(TAN, tanf(x)) \
+	X(ASIN, asinf(x)) \
+	X(ACOS, acosf(x)) \
+	X(ATAN, atanf(x)) \
+	X(SINH, sinhf(x)) \
+	X(COSH, coshf(x)) \
+	X(ASINH, asinhf(x)) \
+	X(ACOSH, acoshf(x)) \
+	X(ATANH, atanhf(x))
+
 /* The float function of op type t. */
 static inline float ufn(enum op_type t, float x, const struct uparam *p)
 {
+#define X_FN(e, f) case OP_##e: return f;
 	switch (t) {
-	case OP_SQRT: return sqrtf(x);
-	case OP_EXP: return expf(x);
-	case OP_LOG: return logf(x);
-	case OP_ERF: return erff(x);
-	case OP_TANH: return tanhf(x);
-	case OP_SIGMOID: return scalar_sigmoid(x);
-	case OP_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta));
-	case OP_HARDSWISH: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-	case OP_SILU: return scalar_silu(x);
-	case OP_GELU: return scalar_gelu(x, p->tanh_gelu);
-	case OP_NEG: return -x;
-	case OP_ABS: return fabsf(x);
-	case OP_RECIPROCAL: return 1.0f / x;
-	case OP_FLOOR: return floorf(x);
-	case OP_CEIL: return ceilf(x);
-	case OP_ROUND: return nearbyintf(x);
-	case OP_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x;
-	case OP_SOFTPLUS: return scalar_softplus(x);
-	case OP_SOFTSIGN: return scalar_softsign(x);
-	case OP_MISH: return scalar_mish(x);
-	case OP_ELU: return x < 0 ? p->alpha * expm1f(x) : x;
-	case OP_SELU: return p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x);
-	case OP_LEAKYRELU: return x >= 0 ? x : p->alpha * x;
-	case OP_CELU: return fmaxf(0.0f, x) + fminf(0.0f, p->alpha * expm1f(x / p->alpha));
-	case OP_THRESHOLDEDRELU: return x > p->alpha ? x : 0.0f;
-	case OP_SHRINK: return x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0f;
-	case OP_SIN: return sinf(x);
-	case OP_COS: return cosf(x);
-	case OP_TAN: return tanf(x);
-	case OP_ASIN: return asinf(x);
-	case OP_ACOS: return acosf(x);
-	case OP_ATAN: return atanf(x);
-	case OP_SINH: return sinhf(x);
-	case OP_COSH: return coshf(x);
-	case OP_ASINH: return asinhf(x);
-	case OP_ACOSH: return acoshf(x);
-	case OP_ATANH: return atanhf(x);
+	UNARY_FLOAT_OPS(X_FN)
 	default: return x;
 	}
+#undef X_FN
 }
 
 static int is_int_dtype(enum ir_dtype t)
@@ -168,17 +176,9 @@ static int unary_f32(struct kern *k)
 	float *y = yv->data;
 	int nt = kern_threads(k, n, 16);
 	switch (t) {
-	UNARY_CASE(OP_SQRT) UNARY_CASE(OP_EXP) UNARY_CASE(OP_LOG) UNARY_CASE(OP_ERF)
-	UNARY_CASE(OP_TANH) UNARY_CASE(OP_SIGMOID) UNARY_CASE(OP_HARDSIGMOID)
-	UNARY_CASE(OP_HARDSWISH) UNARY_CASE(OP_NEG) UNARY_CASE(OP_ABS)
-	UNARY_CASE(OP_GELU) UNARY_CASE(OP_SILU)
-	UNARY_CASE(OP_RECIPROCAL) UNARY_CASE(OP_FLOOR) UNARY_CASE(OP_CEIL)
-	UNARY_CASE(OP_ROUND) UNARY_CASE(OP_SIGN) UNARY_CASE(OP_SOFTPLUS)
-	UNARY_CASE(OP_SOFTSIGN) UNARY_CASE(OP_MISH) UNARY_CASE(OP_ELU) UNARY_CASE(OP_SELU)
-	UNARY_CASE(OP_LEAKYRELU) UNARY_CASE(OP_CELU) UNARY_CASE(OP_THRESHOLDEDRELU)
-	UNARY_CASE(OP_SHRINK) UNARY_CASE(OP_SIN) UNARY_CASE(OP_COS) UNARY_CASE(OP_TAN)
-	UNARY_CASE(OP_ASIN) UNARY_CASE(OP_ACOS) UNARY_CASE(OP_ATAN) UNARY_CASE(OP_SINH)
-	UNARY_CASE(OP_COSH) UNARY_CASE(OP_ASINH) UNARY_CASE(OP_ACOSH) UNARY_CASE(OP_ATANH)
+#define X_LOOP(e, f) UNARY_CASE(OP_##e)
+	UNARY_FLOAT_OPS(X_LOOP)
+#undef X_LOOP
 	default:
 		return op_error(k->op, "not a unary operator");
 	}
@@ -190,53 +190,13 @@ static int64_t unary_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]);
 }
 
-#define UNARY_DEF(E)                                                         \
-	const struct op_def op_def_##E = {                                   \
-		.infer = unary_infer,                                        \
-		.run_f32 = unary_f32,                                        \
-		.lower = lower_unary_lut,                                    \
-		.run_tpu = quant_run_unary,                                  \
-		.macs = unary_macs,                                          \
-		.slice_h = slice_h_same,                                     \
-	};
+#define UNARY_DEF(E) const struct op_def op_def_##E = { \
+	.infer = unary_infer, .run_f32 = unary_f32, .lower = lower_unary_lut, \
+	.run_tpu = quant_run_unary, .macs = unary_macs, \
+	.slice_h = slice_h_same, \
+};
 
-UNARY_DEF(SQRT)
-UNARY_DEF(EXP)
-UNARY_DEF(LOG)
-UNARY_DEF(ERF)
-UNARY_DEF(TANH)
-UNARY_DEF(SIGMOID)
-UNARY_DEF(HARDSIGMOID)
-UNARY_DEF(HARDSWISH)
-UNARY_DEF(NEG)
-UNARY_DEF(ABS)
-UNARY_DEF(RECIPROCAL)
-UNARY_DEF(FLOOR)
-UNARY_DEF(CEIL)
-UNARY_DEF(ROUND)
-UNARY_DEF(SIGN)
-UNARY_DEF(SOFTPLUS)
-UNARY_DEF(SOFTSIGN)
-UNARY_DEF(MISH)
-UNARY_DEF(ELU)
-UNARY_DEF(SELU)
-UNARY_DEF(LEAKYRELU)
-UNARY_DEF(CELU)
-UNARY_DEF(THRESHOLDEDRELU)
-UNARY_DEF(SHRINK)
-UNARY_DEF(SIN)
-UNARY_DEF(COS)
-UNARY_DEF(TAN)
-UNARY_DEF(ASIN)
-UNARY_DEF(ACOS)
-UNARY_DEF(ATAN)
-UNARY_DEF(SINH)
-UNARY_DEF(COSH)
-UNARY_DEF(ASINH)
-UNARY_DEF(ACOSH)
-UNARY_DEF(ATANH)
-UNARY_DEF(NOT)
-UNARY_DEF(ISNAN)
-UNARY_DEF(ISINF)
-UNARY_DEF(GELU)
-UNARY_DEF(SILU)
+#define X_DEF(e, f) UNARY_DEF(e)
+UNARY_FLOAT_OPS(X_DEF)
+#undef X_DEF
+UNARY_DEF(NOT) UNARY_DEF(ISNAN) UNARY_DEF(ISINF)
