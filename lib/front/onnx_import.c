@@ -61,7 +61,7 @@ static int import_constant(struct imp *im, const char *out)
 	int k = graph_add_weight(im->g, out, d.dt, d.rank, d.shape, d.data);
 	free(d.tmp);
 	set_known(im, k);
-	map_put(&im->tensors, out, k);
+	name_index_set(&im->tensors, out, k);
 	return 0;
 }
 
@@ -128,7 +128,7 @@ static int import_einsum(struct imp *im, const char *out0)
 	}
 	int first = im->g->n_ops;
 	int y = graph_add_tensor(im->g, out0, DT_F32, 0, NULL);
-	map_put(&im->tensors, out0, y);
+	name_index_set(&im->tensors, out0, y);
 	int rc = onnx_einsum(im->g, im->node_name, (const char *)a->s.data, a->s.len,
 			     (int)n->n_input, in, y);
 	free(in);
@@ -160,7 +160,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return node_err(im, "unsupported domain '%s'", n->domain);
 	if (!*out0)
 		return node_err(im, "the node has no output");
-	if (map_get(&im->tensors, out0) >= 0 || map_get(&im->inits, out0) >= 0)
+	if (name_index_get(&im->tensors, out0) >= 0 || name_index_get(&im->inits, out0) >= 0)
 		return node_err(im, "tensor '%s' is defined twice", out0);
 	if (!strcmp(type, "Constant")) {
 		for (size_t i = 1; i < n->n_output; i++)
@@ -183,8 +183,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		if (n->output[i] && *n->output[i]) {
 			if ((int)i >= max_out)
 				return node_err(im, "optional output '%s' is not supported", n->output[i]);
-			if (i && (map_get(&im->tensors, n->output[i]) >= 0 ||
-				  map_get(&im->inits, n->output[i]) >= 0))
+			if (i && (name_index_get(&im->tensors, n->output[i]) >= 0 ||
+				  name_index_get(&im->inits, n->output[i]) >= 0))
 				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
 			n_out = (int)i + 1;
 		}
@@ -202,13 +202,13 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	int *in = xmalloc(sizeof(int) * (n->n_input + 1));
 	/* Identity of a constant is that constant (PyTorch shares weights
 	 * this way); its output name stays only when it is a graph output. */
-	if (t == OP_IDENTITY && map_get(&im->outputs, out0) < 0) {
+	if (t == OP_IDENTITY && name_index_get(&im->outputs, out0) < 0) {
 		if (resolve_input(im, n->input[0], &in[0]) < 0) {
 			free(in);
 			return -1;
 		}
 		if (in[0] >= 0 && im->g->tensors[in[0]].data) {
-			map_put(&im->tensors, out0, in[0]);
+			name_index_set(&im->tensors, out0, in[0]);
 			free(in);
 			return 0;
 		}
@@ -262,7 +262,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
 		free(name);
 		if (on)
-			map_put(&im->tensors, on, outs[i]);
+			name_index_set(&im->tensors, on, outs[i]);
 	}
 	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
 	free(in);
@@ -320,7 +320,7 @@ static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
 		int found = 0;
 		for (size_t i = 0; i < gp->n_input && !found; i++) {
 			const char *n = gp->input[i]->name ? gp->input[i]->name : "";
-			found = map_get(&im->inits, n) < 0 && strlen(n) == s->name_len &&
+			found = name_index_get(&im->inits, n) < 0 && strlen(n) == s->name_len &&
 				!memcmp(n, s->name, s->name_len);
 		}
 		if (!found)
@@ -385,7 +385,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 {
 	const char *name = v->name ? v->name : "";
 	const Onnx__TypeProto *tp = v->type;
-	if (map_get(&im->tensors, name) >= 0)
+	if (name_index_get(&im->tensors, name) >= 0)
 		return err_set("'%s': input '%s' is defined twice", im->path, name);
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
 		return err_set("'%s': input '%s' is not a tensor", im->path, name);
@@ -408,7 +408,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		int k = graph_add_weight(im->g, name, (enum ir_dtype)dt, c->rank, c->shape, NULL);
 		dtype_convert(im->g->tensors[k].data, (enum ir_dtype)dt, c->data, c->dtype, npz_numel(c));
 		set_known(im, k);
-		map_put(&im->tensors, name, k);
+		name_index_set(&im->tensors, name, k);
 		return 0;
 	}
 	const struct onnx_input_shape *given = input_shape(im, name);
@@ -439,7 +439,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s' is too large: more than 2^40 bytes", im->path, name);
 	int t = graph_add_tensor(im->g, name, (enum ir_dtype)dt, (int)rank, shape);
 	set_known(im, t);
-	map_put(&im->tensors, name, t);
+	name_index_set(&im->tensors, name, t);
 	struct ir_graph *g = im->g;
 	g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 	g->inputs[g->n_inputs++] = t;
@@ -455,18 +455,18 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		const char *name = gp->initializer[i]->name;
 		if (!name || !*name)
 			return err_set("'%s': initializer %zu has no name", im->path, i);
-		if (map_get(&im->inits, name) >= 0)
+		if (name_index_get(&im->inits, name) >= 0)
 			return err_set("'%s': initializer '%s' is defined twice", im->path, name);
-		map_put(&im->inits, name, (int)i);
+		name_index_set(&im->inits, name, (int)i);
 	}
 	for (size_t i = 0; i < gp->n_output; i++)
 		if (gp->output[i]->name)
-			map_put(&im->outputs, gp->output[i]->name, (int)i);
+			name_index_set(&im->outputs, gp->output[i]->name, (int)i);
 	if (check_shape_names(im, gp) < 0)
 		return -1;
 	/* Inputs that have an initializer are weights with a default value. */
 	for (size_t i = 0; i < gp->n_input; i++)
-		if (map_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
+		if (name_index_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
 		    import_input(im, gp->input[i]) < 0)
 			return -1;
 	for (size_t i = 0; i < gp->n_node; i++)
@@ -568,9 +568,9 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)
 		rc = import_graph(&im, m->graph);
-	map_free(&im.tensors);
-	map_free(&im.inits);
-	map_free(&im.outputs);
+	name_index_free(&im.tensors);
+	name_index_free(&im.inits);
+	name_index_free(&im.outputs);
 	free(im.known);
 	free(im.node_name);
 	onnx__model_proto__free_unpacked(m, NULL);
