@@ -178,6 +178,17 @@ int ir_verify_ops(struct ir_graph *g)
 	return rc;
 }
 
+/* V: tensor T's dtype, shape and quantisation over DATA. */
+static void view_of(struct view *v, const struct ir_tensor *t, void *data)
+{
+	v->data = data;
+	v->dtype = t->dtype;
+	v->rank = t->rank;
+	memcpy(v->shape, t->shape, sizeof v->shape);
+	v->scale = t->scale;
+	v->zero_point = t->zero_point;
+}
+
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals)
 {
@@ -187,28 +198,11 @@ void kern_from_graph(struct kern *k, const struct ir_graph *g,
 	k->n_in = op->n_in;
 	k->n_out = op->n_out;
 	k->nthreads = 1;
-	for (int i = 0; i < op->n_in && i < OP_MAX_IO; i++) {
-		struct view *v = &k->in[i];
-		if (op->in[i] < 0)
-			continue;
-		const struct ir_tensor *t = &g->tensors[op->in[i]];
-		v->data = vals[op->in[i]];
-		v->dtype = t->dtype;
-		v->rank = t->rank;
-		memcpy(v->shape, t->shape, sizeof v->shape);
-		v->scale = t->scale;
-		v->zero_point = t->zero_point;
-	}
-	for (int i = 0; i < op->n_out && i < OP_MAX_IO; i++) {
-		struct view *v = &k->out[i];
-		const struct ir_tensor *t = &g->tensors[op->out[i]];
-		v->data = vals[op->out[i]];
-		v->dtype = t->dtype;
-		v->rank = t->rank;
-		memcpy(v->shape, t->shape, sizeof v->shape);
-		v->scale = t->scale;
-		v->zero_point = t->zero_point;
-	}
+	for (int i = 0; i < op->n_in && i < OP_MAX_IO; i++)
+		if (op->in[i] >= 0)
+			view_of(&k->in[i], &g->tensors[op->in[i]], vals[op->in[i]]);
+	for (int i = 0; i < op->n_out && i < OP_MAX_IO; i++)
+		view_of(&k->out[i], &g->tensors[op->out[i]], vals[op->out[i]]);
 	if (op->n_in > 0 && op->in[0] >= 0 && g->tensors[op->in[0]].rank >= 3)
 		k->in_full_h = (int)g->tensors[op->in[0]].shape[2];
 }

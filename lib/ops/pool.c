@@ -78,8 +78,7 @@ static int pool_f32_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
-	if (kern_need_f32(k) < 0 || spatial_get(k->g, k->op, &s) < 0 ||
-	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int64_t planes = x->shape[0] * x->shape[1], ih = x->shape[2], iw = x->shape[3];
@@ -193,11 +192,11 @@ static int gap_f32(struct kern *k)
  * every window to count the same taps (no partial windows at the edges). */
 static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_t taps)
 {
-	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
 	enum ir_dtype dt;
+	float s_out;
 	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+	int x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	if (x < 0)
 		return -1;
 	int32_t m, shift;
 	if (quant_multiplier((double)lc->tpu->tensors[x].scale / ((double)s_out * taps),
@@ -252,8 +251,7 @@ static int pool_i8_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
-	if (spatial_get(k->g, k->op, &s) < 0 ||
-	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+	if (kern_window(k, 0, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype) || (is_max && x->dtype != y->dtype))
