@@ -14,3 +14,10 @@ enum { OP_TRAITS(X_ONCE) OP_TRAITS_N };
 _Static_assert((int)OP_TRAITS_N <= (int)OP_COUNT, "OP_TRAITS lists more ops than OP_LIST");
 _Static_assert((int)COST_COUNT <= 256 && (int)OPF_FUSE_RELU < 256, "op_traits fields are one byte");
 _Static_assert(sizeof op_traits / sizeof op_traits[0] == OP_COUNT, "one record per op");
+
+/* Weight-reorder packs only operands that are per-channel requantisation
+ * parameters. */
+#define X_COEFF(e, c, f) \
+	_Static_assert(!((f) & OPF_COEFF) || ((f) & OPF_REQUANT_CHAN), #e ": OPF_COEFF needs OPF_REQUANT_CHAN");
+OP_TRAITS(X_COEFF)
+#undef X_COEFF

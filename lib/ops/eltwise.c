@@ -80,6 +80,16 @@ static double fmod_py(double a, double b)
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+/* The ops written the same in the float and the integer domain (v the
+ * operand values): PRelu and the comparisons. */
+#define SAME_IN_BOTH_DOMAINS                                                  \
+	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];                  \
+	case OP_EQUAL: return v[0] == v[1];                                   \
+	case OP_GREATER: return v[0] > v[1];                                  \
+	case OP_LESS: return v[0] < v[1];                                     \
+	case OP_GREATEROREQUAL: return v[0] >= v[1];                          \
+	case OP_LESSOREQUAL: return v[0] <= v[1];
+
 /* One result in the float domain from n operand values. */
 static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 {
@@ -91,12 +101,7 @@ static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 	case OP_DIV: return v[0] / v[1];
 	case OP_POW: return pow(v[0], v[1]);
 	case OP_MOD: return fmod_c ? fmod(v[0], v[1]) : fmod_py(v[0], v[1]);
-	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
-	case OP_EQUAL: return v[0] == v[1];
-	case OP_GREATER: return v[0] > v[1];
-	case OP_LESS: return v[0] < v[1];
-	case OP_GREATEROREQUAL: return v[0] >= v[1];
-	case OP_LESSOREQUAL: return v[0] <= v[1];
+	SAME_IN_BOTH_DOMAINS
 	case OP_MAX:
 		for (int i = 1; i < n; i++)
 			r = isnan(v[i]) || (!isnan(r) && v[i] > r) ? v[i] : r;
@@ -142,12 +147,7 @@ static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int l
 			return 0;
 		r = v[0] % v[1];
 		return !fmod_c && r != 0 && (r < 0) != (v[1] < 0) ? r + v[1] : r;
-	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
-	case OP_EQUAL: return v[0] == v[1];
-	case OP_GREATER: return v[0] > v[1];
-	case OP_LESS: return v[0] < v[1];
-	case OP_GREATEROREQUAL: return v[0] >= v[1];
-	case OP_LESSOREQUAL: return v[0] <= v[1];
+	SAME_IN_BOTH_DOMAINS
 	case OP_AND: return v[0] && v[1];
 	case OP_OR: return v[0] || v[1];
 	case OP_XOR: return !v[0] != !v[1];
