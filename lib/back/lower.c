@@ -377,8 +377,7 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 		return op_error(op, "a lookup table needs one input and one output");
 	enum ir_dtype dt;
 	float s_out;
-	int zp;
-	int x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
 	if (x < 0)
 		return -1;
 	/* the table's scale is replaced by the lookup's range */
@@ -718,8 +717,7 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct
 {
 	enum ir_dtype dt;
 	float s_out;
-	int zp;
-	int x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
 	if (x < 0)
 		return -1;
 	int64_t nc = pc->channels, nw = nc * pc->per;

@@ -80,15 +80,20 @@ static double fmod_py(double a, double b)
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
-/* The ops written the same in the float and the integer domain (v the
- * operand values): PRelu and the comparisons. */
+/* The ops written the same in the float and the integer domain (v the N
+ * operand values, r the first of them, t the op): PRelu, the comparisons,
+ * Sum and Mean. */
 #define SAME_IN_BOTH_DOMAINS                                                  \
 	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];                  \
 	case OP_EQUAL: return v[0] == v[1];                                   \
 	case OP_GREATER: return v[0] > v[1];                                  \
 	case OP_LESS: return v[0] < v[1];                                     \
 	case OP_GREATEROREQUAL: return v[0] >= v[1];                          \
-	case OP_LESSOREQUAL: return v[0] <= v[1];
+	case OP_LESSOREQUAL: return v[0] <= v[1];                             \
+	case OP_SUM: case OP_MEAN:                                            \
+		for (int i = 1; i < n; i++)                                   \
+			r += v[i];                                            \
+		return t == OP_MEAN ? r / n : r;
 
 /* One result in the float domain from n operand values. */
 static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
@@ -110,10 +115,6 @@ static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 		for (int i = 1; i < n; i++)
 			r = isnan(v[i]) || (!isnan(r) && v[i] < r) ? v[i] : r;
 		return r;
-	case OP_SUM: case OP_MEAN:
-		for (int i = 1; i < n; i++)
-			r += v[i];
-		return t == OP_MEAN ? r / n : r;
 	default: return 0;
 	}
 }
@@ -161,10 +162,6 @@ static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int l
 		for (int i = 1; i < n; i++)
 			r = v[i] < r ? v[i] : r;
 		return r;
-	case OP_SUM: case OP_MEAN:
-		for (int i = 1; i < n; i++)
-			r += v[i];
-		return t == OP_MEAN ? r / n : r;
 	default: return 0;
 	}
 }

@@ -194,8 +194,7 @@ static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_
 {
 	enum ir_dtype dt;
 	float s_out;
-	int zp;
-	int x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
 	if (x < 0)
 		return -1;
 	int32_t m, shift;

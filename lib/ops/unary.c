@@ -45,11 +45,7 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
  * loops and the op_defs below all come from this list.  P holds the
  * attributes (struct uparam). */
 #define UNARY_FLOAT_OPS(X) \
-	X(SQRT, sqrtf(x)) \
-	X(EXP, expf(x)) \
-	X(LOG, logf(x)) \
-	X(ERF, erff(x)) \
-	X(TANH, tanhf(x)) \
+	X(SQRT, sqrtf(x)) X(EXP, expf(x)) X(LOG, logf(x)) X(ERF, erff(x)) X(TANH, tanhf(x)) \
 	X(SIGMOID, scalar_sigmoid(x)) \
 	X(HARDSIGMOID, fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta))) \
 	X(HARDSWISH, x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))) \
@@ -58,9 +54,7 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	X(NEG, -x) \
 	X(ABS, fabsf(x)) \
 	X(RECIPROCAL, 1.0f / x) \
-	X(FLOOR, floorf(x)) \
-	X(CEIL, ceilf(x)) \
-	X(ROUND, nearbyintf(x)) \
+	X(FLOOR, floorf(x)) X(CEIL, ceilf(x)) X(ROUND, nearbyintf(x)) \
 	X(SIGN, x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x) \
 	X(SOFTPLUS, scalar_softplus(x)) \
 	X(SOFTSIGN, scalar_softsign(x)) \
@@ -71,17 +65,10 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	X(CELU, fmaxf(0.0f, x) + fminf(0.0f, p->alpha * expm1f(x / p->alpha))) \
 	X(THRESHOLDEDRELU, x > p->alpha ? x : 0.0f) \
 	X(SHRINK, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0f) \
-	X(SIN, sinf(x)) \
-	X(COS, cosf(x)) \
-	X(TAN, tanf(x)) \
-	X(ASIN, asinf(x)) \
-	X(ACOS, acosf(x)) \
-	X(ATAN, atanf(x)) \
-	X(SINH, sinhf(x)) \
-	X(COSH, coshf(x)) \
-	X(ASINH, asinhf(x)) \
-	X(ACOSH, acoshf(x)) \
-	X(ATANH, atanhf(x))
+	X(SIN, sinf(x)) X(COS, cosf(x)) X(TAN, tanf(x)) \
+	X(ASIN, asinf(x)) X(ACOS, acosf(x)) X(ATAN, atanf(x)) \
+	X(SINH, sinhf(x)) X(COSH, coshf(x)) \
+	X(ASINH, asinhf(x)) X(ACOSH, acoshf(x)) X(ATANH, atanhf(x))
 
 /* The float function of op type t. */
 static inline float ufn(enum op_type t, float x, const struct uparam *p)
