@@ -24,9 +24,11 @@ struct imp {
 	int opset;                     /* ai.onnx opset version */
 	struct ir_graph *g;
 	Onnx__GraphProto *gp;
-	struct name_index tensors;       /* ONNX name -> tensor index in g */
-	struct name_index inits;         /* initializer name -> index in gp->initializer */
-	struct name_index outputs;       /* graph output names */
+	struct name_index tensors;     /* ONNX name -> tensor index in g */
+	struct name_index inits;       /* initializer name -> index in gp->initializer */
+	struct name_index outputs;     /* graph output names */
+	struct name_index producers;   /* node output name -> index of the node writing it */
+	int node_index;                /* index in gp->node of the node being imported */
 	char *known;                   /* per tensor: 1 once its shape is known */
 	int cap_known;
 	const Onnx__NodeProto *node;   /* node being imported */
