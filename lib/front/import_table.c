@@ -39,7 +39,7 @@ const struct node_rule node_rules[] = {
 	/* unary */
 	UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"), UNARY("Erf"), UNARY("Tanh"), UNARY("Sigmoid"),
 	UNARY("HardSwish"), UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("Floor"),
-	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"),
+	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"), UNARY("Mish"),
 	UNARY("Sin"), UNARY("Cos"), UNARY("Tan"), UNARY("Asin"), UNARY("Acos"), UNARY("Atan"),
 	UNARY("Sinh"), UNARY("Cosh"), UNARY("Asinh"), UNARY("Acosh"), UNARY("Atanh"),
 	UNARY("Not"), UNARY("IsNaN"),
