@@ -30,6 +30,7 @@ int cv_leakyrelu(struct imp *im, struct ir_op *op);
 int cv_hardsigmoid(struct imp *im, struct ir_op *op);
 int cv_selu(struct imp *im, struct ir_op *op);
 int cv_shrink(struct imp *im, struct ir_op *op);
+int cv_gelu(struct imp *im, struct ir_op *op);
 int cv_isinf(struct imp *im, struct ir_op *op);
 int cv_mod(struct imp *im, struct ir_op *op);
 int cv_bitshift(struct imp *im, struct ir_op *op);

@@ -200,9 +200,16 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
 			n_out = (int)i + 1;
 		}
+	/* Opsets 1 to 6: most forms are today's with a legacy hint
+	 * (consumed_inputs) and, for broadcasting, an attribute refused below;
+	 * BatchNormalization and Dropout default to their training form, and
+	 * Cast before 6 names its type as a string. */
+	if (im->opset < 7 && (t == OP_BATCHNORM || !strcmp(type, "Dropout") ||
+			      (t == OP_CAST && im->opset < 6)))
+		return node_err(im, "the opset %d form is not supported (opset 7 or later)", im->opset);
 	for (size_t i = 0; i < n->n_attribute; i++) {
 		const char *an = n->attribute[i]->name ? n->attribute[i]->name : "";
-		int ok = 0;
+		int ok = im->opset < 7 && !strcmp(an, "consumed_inputs");
 		for (int j = 0; r->attrs[j] && !ok; j++)
 			ok = !strcmp(r->attrs[j], an);
 		if (!ok)

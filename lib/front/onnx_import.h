@@ -15,8 +15,8 @@
 #include "ir/ir.h"
 
 /* Lowest and highest ai.onnx opset the importer understands. */
-#define ONNX_OPSET_MIN 7
-#define ONNX_OPSET_MAX 17
+#define ONNX_OPSET_MIN 1
+#define ONNX_OPSET_MAX 21
 
 /* Parse the ONNX model in buf[0..len) and build a Top graph at STAGE_ORIGIN
  * with every tensor's shape inferred.  path_for_messages names the model in
