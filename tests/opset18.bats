@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # opset18: hand-made models in the forms current exporters write (ONNX
 # opsets 18 to 21: reductions with axes as an input, Split num_outputs, Pad
-# and Resize with axes, Gelu) import, match numpy on ir-run and, lowered in
+# and Resize with axes, Gelu, GroupNormalization) import, match numpy on ir-run and, lowered in
 # f32, on tpu-sim; the forms tpuc does not run are refused with one line.
 # Models at opsets 1 to 6 in today's form import; the training forms not.
 load helpers
@@ -31,7 +31,7 @@ setup() {
 			cat "$T/log" >&3
 		fi
 	done
-	[ "$(wc -l <"$O18/cases")" -eq 10 ]
+	[ "$(wc -l <"$O18/cases")" -eq 12 ]
 	[ -z "$bad" ] || { echo "failed:$bad"; false; }
 	onnx2top "$O18/split18_uneven.onnx" -o "$T/s.top"
 	run irdump "$T/s.top"

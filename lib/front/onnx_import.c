@@ -17,6 +17,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/npz.h"
+#include "front/import_ops.h"
 #include "front/import_table.h"
 #include "front/import_util.h"
 #include "onnx.pb-c.h"
@@ -182,6 +183,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (!strcmp(type, "Einsum"))
 		return import_einsum(im, out0);
+	if (!strcmp(type, "GroupNormalization")) {
+		int first = import_groupnorm(im, out0);
+		return first < 0 ? -1 : infer_node_ops(im, first);
+	}
 
 	const struct node_rule *r = NULL;
 	for (size_t i = 0; i < n_node_rules; i++)
