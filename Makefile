@@ -12,7 +12,14 @@ BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man
 CC ?= gcc
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer build (fuzz/fuzz.mk): clang, ASan + UBSan, coverage for the
+# fuzzer; OpenMP pragmas left out (omp_* calls still link, from libgomp).
+B := build-fuzz
+CC := $(FUZZ_CC)
+SANFLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+else ifeq ($(SAN),1)
 B := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
@@ -25,10 +32,17 @@ WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ifeq ($(WERROR),1)
 WARNFLAGS += -Werror
 endif
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -fopenmp
+ifeq ($(FUZZ),1)
+OMPFLAGS := -Wno-unknown-pragmas -Wno-unused-variable
+OMPLIBS := -lgomp
+else
+OMPFLAGS := -fopenmp
+OMPLIBS :=
+endif
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) $(OMPFLAGS)
 ALL_CPPFLAGS := -Ilib -I$(B)/gen -MMD -MP $(CPPFLAGS)
-LDLIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread
-ALL_LDFLAGS := $(SANFLAGS) -fopenmp $(LDFLAGS)
+LDLIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread $(OMPLIBS)
+ALL_LDFLAGS := $(SANFLAGS) $(OMPFLAGS) $(LDFLAGS)
 
 TOOLS := onnx2top top-opt calibrate top2tpu weight-reorder layergroup \
 	addr-assign codegen tpu-sim npz-compare ir-run ir-print
@@ -40,6 +54,11 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 TOOL_BIN := $(TOOLS:%=$(B)/bin/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+# One fuzz harness per reader (fuzz/fuzz.mk); the replay drivers, built
+# with the tools, replay tests/fuzz/ in the test suite.
+FUZZ_READERS := onnx ir npz tmodel calib qtable
+FUZZ_REPLAY := $(FUZZ_READERS:%=$(B)/fuzz/replay-%)
+FUZZ_CC ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null))
 MAN1 := $(TOOLS:%=man/man1/%.1)
 MAN5 := $(sort $(wildcard formats/*.5))
 
@@ -76,11 +95,11 @@ $(B)/tools/%.o: | $(B)/gen/onnx.pb-c.h
 
 # The test suite: C unit tests, then bats (tool behaviour and errors, and the
 # real-model checks).  tests/run prints the closing "N passed, N failed".
-check: $(TOOL_BIN) $(UNIT_BIN)
+check: $(TOOL_BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 	B=$(B) bash tests/run
 
 # Only the fast tests (no real models).
-check-quick: $(TOOL_BIN) $(UNIT_BIN)
+check-quick: $(TOOL_BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 	B=$(B) QUICK=1 bash tests/run
 
 lint-man:
@@ -106,11 +125,12 @@ install: $(TOOL_BIN)
 	$(if $(MAN5),cp $(MAN5) $(DESTDIR)$(MANDIR)/man5/)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 .PHONY: all check check-quick lint-man deps example models install clean
 .SECONDARY:
 
 include pipelines/conformance.mk
+include fuzz/fuzz.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libmsgpack-dev libdnnl-dev libzstd-dev libzip-dev zlib1g-dev
 bats bats-assert bats-support bats-file mandoc python3-numpy python3-onnx
-libonnx-testdata python3-msgpack valgrind"
+libonnx-testdata python3-msgpack valgrind clang libclang-rt-14-dev"
 
 missing=
 for p in $PKGS; do

@@ -19,7 +19,7 @@
 static const char prog[] = "ir-run";
 static const char usage[] =
 	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
-	"       [--bench N] [--profile] [-v]\n";
+	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n";
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
  * a message on stderr when it is not one. */
@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 		{ "bench", required_argument, NULL, 'b' },
 		{ "profile", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -174,6 +175,10 @@ int main(int argc, char **argv)
 			break;
 		case 'p': profile = 1; break;
 		case 'v': verbose = 1; break;
+		case 'M':
+			if (cli_max_memory("ir-run", usage, optarg))
+				return 2;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");

@@ -12,6 +12,7 @@
 
 static const char usage[] =
 	"usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz] [--shape INPUT=D0,D1,...]...\n"
+	"                [--max-memory SIZE]\n"
 	"       onnx2top --list-ops\n";
 
 /* Print the error on one line (names from a corrupt model may hold
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 		{ "list-ops", no_argument, NULL, 'L' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "shape", required_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -66,6 +68,10 @@ int main(int argc, char **argv)
 				free(shapes);
 				return fail(2);
 			}
+			break;
+		case 'M':
+			if (cli_max_memory("onnx2top", usage, optarg))
+				return free(shapes), 2;
 			break;
 		case 'h':
 			free(shapes);

@@ -9,7 +9,8 @@
 #include "passes/passes.h"
 
 static const char usage[] =
-	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n";
+	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n"
+	"               [--max-memory SIZE]\n";
 
 static void help(void)
 {
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 		{ "passes", required_argument, NULL, 'p' },
 		{ "print-passes", no_argument, NULL, 'P' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -78,6 +80,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'M':
+			if (cli_max_memory("top-opt", usage, optarg))
+				return 2;
+			break;
 		case 'h': help(); return 0;
 		case 'o': out = optarg; break;
 		case 'p': o.list = optarg; break;

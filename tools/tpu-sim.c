@@ -15,6 +15,7 @@
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
+	"               [--max-memory SIZE]\n"
 	"       tpu-sim MODEL.tmodel -t [-p] [-q]\n";
 
 static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
@@ -53,10 +54,15 @@ int main(int argc, char **argv)
 	opterr = 0;
 	static const struct option longopts[] = {
 		{ "dump-all", no_argument, NULL, 'D' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'M':
+			if (cli_max_memory("tpu-sim", usage, optarg))
+				return 2;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'i': in = optarg; break;
 		case 'o': out = optarg; break;

@@ -14,6 +14,7 @@
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/tmodel.h"
+#include "ir/limit.h"
 
 #define ALIGN 64
 
@@ -494,8 +495,12 @@ int tmodel_read(const char *path, struct tmodel **out)
 	msgpack_unpacked res;
 	msgpack_unpacked_init(&res);
 	size_t off = 0;
-	int ret = msgpack_unpack_next(&res, (const char *)p + meta_off, meta_len, &off);
-	if (ret != MSGPACK_UNPACK_SUCCESS || off != meta_len)
+	int huge = limit_check_msgpack(p + meta_off, meta_len) < 0;
+	int ret = huge ? MSGPACK_UNPACK_PARSE_ERROR :
+		  msgpack_unpack_next(&res, (const char *)p + meta_off, meta_len, &off);
+	if (huge)
+		err_prefix("'%s': corrupt tmodel", file);
+	else if (ret != MSGPACK_UNPACK_SUCCESS || off != meta_len)
 		corrupt(file, "the description does not decode");
 	else if (read_meta(m, file, &res.data) == 0 && check_streams(m, file) == 0)
 		rc = 0;

@@ -10,6 +10,7 @@
 #include "ir/bytes.h"
 #include "ir/ir.h"
 #include "ir/ir_msgpack.h"
+#include "ir/limit.h"
 
 #define IR_MAGIC "TPUC-IR\0"
 #define IR_HEADER_BYTES 64
@@ -548,9 +549,13 @@ int ir_read(const char *path, struct ir_graph **out)
 	msgpack_unpacked res;
 	msgpack_unpacked_init(&res);
 	size_t off = 0;
-	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = -1;
+	if (limit_check_msgpack(p + IR_HEADER_BYTES, glen) < 0) {
+		err_prefix("'%s': corrupt IR", shown);
+		goto out;
+	}
+	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	if (ret != MSGPACK_UNPACK_SUCCESS || off != glen) {
 		err_set("'%s': corrupt IR: the graph does not decode", shown);
 		goto out;

@@ -15,6 +15,7 @@
 #include "quant/quant.h"
 #include "chip/cost.h"
 #include "sim/sim.h"
+#include "ir/limit.h"
 
 struct machine {
 	const struct tmodel *m;
@@ -433,6 +434,8 @@ static int ddr_size(const struct tmodel *m, const struct chip *c, const char *fi
 		if (t->addr >= 0 && t->addr + bytes > need)
 			need = t->addr + bytes;
 	}
+	if (limit_check(need + c->lanes * c->lmem_bytes, "the simulated DDR and local memory") < 0)
+		return err_prefix("'%s'", file);
 	*len = need;
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "ir/base.h"
 #include "tool/cli.h"
+#include "ir/limit.h"
 
 const char *cli_shown(const char *path)
 {
@@ -78,4 +79,15 @@ int stage_tool_run(const struct stage_tool *t, const char *in, const char *out, 
 	int rc = ok ? 0 : cli_fail(t->prog);
 	graph_free(g);
 	return rc;
+}
+
+int cli_max_memory(const char *prog, const char *usage, const char *arg)
+{
+	int64_t bytes;
+	if (limit_parse_size(arg, &bytes) < 0) {
+		fprintf(stderr, "%s: %s\n%s", prog, err_msg(), usage);
+		return 2;
+	}
+	limit_set_max_memory(bytes);
+	return 0;
 }

@@ -37,6 +37,10 @@ int cli_missing_value(const char *prog, const char *usage, char *const argv[]);
 int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Option --max-memory SIZE (lib/limit.h): set the ceiling from ARG, or
+ * print "PROG: --max-memory 'ARG': ..." and USAGE on stderr and return 2. */
+int cli_max_memory(const char *prog, const char *usage, const char *arg);
+
 /* The operand of a tool that reads one optional [IN] after its options:
  * argv[optind], or "-" (stdin) when there is none.  NULL after printing
  * USAGE on stderr when there are more (exit status 2). */
