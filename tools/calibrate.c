@@ -86,6 +86,9 @@ done:
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "method", required_argument, NULL, 'm' },
 		{ "percentile", required_argument, NULL, 'p' },

@@ -139,6 +139,9 @@ fail:
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
@@ -184,19 +187,16 @@ int main(int argc, char **argv)
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind != 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_operands(prog, usage, 1, argc - optind);
 	const char *in = argv[optind];
 	if (!in_npz)
 		return cli_usage_error(prog, usage, "no input .npz given (-i)");
 	if (!strcmp(in, "-") && !strcmp(in_npz, "-"))
 		return cli_usage_error(prog, usage,
 				       "the IR and the inputs cannot both come from stdin");
-	if ((!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
-		return cli_usage_error(prog, usage,
-				       "will not write an .npz to a terminal (use -o FILE)");
+	if (cli_check_stdout(prog, usage, out, "an .npz"))
+		return 2;
 	if (threads == 0)
 		threads = omp_get_num_procs();
 

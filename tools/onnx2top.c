@@ -42,6 +42,9 @@ static int list_ops(void)
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("onnx2top", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "list-ops", no_argument, NULL, 'L' },
 		{ "bind", required_argument, NULL, 'b' },
@@ -89,8 +92,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		free(shapes);
-		fputs(usage, stderr);
-		return 2;
+		return cli_operands("onnx2top", usage, 1, argc - optind);
 	}
 	const char *path = argv[optind];
 	const char *shown = cli_shown(path);

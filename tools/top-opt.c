@@ -12,9 +12,8 @@ static const char usage[] =
 	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n"
 	"               [--max-memory SIZE]\n";
 
-static void help(void)
+static void passes_help(void)
 {
-	fputs(usage, stdout);
 	printf("passes (default %s):\n", PASSES_DEFAULT);
 	for (const struct pass *p = pass_table; p->name; p++)
 		printf("  %-16s %s\n", p->name, p->desc);
@@ -65,6 +64,9 @@ static const struct stage_tool tool = {
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version_more("top-opt", usage, passes_help, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "passes", required_argument, NULL, 'p' },
 		{ "print-passes", no_argument, NULL, 'P' },
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
 			if (cli_max_memory("top-opt", usage, optarg))
 				return 2;
 			break;
-		case 'h': help(); return 0;
+		case 'h': fputs(usage, stdout); passes_help(); return 0;
 		case 'o': out = optarg; break;
 		case 'p': o.list = optarg; break;
 		case 'P': print = 1; break;

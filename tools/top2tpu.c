@@ -20,6 +20,9 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "chip", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'm' },

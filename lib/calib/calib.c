@@ -204,7 +204,7 @@ static int count_samples(const struct ir_graph *g, const struct npz *z, const ch
 	const struct ir_tensor *t = &g->tensors[g->inputs[0]];
 	const struct npz_array *a = npz_find(z, t->name);
 	if (!a)
-		return err_set("'%s': no array for graph input '%s'", file, t->name);
+		return npz_missing(z, file, t->name, "graph input");
 	if (a->rank == t->rank + 1)
 		*count = a->shape[0];
 	else if (a->rank == t->rank && t->rank > 0 && t->shape[0] > 0)

@@ -11,6 +11,7 @@
 #include "ir/ir.h"
 #include "ir/ir_msgpack.h"
 #include "ir/limit.h"
+#include "ir/file_kind.h"
 
 #define IR_MAGIC "TPUC-IR\0"
 #define IR_HEADER_BYTES 64
@@ -528,10 +529,11 @@ int ir_read(const char *path, struct ir_graph **out)
 		return -1;
 	const unsigned char *p = buf;
 	if (len < IR_HEADER_BYTES || memcmp(p, IR_MAGIC, 8) != 0) {
+		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_IR);
 		free(buf);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tpuc IR file", shown);
-		return err_set("'%s': not a tpuc IR file (bad magic)", shown);
+		return err_set("'%s': not a tpuc IR file (bad magic)%s", shown, hint);
 	}
 	uint32_t version = get_u32(p + 8);
 	uint64_t glen = get_u64(p + 16), doff = get_u64(p + 24), dlen = get_u64(p + 32);

@@ -89,7 +89,7 @@ static int set_one(struct interp *it, const struct npz *in, const char *file, in
 	const struct npz_array *a = npz_find(in, ten->name);
 	char want[IR_MAX_RANK * 21 + 3], got[IR_MAX_RANK * 21 + 3];
 	if (!a)
-		return err_set("'%s': no array for graph input '%s'", file, ten->name);
+		return npz_missing(in, file, ten->name, "graph input");
 	if (a->dtype == DT_BF16 || (int)a->dtype >= DT_COUNT)
 		return err_set("'%s': array '%s' has an unusable dtype", file, ten->name);
 	int64_t n = tensor_numel(ten), off = 0;
