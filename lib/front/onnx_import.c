@@ -18,6 +18,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/npz.h"
+#include "front/import_ops.h"
 #include "front/import_table.h"
 #include "front/import_util.h"
 #include "onnx.pb-c.h"
@@ -173,6 +174,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (!strcmp(type, "Einsum"))
 		return import_einsum(im, out0);
+	if (!strcmp(type, "GroupNormalization")) {
+		int first = import_groupnorm(im, out0);
+		return first < 0 ? -1 : infer_node_ops(im, first);
+	}
 
 	const struct node_rule *r = NULL;
 	for (size_t i = 0; i < n_node_rules; i++)
@@ -191,9 +196,16 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
 			n_out = (int)i + 1;
 		}
+	/* Opsets 1 to 6: most forms are today's with a legacy hint
+	 * (consumed_inputs) and, for broadcasting, an attribute refused below;
+	 * BatchNormalization and Dropout default to their training form, and
+	 * Cast before 6 names its type as a string. */
+	if (im->opset < 7 && (t == OP_BATCHNORM || !strcmp(type, "Dropout") ||
+			      (t == OP_CAST && im->opset < 6)))
+		return node_err(im, "the opset %d form is not supported (opset 7 or later)", im->opset);
 	for (size_t i = 0; i < n->n_attribute; i++) {
 		const char *an = n->attribute[i]->name ? n->attribute[i]->name : "";
-		int ok = 0;
+		int ok = im->opset < 7 && !strcmp(an, "consumed_inputs");
 		for (int j = 0; r->attrs[j] && !ok; j++)
 			ok = !strcmp(r->attrs[j], an);
 		if (!ok)
