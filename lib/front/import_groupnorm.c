@@ -125,7 +125,7 @@ int import_groupnorm(struct imp *im, const char *out0)
 	int grouped = gn_tensor(im, "grouped"), normed = gn_tensor(im, "normed");
 	int back = gn_tensor(im, "ungrouped"), scaled = gn_tensor(im, "scaled");
 	int y = graph_add_tensor(im->g, out0, DT_F32, 0, NULL);
-	map_put(&im->tensors, out0, y);
+	name_index_set(&im->tensors, out0, y);
 	int k = gn_op(im, OP_RESHAPE, "group", 1, &in[0], grouped);
 	op_set_ints(&im->g->ops[k], "shape", 3, gshape);
 	k = gn_op(im, OP_LAYERNORM, "norm", 2, (int[]){ grouped, one_t }, normed);
