@@ -261,6 +261,7 @@ static void test_case(const struct case_ *t)
 			k.in_full_h = t->h;
 			CHECK_MSG(op_defs[op->type]->run_f32(&k) < 0 && strstr(err_msg(), "need input rows"),
 			          "%s: short slice accepted (%s)", t->name, err_msg());
+			kern_done(&k);
 		}
 	}
 	free(x);
