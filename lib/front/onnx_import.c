@@ -85,6 +85,8 @@ static int infer_node_ops(struct imp *im, int first)
 	struct ir_graph *g = im->g;
 	for (int i = first; i < g->n_ops; i++) {
 		struct ir_op *op = &g->ops[i];
+		if (op->type == OP_COUNT)
+			continue;   /* folded by its converter (import_quant.c) */
 		const struct op_def *def = op_defs[op->type];
 		if (!def->infer || def->infer(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
@@ -168,7 +170,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		snprintf(im->node_name, len, "%s_%s", type, out0);
 	}
 
-	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
+	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") &&
+	    !(!strcmp(n->domain, "com.microsoft") && !strncmp(type, "QLinear", 7)))
 		return node_err(im, "unsupported domain '%s'", n->domain);
 	if (!*out0)
 		return node_err(im, "the node has no output");

@@ -196,7 +196,10 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(SCELOSS, 123, "SoftmaxCrossEntropyLoss") \
 	X(LSTM, 124, "LSTM") \
 	X(GRU, 125, "GRU") \
-	X(RNN, 126, "RNN")
+	X(RNN, 126, "RNN") \
+	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
+	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
+	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };
