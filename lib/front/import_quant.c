@@ -107,7 +107,8 @@ static int q_out(struct imp *im, int o, int f, int s, int z)
 
 /* The ops replacing node op K: op K itself is retired by turning it into
  * the first Dequantize, on input IN0 (scale S, zero point Z). */
-static int first_dq(struct imp *im, int k, int o, int x, int s, int z, const char *suffix)
+static int first_dq_axis(struct imp *im, int k, int o, int x, int s, int z, int64_t axis,
+			 const char *suffix)
 {
 	struct ir_graph *g = im->g;
 	int mid = new_tensor(im, o, suffix);
@@ -115,12 +116,17 @@ static int first_dq(struct imp *im, int k, int o, int x, int s, int z, const cha
 	op->type = OP_DEQUANTIZELINEAR;
 	op_set_inputs(op, 3, (int[]){ x, s, z });
 	op->out[0] = mid;
-	op_set_int(op, "axis", 1);
+	op_set_int(op, "axis", axis);
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", im->node_name, suffix);
 	free(op->name);
 	op->name = xstrdup(base);
 	return settle(im, k) < 0 ? -1 : mid;
+}
+
+static int first_dq(struct imp *im, int k, int o, int x, int s, int z, const char *suffix)
+{
+	return first_dq_axis(im, k, o, x, s, z, 1, suffix);
 }
 
 int cv_qaxis(struct imp *im, struct ir_op *op)
@@ -199,7 +205,8 @@ int cv_matmulinteger(struct imp *im, struct ir_op *op)
 	int k = (int)(op - im->g->ops), o, in[4];
 	take_over(im, k, &o, 4, in);
 	int u = one(im, o);
-	int a = first_dq(im, k, o, in[0], u, in[2], "a");
+	/* a's zero point is per row when 1-D */
+	int a = first_dq_axis(im, k, o, in[0], u, in[2], -2, "a");
 	/* b's zero point is per column (the last axis) when 1-D */
 	int b = a < 0 ? -1 : dq(im, o, in[1], u, in[3], -1, "b");
 	int y = b < 0 ? -1 : float_op(im, o, OP_MATMUL, 2, (int[]){ a, b }, NULL, -1);

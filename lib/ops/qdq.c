@@ -25,26 +25,37 @@ static int q_axis(const struct ir_op *op, int rank)
 	return norm_axis(op_int(op, "axis", 1), rank);
 }
 
-/* Check scale S and zero point Z (may be NULL) against input X on op's
- * axis: both scalars (or of one element), or 1-D of X's size on it. */
+/* Parameter tensor P (scale or zero point) against input X on op's axis:
+ * a scalar (or of one element), or 1-D of X's size on it. */
+static int check_param(const struct ir_op *op, const struct ir_tensor *x,
+		       const struct ir_tensor *p, const char *what)
+{
+	int64_t np = tensor_numel(p);
+	if (p->rank > 1)
+		return op_error(op, "%s must be a scalar or 1-D", what);
+	if (np == 1)
+		return 0;
+	int a = x->rank ? q_axis(op, x->rank) : -1;
+	if (a < 0)
+		return op_error(op, "axis %lld is out of range for rank %d",
+				(long long)op_int(op, "axis", 1), x->rank);
+	if (x->shape[a] != np)
+		return op_error(op, "%s has %lld elements, axis %d has %lld", what,
+				(long long)np, a, (long long)x->shape[a]);
+	return 0;
+}
+
+/* Scale S and zero point Z (may be NULL) each per tensor or per axis (a
+ * per-axis zero point with a scalar scale is MatMulInteger's per-row
+ * one). */
 static int check_params(const struct ir_op *op, const struct ir_tensor *x,
 			const struct ir_tensor *s, const struct ir_tensor *z)
 {
 	if (s->dtype != DT_F32)
 		return op_error(op, "scale must be f32, not %s", dtype_name(s->dtype));
-	int64_t ns = tensor_numel(s);
-	if (s->rank > 1)
-		return op_error(op, "scale must be a scalar or 1-D");
-	if (s->rank == 1 && ns != 1) {
-		int a = x->rank ? q_axis(op, x->rank) : -1;
-		if (a < 0)
-			return op_error(op, "axis %lld is out of range for rank %d",
-					(long long)op_int(op, "axis", 1), x->rank);
-		if (x->shape[a] != ns)
-			return op_error(op, "scale has %lld elements, axis %d has %lld",
-					(long long)ns, a, (long long)x->shape[a]);
-	}
-	if (z && (z->rank != s->rank || tensor_numel(z) != ns))
+	if (check_param(op, x, s, "scale") < 0 || (z && check_param(op, x, z, "zero_point") < 0))
+		return -1;
+	if (z && tensor_numel(z) != tensor_numel(s) && tensor_numel(z) != 1 && tensor_numel(s) != 1)
 		return op_error(op, "zero_point's shape differs from scale's");
 	return 0;
 }
@@ -101,16 +112,26 @@ struct chan {
 	int64_t inner, n;
 };
 
-static struct chan chan_of(const struct kern *k, const struct view *x, const struct view *s)
+static struct chan chan_of(const struct kern *k, const struct view *x, const struct view *s,
+			   const struct view *z)
 {
 	struct chan c = { 1, 1 };
-	if (view_numel(s) <= 1)
+	int64_t n = view_numel(s);
+	if (z->data && view_numel(z) > n)
+		n = view_numel(z);
+	if (n <= 1)
 		return c;
 	int a = q_axis(k->op, x->rank);
 	for (int i = a + 1; i < x->rank; i++)
 		c.inner *= x->shape[i];
 	c.n = x->shape[a];
 	return c;
+}
+
+/* Parameter index of channel CH in view P: per tensor or per axis. */
+static int64_t at(const struct view *p, int64_t ch)
+{
+	return view_numel(p) > 1 ? ch : 0;
 }
 
 static int64_t zp_at(const struct view *z, int64_t c)
@@ -141,11 +162,11 @@ static int quantize_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *s = &k->in[1], *z = &k->in[2], *y = &k->out[0];
 	const float *xv = x->data, *sv = s->data;
-	struct chan c = chan_of(k, x, s);
+	struct chan c = chan_of(k, x, s, z);
 	for (int64_t i = 0, n = view_numel(x); i < n; i++) {
 		int64_t ch = c.n > 1 ? (i / c.inner) % c.n : 0;
-		float q = xv[i] / sv[ch];
-		double r = isnan(q) ? 0 : rint((double)q) + (double)zp_at(z, ch);
+		float q = xv[i] / sv[at(s, ch)];
+		double r = isnan(q) ? 0 : rint((double)q) + (double)zp_at(z, at(z, ch));
 		store_q(y->data, y->dtype, i, r);
 	}
 	return 0;
@@ -156,11 +177,11 @@ static int dequantize_run(struct kern *k)
 	const struct view *x = &k->in[0], *s = &k->in[1], *z = &k->in[2];
 	const float *sv = s->data;
 	float *y = k->out[0].data;
-	struct chan c = chan_of(k, x, s);
+	struct chan c = chan_of(k, x, s, z);
 	for (int64_t i = 0, n = view_numel(x); i < n; i++) {
 		int64_t ch = c.n > 1 ? (i / c.inner) % c.n : 0;
 		int64_t q = zp_at(x, i);
-		y[i] = (float)(q - zp_at(z, ch)) * sv[ch];
+		y[i] = (float)(q - zp_at(z, at(z, ch))) * sv[at(s, ch)];
 	}
 	return 0;
 }
