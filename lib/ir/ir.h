@@ -235,6 +235,9 @@ struct ir_tensor {
 	int owns_data;                 /* 1 if data was allocated for this tensor (else borrowed) */
 	float scale;                   /* quantised tensors: real = scale * (q - zero_point); 0 = none */
 	int zero_point;
+	enum ir_dtype qdtype;          /* top dialect: the model's own quantisation of this f32
+					  tensor (i8 or u8, with scale and zero_point), from a
+					  QuantizeLinear/DequantizeLinear pair; DT_F32 (0) = none */
 	int64_t addr;                  /* global memory byte address (stage addressed), -1 unassigned */
 };
 
