@@ -14,6 +14,8 @@ the table lacks (a Conv output a Relu reads: tpuc fuses them, as the
 quantiser does) stays float.  Conv and Gemm weights become int8 initializers,
 symmetric per output channel (scale max|w| / 127), behind a
 DequantizeLinear on axis 0; biases int32 with scale x_scale * w_scale.
+The outputs of MaxPool, Flatten, Reshape and the like take their input's
+scale and zero point, as onnxruntime's quantiser gives them.
 --scale-factor multiplies every activation scale: a model whose scales are
 far from what calibration would choose.
 """
@@ -22,6 +24,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
+
+
+MOVE_OPS = ('MaxPool', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity')
 
 
 def read_table(path):
@@ -54,10 +59,14 @@ def qdq(model, table, u8=False, factor=1.0):
     nodes, new_inits = [], []
     scales = {}
 
-    def quantise_act(name):
-        """Q -> DQ of NAME; returns the name the consumers read."""
-        s, z = act_params(table[name], u8, factor)
+    params = {}
+
+    def quantise_act(name, like=None):
+        """Q -> DQ of NAME (with the parameters of tensor LIKE when
+        given); returns the name the consumers read."""
+        s, z = params[like] if like in params else act_params(table[name], u8, factor)
         scales[name] = s
+        params[name] = (s, z)
         sn, zn = name + '_qscale', name + '_qzp'
         new_inits.append(numpy_helper.from_array(np.array(s, np.float32), sn))
         new_inits.append(numpy_helper.from_array(np.array(z), zn))
@@ -106,9 +115,12 @@ def qdq(model, table, u8=False, factor=1.0):
         m = helper.make_node(n.op_type, ins, list(n.output), name=n.name, domain=n.domain)
         m.attribute.extend(n.attribute)
         nodes.append(m)
+        # ops that move values keep their input's grid, as the quantiser
+        # writes them (onnxruntime then runs them on the integers)
+        like = n.input[0] if n.op_type in MOVE_OPS and n.input else None
         for o in n.output:
             if o in table:
-                rename[o] = quantise_act(o)
+                rename[o] = quantise_act(o, like)
     outs = {o.name for o in g.output}
     # graph outputs stay the float names: the last DQ writes them
     for nd in nodes:
