@@ -4,6 +4,7 @@ way onnxruntime's quantiser writes them (no quantiser can be installed
 here), for the tests of formats/tpuc-quant.5 "Pre-quantised models".
 
   qmodels.py qdq FLOAT.onnx TABLE OUT.onnx [--u8] [--scale-factor F]
+  qmodels.py qop FLOAT.onnx TABLE OUT.onnx [--scale-factor F]
 
 qdq: every activation named in TABLE (a tpuc calibration table,
 formats/tpuc-calib.5) gets a QuantizeLinear -> DequantizeLinear pair after
@@ -18,6 +19,9 @@ The outputs of MaxPool, Flatten, Reshape and the like take their input's
 scale and zero point, as onnxruntime's quantiser gives them.
 --scale-factor multiplies every activation scale: a model whose scales are
 far from what calibration would choose.
+
+qop: the QOperator form of the same quantisation with u8 activations
+(see qop() below).
 """
 import sys
 
@@ -150,7 +154,142 @@ def qdq(model, table, u8=False, factor=1.0):
     return out
 
 
+def qop(model, table, factor=1.0):
+    """The QOperator form, u8 activations with zero points (a Relu after
+    an op is its output's zero-point clamp, as the quantiser fuses it):
+    QLinearConv, QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool,
+    QLinearConcat; MaxPool and Flatten on the codes; anything else (Gemm,
+    BatchNormalization) in float between DequantizeLinear and
+    QuantizeLinear."""
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    consumers = {}
+    for n in g.node:
+        for x in n.input:
+            consumers.setdefault(x, []).append(n)
+    nodes, new_inits, params = [], [], {}
+    ms = 'com.microsoft'
+
+    made = set()
+
+    def const(name, v):
+        if name not in made:
+            made.add(name)
+            new_inits.append(numpy_helper.from_array(v, name))
+        return name
+
+    def qparams(name, like=None):
+        if like is not None:
+            params[name] = params[like]
+        elif name not in params:
+            s_, z_ = act_params(table[name], True, factor)
+            params[name] = (s_, z_)
+        s_, z_ = params[name]
+        return [const(name + '_s', np.array(s_, np.float32)),
+                const(name + '_z', np.array(z_, np.uint8))]
+
+    qname = {}      # float name -> its u8 tensor
+
+    def q_of(name):
+        if name not in qname:
+            sz = qparams(name)
+            nodes.append(helper.make_node('QuantizeLinear', [name] + sz, [name + '_u8'],
+                                          name=name + '_Q'))
+            qname[name] = name + '_u8'
+        return qname[name]
+
+    def f_of(name):
+        """the float value of NAME for a float op"""
+        if name in qname and name not in fl:
+            sz = qparams(name)
+            nodes.append(helper.make_node('DequantizeLinear', [qname[name]] + sz, [name],
+                                          name=name + '_DQ'))
+            fl.add(name)
+        return name
+
+    fl = {i.name for i in g.input}
+    skip = set()
+    for n in g.node:
+        if n.name in skip:
+            continue
+        out = n.output[0]
+        cs = consumers.get(out, [])
+        relu = cs[0] if len(cs) == 1 and cs[0].op_type == 'Relu' else None
+        final = relu.output[0] if relu is not None else out
+        if final not in table:
+            relu, final = None, out
+        attrs = list(n.attribute)
+        t = n.op_type
+        if t == 'Conv' and n.input[1] in inits and final in table:
+            x = q_of(n.input[0])
+            xs = params[n.input[0]][0]
+            w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
+            mx = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
+            ws = np.where(mx > 0, mx / 127, 1.0).astype(np.float32)
+            wq = np.clip(np.round(w / ws.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+            ins = [x] + qparams(n.input[0]) + [const(n.input[1] + '_q', wq),
+                                               const(n.input[1] + '_qs', ws),
+                                               const(n.input[1] + '_qz', np.zeros(ws.shape, np.int8))]
+            ins += qparams(final)
+            if len(n.input) > 2 and n.input[2] in inits:
+                b = numpy_helper.to_array(inits[n.input[2]]).astype(np.float64)
+                bq = np.round(b / (np.float32(xs) * ws).astype(np.float64)).astype(np.int32)
+                ins.append(const(n.input[2] + '_q', bq))
+            nodes.append(helper.make_node('QLinearConv', ins, [final + '_u8'], name=n.name,
+                                          **{a.name: helper.get_attribute_value(a) for a in attrs}))
+        elif t in ('Add', 'Mul') and final in table and all(x in table for x in n.input):
+            ins = []
+            for x in n.input:
+                ins += [q_of(x)] + qparams(x)
+            nodes.append(helper.make_node('QLinear' + t, ins + qparams(final), [final + '_u8'],
+                                          name=n.name, domain=ms))
+        elif t in ('AveragePool', 'GlobalAveragePool') and final in table and n.input[0] in table:
+            ins = [q_of(n.input[0])] + qparams(n.input[0]) + qparams(final)
+            nodes.append(helper.make_node('QLinear' + t, ins, [final + '_u8'], name=n.name,
+                                          domain=ms,
+                                          **{a.name: helper.get_attribute_value(a) for a in attrs}))
+        elif t == 'Concat' and final in table and all(x in table for x in n.input):
+            ins = qparams(final)
+            for x in n.input:
+                ins += [q_of(x)] + qparams(x)
+            nodes.append(helper.make_node('QLinearConcat', ins, [final + '_u8'], name=n.name,
+                                          domain=ms,
+                                          **{a.name: helper.get_attribute_value(a) for a in attrs}))
+        elif t in MOVE_OPS and n.input[0] in table and relu is None:
+            qparams(out, like=n.input[0])
+            m = helper.make_node(t, [q_of(n.input[0])] + list(n.input[1:]), [out + '_u8'],
+                                 name=n.name)
+            m.attribute.extend(attrs)
+            nodes.append(m)
+            final = out
+        else:
+            m = helper.make_node(t, [f_of(x) for x in n.input], list(n.output), name=n.name,
+                                 domain=n.domain)
+            m.attribute.extend(attrs)
+            nodes.append(m)
+            fl.update(n.output)
+            continue
+        qname[final] = final + '_u8'
+        if relu is not None:
+            skip.add(relu.name)
+    for o in g.output:
+        f_of(o.name)
+    used = {x for nd in nodes for x in nd.input}
+    keep = [i for i in g.initializer if i.name in used]
+    graph = helper.make_graph(nodes, g.name, list(g.input), list(g.output),
+                              keep + [i for i in new_inits if i.name in used])
+    out = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13),
+                                                  helper.make_opsetid(ms, 1)],
+                            producer_name='tpuc qmodels.py')
+    out.ir_version = 8
+    return out
+
+
 def main(argv):
+    if len(argv) >= 5 and argv[1] == 'qop':
+        factor = float(argv[argv.index('--scale-factor') + 1]) if '--scale-factor' in argv else 1.0
+        onnx.save(qop(onnx.load(argv[2]), read_table(argv[3]), factor), argv[4])
+        return 0
     if len(argv) < 5 or argv[1] != 'qdq':
         sys.stderr.write(__doc__)
         return 2

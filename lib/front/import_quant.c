@@ -309,3 +309,46 @@ int cv_qlinearconcat(struct imp *im, struct ir_op *op)
 	free(f);
 	return rc;
 }
+
+/* ---- ops a QOperator model runs on the integers directly ---- */
+
+/* MaxPool, Flatten, Reshape and the like read an i8 or u8 tensor as it
+ * is in a QOperator model (onnxruntime runs them on the codes).  When
+ * input 0 of a node of type T is such a tensor written by a
+ * QuantizeLinear, *X becomes its Dequantize and the QuantizeLinear's op
+ * index is returned, for quant_direct_out; -1 otherwise. */
+int quant_direct_in(struct imp *im, enum op_type t, int *x)
+{
+	if (t != OP_MAXPOOL && t != OP_FLATTEN && t != OP_RESHAPE && t != OP_TRANSPOSE &&
+	    t != OP_SQUEEZE && t != OP_UNSQUEEZE && t != OP_GMAXPOOL)
+		return -1;
+	const struct ir_tensor *s = *x >= 0 ? known_tensor(im, *x) : NULL;
+	if (!s || (s->dtype != DT_I8 && s->dtype != DT_U8) || s->data)
+		return -1;
+	struct ir_graph *g = im->g;
+	int p = -1;
+	for (int i = g->n_ops - 1; i >= 0 && p < 0; i--)
+		if (g->ops[i].type == OP_QUANTIZELINEAR && g->ops[i].out[0] == *x)
+			p = i;
+	if (p < 0 || g->ops[p].n_in < 2)
+		return -1;
+	int sc = g->ops[p].in[1], zp = g->ops[p].n_in > 2 ? g->ops[p].in[2] : -1;
+	int64_t axis = op_int(&g->ops[p], "axis", 1);
+	int f = dq(im, *x, *x, sc, zp, axis, "dq");
+	if (f < 0)
+		return -2;
+	*x = f;
+	return p;
+}
+
+/* The node's op K (its output a float tensor now) quantised again with
+ * the parameters of QuantizeLinear op P, writing the node's output. */
+int quant_direct_out(struct imp *im, int k, int p)
+{
+	struct ir_graph *g = im->g;
+	int sc = g->ops[p].in[1], zp = g->ops[p].n_in > 2 ? g->ops[p].in[2] : -1;
+	int64_t axis = op_int(&g->ops[p], "axis", 1);
+	int q = import_extra_op(im, k, OP_QUANTIZELINEAR, 3, (int[]){ -1, sc, zp }, "q");
+	op_set_int(&g->ops[q], "axis", axis);
+	return 0;
+}

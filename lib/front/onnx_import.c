@@ -17,6 +17,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/npz.h"
+#include "front/import_ops.h"
 #include "front/import_table.h"
 #include "front/import_util.h"
 #include "onnx.pb-c.h"
@@ -240,6 +241,12 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	struct ir_graph *g = im->g;
 	int first = g->n_ops;
+	/* an op a QOperator model runs on the codes runs on their values */
+	int qd = quant_direct_in(im, (enum op_type)t, &in[0]);
+	if (qd == -2) {
+		free(in);
+		return -1;
+	}
 	/* A 1-D Conv or pool runs as 2-D on an input unsqueezed at axis 2. */
 	int as2d = (t == OP_CONV || t == OP_MAXPOOL || t == OP_AVGPOOL || t == OP_CONVTRANSPOSE) &&
 		   known_rank(im, in[0]) == 3;
@@ -290,6 +297,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		int sq = import_extra_op(im, k, OP_SQUEEZE, 1, (int[]){ -1 }, "1d");
 		op_set_ints(&g->ops[sq], "axes", 1, (int64_t[]){ 2 });
 	}
+	if (qd >= 0)
+		quant_direct_out(im, g->n_ops - 1, qd);
 	return infer_node_ops(im, first);
 }
 
