@@ -215,8 +215,30 @@ static int dynquant_run(struct kern *k)
  * chip too: its integer tensors are data, not scaled activations. */
 static int qdq_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
+	int in[OP_MAX_IO], out[OP_MAX_IO];
+	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
+		return op_error(op, "too many inputs or outputs");
 	lc->mode = MODE_F32;
-	return lower_default(lc, op);
+	for (int i = 0; i < op->n_in; i++) {
+		int t = op->in[i];
+		const struct ir_tensor *s = t >= 0 ? &lc->top->tensors[t] : NULL;
+		if (!s)
+			in[i] = -1;
+		else if (s->dtype == DT_F32)
+			in[i] = lower_float_input(lc, op, t, DT_F32);
+		else if (s->data)
+			in[i] = lower_value(lc, t);
+		else if ((in[i] = lc->map[t]) < 0 || lc->tpu->tensors[in[i]].dtype != s->dtype)
+			return op_error(op, "input '%s' is not produced as %s before its use", s->name,
+					dtype_name(s->dtype));
+		if (s && in[i] < 0)
+			return -1;
+	}
+	/* the codes are data here: no scale on the Tpu tensors */
+	for (int i = 0; i < op->n_out; i++)
+		out[i] = lower_output(lc, op->out[i], lc->top->tensors[op->out[i]].dtype, 0, 0);
+	lower_emit(lc, op, op->n_in, in, op->n_out, out);
+	return 0;
 }
 
 const struct op_def op_def_QUANTIZELINEAR = {
