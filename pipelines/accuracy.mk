@@ -24,8 +24,17 @@
 #                     euclidean similarity, SQNR) in graph order, then the
 #                     first layer below TOL; printed too; succeeds either way
 #   check             the same, but fails when a layer is below TOL
+#   bisect            $(OUT)/bisect.txt: the first layer whose tpu-sim output
+#                     differs from ir-run's, or whose output falls below
+#                     cosine BISECT_COS against F32, found by cutting the
+#                     Tpu IR there (ir-cut), rebuilding it and running it on
+#                     tpu-sim, bisecting over the layers in graph order
+#                     (pipelines/bisect-layers.sh); printed too
 #   clean
+#
+# BISECT_COS  cosine against F32 a layer must keep (default: TOL's cosine)
 
+ACC_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 MODE ?= int8
 CHIP ?= tpu-a
 CALIB_METHOD ?= kld
@@ -61,7 +70,10 @@ TOL ?= $(TOL_$(MODE))
 NEED_TABLE := $(if $(filter int8,$(MODE))$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
 
-.PHONY: layers check clean FORCE
+BISECT_COS ?= $(firstword $(subst $(comma), ,$(TOL)))
+comma := ,
+
+.PHONY: layers check bisect clean FORCE
 layers: $(OUT)/layers.txt
 	@cat $<
 
@@ -105,8 +117,19 @@ $(OUT)/layers.txt: $(OUT)/top_all.npz $(OUT)/tpu_all.npz $(call tooldep,npz-comp
 	rm -f $@.first
 	mv $@.tmp $@
 
+bisect: $(OUT)/bisect.txt
+	@cat $<
+
+# Remade every time: BISECT_COS is not among the settings in accuracy.cfg.
+$(OUT)/bisect.txt: $(OUT)/lowered.tpu $(OUT)/top_all.npz $(OUT)/tpu_all.npz $(INPUT) FORCE \
+		$(call tooldep,ir-cut) $(call tooldep,tpu-sim) $(call tooldep,codegen)
+	rm -rf $(OUT)/bisect
+	TPUC_BIN=$(TPUC_BIN) sh $(ACC_DIR)bisect-layers.sh $(OUT)/lowered.tpu \
+		$(INPUT) $(OUT)/tpu_all.npz $(OUT)/top_all.npz $(BISECT_COS) $(OUT)/bisect > $@.tmp
+	mv $@.tmp $@
+
 clean:
-	rm -f $(OUT)/accuracy.cfg $(OUT)/canonical.top $(OUT)/cali.table $(OUT)/lowered.tpu \
-		$(OUT)/top_all.npz $(OUT)/tpu_all.npz $(OUT)/layers.txt
+	rm -rf $(OUT)/accuracy.cfg $(OUT)/canonical.top $(OUT)/cali.table $(OUT)/lowered.tpu \
+		$(OUT)/top_all.npz $(OUT)/tpu_all.npz $(OUT)/layers.txt $(OUT)/bisect.txt $(OUT)/bisect
 
 FORCE:

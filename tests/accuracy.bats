@@ -49,3 +49,48 @@ r2 .*'
 	assert_failure
 	assert_output --partial "MODE must be f32, bf16, f16 or int8, not 'int4'"
 }
+
+# bisect on the tiny CNN: the verdict matches the per-layer table's first
+# failure, and a doctored ir-run dump is caught as a tpu-sim mismatch.
+bisect() {
+	make -s -f "$REPO/pipelines/accuracy.mk" MODEL="$REPO/examples/tiny_cnn/model.onnx" \
+		INPUT="$REPO/examples/tiny_cnn/input.npz" CALIB="$REPO/examples/tiny_cnn/calib.npz" \
+		TPUC_BIN="$TPUC_BUILD/bin" "$@"
+}
+
+@test "bisect: the first layer below a cosine against F32, in few builds; all good at a low cosine" {
+	need_tool ir-cut
+	run bisect OUT="$T/t" BISECT_COS=0.5 bisect
+	assert_success
+	assert_output --partial 'every layer good: tpu-sim equals ir-run, cosine against F32 at least 0.5'
+	# the cosine the tiny model just misses somewhere in the middle: the
+	# per-layer table's first failure is the layer bisect names
+	local cos first
+	cos=$(awk 'NR > 2 && $1 != "logits" && $1 != "input" && $3 ~ /^0/ { print $3 }' \
+		<(bisect OUT="$T/t" TOL=0.5,-1e9 layers) | sort | head -1)
+	cos=$($PY -c "print($cos + 0.000001)")
+	run bisect OUT="$T/t" TOL="$cos,-1e9" layers
+	first=$(tail -1 "$T/t/layers.txt" | awk '{ print $NF }')
+	run bisect OUT="$T/t" BISECT_COS="$cos" bisect
+	assert_success
+	assert_output --regexp "first bad layer: $first \\(cosine against F32 0\\.[0-9]+ below $cos\\)\$"
+	# binary search: at most ceil(log2(11)) + 1 builds
+	[ "$(grep -c '^layers 1-' "$T/t/bisect.txt")" -le 5 ]
+}
+
+@test "bisect: a tpu-sim output that differs from ir-run's is named" {
+	need_tool ir-cut
+	bisect OUT="$T/t" BISECT_COS=0.5 bisect >/dev/null
+	# a dump in which one layer is off by one code: tpu-sim now "differs" there
+	$PY - "$T/t/tpu_all.npz" "$T/bad_all.npz" <<'PY'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1]))
+x = z["down/Clip_output_0"].copy(); x.flat[7] += 1; z["down/Clip_output_0"] = x
+np.savez(sys.argv[2], **z)
+PY
+	run env TPUC_BIN="$TPUC_BUILD/bin" sh "$REPO/pipelines/bisect-layers.sh" "$T/t/lowered.tpu" \
+		"$REPO/examples/tiny_cnn/input.npz" "$T/bad_all.npz" "$T/t/top_all.npz" 0.5 "$T/w"
+	assert_success
+	assert_line --regexp '^layers 1-[0-9]+ of 11 \(to .*\): tpu-sim differs from ir-run at down/Clip_output_0$'
+	assert_line "first bad layer: down/Clip_output_0 (tpu-sim differs from ir-run)"
+}

@@ -141,8 +141,8 @@ make_addressed() {
 	assert_failure 2
 	run ir-print "$FX/tiny.top" -o
 	assert_failure 2
-	assert_line --index 0 "ir-print: option '-o' needs a value"
+	assert_line --index 0 "ir-print: option '-o' needs a file name"
 	run ir-print --help
 	assert_success
-	assert_output 'usage: ir-print [IN] [--dot] [-o OUT]'
+	assert_line --index 0 'usage: ir-print [IN] [--dot] [-o OUT]'
 }

@@ -160,7 +160,7 @@ PYEOF
 @test "input npz lacks the graph input" {
 	run ir-run "$FX/tiny.top" -i "$FX/noname.npz" -o "$T/out.npz"
 	assert_failure 1
-	assert_output "ir-run: '$FX/noname.npz': no array for graph input 'x'"
+	assert_output "ir-run: '$FX/noname.npz': no array for graph input 'x' (the file holds 'input')"
 	[ ! -e "$T/out.npz" ]
 }
 

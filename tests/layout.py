@@ -20,7 +20,7 @@ import sys
 # Bottom to top: a folder may include its own headers and those of folders
 # before it, never after.
 ORDER = ["ir", "quant", "chip", "passes", "front", "back", "sim", "run",
-         "calib", "ops", "tool"]
+         "calib", "ops", "tool", "api"]
 MAX_LINES = 1500
 EXTERNAL = {"onnx.pb-c.h"}          # generated into $(B)/gen
 INVERTED = {"op_defs"}              # defined above, declared below (see top)

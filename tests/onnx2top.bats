@@ -720,7 +720,7 @@ EOF
 	check pool_ceil_2 "node 'pool0' (MaxPool): attribute 'ceil_mode' must be 0 or 1, not 2"
 	check dims_2_40 "input 'x' is too large: more than 2^40 bytes"
 	check dims_2_20 "input 'x' is too large: more than 2^40 bytes"
-	check ir_version_0 "not a valid ONNX model (ir_version 0)"
+	check ir_version_0 "ir_version 0 is not supported (1 to 10)"
 	check output_twice "graph output 'y' is listed twice"
 	check output_is_input "graph output 'x' is a graph input: an output must be computed by a node"
 }

@@ -240,7 +240,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "a file that is not IR is refused" {
 	run top-opt "$FX/conv_bn_relu.onnx" -o "$T/o.top"
 	assert_failure 1
-	assert_output "top-opt: '$FX/conv_bn_relu.onnx': not a tpuc IR file (bad magic)"
+	assert_output "top-opt: '$FX/conv_bn_relu.onnx': not a tpuc IR file (bad magic) (an ONNX model: import it with onnx2top first)"
 	[ ! -e "$T/o.top" ]
 }
 

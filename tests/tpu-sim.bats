@@ -77,25 +77,25 @@ print(a.files == b.files, len(a.files) > 10, all(np.array_equal(a[k], b[k]) for 
 }
 
 @test "statistics on stderr; -q is quiet; -p profiles every layer" {
-	run tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz"
+	run tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	assert_success
 	assert_line --index 0 --regexp '^tpu-sim: tpu-a int8: [0-9]+ cycles, [0-9.]+ ms at 1 GHz$'
 	assert_line --index 1 --regexp '^tpu-sim: engines busy: dma [0-9]+ cycles, compute [0-9]+ cycles$'
 	assert_line --index 2 --regexp '^tpu-sim: DDR [0-9.]+ KiB moved \(minimum [0-9.]+ KiB\), [0-9.e-]+ GMAC, MAC utilisation [0-9.]+%$'
 	assert_line --index 3 --regexp '^tpu-sim: roofline bound [0-9]+ cycles \((memory|compute)\), efficiency [0-9.]+%$'
-	run tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz"
+	run tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	assert_success
 	assert_output ''
-	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz"
+	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	assert_line --index 0 --regexp '^layer +type +slices +cycles +start +end +name$'
 	run irq "$FX/int8.addressed.tpu" 'len(O)'
 	local n=$output
-	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz"
+	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	[ "$(grep -c '^[0-9]' <<<"$output")" -eq "$n" ]
 }
 
 @test "timing only gives the cycles of the full run, without an input" {
-	run tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz"
+	run tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	local full=${lines[0]}
 	run tpu-sim "$FX/int8.tmodel" -t
 	assert_success
@@ -165,7 +165,7 @@ sim_refuses() {
 	run -1 tpu-sim "$T/t.tmodel" -i "$TINY/input.npz" -o "$T/o.npz"
 	assert_output "tpu-sim: '$T/t.tmodel': truncated tmodel (50 bytes)"
 	run -1 tpu-sim "$FX/int8.addressed.tpu" -i "$TINY/input.npz" -o "$T/o.npz"
-	assert_output "tpu-sim: '$FX/int8.addressed.tpu': not a tmodel file (bad magic)"
+	assert_output "tpu-sim: '$FX/int8.addressed.tpu': not a tmodel file (bad magic) (tpuc IR: run it with ir-run, or build a .tmodel with weight-reorder | layergroup | addr-assign | codegen)"
 	: >"$T/empty"
 	run -1 tpu-sim "$T/empty" -t
 	assert_output "tpu-sim: '$T/empty': empty input, expected a tmodel file"
@@ -267,7 +267,7 @@ next(l for l in meta["layers"] if l["name"] == "stem/Conv")["attrs"]["kernel_sha
 @test "inputs missing or misshapen leave no output" {
 	$PY -c 'import numpy as np; np.savez("'"$T"'/wrong.npz", other=np.zeros((1, 3, 32, 32), np.float32))'
 	run -1 tpu-sim "$FX/int8.tmodel" -i "$T/wrong.npz" -o "$T/o.npz"
-	assert_output "tpu-sim: '$T/wrong.npz': no array for graph input 'input'"
+	assert_output "tpu-sim: '$T/wrong.npz': no array for graph input 'input' (the file holds 'other')"
 	$PY -c 'import numpy as np; np.savez("'"$T"'/shape.npz", input=np.zeros((1, 3, 16, 32), np.float32))'
 	run -1 tpu-sim "$FX/int8.tmodel" -i "$T/shape.npz" -o "$T/o.npz"
 	assert_output "tpu-sim: '$T/shape.npz': array 'input' has shape [1,3,16,32], the graph input [1,3,32,32]"
@@ -310,7 +310,7 @@ run_model() {
 	run_model resnet18 int8
 	cmp "$T/resnet18.int8/sim.npz" "$T/resnet18.int8/ref.npz"
 	local t0=$SECONDS
-	tpu-sim -q "$T/resnet18.int8/m.tmodel" -i "$MODELS/resnet18/input.npz"
+	tpu-sim -q "$T/resnet18.int8/m.tmodel" -i "$MODELS/resnet18/input.npz" -o /dev/null
 	[ $((SECONDS - t0)) -lt 20 ]
 }
 

@@ -19,7 +19,7 @@ static const char prog[] = "calibrate";
 static const char usage[] =
 	"usage: calibrate IN -d SAMPLES.npz [-d MORE.npz...] [-n N]\n"
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
-	"                 [--shard K/N] [-j THREADS] -o TABLE|PART\n"
+	"                 [--shard K/N] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
 	"                  [--search-mode int8|bf16|f16] [--keep-mode f32|bf16|f16]\n"
 	"                  [--chip CHIP] [--asymmetric]]\n"
@@ -86,6 +86,9 @@ done:
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "method", required_argument, NULL, 'm' },
 		{ "percentile", required_argument, NULL, 'p' },
@@ -98,6 +101,7 @@ int main(int argc, char **argv)
 		{ "keep-mode", required_argument, NULL, 'K' },
 		{ "search-mode", required_argument, NULL, 'D' },
 		{ "asymmetric", no_argument, NULL, 'A' },
+		{ "max-memory", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,6 +129,10 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A': so.asymmetric = 1; break;
+		case 'X':
+			if (cli_max_memory("calibrate", usage, optarg))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

@@ -69,6 +69,9 @@ static const struct stage_tool tool = {
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("codegen", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option none[] = { { 0, 0, 0, 0 } };
 	struct dest d = { NULL, NULL, NULL, NULL };
 	const char *in;

@@ -14,6 +14,9 @@ static const char usage[] = "usage: ir-print [IN] [--dot] [-o OUT]\n";
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "dot", no_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },

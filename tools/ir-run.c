@@ -19,7 +19,7 @@
 static const char prog[] = "ir-run";
 static const char usage[] =
 	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
-	"       [--bench N] [--profile] [-v]\n";
+	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n";
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
  * a message on stderr when it is not one. */
@@ -139,6 +139,9 @@ fail:
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
@@ -148,6 +151,7 @@ int main(int argc, char **argv)
 		{ "bench", required_argument, NULL, 'b' },
 		{ "profile", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -174,24 +178,25 @@ int main(int argc, char **argv)
 			break;
 		case 'p': profile = 1; break;
 		case 'v': verbose = 1; break;
+		case 'M':
+			if (cli_max_memory("ir-run", usage, optarg))
+				return 2;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind != 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_operands(prog, usage, 1, argc - optind);
 	const char *in = argv[optind];
 	if (!in_npz)
 		return cli_usage_error(prog, usage, "no input .npz given (-i)");
 	if (!strcmp(in, "-") && !strcmp(in_npz, "-"))
 		return cli_usage_error(prog, usage,
 				       "the IR and the inputs cannot both come from stdin");
-	if ((!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
-		return cli_usage_error(prog, usage,
-				       "will not write an .npz to a terminal (use -o FILE)");
+	if (cli_check_stdout(prog, usage, out, "an .npz"))
+		return 2;
 	if (threads == 0)
 		threads = omp_get_num_procs();
 

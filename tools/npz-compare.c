@@ -13,19 +13,22 @@
 #include "ir/npz.h"
 
 static const char *prog = "npz-compare";
-static const char usage[] = "usage: npz-compare A.npz B.npz [--tolerance COS,EUC] [-v]\n";
+static const char usage[] = "usage: npz-compare A.npz B.npz [--tolerance COS[,EUC]] [-v]\n";
 
-/* "COS,EUC": two finite numbers, each at most 1. */
+/* "COS" or "COS,EUC": finite numbers, each at most 1; EUC keeps its value
+ * when only COS is given. */
 static int parse_tolerance(const char *s, double *cos, double *euc)
 {
 	char *end;
 	*cos = strtod(s, &end);
-	if (end == s || *end != ',')
+	if (end == s || (*end && *end != ','))
 		return -1;
-	const char *t = end + 1;
-	*euc = strtod(t, &end);
-	if (end == t || *end)
-		return -1;
+	if (*end) {
+		const char *t = end + 1;
+		*euc = strtod(t, &end);
+		if (end == t || *end)
+			return -1;
+	}
 	return isfinite(*cos) && isfinite(*euc) && *cos <= 1 && *euc <= 1 ? 0 : -1;
 }
 
@@ -57,6 +60,9 @@ static void print_only(const struct npz *x, const struct npz *y, const char *lab
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "tolerance", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -71,8 +77,8 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 't':
 			if (parse_tolerance(optarg, &min_cos, &min_euc) < 0) {
-				fprintf(stderr, "%s: bad --tolerance '%s': expected COS,EUC, "
-					"two numbers of at most 1\n", prog, optarg);
+				fprintf(stderr, "%s: bad --tolerance '%s': expected COS or COS,EUC, "
+					"numbers of at most 1\n", prog, optarg);
 				return 2;
 			}
 			break;
@@ -82,10 +88,8 @@ int main(int argc, char **argv)
 		default: return cli_bad_option(prog, usage, argv, "");
 		}
 	}
-	if (argc - optind != 2) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (argc - optind != 2)
+		return cli_operands(prog, usage, 2, argc - optind);
 	const char *path_a = argv[optind], *path_b = argv[optind + 1];
 
 	struct npz za, zb;
@@ -150,6 +154,10 @@ int main(int argc, char **argv)
 	}
 	print_only(&za, &zb, "A");
 	print_only(&zb, &za, "B");
+	for (int i = 0; i < za.n_skipped; i++)
+		printf("skipped in A: %s (%s)\n", za.skipped[i].name, za.skipped[i].why);
+	for (int i = 0; i < zb.n_skipped; i++)
+		printf("skipped in B: %s (%s)\n", zb.skipped[i].name, zb.skipped[i].why);
 	fflush(stdout);
 
 	if (!compared)

@@ -12,6 +12,7 @@
 
 static const char usage[] =
 	"usage: onnx2top MODEL.onnx [-o OUT] [--bind CONSTS.npz] [--shape INPUT=D0,D1,...]...\n"
+	"                [--max-memory SIZE]\n"
 	"       onnx2top --list-ops\n";
 
 /* Print the error on one line (names from a corrupt model may hold
@@ -41,10 +42,14 @@ static int list_ops(void)
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("onnx2top", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "list-ops", no_argument, NULL, 'L' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "shape", required_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,6 +72,10 @@ int main(int argc, char **argv)
 				return fail(2);
 			}
 			break;
+		case 'M':
+			if (cli_max_memory("onnx2top", usage, optarg))
+				return free(shapes), 2;
+			break;
 		case 'h':
 			free(shapes);
 			fputs(usage, stdout);
@@ -83,8 +92,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		free(shapes);
-		fputs(usage, stderr);
-		return 2;
+		return cli_operands("onnx2top", usage, 1, argc - optind);
 	}
 	const char *path = argv[optind];
 	const char *shown = cli_shown(path);

@@ -9,11 +9,11 @@
 #include "passes/passes.h"
 
 static const char usage[] =
-	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n";
+	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n"
+	"               [--max-memory SIZE]\n";
 
-static void help(void)
+static void passes_help(void)
 {
-	fputs(usage, stdout);
 	printf("passes (default %s):\n", PASSES_DEFAULT);
 	for (const struct pass *p = pass_table; p->name; p++)
 		printf("  %-16s %s\n", p->name, p->desc);
@@ -64,10 +64,14 @@ static const struct stage_tool tool = {
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version_more("top-opt", usage, passes_help, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "passes", required_argument, NULL, 'p' },
 		{ "print-passes", no_argument, NULL, 'P' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -78,7 +82,11 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': help(); return 0;
+		case 'M':
+			if (cli_max_memory("top-opt", usage, optarg))
+				return 2;
+			break;
+		case 'h': fputs(usage, stdout); passes_help(); return 0;
 		case 'o': out = optarg; break;
 		case 'p': o.list = optarg; break;
 		case 'P': print = 1; break;

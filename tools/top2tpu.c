@@ -15,10 +15,14 @@
 static const char prog[] = "top2tpu";
 static const char usage[] =
 	"usage: top2tpu [IN] --chip tpu-a|tpu-b --mode f32|bf16|f16|int8 [--calib TABLE]\n"
-	"               [--qtable QTABLE] [--signed-only | --asymmetric] [-o OUT]\n";
+	"               [--qtable QTABLE] [--signed-only | --asymmetric] [-o OUT]\n"
+	"               [--max-memory SIZE]\n";
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version(prog, usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option longopts[] = {
 		{ "chip", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -26,6 +30,7 @@ int main(int argc, char **argv)
 		{ "signed-only", no_argument, NULL, 's' },
 		{ "asymmetric", no_argument, NULL, 'a' },
 		{ "qtable", required_argument, NULL, 'q' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -35,6 +40,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'M':
+			if (cli_max_memory("top2tpu", usage, optarg))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

@@ -3,6 +3,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "back/addr.h"
 #include "ir/base.h"
@@ -15,6 +16,7 @@
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
+	"               [--max-memory SIZE]\n"
 	"       tpu-sim MODEL.tmodel -t [-p] [-q]\n";
 
 static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
@@ -48,15 +50,23 @@ static void profile(const struct tmodel *m, const struct sim_stats *st)
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("tpu-sim", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	const char *in = NULL, *out = NULL;
 	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
 	opterr = 0;
 	static const struct option longopts[] = {
 		{ "dump-all", no_argument, NULL, 'D' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'M':
+			if (cli_max_memory("tpu-sim", usage, optarg))
+				return 2;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'i': in = optarg; break;
 		case 'o': out = optarg; break;
@@ -67,11 +77,19 @@ int main(int argc, char **argv)
 		default: return cli_bad_option("tpu-sim", usage, argv, "io");
 		}
 	}
-	if (argc - optind != 1 || (!in && !timed) || (timed && (in || out || dump))) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_operands("tpu-sim", usage, 1, argc - optind);
+	if (timed && (in || out || dump))
+		return cli_usage_error("tpu-sim", usage, "-t runs without data: no -i, -o or --dump-all");
+	if (!in && !timed)
+		return cli_usage_error("tpu-sim", usage, "no input .npz given (-i)");
 	const char *path = argv[optind];
+	if (in && !strcmp(path, "-") && !strcmp(in, "-"))
+		return cli_usage_error("tpu-sim", usage,
+				       "the model and the inputs cannot both come from stdin");
+	/* Outputs go to -o FILE or, as with ir-run, to standard output. */
+	if (!timed && cli_check_stdout("tpu-sim", usage, out, "an .npz"))
+		return 2;
 	const char *shown = cli_shown(path);
 
 	struct tmodel *m = NULL;
@@ -86,7 +104,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = sim_run(m, chip, shown, &inputs, in, &outputs, &st,
 			     (timed ? SIM_TIMED_ONLY : 0) | (dump ? SIM_DUMP_ALL : 0));
-	if (!rc && out)
+	if (!rc && !timed)
 		rc = npz_write(out, &outputs, 0);
 	if (rc) {
 		cli_fail("tpu-sim");

@@ -20,6 +20,9 @@ static const struct stage_tool tool = {
 
 int main(int argc, char **argv)
 {
+	int std_rc = cli_help_version("weight-reorder", usage, argc, argv);
+	if (std_rc >= 0)
+		return std_rc;
 	static const struct option none[] = { { 0, 0, 0, 0 } };
 	const char *in, *out = NULL;
 	int c;

@@ -210,7 +210,9 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 
 	free(local);
 	struct gen cg = { .g = g, .c = c };
+	codegen_uses_begin(g);
 	int rc = gen_all(&cg, grp, n_grp);
+	codegen_uses_end();
 	free(grp);
 	if (rc < 0) {
 		cg_free(&cg);

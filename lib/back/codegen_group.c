@@ -72,6 +72,48 @@ void cg_group_free(struct group *G)
  * cannot form one: every op sliceable with one output, only the last op's
  * output used after the group or by the graph, broadcast inputs from
  * outside. */
+/* Per tensor of the graph between codegen_uses_begin() and _end(): the
+ * index of the last op reading it, n_ops for a graph output, -1 if none. */
+static const struct ir_graph *uses_g;
+static int *uses_last;
+
+void codegen_uses_begin(const struct ir_graph *g)
+{
+	free(uses_last);
+	uses_last = xmalloc(sizeof *uses_last * ((size_t)g->n_tensors + 1));
+	for (int t = 0; t < g->n_tensors; t++)
+		uses_last[t] = -1;
+	for (int k = 0; k < g->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_in; i++)
+			if (g->ops[k].in[i] >= 0)
+				uses_last[g->ops[k].in[i]] = k;
+	for (int o = 0; o < g->n_outputs; o++)
+		uses_last[g->outputs[o]] = g->n_ops;
+	uses_g = g;
+}
+
+void codegen_uses_end(void)
+{
+	free(uses_last);
+	uses_last = NULL;
+	uses_g = NULL;
+}
+
+/* Whether tensor T of G is read by an op from FROM on or is a graph output. */
+static int used_from(const struct ir_graph *g, int t, int from)
+{
+	if (g == uses_g)
+		return uses_last[t] >= from;
+	for (int o = 0; o < g->n_outputs; o++)
+		if (g->outputs[o] == t)
+			return 1;
+	for (int k = from; k < g->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_in; i++)
+			if (g->ops[k].in[i] == t)
+				return 1;
+	return 0;
+}
+
 struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 {
 	struct group *G = xcalloc(1, sizeof *G);
@@ -128,15 +170,8 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 		if (G->gt[j].role != GT_MID)
 			continue;
 		int t = G->gt[j].t;
-		for (int o = 0; o < g->n_outputs; o++)
-			if (g->outputs[o] == t)
-				goto leaves;
-		for (int k = first + n; k < g->n_ops; k++)
-			for (int i = 0; i < g->ops[k].n_in; i++)
-				if (g->ops[k].in[i] == t)
-					goto leaves;
-		continue;
-leaves:
+		if (!used_from(g, t, first + n))
+			continue;
 		err_set("tensor '%s' is used after its layer group", g->tensors[t].name);
 		goto bad;
 	}

@@ -33,4 +33,11 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
 		 uint32_t *last_cmp);
 
+/* Between these, G (which must not change) has its uses indexed once, so
+ * that planning every run of ops stays linear in the graph: layergroup()
+ * and codegen() bracket their work with them.  Without, each run scans
+ * the ops after it. */
+void codegen_uses_begin(const struct ir_graph *g);
+void codegen_uses_end(void);
+
 #endif

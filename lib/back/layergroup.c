@@ -7,6 +7,7 @@
 
 #include "ir/base.h"
 #include "back/codegen.h"
+#include "back/codegen_group.h"
 #include "back/layergroup.h"
 #include "ir/op.h"
 
@@ -33,6 +34,7 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 			single[i] = unknown;
 	}
 	int id = 0;
+	codegen_uses_begin(g);
 	for (int i = 0; i < n; id++) {
 		int best = i + 1;
 		int64_t sum = single[i], best_save = 0;
@@ -54,6 +56,7 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 		}
 		i = best;
 	}
+	codegen_uses_end();
 	free(single);
 	err_set("%s", "");
 	g->stage = STAGE_GROUPED;

@@ -98,6 +98,21 @@ static void hist_fill(uint64_t *h, uint64_t *zeros, const float *x, int64_t n, f
 {
 	static _Thread_local uint32_t part[4][CALIB_BINS + 2];
 	uint16_t idx[FILL_BLOCK];
+	if (n < CALIB_BINS) {
+		/* Fewer values than bins: count straight into H, without
+		 * clearing and folding the 32 KiB of partial counts (which
+		 * made a graph of many small tensors slow). */
+		for (int64_t i = 0; i < n; i++) {
+			float a = fabsf(x[i]);
+			float f = a * inv;
+			int b = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
+			if (a == 0)
+				(*zeros)++;
+			else if (a <= am)
+				h[b]++;
+		}
+		return;
+	}
 	memset(part, 0, sizeof part);
 	for (int64_t i0 = 0; i0 < n; i0 += FILL_BLOCK) {
 		int m = n - i0 < FILL_BLOCK ? (int)(n - i0) : FILL_BLOCK;
@@ -189,7 +204,7 @@ static int count_samples(const struct ir_graph *g, const struct npz *z, const ch
 	const struct ir_tensor *t = &g->tensors[g->inputs[0]];
 	const struct npz_array *a = npz_find(z, t->name);
 	if (!a)
-		return err_set("'%s': no array for graph input '%s'", file, t->name);
+		return npz_missing(z, file, t->name, "graph input");
 	if (a->rank == t->rank + 1)
 		*count = a->shape[0];
 	else if (a->rank == t->rank && t->rank > 0 && t->shape[0] > 0)

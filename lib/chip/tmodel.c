@@ -14,6 +14,9 @@
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/tmodel.h"
+#include "ir/limit.h"
+#include "ir/file_kind.h"
+#include "ir/version.h"
 
 #define ALIGN 64
 
@@ -41,8 +44,10 @@ static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const i
 static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 {
 	const struct ir_graph *g = m->g;
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 14);
 	mp_pack_str(pk, "version"); msgpack_pack_int64(pk, TMODEL_VERSION);
+	/* the tools that wrote it; optional, older files lack it */
+	mp_pack_str(pk, "producer"); mp_pack_str(pk, "tpuc " TPUC_VERSION);
 	mp_pack_str(pk, "name"); mp_pack_str(pk, m->name);
 	mp_pack_str(pk, "chip"); mp_pack_str(pk, m->chip);
 	mp_pack_str(pk, "mode"); mp_pack_str(pk, mode_name(m->mode));
@@ -277,6 +282,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 		if (mp_key_is(kv, "name")) ok = mp_str(&kv->val, &m->name) == 0;
 		else if (mp_key_is(kv, "chip")) ok = mp_str(&kv->val, &m->chip) == 0;
 		else if (mp_key_is(kv, "mode")) ok = mp_str(&kv->val, &mode) == 0;
+		else if (mp_key_is(kv, "producer")) ok = mp_str(&kv->val, &m->producer) == 0;
 		else if (mp_key_is(kv, "coeff_addr")) ok = mp_int(&kv->val, &m->coeff_addr) == 0;
 		else if (mp_key_is(kv, "coeff_bytes")) ok = mp_int(&kv->val, &coeff_bytes) == 0;
 		else if (mp_key_is(kv, "neuron_addr")) ok = mp_int(&kv->val, &m->neuron_addr) == 0;
@@ -428,21 +434,28 @@ static int check_requant(const struct tmodel *m, const char *file)
 
 int tmodel_read(const char *path, struct tmodel **out)
 {
-	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
 	void *buf;
 	size_t len;
 	*out = NULL;
 	if (file_read_all(path, &buf, &len) < 0)
 		return -1;
+	return tmodel_read_buffer(path, buf, len, out);
+}
+
+int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **out)
+{
+	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
+	*out = NULL;
 	const unsigned char *p = buf;
 	if (len < TMODEL_HEADER_BYTES || memcmp(p, TMODEL_MAGIC, 8)) {
 		int magic = len >= 8 && !memcmp(p, TMODEL_MAGIC, 8);
+		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_TMODEL);
 		free(buf);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tmodel file", file);
 		if (magic)
 			return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
-		return err_set("'%s': not a tmodel file (bad magic)", file);
+		return err_set("'%s': not a tmodel file (bad magic)%s", file, hint);
 	}
 	if (get_u32(p + 8) != TMODEL_VERSION) {
 		uint32_t v = get_u32(p + 8);
@@ -494,8 +507,12 @@ int tmodel_read(const char *path, struct tmodel **out)
 	msgpack_unpacked res;
 	msgpack_unpacked_init(&res);
 	size_t off = 0;
-	int ret = msgpack_unpack_next(&res, (const char *)p + meta_off, meta_len, &off);
-	if (ret != MSGPACK_UNPACK_SUCCESS || off != meta_len)
+	int huge = limit_check_msgpack(p + meta_off, meta_len) < 0;
+	int ret = huge ? MSGPACK_UNPACK_PARSE_ERROR :
+		  msgpack_unpack_next(&res, (const char *)p + meta_off, meta_len, &off);
+	if (huge)
+		err_prefix("'%s': corrupt tmodel", file);
+	else if (ret != MSGPACK_UNPACK_SUCCESS || off != meta_len)
 		corrupt(file, "the description does not decode");
 	else if (read_meta(m, file, &res.data) == 0 && check_streams(m, file) == 0)
 		rc = 0;
@@ -523,6 +540,7 @@ void tmodel_free(struct tmodel *m)
 		return;
 	free(m->name);
 	free(m->chip);
+	free(m->producer);
 	free(m->dma);
 	free(m->cmp);
 	if (m->loc)

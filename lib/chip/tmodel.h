@@ -22,6 +22,9 @@ struct tmodel {
 	char *name;               /* model name */
 	char *chip;               /* chip the streams were generated for */
 	enum ir_mode mode;        /* as the graph's; the file holds its name */
+	char *producer;           /* "tpuc VERSION" that wrote it; NULL when the
+	                           * file predates the key (read only: the
+	                           * writer always writes its own) */
 	int64_t coeff_addr;       /* DDR byte address of the coefficient image */
 	int64_t coeff_bytes;      /* its size, bytes */
 	int64_t neuron_addr;      /* DDR byte address of the activation region */
@@ -66,6 +69,10 @@ int tmodel_read(const char *path, struct tmodel **m);
 struct view;
 int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
 			 const struct view *in, int n_in);
+/* tmodel_read of the LEN bytes at BUF (64-byte aligned, as xaligned()
+ * gives; owned by the model from then on, freed on failure too), named
+ * PATH in messages. */
+int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **m);
 void tmodel_free(struct tmodel *m);
 
 #endif

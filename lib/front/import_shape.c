@@ -79,10 +79,11 @@ int cv_reshape(struct imp *im, struct ir_op *op)
 			if (infer_at >= 0)
 				return node_err(im, "shape has more than one -1");
 			infer_at = i;
-		} else if (shape[i] < 0) {
-			return node_err(im, "shape[%d] is %lld", i, (long long)shape[i]);
-		} else {
-			rest *= shape[i];
+		} else if (shape[i] < 0 || shape[i] > IR_MAX_DIM) {
+			return node_err(im, "shape[%d] is %lld, out of range [0, %d]", i,
+					(long long)shape[i], IR_MAX_DIM);
+		} else if (__builtin_mul_overflow(rest, shape[i], &rest)) {
+			return node_err(im, "the shape's element count overflows");
 		}
 	}
 	int64_t numel = tensor_numel(x);

@@ -229,9 +229,22 @@ int resolve_input(struct imp *im, const char *name, int *t)
 	if (*t >= 0)
 		return 0;
 	int i = map_get(&im->inits, name);
+	if (i < 0 && im->node) {
+		int p = map_get(&im->producers, name);
+		if (p == im->node_index)
+			return node_err(im, "input '%s' is the node's own output: a node may not "
+					"read what it writes", name);
+		if (p > im->node_index) {
+			const char *pn = im->gp->node[p]->name;
+			return node_err(im, "input '%s' is written by a later node%s%s%s: the graph "
+					"has a cycle or is not in topological order", name,
+					pn && *pn ? " '" : "", pn && *pn ? pn : "", pn && *pn ? "'" : "");
+		}
+		return node_err(im, "input '%s' is not defined before use (no node, input or "
+				"initializer has that name)", name);
+	}
 	if (i < 0)
-		return im->node ? node_err(im, "input '%s' is not defined before use", name)
-				: err_set("'%s': output '%s' is not produced by any node", im->path, name);
+		return err_set("'%s': output '%s' is not produced by any node", im->path, name);
 	*t = add_initializer(im, i);
 	return *t < 0 ? -1 : 0;
 }
@@ -400,7 +413,8 @@ int attr_str(struct imp *im, const char *name, const char *def, char *buf, size_
 	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
 		return attr_type_err(im, name, "a string");
 	size_t n = a->s.len < size - 1 ? a->s.len : size - 1;
-	memcpy(buf, a->s.data, n);
+	if (n)
+		memcpy(buf, a->s.data, n);
 	buf[n] = 0;
 	return 0;
 }

@@ -33,6 +33,8 @@ struct imp {
 	struct name_map tensors;       /* ONNX name -> tensor index in g */
 	struct name_map inits;         /* initializer name -> index in gp->initializer */
 	struct name_map outputs;       /* graph output names */
+	struct name_map producers;     /* node output name -> index of the node writing it */
+	int node_index;                /* index in gp->node of the node being imported */
 	char *known;                   /* per tensor: 1 once its shape is known */
 	int cap_known;
 	const Onnx__NodeProto *node;   /* node being imported */

@@ -21,7 +21,9 @@
 #include "front/import_table.h"
 #include "front/import_util.h"
 #include "onnx.pb-c.h"
+#include "front/onnx_depth.h"
 #include "front/onnx_einsum.h"
+#include "ir/limit.h"
 #include "ir/op.h"
 #include "passes/passes.h"
 
@@ -89,7 +91,7 @@ static int infer_node_ops(struct imp *im, int first)
 		if (op->type == OP_COUNT)
 			continue;   /* folded by its converter (import_quant.c) */
 		const struct op_def *def = op_defs[op->type];
-		if (!def->infer || def->infer(g, op) < 0)
+		if (!def->infer || def->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
 		for (int j = 0; j < op->n_out; j++)
 			set_known(im, op->out[j]);
@@ -493,9 +495,30 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		if (map_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
 		    import_input(im, gp->input[i]) < 0)
 			return -1;
-	for (size_t i = 0; i < gp->n_node; i++)
+	/* Who writes each name, and node names used once: a qtable, a
+	 * calibration table and every message name ops by them. */
+	struct name_map names = { 0 };
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *n = gp->node[i];
+		for (size_t j = 0; j < n->n_output; j++)
+			if (n->output[j] && *n->output[j] && map_get(&im->producers, n->output[j]) < 0)
+				map_put(&im->producers, n->output[j], (int)i);
+		if (!n->name || !*n->name)
+			continue;
+		if (map_get(&names, n->name) >= 0) {
+			map_free(&names);
+			return err_set("'%s': node '%s' (%s): the node name is used twice: node "
+				       "names must be unique", im->path, n->name,
+				       n->op_type ? n->op_type : "");
+		}
+		map_put(&names, n->name, (int)i);
+	}
+	map_free(&names);
+	for (size_t i = 0; i < gp->n_node; i++) {
+		im->node_index = (int)i;
 		if (import_node(im, gp->node[i]) < 0)
 			return -1;
+	}
 	im->node = NULL;
 	if (!gp->n_output)
 		return err_set("'%s': the graph has no outputs", im->path);
@@ -532,6 +555,27 @@ static int model_opset(const char *path, const Onnx__ModelProto *m)
 		return (int)o->version;
 	}
 	return err_set("'%s': the model imports no ai.onnx opset", path);
+}
+
+/* No activation of the imported graph is empty: a zero-sized tensor that
+ * survives folding has no meaning on the chip (constants may be empty, and
+ * fold into attributes before this check). */
+static int check_no_empty(const struct ir_graph *g)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		for (int j = 0; j < op->n_out; j++) {
+			const struct ir_tensor *t = &g->tensors[op->out[j]];
+			char sh[160];
+			if (t->data || tensor_numel(t) != 0)
+				continue;
+			shape_str(sh, sizeof sh, t->rank, t->shape);
+			return err_set("op '%s' (%s): output '%s' has no elements (shape %s): "
+				       "zero-sized activations are not supported", op->name,
+				       op_name(op->type), t->name, sh);
+		}
+	}
+	return 0;
 }
 
 int onnx_import(const void *buf, size_t len, const char *path, struct ir_graph **out)
@@ -576,16 +620,19 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 		       const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
 {
 	*out = NULL;
+	if (onnx_check_depth(buf, len, path) < 0)
+		return -1;
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m || !m->graph) {
 		if (m)
 			onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': not a valid ONNX model (truncated or corrupt)", path);
 	}
-	if (m->ir_version < 1) {
+	if (m->ir_version < 1 || m->ir_version > ONNX_IR_VERSION_MAX) {
 		long long v = m->ir_version;
 		onnx__model_proto__free_unpacked(m, NULL);
-		return err_set("'%s': not a valid ONNX model (ir_version %lld)", path, v);
+		return err_set("'%s': ir_version %lld is not supported (1 to %d)", path, v,
+			       ONNX_IR_VERSION_MAX);
 	}
 	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
@@ -595,12 +642,13 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 	map_free(&im.tensors);
 	map_free(&im.inits);
 	map_free(&im.outputs);
+	map_free(&im.producers);
 	free(im.known);
 	free(im.node_name);
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc >= 0) {
 		graph_compact(im.g);   /* constants that became attributes */
-		if (graph_infer(im.g) < 0)
+		if (graph_infer(im.g) < 0 || check_no_empty(im.g) < 0)
 			rc = err_prefix("'%s'", path);
 	}
 	if (rc < 0) {

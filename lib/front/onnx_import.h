@@ -17,6 +17,9 @@
 /* Lowest and highest ai.onnx opset the importer understands. */
 #define ONNX_OPSET_MIN 7
 #define ONNX_OPSET_MAX 17
+/* Highest ONNX IR version (ModelProto.ir_version) read: 10, ONNX 1.16.
+ * Later versions may change the format in ways this reader cannot see. */
+#define ONNX_IR_VERSION_MAX 10
 
 /* Parse the ONNX model in buf[0..len) and build a Top graph at STAGE_ORIGIN
  * with every tensor's shape inferred.  path_for_messages names the model in

@@ -208,6 +208,7 @@ int out_open(struct out_file *o, const char *path)
 		memset(o, 0, sizeof *o);
 		return -1;
 	}
+	out_live_add(o->tmp, o->path);
 	fchmod(fd, 0644);
 	o->fp = fdopen(fd, "wb");
 	return 0;
@@ -237,11 +238,13 @@ int out_commit(struct out_file *o)
 	if (bad || rename(o->tmp, o->path) != 0) {
 		err_set("cannot write '%s':", o->path);
 		unlink(o->tmp);
+		out_live_remove(o->tmp);
 		free(o->tmp);
 		free(o->path);
 		o->tmp = o->path = NULL;
 		return -1;
 	}
+	out_live_remove(o->tmp);
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;
@@ -252,8 +255,10 @@ void out_abort(struct out_file *o)
 {
 	if (o->path && o->fp)
 		fclose(o->fp);
-	if (o->tmp)
+	if (o->tmp) {
 		unlink(o->tmp);
+		out_live_remove(o->tmp);
+	}
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof *o);

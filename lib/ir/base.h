@@ -83,6 +83,11 @@ void out_abort(struct out_file *o);
  * neither can be taken back (stdout, a device), a late failure may leave
  * the first written. */
 int out_commit_pair(struct out_file *a, struct out_file *b);
+/* The temporaries out_open has open, which a SIGINT, SIGTERM or SIGHUP
+ * removes before the process ends (lib/out_signal.c, which also ignores
+ * SIGXFSZ so that a file-size limit fails a write instead of killing). */
+void out_live_add(const char *tmp, const char *path);
+void out_live_remove(const char *tmp);
 /* Write a whole buffer atomically to PATH (or stdout). */
 int out_write_all(const char *path, const void *buf, size_t len);
 

@@ -10,6 +10,8 @@
 #include "ir/bytes.h"
 #include "ir/ir.h"
 #include "ir/ir_msgpack.h"
+#include "ir/limit.h"
+#include "ir/file_kind.h"
 
 #define IR_MAGIC "TPUC-IR\0"
 #define IR_HEADER_BYTES 64
@@ -536,10 +538,11 @@ int ir_read(const char *path, struct ir_graph **out)
 		return -1;
 	const unsigned char *p = buf;
 	if (len < IR_HEADER_BYTES || memcmp(p, IR_MAGIC, 8) != 0) {
+		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_IR);
 		free(buf);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tpuc IR file", shown);
-		return err_set("'%s': not a tpuc IR file (bad magic)", shown);
+		return err_set("'%s': not a tpuc IR file (bad magic)%s", shown, hint);
 	}
 	uint32_t version = get_u32(p + 8);
 	uint64_t glen = get_u64(p + 16), doff = get_u64(p + 24), dlen = get_u64(p + 32);
@@ -557,9 +560,13 @@ int ir_read(const char *path, struct ir_graph **out)
 	msgpack_unpacked res;
 	msgpack_unpacked_init(&res);
 	size_t off = 0;
-	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = -1;
+	if (limit_check_msgpack(p + IR_HEADER_BYTES, glen) < 0) {
+		err_prefix("'%s': corrupt IR", shown);
+		goto out;
+	}
+	int ret = msgpack_unpack_next(&res, (const char *)p + IR_HEADER_BYTES, glen, &off);
 	if (ret != MSGPACK_UNPACK_SUCCESS || off != glen) {
 		err_set("'%s': corrupt IR: the graph does not decode", shown);
 		goto out;

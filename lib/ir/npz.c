@@ -28,20 +28,87 @@ static const char *const npy_kind[DT_COUNT] = {
 };
 _Static_assert(DT_COUNT == 9, "add the new dtype to npy_kind");
 
-/* Map a descr such as "<f4" or "|u1" to a dtype; -1 if unsupported. */
-static int dtype_from_descr(const char *d)
+/* A descr such as "<f8", "|u1" or ">i4": how the stored elements are read
+ * (KIND 'f', 'i', 'u' or 'b', SIZE bytes, SWAP for big-endian) and the
+ * dtype they become.  numpy's other numeric types become the nearest one
+ * tpuc has: f8 rounds to f32 (as astype(np.float32)), u2 widens to i32, u4
+ * and u8 to i64 (u8 above 2^63-1 saturates).  -1 for a descr numpy would
+ * not call a plain number (complex, strings, dates, objects). */
+struct npy_type {
+	char kind;
+	int size, swap;
+	enum ir_dtype dt;
+};
+
+static int npy_type_of(const char *d, struct npy_type *t)
 {
+	static const struct { const char *k; enum ir_dtype dt; } map[] = {
+		{ "f2", DT_F16 }, { "f4", DT_F32 }, { "f8", DT_F32 },
+		{ "i1", DT_I8 }, { "i2", DT_I16 }, { "i4", DT_I32 }, { "i8", DT_I64 },
+		{ "u1", DT_U8 }, { "u2", DT_I32 }, { "u4", DT_I64 }, { "u8", DT_I64 },
+		{ "b1", DT_BOOL },
+	};
 	if (!d[0] || !strchr("<|=>", d[0]))
 		return -1;
-	for (int t = 0; t < DT_COUNT; t++) {
-		if (!npy_kind[t] || strcmp(d + 1, npy_kind[t]))
+	const char *k = d + 1;
+	if (!strcmp(k, "?"))
+		k = "b1";
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (strcmp(k, map[i].k))
 			continue;
-		/* Big-endian is only the same bytes for one-byte types. */
-		if (d[0] == '>' && dtype_size(t) != 1)
-			return -1;
-		return t;
+		t->kind = k[0];
+		t->size = k[1] - '0';
+		t->swap = d[0] == '>' && t->size > 1;
+		t->dt = map[i].dt;
+		return 0;
 	}
 	return -1;
+}
+
+/* Whether elements of T are stored exactly as T->dt holds them. */
+static int npy_type_direct(const struct npy_type *t)
+{
+	return !t->swap && (size_t)t->size == dtype_size(t->dt) &&
+	       !(t->kind == 'u' && t->size > 1);
+}
+
+static void swap_bytes(unsigned char *p, int size)
+{
+	for (int i = 0; i < size / 2; i++) {
+		unsigned char c = p[i];
+		p[i] = p[size - 1 - i];
+		p[size - 1 - i] = c;
+	}
+}
+
+/* Convert N elements of type T at SRC (swapped in place when big-endian)
+ * into DST, of T->dt. */
+static void npy_convert(void *dst, unsigned char *src, const struct npy_type *t, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		unsigned char *e = src + i * t->size;
+		if (t->swap)
+			swap_bytes(e, t->size);
+		if (t->kind == 'f' && t->size == 8) {
+			double v;
+			memcpy(&v, e, 8);
+			((float *)dst)[i] = (float)v;
+		} else if (t->kind == 'u' && t->size == 2) {
+			uint16_t v;
+			memcpy(&v, e, 2);
+			((int32_t *)dst)[i] = v;
+		} else if (t->kind == 'u' && t->size == 4) {
+			uint32_t v;
+			memcpy(&v, e, 4);
+			((int64_t *)dst)[i] = v;
+		} else if (t->kind == 'u' && t->size == 8) {
+			uint64_t v;
+			memcpy(&v, e, 8);
+			((int64_t *)dst)[i] = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+		} else {
+			memcpy((unsigned char *)dst + i * t->size, e, (size_t)t->size);
+		}
+	}
 }
 
 /* Element count of SHAPE, or -1 on a negative dimension or overflow. */
@@ -170,7 +237,7 @@ static int parse_header(const char *text, size_t len, struct npy_header *h)
 		if (!strcmp(key, "descr")) {
 			skip_ws(&c);
 			if (c.p < c.end && *c.p == '[')
-				return err_set("unsupported dtype (structured array)");
+				return err_set("unsupported dtype (structured array)"), 1;
 			if (parse_str(&c, h->descr, sizeof h->descr) < 0)
 				return err_set("malformed .npy header: bad 'descr'");
 			seen |= 1;
@@ -229,6 +296,25 @@ static int read_full(zip_file_t *f, void *buf, size_t n)
 	return 0;
 }
 
+/* Reorder A's elements from column-major (fortran_order) to row-major. */
+static void fortran_to_c(struct npz_array *a)
+{
+	size_t es = dtype_size(a->dtype);
+	int64_t n = npz_numel(a), idx[IR_MAX_RANK] = { 0 };
+	unsigned char *c = xaligned(a->nbytes ? a->nbytes : 1);
+	for (int64_t i = 0; i < n; i++) {
+		/* idx is element i's index in C order; its Fortran offset: */
+		int64_t off = 0;
+		for (int d = a->rank - 1; d >= 0; d--)
+			off = off * a->shape[d] + idx[d];
+		memcpy(c + (size_t)i * es, (unsigned char *)a->data + (size_t)off * es, es);
+		for (int d = a->rank - 1; d >= 0 && ++idx[d] == a->shape[d]; d--)
+			idx[d] = 0;
+	}
+	free(a->data);
+	a->data = c;
+}
+
 /* Read the member F of SIZE bytes (uncompressed) as array NAME into Z. */
 static int read_npy(zip_file_t *f, uint64_t size, const char *name, struct npz *z)
 {
@@ -262,19 +348,19 @@ static int read_npy(zip_file_t *f, uint64_t size, const char *name, struct npz *
 	if (rc == 0)
 		rc = parse_header(text, hlen, &h);
 	free(text);
-	if (rc < 0)
-		return -1;
+	if (rc)
+		return rc;    /* -1, or 1 for a structured array */
 
-	int dt = dtype_from_descr(h.descr);
-	if (dt < 0)
-		return err_set("unsupported dtype '%s'", h.descr);
-	if (h.fortran && h.rank >= 2)
-		return err_set("fortran_order arrays are not supported "
-			       "(save np.ascontiguousarray(x) instead)");
-	int64_t numel = shape_numel(h.rank, h.shape, dtype_size(dt));
+	/* Arrays tpuc cannot use are skipped, not refused: a file may hold
+	 * more than a tool reads.  A tool that wants one says why it is not
+	 * there (npz_missing). */
+	struct npy_type t;
+	if (npy_type_of(h.descr, &t) < 0)
+		return err_set("unsupported dtype '%s'", h.descr), 1;
+	int64_t numel = shape_numel(h.rank, h.shape, (size_t)t.size);
 	if (numel < 0)
 		return err_set("array too large");
-	uint64_t nbytes = (uint64_t)numel * dtype_size(dt);
+	uint64_t nbytes = (uint64_t)numel * (uint64_t)t.size;
 	if (size - off - hlen != nbytes)
 		return err_set("%llu bytes of data, header says %llu",
 			       (unsigned long long)(size - off - hlen),
@@ -282,11 +368,23 @@ static int read_npy(zip_file_t *f, uint64_t size, const char *name, struct npz *
 	if (npz_find(z, name))
 		return err_set("duplicate array name");
 
-	struct npz_array *a = npz_add(z, name, dt, h.rank, h.shape, NULL);
+	struct npz_array *a = npz_add(z, name, t.dt, h.rank, h.shape, NULL);
 	if (!a)
 		return -1;
-	if (read_full(f, a->data, a->nbytes) < 0)
-		goto fail;
+	if (npy_type_direct(&t)) {
+		if (read_full(f, a->data, a->nbytes) < 0)
+			goto fail;
+	} else {
+		unsigned char *raw = xmalloc(nbytes ? nbytes : 1);
+		if (read_full(f, raw, nbytes) < 0) {
+			free(raw);
+			goto fail;
+		}
+		npy_convert(a->data, raw, &t, numel);
+		free(raw);
+	}
+	if (h.fortran && h.rank >= 2)
+		fortran_to_c(a);
 	/* One more read reaches the end of the member, where libzip checks the
 	 * CRC. */
 	char extra;
@@ -305,6 +403,17 @@ fail:
 	free(a->data);
 	z->n--;
 	return -1;
+}
+
+/* Note member NAME as skipped, with the current message as the reason. */
+static void add_skipped(struct npz *z, const char *name)
+{
+	if (z->n_skipped == z->cap_skipped)
+		grow_array((void **)&z->skipped, &z->cap_skipped, z->n_skipped + 1,
+			   sizeof *z->skipped);
+	z->skipped[z->n_skipped].name = xstrdup(name);
+	z->skipped[z->n_skipped].why = xstrdup(err_msg());
+	z->n_skipped++;
 }
 
 /* Open PATH ("-" is stdin) as a libzip archive; *HOLD keeps a stdin buffer
@@ -382,6 +491,15 @@ int npz_read(const char *path, struct npz *z)
 		if (f)
 			zip_fclose(f);
 		free(name);
+		if (rc > 0) {
+			size_t nl = strlen(st.name);
+			char *base = xstrdup(st.name);
+			if (nl >= 4 && !strcmp(base + nl - 4, ".npy"))
+				base[nl - 4] = 0;
+			add_skipped(z, base);
+			free(base);
+			continue;
+		}
 		if (rc < 0) {
 			err_prefix("'%s': member '%s'", shown, st.name);
 			goto fail;
@@ -542,6 +660,11 @@ void npz_free(struct npz *z)
 		free(z->a[i].data);
 	}
 	free(z->a);
+	for (int i = 0; i < z->n_skipped; i++) {
+		free(z->skipped[i].name);
+		free(z->skipped[i].why);
+	}
+	free(z->skipped);
 	memset(z, 0, sizeof *z);
 }
 
@@ -584,6 +707,29 @@ struct npz_array *npz_add(struct npz *z, const char *name, enum ir_dtype dt,
 	else
 		memset(a->data, 0, a->nbytes);
 	return a;
+}
+
+int npz_missing(const struct npz *z, const char *file, const char *name, const char *what)
+{
+	for (int i = 0; i < z->n_skipped; i++)
+		if (!strcmp(z->skipped[i].name, name))
+			return err_set("'%s': array '%s' for %s '%s' cannot be used: %s", file, name,
+				       what, name, z->skipped[i].why);
+	size_t cap = 256, len = 0;
+	char *list = xmalloc(cap);
+	list[0] = 0;
+	for (int i = 0; i < z->n; i++) {
+		size_t need = len + strlen(z->a[i].name) + 5;
+		if (need > cap)
+			list = xrealloc(list, cap = need * 2);
+		len += (size_t)sprintf(list + len, "%s'%s'", i ? ", " : "", z->a[i].name);
+	}
+	if (z->n)
+		err_set("'%s': no array for %s '%s' (the file holds %s)", file, what, name, list);
+	else
+		err_set("'%s': no array for %s '%s' (the file holds no arrays)", file, what, name);
+	free(list);
+	return -1;
 }
 
 /* ---- conversion ------------------------------------------------------- */

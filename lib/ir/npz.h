@@ -27,19 +27,30 @@ struct npz_array {
 	size_t nbytes;                 /* payload size in bytes */
 };
 
+struct npz_skipped {
+	char *name;                    /* member name without ".npy" */
+	char *why;                     /* why it was not read */
+};
+
 struct npz {
 	int n, cap;                    /* arrays in use, arrays allocated */
 	struct npz_array *a;           /* in archive order */
+	int n_skipped, cap_skipped;    /* members npz_read left out */
+	struct npz_skipped *skipped;
 };
 
 /* Read every member of the archive PATH ("-" is stdin) into *Z, in archive
  * order.  Accepts what numpy writes: stored or deflated members, zip64,
- * .npy versions 1.0, 2.0 and 3.0, dtypes <f4 <f2 i1 u1 <i2 <i4 <i8 b1
- * (little-endian or byte-order free).  Refused with a message naming the file
- * and the member: other dtypes, Fortran-order arrays of rank 2 or more,
- * duplicate names, members that are not .npy arrays, sizes that disagree
- * with the header.  *Z is overwritten; on error it is left empty and -1 is
- * returned. */
+ * .npy versions 1.0, 2.0 and 3.0, and every numeric dtype numpy has, in
+ * either byte order: f2 f4 i1 i2 i4 i8 u1 b1 as they are, f8 rounded to
+ * f32 (as astype(np.float32)), u2 widened to i32, u4 and u8 to i64 (u8
+ * saturating at 2^63-1); Fortran-order arrays are reordered to C order.
+ * Members tpuc cannot use (complex, string, date, object and structured
+ * dtypes) are skipped, not refused: they land in Z->skipped with the reason, and a
+ * tool that looks for one says why (npz_missing).  Refused with a message
+ * naming the file and the member: duplicate names, members that are not
+ * .npy arrays, malformed headers, sizes that disagree with the header.  *Z
+ * is overwritten; on error it is left empty and -1 is returned. */
 int npz_read(const char *path, struct npz *z);
 
 /* Write Z to PATH (NULL or "-" is stdout) atomically: the file appears
@@ -65,6 +76,11 @@ struct npz_array *npz_find(const struct npz *z, const char *name);
  * or a dimension is negative. */
 struct npz_array *npz_add(struct npz *z, const char *name, enum ir_dtype dt,
 			  int rank, const int64_t *shape, const void *data);
+
+/* The message for an array NAME that Z (read from FILE) lacks, which a
+ * tool wanted as WHAT ("graph input"): the reason npz_read skipped it, or
+ * the names Z holds.  Returns -1. */
+int npz_missing(const struct npz *z, const char *file, const char *name, const char *what);
 
 /* Number of elements of A (1 for a scalar, 0 if any dimension is 0). */
 int64_t npz_numel(const struct npz_array *a);

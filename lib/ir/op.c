@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/limit.h"
 
 int64_t view_numel(const struct view *v)
 {
@@ -94,7 +95,7 @@ int graph_infer(struct ir_graph *g)
 		const struct op_def *d = op_defs[op->type];
 		if (!d->infer)
 			return op_error(op, "no shape inference");
-		if (d->infer(g, op) < 0)
+		if (d->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return -1;
 	}
 	return 0;
@@ -124,6 +125,8 @@ static int infer_once(struct ir_graph *g, struct ir_op *op, int as_f32, enum ir_
 			t->dtype = tpu_class(g, t->dtype);
 		}
 	int rc = op_defs[op->type]->infer(g, op);
+	if (rc == 0)
+		rc = limit_check_outputs(g, op);
 	for (int j = op->n_in - 1; j >= 0 && as_f32; j--)   /* last first: an input may repeat */
 		if (op->in[j] >= 0)
 			g->tensors[op->in[j]].dtype = in_dt[j];

@@ -53,6 +53,8 @@ static int pad_infer(struct ir_graph *g, struct ir_op *op)
 	for (int i = 0; i < x->rank; i++) {
 		if (pads[i] < 0 || pads[i + x->rank] < 0)
 			return op_error(op, "negative pads (cropping) are not supported");
+		if (pads[i] > IR_MAX_DIM || pads[i + x->rank] > IR_MAX_DIM)
+			return op_error(op, "pads of axis %d exceed %d", i, IR_MAX_DIM);
 		if (mode == PAD_EDGE && x->shape[i] == 0 && pads[i] + pads[i + x->rank] > 0)
 			return op_error(op, "axis %d is empty: edge padding has nothing to copy", i);
 		int64_t widest = pads[i] > pads[i + x->rank] ? pads[i] : pads[i + x->rank];

@@ -12,6 +12,7 @@
 int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n)
 {
 	int total = 0;
+	pass_index_drop();
 	for (int sweep = 0;; sweep++) {
 		if (sweep == REWRITE_MAX_SWEEPS)
 			return err_set("pass '%s' did not converge in %d sweeps", name, sweep);
@@ -19,6 +20,8 @@ int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, in
 		for (int i = g->n_ops - 1; i >= 0; i--)
 			for (int k = 0; k < n && g->ops[i].type != OP_COUNT; k++) {
 				int r = pats[k](g, i);
+				if (r)
+					pass_index_drop();
 				if (r < 0)
 					return -1;
 				changed += r;
@@ -33,17 +36,71 @@ int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, in
 
 /* ---- helpers ---- */
 
-int pass_producer(const struct ir_graph *g, int t)
+/* Who produces and how many read each tensor, for the graph being
+ * rewritten: built on the first question after a change, so that a pass
+ * over a graph it leaves alone asks each in O(1) instead of scanning every
+ * op (quadratic in the graph's length).  Dropped by rewrite_run after every
+ * rewrite, by the helpers below that change the graph, and whenever the
+ * graph, its arrays or its counts differ from those it was built for. */
+static struct {
+	const struct ir_graph *g;
+	const void *ops, *tensors, *outputs;
+	int n_ops, n_tensors, n_outputs, valid;
+	int *prod, *uses, cap;
+} ix;
+
+void pass_index_drop(void)
 {
+	ix.valid = 0;
+}
+
+static void ix_fresh(const struct ir_graph *g)
+{
+	if (ix.valid && ix.g == g && ix.ops == g->ops && ix.tensors == g->tensors &&
+	    ix.outputs == g->outputs && ix.n_ops == g->n_ops && ix.n_tensors == g->n_tensors &&
+	    ix.n_outputs == g->n_outputs)
+		return;
+	if (g->n_tensors + 1 > ix.cap) {
+		free(ix.prod);
+		free(ix.uses);
+		ix.cap = g->n_tensors + 1;
+		ix.prod = xmalloc(sizeof *ix.prod * (size_t)ix.cap);
+		ix.uses = xmalloc(sizeof *ix.uses * (size_t)ix.cap);
+	}
+	for (int t = 0; t < g->n_tensors; t++) {
+		ix.prod[t] = -1;
+		ix.uses[t] = 0;
+	}
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		if (op->type == OP_COUNT)
 			continue;
 		for (int j = 0; j < op->n_out; j++)
-			if (op->out[j] == t)
-				return i;
+			if (op->out[j] >= 0 && op->out[j] < g->n_tensors && ix.prod[op->out[j]] < 0)
+				ix.prod[op->out[j]] = i;
+		for (int j = 0; j < op->n_in; j++)
+			if (op->in[j] >= 0 && op->in[j] < g->n_tensors)
+				ix.uses[op->in[j]]++;
 	}
-	return -1;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] >= 0 && g->outputs[i] < g->n_tensors)
+			ix.uses[g->outputs[i]]++;
+	ix.g = g;
+	ix.ops = g->ops;
+	ix.tensors = g->tensors;
+	ix.outputs = g->outputs;
+	ix.n_ops = g->n_ops;
+	ix.n_tensors = g->n_tensors;
+	ix.n_outputs = g->n_outputs;
+	ix.valid = 1;
+}
+
+int pass_producer(const struct ir_graph *g, int t)
+{
+	if (t < 0 || t >= g->n_tensors)
+		return -1;
+	ix_fresh(g);
+	return ix.prod[t];
 }
 
 int pass_is_output(const struct ir_graph *g, int t)
@@ -64,19 +121,15 @@ int pass_is_input(const struct ir_graph *g, int t)
 
 int pass_uses(const struct ir_graph *g, int t)
 {
-	int n = pass_is_output(g, t);
-	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *op = &g->ops[i];
-		if (op->type == OP_COUNT)
-			continue;
-		for (int j = 0; j < op->n_in; j++)
-			n += op->in[j] == t;
-	}
-	return n;
+	if (t < 0 || t >= g->n_tensors)
+		return 0;
+	ix_fresh(g);
+	return ix.uses[t];
 }
 
 void pass_replace_uses(struct ir_graph *g, int from, int to)
 {
+	pass_index_drop();
 	for (int i = 0; i < g->n_ops; i++) {
 		struct ir_op *op = &g->ops[i];
 		if (op->type == OP_COUNT)
@@ -92,6 +145,7 @@ void pass_replace_uses(struct ir_graph *g, int from, int to)
 
 int pass_bypass(struct ir_graph *g, int op)
 {
+	pass_index_drop();
 	int x = g->ops[op].in[0], y = g->ops[op].out[0];
 	if (!pass_is_output(g, y)) {
 		g->ops[op].type = OP_COUNT;
@@ -131,6 +185,7 @@ float *pass_weight_mut(struct ir_graph *g, int op, int idx)
 		int c = pass_add_weight(g, base, g->tensors[t].rank, g->tensors[t].shape);
 		memcpy(g->tensors[c].data, g->tensors[t].data, g->tensors[t].nbytes);
 		g->ops[op].in[idx] = t = c;
+		pass_index_drop();
 	} else if (!g->tensors[t].owns_data) {
 		/* Borrowed from the file buffer: take a private copy. */
 		tensor_set_data(&g->tensors[t], g->tensors[t].data, g->tensors[t].nbytes);

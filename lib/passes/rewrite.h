@@ -18,10 +18,15 @@ typedef int (*pattern_fn)(struct ir_graph *g, int op);
  * end.  Returns the number of rewrites or -1; `name` is for messages. */
 int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n);
 
-/* ---- helpers for patterns (O(ops) scans; dead ops are ignored) ---- */
+/* ---- helpers for patterns (dead ops are ignored) ---- */
 
 /* The live op that produces tensor t, or -1 (graph input, weight). */
 int pass_producer(const struct ir_graph *g, int t);
+/* pass_producer and pass_uses answer from an index of the graph, built on
+ * the first question after a change; a pass that changes op inputs or
+ * outputs outside rewrite_run and the helpers here calls this before
+ * asking again. */
+void pass_index_drop(void);
 /* How many live op inputs read tensor t, plus one if it is a graph output. */
 int pass_uses(const struct ir_graph *g, int t);
 int pass_is_output(const struct ir_graph *g, int t);

@@ -16,12 +16,21 @@
 #include "run/interp.h"
 #include "run/plan.h"
 #include "ir/op.h"
+#include "ir/limit.h"
+#include "chip/requant.h"
 
 int interp_init(struct interp *it, const struct ir_graph *g, int nthreads)
 {
 	memset(it, 0, sizeof *it);
 	if (g->dialect != DIALECT_TOP && g->dialect != DIALECT_TPU)
 		return err_set("graph has no runnable dialect");
+	int64_t act = 0;
+	for (int i = 0; i < g->n_tensors; i++)
+		if (!g->tensors[i].data &&
+		    __builtin_add_overflow(act, (int64_t)tensor_bytes(&g->tensors[i]), &act))
+			act = INT64_MAX;
+	if (limit_check(act, "the graph's activations") < 0 || requant_check_graph(g) < 0)
+		return -1;
 	it->g = g;
 	it->nthreads = nthreads > 0 ? nthreads : 1;
 	dnnl_weights_cache(1);
@@ -80,7 +89,7 @@ static int set_one(struct interp *it, const struct npz *in, const char *file, in
 	const struct npz_array *a = npz_find(in, ten->name);
 	char want[IR_MAX_RANK * 21 + 3], got[IR_MAX_RANK * 21 + 3];
 	if (!a)
-		return err_set("'%s': no array for graph input '%s'", file, ten->name);
+		return npz_missing(in, file, ten->name, "graph input");
 	if (a->dtype == DT_BF16 || (int)a->dtype >= DT_COUNT)
 		return err_set("'%s': array '%s' has an unusable dtype", file, ten->name);
 	int64_t n = tensor_numel(ten), off = 0;

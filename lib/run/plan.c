@@ -27,9 +27,24 @@
 #include "run/plan_fuse.h"
 #include "run/plan_mem.h"
 #include "run/plan_ops.h"
+#include "run/plan_pdcache.h"
+
+static struct plan *plan_build_indexed(const struct ir_graph *g, void **val, int nthreads,
+				       int fuse, int materialise);
 
 struct plan *plan_build(const struct ir_graph *g, void **val, int nthreads, int fuse,
 			int materialise)
+{
+	fuse_readers_begin(g);
+	struct plan *p = plan_build_indexed(g, val, nthreads, fuse, materialise);
+	fuse_readers_end();
+	if (p)
+		pdcache_free(&p->pdcache);
+	return p;
+}
+
+static struct plan *plan_build_indexed(const struct ir_graph *g, void **val, int nthreads,
+				       int fuse, int materialise)
 {
 	struct plan *p = xcalloc(1, sizeof *p);
 	p->g = g;
@@ -52,6 +67,22 @@ struct plan *plan_build(const struct ir_graph *g, void **val, int nthreads, int 
 	}
 	for (int i = 0; i < g->n_outputs; i++)
 		p->last[g->outputs[i]] = INT_MAX;
+	/* The tensors each op is the last to read, by op (counting sort). */
+	p->dying_start = xcalloc((size_t)g->n_ops + 2, sizeof *p->dying_start);
+	p->dying = xmalloc(((size_t)g->n_tensors + 1) * sizeof *p->dying);
+	for (int t = 0; t < g->n_tensors; t++)
+		if (p->last[t] >= 0 && p->last[t] < g->n_ops)
+			p->dying_start[p->last[t] + 1]++;
+	for (int i = 0; i < g->n_ops; i++)
+		p->dying_start[i + 1] += p->dying_start[i];
+	{
+		int *fill = xmalloc(((size_t)g->n_ops + 1) * sizeof *fill);
+		memcpy(fill, p->dying_start, (size_t)g->n_ops * sizeof *fill);
+		for (int t = 0; t < g->n_tensors; t++)
+			if (p->last[t] >= 0 && p->last[t] < g->n_ops)
+				p->dying[fill[p->last[t]]++] = t;
+		free(fill);
+	}
 	const char *env = getenv("TPUC_PLAN");
 	int show = env && !strcmp(env, "show");
 	if (dnnl_get_engine(&p->eng, &p->strm) < 0)

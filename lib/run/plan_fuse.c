@@ -3,6 +3,7 @@
  * swish and hard-swish subgraphs, binary ops with a weight and one Add of
  * an earlier tensor, as oneDNN post-ops.
  */
+#include <stdlib.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -119,12 +120,73 @@ dnnl_primitive_attr_t po_attr(const struct postops *po)
 /* The ops that read tensor t after op `after` (at most max, distinct),
  * their count (max + 1 when there are more), or -1 when t is a graph
  * output. */
+/* The ops reading each tensor of the graph being planned, in op order
+ * (each op once), between fuse_readers_begin() and _end(): readers() asks
+ * for every op, and a scan of the ops after it made planning quadratic in
+ * the graph's length. */
+static const struct ir_graph *rx_g;
+static int *rx_start, *rx_ops;
+
+void fuse_readers_begin(const struct ir_graph *g)
+{
+	fuse_readers_end();
+	int *count = xcalloc((size_t)g->n_tensors + 1, sizeof *count);
+	int total = 0;
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_in; j++) {
+			int t = g->ops[i].in[j], seen = 0;
+			for (int k = 0; k < j; k++)
+				seen |= g->ops[i].in[k] == t;
+			if (t >= 0 && !seen) {
+				count[t]++;
+				total++;
+			}
+		}
+	rx_start = xmalloc(sizeof *rx_start * ((size_t)g->n_tensors + 2));
+	rx_ops = xmalloc(sizeof *rx_ops * ((size_t)total + 1));
+	rx_start[0] = 0;
+	for (int t = 0; t < g->n_tensors; t++) {
+		rx_start[t + 1] = rx_start[t] + count[t];
+		count[t] = rx_start[t];
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_in; j++) {
+			int t = g->ops[i].in[j], seen = 0;
+			for (int k = 0; k < j; k++)
+				seen |= g->ops[i].in[k] == t;
+			if (t >= 0 && !seen)
+				rx_ops[count[t]++] = i;
+		}
+	free(count);
+	rx_g = g;
+}
+
+void fuse_readers_end(void)
+{
+	free(rx_start);
+	free(rx_ops);
+	rx_start = rx_ops = NULL;
+	rx_g = NULL;
+}
+
+/* The ops after AFTER that read T, at most MAX of them in OPS; MAX + 1 when
+ * there are more, -1 when T is a graph output. */
 static int readers(const struct ir_graph *g, int t, int after, int *ops, int max)
 {
 	for (int i = 0; i < g->n_outputs; i++)
 		if (g->outputs[i] == t)
 			return -1;
 	int n = 0;
+	if (g == rx_g) {
+		for (int k = rx_start[t]; k < rx_start[t + 1]; k++) {
+			if (rx_ops[k] <= after)
+				continue;
+			if (n == max)
+				return max + 1;
+			ops[n++] = rx_ops[k];
+		}
+		return n;
+	}
 	for (int i = after + 1; i < g->n_ops; i++)
 		for (int j = 0; j < g->ops[i].n_in; j++)
 			if (g->ops[i].in[j] == t) {

@@ -11,6 +11,11 @@
 
 /* ---- post-ops and the ops fused as post-ops ---- */
 
+/* Index the readers of every tensor of G (unchanged until _end) for the
+ * fusion matchers: plan_build brackets its work with these. */
+void fuse_readers_begin(const struct ir_graph *g);
+void fuse_readers_end(void);
+
 struct postops {
 	int n;
 	struct {

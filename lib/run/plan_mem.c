@@ -29,6 +29,7 @@
 #include "ir/base.h"
 #include "run/dnnl_util.h"
 #include "run/plan_mem.h"
+#include "run/plan_pdcache.h"
 #include "ir/op.h"
 
 /* ---- steps and kept memories ---- */
@@ -290,6 +291,9 @@ void plan_free(struct plan *p)
 		free(p->pool[i].buf);
 	free(p->pool);
 	free(p->last);
+	pdcache_free(&p->pdcache);
+	free(p->dying_start);
+	free(p->dying);
 	free(p->mem);
 	free(p->s);
 	free(p->t);
@@ -300,7 +304,6 @@ void plan_free(struct plan *p)
 /* After the steps of op i: the buffers of tensors no later op reads. */
 void plan_release(struct plan *p, int i)
 {
-	for (int t = 0; t < p->g->n_tensors; t++)
-		if (p->last[t] == i)
-			ver_release(p, t);
+	for (int k = p->dying_start[i]; k < p->dying_start[i + 1]; k++)
+		ver_release(p, p->dying[k]);
 }

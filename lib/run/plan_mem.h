@@ -65,6 +65,9 @@ struct plan {
 	dnnl_memory_t *mem;        /* weights in primitive layouts, biases */
 	int *last;                 /* per tensor: the last op that reads it (INT_MAX:
 				      a graph output), for reusing its buffer */
+	struct pdcache *pdcache;   /* descriptors made so far (plan_pdcache.h) */
+	int *dying_start, *dying;  /* per op i: the tensors whose last op it is,
+				      dying[dying_start[i] .. dying_start[i + 1]) */
 	int npool, cappool;
 	struct pbuf { void *buf; size_t size; } *pool;   /* buffers of dead tensors */
 	size_t fresh, reused;      /* bytes of activation buffers allocated, reused */

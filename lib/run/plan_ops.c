@@ -13,6 +13,7 @@
 #include "run/plan_fuse.h"
 #include "run/plan_mem.h"
 #include "run/plan_ops.h"
+#include "run/plan_pdcache.h"
 #include "ir/op.h"
 
 /* ---- helpers ---- */
@@ -123,23 +124,62 @@ static dnnl_primitive_desc_t prim_desc(struct plan *p, const_dnnl_op_desc_t desc
 	return pd;
 }
 
+/* The key of the descriptor for op descriptor DESC (DESC_SIZE bytes) with
+ * post-ops PO (plan_pdcache.h): DESC's bytes, then each post-op's kind,
+ * function and arguments (a binary post-op's layout, not which weight it
+ * reads).  The caller frees it; its length in *LEN. */
+static unsigned char *pd_key(const void *desc, size_t desc_size, const struct postops *po,
+			     size_t *len)
+{
+	unsigned char *k = xmalloc(desc_size + sizeof po->n + (size_t)po->n * sizeof po->e[0]);
+	unsigned char *w = k;
+#define PUT(x) (memcpy(w, &(x), sizeof(x)), w += sizeof(x))
+	memcpy(w, desc, desc_size);
+	w += desc_size;
+	PUT(po->n);
+	for (int i = 0; i < po->n; i++) {
+		PUT(po->e[i].sum);
+		PUT(po->e[i].alg);
+		PUT(po->e[i].a);
+		PUT(po->e[i].b);
+		if (po->e[i].sum == 2)
+			PUT(po->e[i].md);
+	}
+#undef PUT
+	*len = (size_t)(w - k);
+	return k;
+}
+
 /* prim_desc() for DESC, an op OPI of one output, with the ops after it
  * that fold in as post-ops after INIT (NULL: OPI's own activation): the
  * longest chain oneDNN takes, down to none (none only, unless p->fuse).
  * *C is the chain of the descriptor returned. */
 static dnnl_primitive_desc_t fused_desc(struct plan *p, int opi, const_dnnl_op_desc_t desc,
-					const struct postops *init, struct chain *c)
+					size_t desc_size, const struct postops *init,
+					struct chain *c)
 {
 	dnnl_primitive_desc_t pd = NULL;
 	for (int fuse = p->fuse; fuse >= 0 && !pd; fuse--) {
 		chain_build(p, opi, fuse, 0, init, c);
 		if (fuse && c->nskip == 0)
 			continue;
-		dnnl_primitive_attr_t attr = po_attr(&c->po);
-		if (!attr)
+		/* DESC_SIZE 0: not cached */
+		size_t klen = 0;
+		unsigned char *key = desc_size ? pd_key(desc, desc_size, &c->po, &klen) : NULL;
+		if (key && pdcache_get(p->pdcache, key, klen, &pd)) {
+			free(key);
 			continue;
+		}
+		dnnl_primitive_attr_t attr = po_attr(&c->po);
+		if (!attr) {
+			free(key);
+			continue;
+		}
 		pd = prim_desc(p, desc, attr);
 		dnnl_primitive_attr_destroy(attr);
+		if (key)
+			pdcache_put(&p->pdcache, key, klen, pd);
+		free(key);
 	}
 	return pd;
 }
@@ -481,8 +521,9 @@ static int plan_binary(struct plan *p, int opi)
 	dnnl_binary_desc_t bd;
 	struct chain c;
 	dnnl_primitive_desc_t pd;
+	memset(&bd, 0, sizeof bd);
 	if (dnnl_binary_desc_init(&bd, alg, &av->md, &bmd, &av->md) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &bd, NULL, &c)))
+	    !(pd = fused_desc(p, opi, &bd, sizeof bd, NULL, &c)))
 		return 0;
 	struct pver *yv;
 	dnnl_memory_t bmem;
@@ -530,9 +571,10 @@ static int plan_eltwise(struct plan *p, int opi)
 	dnnl_eltwise_desc_t ed;
 	struct chain c;
 	dnnl_primitive_desc_t pd;
+	memset(&ed, 0, sizeof ed);
 	if (dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, own.e[0].alg, &xv->md,
 					   own.e[0].a, own.e[0].b) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &ed, &rest, &c)))
+	    !(pd = fused_desc(p, opi, &ed, sizeof ed, &rest, &c)))
 		return 0;
 	struct pver *yv;
 	if (ver_add(p, c.out, &xv->md, &yv) < 0) {
@@ -688,7 +730,7 @@ static int plan_matmul(struct plan *p, int opi)
 	struct chain c;
 	dnnl_primitive_desc_t pd;
 	if (dnnl_matmul_desc_init(&md, &a_md, cb ? &any_b : &b_md, NULL, &y_md) != dnnl_success ||
-	    !(pd = fused_desc(p, opi, &md, NULL, &c)))
+	    !(pd = fused_desc(p, opi, &md, 0, NULL, &c)))
 		return 0;
 	dnnl_memory_t am, bm, ym;
 	if (plain_view(p, opi, op->in[0], r, ad, &am) < 0 ||

@@ -11,10 +11,12 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/cost.h"
 #include "sim/sim.h"
+#include "ir/limit.h"
 
 struct machine {
 	const struct tmodel *m;
@@ -282,7 +284,7 @@ static int set_inputs(struct machine *mc, const struct npz *in, const char *file
 		const struct ir_tensor *t = &g->tensors[g->inputs[i]];
 		const struct npz_array *a = npz_find(in, t->name);
 		if (!a)
-			return err_set("'%s': no array for graph input '%s'", file, t->name);
+			return npz_missing(in, file, t->name, "graph input");
 		if (a->rank != t->rank || memcmp(a->shape, t->shape, sizeof(int64_t) * (size_t)t->rank)) {
 			char have[128], want[128];
 			shape_str(have, sizeof have, a->rank, a->shape);
@@ -301,6 +303,9 @@ static int set_inputs(struct machine *mc, const struct npz *in, const char *file
 			else
 				quant_f32_to_i8(f, (int8_t *)dst, tensor_numel(t), t->scale);
 			free(f);
+		} else if (a->dtype != DT_BF16 && (t->scale == 0 || !is_float)) {
+			/* by value, as ir-run stores it (Cast's rules) */
+			dtype_convert(dst, t->dtype, a->data, a->dtype, tensor_numel(t));
 		} else {
 			return err_set("'%s': array '%s' is %s, the graph input is %s", file, t->name,
 				       dtype_name(a->dtype), dtype_name(t->dtype));
@@ -433,6 +438,8 @@ static int ddr_size(const struct tmodel *m, const struct chip *c, const char *fi
 		if (t->addr >= 0 && t->addr + bytes > need)
 			need = t->addr + bytes;
 	}
+	if (limit_check(need + c->lanes * c->lmem_bytes, "the simulated DDR and local memory") < 0)
+		return err_prefix("'%s'", file);
 	*len = need;
 	return 0;
 }

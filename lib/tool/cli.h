@@ -10,6 +10,24 @@
 #include "chip/chip.h"
 #include "ir/ir.h"
 
+/* The options every tool answers the same way, looked for in ARGV before
+ * "--" and before any option parsing: -h or --help prints USAGE and a
+ * pointer to the manual on stdout, --version prints "PROG (tpuc) VERSION",
+ * one line; both return 0, the exit status.  -1 when neither is there. */
+int cli_help_version(const char *prog, const char *usage, int argc, char *const argv[]);
+/* The same, MORE (if not NULL) printing more help after USAGE. */
+int cli_help_version_more(const char *prog, const char *usage, void (*more)(void), int argc,
+			  char *const argv[]);
+
+/* The shared wording of usage errors that several tools make, each printed
+ * as "PROG: MESSAGE" and USAGE on stderr; the return is 2. */
+int cli_operands(const char *prog, const char *usage, int want, int got);
+
+/* Refuse to write binary output (an .npz, IR, a .tmodel) to a terminal:
+ * OUT NULL or "-" with stdout a tty gives "PROG: will not write WHAT to a
+ * terminal (use -o FILE)" and USAGE on stderr, 2.  0 otherwise. */
+int cli_check_stdout(const char *prog, const char *usage, const char *out, const char *what);
+
 /* PATH as messages show it: "<stdin>" for NULL or "-". */
 const char *cli_shown(const char *path);
 
@@ -36,6 +54,10 @@ int cli_missing_value(const char *prog, const char *usage, char *const argv[]);
  * usage errors. */
 int cli_usage_error(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Option --max-memory SIZE (lib/limit.h): set the ceiling from ARG, or
+ * print "PROG: --max-memory 'ARG': ..." and USAGE on stderr and return 2. */
+int cli_max_memory(const char *prog, const char *usage, const char *arg);
 
 /* The operand of a tool that reads one optional [IN] after its options:
  * argv[optind], or "-" (stdin) when there is none.  NULL after printing

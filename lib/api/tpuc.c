@@ -1,0 +1,348 @@
+/* tpuc.c - the embeddable runtime (lib/api/tpuc.h): a .tmodel, its I/O
+ * and runs on the simulator, through the same library calls as tpu-sim,
+ * so that a program gets tpu-sim's results bit for bit.
+ */
+#include "api/tpuc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "chip/chip.h"
+#include "ir/ir.h"
+#include "ir/npz.h"
+#include "sim/sim.h"
+#include "chip/tmodel.h"
+#include "ir/version.h"
+
+_Static_assert(TPUC_BOOL == (int)DT_BOOL && DT_COUNT == 9, "tpuc_dtype follows enum ir_dtype");
+_Static_assert(TPUC_MAX_RANK == IR_MAX_RANK, "TPUC_MAX_RANK is IR_MAX_RANK");
+
+static _Thread_local char last_error[1024];
+
+/* Keep the library's message (err_msg) as this thread's error. */
+static void keep_error(void)
+{
+	snprintf(last_error, sizeof last_error, "%s", err_msg());
+}
+
+/* Set this thread's error; returns -1. */
+__attribute__((format(printf, 1, 2)))
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+struct tpuc_model {
+	char *path;                 /* as messages show it */
+	struct tmodel *m;
+	const struct chip *chip;
+	int n_in, n_out;
+	tpuc_tensor *in, *out;
+	struct npz inputs;          /* arrays set, by input name */
+	struct npz outputs;         /* of the last run */
+	char *have;                 /* per input: set */
+	int ran;
+	int64_t cycles;
+	double seconds;
+};
+
+const char *tpuc_version(void) { return TPUC_VERSION; }
+const char *tpuc_last_error(void) { return last_error; }
+
+const char *tpuc_dtype_name(tpuc_dtype t)
+{
+	return (unsigned)t < DT_COUNT ? dtype_name((enum ir_dtype)t) : NULL;
+}
+
+size_t tpuc_dtype_size(tpuc_dtype t)
+{
+	return (unsigned)t < DT_COUNT ? dtype_size((enum ir_dtype)t) : 0;
+}
+
+static void describe(tpuc_tensor *d, const struct ir_tensor *t)
+{
+	d->name = t->name;
+	d->dtype = (tpuc_dtype)t->dtype;
+	d->rank = t->rank;
+	memcpy(d->shape, t->shape, sizeof d->shape[0] * (size_t)t->rank);
+	d->count = (size_t)tensor_numel(t);
+	d->scale = t->scale;
+	d->zero_point = t->zero_point;
+}
+
+/* The model around M, read from PATH; NULL (and M freed) on failure. */
+static tpuc_model *wrap(struct tmodel *m, const char *path)
+{
+	const struct chip *chip = chip_find(m->chip);
+	if (!chip) {
+		fail("'%s': unknown chip '%s'", path, m->chip);
+		tmodel_free(m);
+		return NULL;
+	}
+	tpuc_model *mm = xcalloc(1, sizeof *mm);
+	mm->path = xstrdup(path);
+	mm->m = m;
+	mm->chip = chip;
+	const struct ir_graph *g = m->g;
+	mm->n_in = g->n_inputs;
+	mm->n_out = g->n_outputs;
+	mm->in = xcalloc((size_t)mm->n_in + 1, sizeof *mm->in);
+	mm->out = xcalloc((size_t)mm->n_out + 1, sizeof *mm->out);
+	mm->have = xcalloc((size_t)mm->n_in + 1, 1);
+	for (int i = 0; i < mm->n_in; i++)
+		describe(&mm->in[i], &g->tensors[g->inputs[i]]);
+	for (int i = 0; i < mm->n_out; i++)
+		describe(&mm->out[i], &g->tensors[g->outputs[i]]);
+	mm->cycles = -1;
+	mm->seconds = -1;
+	return mm;
+}
+
+tpuc_model *tpuc_open(const char *path)
+{
+	struct tmodel *m;
+	if (!path)
+		return fail("tpuc_open: no path"), NULL;
+	if (tmodel_read(path, &m) < 0)
+		return keep_error(), NULL;
+	return wrap(m, !strcmp(path, "-") ? "<stdin>" : path);
+}
+
+tpuc_model *tpuc_open_memory(const void *data, size_t size)
+{
+	struct tmodel *m;
+	if (!data && size)
+		return fail("tpuc_open_memory: no data"), NULL;
+	void *buf = xaligned(size ? size : 1);
+	if (size)
+		memcpy(buf, data, size);
+	if (tmodel_read_buffer("<memory>", buf, size, &m) < 0)
+		return keep_error(), NULL;
+	return wrap(m, "<memory>");
+}
+
+void tpuc_close(tpuc_model *m)
+{
+	if (!m)
+		return;
+	npz_free(&m->inputs);
+	npz_free(&m->outputs);
+	tmodel_free(m->m);
+	free(m->in);
+	free(m->out);
+	free(m->have);
+	free(m->path);
+	free(m);
+}
+
+const char *tpuc_model_name(const tpuc_model *m) { return m->m->name ? m->m->name : ""; }
+const char *tpuc_model_chip(const tpuc_model *m) { return m->m->chip; }
+const char *tpuc_model_mode(const tpuc_model *m) { return mode_name(m->m->mode); }
+int tpuc_num_inputs(const tpuc_model *m) { return m->n_in; }
+int tpuc_num_outputs(const tpuc_model *m) { return m->n_out; }
+
+const tpuc_tensor *tpuc_input(const tpuc_model *m, int i)
+{
+	if (i < 0 || i >= m->n_in)
+		return fail("'%s': no input %d (the model has %d)", m->path, i, m->n_in), NULL;
+	return &m->in[i];
+}
+
+const tpuc_tensor *tpuc_output(const tpuc_model *m, int i)
+{
+	if (i < 0 || i >= m->n_out)
+		return fail("'%s': no output %d (the model has %d)", m->path, i, m->n_out), NULL;
+	return &m->out[i];
+}
+
+static int find(const tpuc_tensor *t, int n, const char *name)
+{
+	for (int i = 0; i < n && name; i++)
+		if (!strcmp(t[i].name, name))
+			return i;
+	return -1;
+}
+
+int tpuc_input_index(const tpuc_model *m, const char *name)
+{
+	int i = find(m->in, m->n_in, name);
+	return i < 0 ? fail("'%s': no input called '%s'", m->path, name ? name : "") : i;
+}
+
+int tpuc_output_index(const tpuc_model *m, const char *name)
+{
+	int i = find(m->out, m->n_out, name);
+	return i < 0 ? fail("'%s': no output called '%s'", m->path, name ? name : "") : i;
+}
+
+/* Rebuild the input archive with array I replaced: npz has no removal. */
+static void replace_input(tpuc_model *m, int i, enum ir_dtype dt, const void *data)
+{
+	struct npz z = { 0 };
+	for (int k = 0; k < m->inputs.n; k++) {
+		const struct npz_array *a = &m->inputs.a[k];
+		if (strcmp(a->name, m->in[i].name))
+			npz_add(&z, a->name, a->dtype, a->rank, a->shape, a->data);
+	}
+	npz_add(&z, m->in[i].name, dt, m->in[i].rank, m->in[i].shape, data);
+	npz_free(&m->inputs);
+	m->inputs = z;
+}
+
+int tpuc_set_input(tpuc_model *m, int i, tpuc_dtype dtype, const void *data, size_t count)
+{
+	if (i < 0 || i >= m->n_in)
+		return fail("'%s': no input %d (the model has %d)", m->path, i, m->n_in);
+	const tpuc_tensor *t = &m->in[i];
+	if ((unsigned)dtype >= DT_COUNT)
+		return fail("'%s': input '%s': bad dtype %d", m->path, t->name, (int)dtype);
+	if (count != t->count)
+		return fail("'%s': input '%s': %zu elements given, it holds %zu", m->path, t->name,
+			    count, t->count);
+	if (!data && count)
+		return fail("'%s': input '%s': no data", m->path, t->name);
+	replace_input(m, i, (enum ir_dtype)dtype, data);
+	m->have[i] = 1;
+	return 0;
+}
+
+int tpuc_run(tpuc_model *m)
+{
+	for (int i = 0; i < m->n_in; i++)
+		if (!m->have[i])
+			return fail("'%s': input '%s' not set (tpuc_set_input)", m->path, m->in[i].name);
+	struct sim_stats st = { 0 };
+	npz_free(&m->outputs);
+	m->ran = 0;
+	if (sim_run(m->m, m->chip, m->path, &m->inputs, "<inputs>", &m->outputs, &st, 0) < 0) {
+		keep_error();
+		sim_stats_free(&st);
+		npz_free(&m->outputs);
+		return -1;
+	}
+	m->cycles = st.cycles;
+	m->seconds = st.seconds;
+	m->ran = 1;
+	sim_stats_free(&st);
+	return 0;
+}
+
+const float *tpuc_output_data(const tpuc_model *m, int i)
+{
+	if (i < 0 || i >= m->n_out)
+		return fail("'%s': no output %d (the model has %d)", m->path, i, m->n_out), NULL;
+	if (!m->ran)
+		return fail("'%s': no run yet (tpuc_run)", m->path), NULL;
+	const struct npz_array *a = npz_find(&m->outputs, m->out[i].name);
+	if (!a || a->dtype != DT_F32)
+		return fail("'%s': output '%s' missing from the run", m->path, m->out[i].name), NULL;
+	return a->data;
+}
+
+int tpuc_get_output(const tpuc_model *m, int i, float *dst, size_t count)
+{
+	const float *v = tpuc_output_data(m, i);
+	if (!v)
+		return -1;
+	if (count != m->out[i].count)
+		return fail("'%s': output '%s': room for %zu elements, it holds %zu", m->path,
+			    m->out[i].name, count, m->out[i].count);
+	memcpy(dst, v, count * sizeof *dst);
+	return 0;
+}
+
+int64_t tpuc_cycles(const tpuc_model *m) { return m->ran ? m->cycles : -1; }
+double tpuc_seconds(const tpuc_model *m) { return m->ran ? m->seconds : -1; }
+
+/* ---- .npz ---- */
+
+struct tpuc_npz {
+	struct npz z;
+	char *path;       /* as messages show it; "<new>" for tpuc_npz_new */
+};
+
+tpuc_npz *tpuc_npz_load(const char *path)
+{
+	tpuc_npz *z = xcalloc(1, sizeof *z);
+	if (!path) {
+		free(z);
+		return fail("tpuc_npz_load: no path"), NULL;
+	}
+	if (npz_read(path, &z->z) < 0) {
+		keep_error();
+		free(z);
+		return NULL;
+	}
+	z->path = xstrdup(strcmp(path, "-") ? path : "<stdin>");
+	return z;
+}
+
+tpuc_npz *tpuc_npz_new(void)
+{
+	tpuc_npz *z = xcalloc(1, sizeof *z);
+	z->path = xstrdup("<new>");
+	return z;
+}
+
+void tpuc_npz_free(tpuc_npz *z)
+{
+	if (z) {
+		npz_free(&z->z);
+		free(z->path);
+		free(z);
+	}
+}
+
+int tpuc_npz_count(const tpuc_npz *z) { return z->z.n; }
+
+int tpuc_npz_get(const tpuc_npz *z, int i, const char **name, tpuc_dtype *dtype, int *rank,
+		 const int64_t **shape, const void **data, size_t *count)
+{
+	if (i < 0 || i >= z->z.n)
+		return fail("'%s': no array %d (the archive holds %d)", z->path, i, z->z.n);
+	const struct npz_array *a = &z->z.a[i];
+	if (name) *name = a->name;
+	if (dtype) *dtype = (tpuc_dtype)a->dtype;
+	if (rank) *rank = a->rank;
+	if (shape) *shape = a->shape;
+	if (data) *data = a->data;
+	if (count) *count = (size_t)npz_numel(a);
+	return 0;
+}
+
+int tpuc_npz_index(const tpuc_npz *z, const char *name)
+{
+	for (int i = 0; i < z->z.n && name; i++)
+		if (!strcmp(z->z.a[i].name, name))
+			return i;
+	npz_missing(&z->z, z->path, name ? name : "", "name");
+	return keep_error(), -1;
+}
+
+int tpuc_npz_add(tpuc_npz *z, const char *name, tpuc_dtype dtype, int rank,
+		 const int64_t *shape, const void *data)
+{
+	if (!name)
+		return fail("'%s': tpuc_npz_add: no name", z->path);
+	if ((unsigned)dtype >= DT_COUNT)
+		return fail("'%s': array '%s': bad dtype %d", z->path, name, (int)dtype);
+	if (!npz_add(&z->z, name, (enum ir_dtype)dtype, rank, shape, data)) {
+		err_prefix("'%s'", z->path);
+		return keep_error(), -1;
+	}
+	return 0;
+}
+
+int tpuc_npz_save(const tpuc_npz *z, const char *path)
+{
+	if (npz_write(path, &z->z, 0) < 0)
+		return keep_error(), -1;
+	return 0;
+}

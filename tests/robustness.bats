@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# robustness: the same inputs give byte-identical files at every stage
+# across runs and thread counts; an interrupted tool (SIGINT, SIGTERM, a
+# file-size limit, a full disk) leaves neither output nor temporary and
+# says what happened in one line; every tool is linear in the graph's
+# length (a chain of Relu ops, 100,000 in the full suite).
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+EX="$BATS_TEST_DIRNAME/../examples/tiny_cnn"
+
+# pipeline DIR THREADS: tiny_cnn through every stage into DIR, calibrate
+# and ir-run with THREADS threads (OMP_NUM_THREADS too).
+pipeline() {
+	local d=$1 j=$2
+	mkdir -p "$d"
+	export OMP_NUM_THREADS=$j
+	onnx2top "$EX/model.onnx" -o "$d/origin.top"
+	top-opt "$d/origin.top" -o "$d/canonical.top"
+	calibrate "$d/canonical.top" -d "$EX/calib.npz" -j "$j" -o "$d/cali.table"
+	calibrate "$d/canonical.top" -d "$EX/calib.npz" -j "$j" --shard 1/1 -o "$d/stats.part"
+	top2tpu "$d/canonical.top" --chip tpu-a --mode int8 --calib "$d/cali.table" -o "$d/lowered.tpu"
+	weight-reorder "$d/lowered.tpu" -o "$d/reordered.tpu"
+	layergroup "$d/reordered.tpu" -o "$d/grouped.tpu"
+	addr-assign "$d/grouped.tpu" -o "$d/addressed.tpu" 2>/dev/null
+	codegen "$d/addressed.tpu" -o "$d/model.tmodel"
+	tpu-sim "$d/model.tmodel" -i "$EX/input.npz" -o "$d/sim.npz" -q
+	ir-run "$d/addressed.tpu" -i "$EX/input.npz" --threads "$j" -o "$d/tpu.npz"
+	ir-run "$d/canonical.top" -i "$EX/input.npz" --threads "$j" -o "$d/top.npz"
+	unset OMP_NUM_THREADS
+}
+
+@test "every stage's file is byte-identical across runs and thread counts" {
+	local T=$BATS_TEST_TMPDIR
+	pipeline "$T/a" 1
+	pipeline "$T/b" 1
+	pipeline "$T/c" 2
+	local n=0 f
+	for f in "$T"/a/*; do
+		f=${f##*/}
+		cmp "$T/a/$f" "$T/b/$f" || fail "$f differs between two runs"
+		cmp "$T/a/$f" "$T/c/$f" || fail "$f differs between 1 and 2 threads"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 12 ]
+}
+
+# no_leftovers DIR: DIR holds no file (output or temporary).
+no_leftovers() {
+	run ls -A "$1"
+	assert_output ''
+}
+
+@test "a file-size limit (ulimit -f) fails the write in one line and leaves nothing" {
+	local T=$BATS_TEST_TMPDIR
+	pipeline "$T/p" 1
+	mkdir "$T/out"
+	# 4 KiB: smaller than each of these outputs
+	local cmd
+	for cmd in "onnx2top $EX/model.onnx" "top-opt $T/p/origin.top" \
+		"weight-reorder $T/p/lowered.tpu" "codegen $T/p/addressed.tpu" \
+		"tpu-sim $T/p/model.tmodel -i $EX/input.npz --dump-all" \
+		"ir-run $T/p/canonical.top -i $EX/input.npz --dump-all"; do
+		run --separate-stderr bash -c "ulimit -f 4 && exec $cmd -o $T/out/f"
+		[ "$status" -eq 1 ] || fail "$cmd: status $status ($stderr)"
+		[ "${#stderr_lines[@]}" -eq 1 ] || fail "$cmd: not one line: $stderr"
+		[[ $stderr == *"cannot write '$T/out/f': File too large" ]] || fail "$cmd: $stderr"
+		no_leftovers "$T/out"
+	done
+}
+
+@test "a full disk (a small tmpfs) fails the write in one line and leaves nothing" {
+	local T=$BATS_TEST_TMPDIR
+	mkdir "$T/small"
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mount -t tmpfs -o size=4k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs here"
+	pipeline "$T/p" 1
+	local cmd rc=0
+	for cmd in "onnx2top $EX/model.onnx" "codegen $T/p/addressed.tpu" \
+		"ir-run $T/p/canonical.top -i $EX/input.npz --dump-all"; do
+		run --separate-stderr bash -c "exec $cmd -o $T/small/f"
+		[ "$status" -eq 1 ] || { rc=1; echo "$cmd: status $status"; }
+		[[ $stderr == *"cannot write '$T/small/f': No space left on device" ]] ||
+			{ rc=1; echo "$cmd: $stderr"; }
+		[ -z "$(ls -A "$T/small")" ] || { rc=1; echo "$cmd: left $(ls -A "$T/small")"; }
+	done
+	umount "$T/small"
+	[ "$rc" -eq 0 ]
+}
+
+# stopped SIG TOOL: TOOL, blocked reading a FIFO, gets SIG: it ends by that
+# signal, prints "TOOL: stopped by SIG" and writes no output.
+stopped() {
+	local T=$BATS_TEST_TMPDIR sig=$1 tool=$2
+	rm -f "$T/fifo" "$T/err"
+	mkdir -p "$T/o"
+	mkfifo "$T/fifo"
+	# a background job starts with SIGINT ignored: give it back its default
+	env --default-signal=INT "$tool" "$T/fifo" -o "$T/o/out" 2>"$T/err" &
+	local pid=$!
+	sleep 0.3
+	kill -s "$sig" "$pid"
+	local st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "$tool: status $st after $sig"
+	run cat "$T/err"
+	assert_output "$tool: stopped by SIG$sig"
+	no_leftovers "$T/o"
+}
+
+@test "SIGINT and SIGTERM stop a tool with one line and no output" {
+	stopped INT top-opt
+	stopped TERM top-opt
+	stopped TERM layergroup
+	stopped INT codegen
+}
+
+# chain_ops: the chain's length: 100,000 ops in the full suite, 20,000 in
+# the quick one, a tenth of that under the sanitizers.
+chain_ops() {
+	local n=100000
+	[ "${TPUC_QUICK:-0}" = 1 ] && n=20000
+	case ${B:-build} in *san*) n=$((n / 10)) ;; esac
+	echo "$n"
+}
+
+@test "a chain of Relu ops goes through every tool in CPU time linear in its length" {
+	local T=$BATS_TEST_TMPDIR n
+	n=$(chain_ops)
+	$PY "$BATS_TEST_DIRNAME/fixtures/make_chain.py" "$n" "$T"
+	# 20 s of CPU per tool for 100,000 ops (measured: at most 11 s, for
+	# calibrate's 100,000 histograms); a quadratic part passes it by far
+	local limit=$((20 * n / 100000 + 1))
+	case ${B:-build} in *san*) limit=$((limit * 10)) ;; esac
+	TIMEFORMAT='%U %S'
+	local steps=(
+		"onnx2top $T/chain.onnx -o $T/o.top"
+		"top-opt $T/o.top -o $T/c.top"
+		"calibrate $T/c.top -d $T/input.npz -o $T/cal.table"
+		"top2tpu $T/c.top --chip tpu-a --mode int8 --calib $T/cal.table -o $T/l.tpu"
+		"weight-reorder $T/l.tpu -o $T/r.tpu"
+		"layergroup $T/r.tpu -o $T/g.tpu"
+		"addr-assign $T/g.tpu -o $T/a.tpu"
+		"codegen $T/a.tpu -o $T/m.tmodel"
+		"tpu-sim $T/m.tmodel -i $T/input.npz -o $T/sim.npz -q"
+		"ir-run $T/a.tpu -i $T/input.npz -o $T/tpu.npz"
+		"ir-run $T/c.top -i $T/input.npz -o $T/top.npz"
+	)
+	local s cpu
+	for s in "${steps[@]}"; do
+		cpu=$( { time $s >/dev/null 2>"$T/err"; } 2>&1 ) || fail "$s: $(cat "$T/err")"
+		cpu=$(echo "$cpu" | awk '{ printf "%.1f", $1 + $2 }')
+		echo "# $n ops: ${s%% *} ${cpu} s CPU (limit $limit)" >&3
+		awk -v c="$cpu" -v l="$limit" 'BEGIN { exit !(c <= l) }' ||
+			fail "${s%% *}: $cpu s of CPU for $n ops (limit $limit s)"
+	done
+	# and the chain computed what a chain of Relu computes
+	$PY -c 'import sys, numpy as np
+x = np.load(sys.argv[1])["x"]
+for f in sys.argv[2:]:
+    y = np.load(f)["y"]
+    assert np.abs(y - np.maximum(x, 0)).max() < 0.02, f' \
+		"$T/input.npz" "$T/sim.npz" "$T/tpu.npz" "$T/top.npz"
+}
