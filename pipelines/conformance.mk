@@ -1,11 +1,14 @@
 # conformance.mk - the ONNX backend node tests (Debian's libonnx-testdata)
-# through onnx2top, top-opt and ir-run; prints failures, the operator types
-# that pass, and "N passed, N failed, N unsupported" (tests/conformance.sh).
+# through onnx2top, top-opt and ir-run, then every case ir-run gets right
+# through the back end (top2tpu --mode f32 ... tpu-sim on tpu-a); prints
+# failures, back-end refusals, the operator types that pass, "back end: N
+# passed, N failed, N refused" and "N passed, N failed, N unsupported"
+# (tests/conformance.sh -b).
 #
 #   make -f pipelines/conformance.mk [TPUC_BIN=build/bin] [PATTERN='test_*']
 #        [JOBS=2] [ONNX_TESTDATA=/usr/share/libonnx-testdata/data/node]
 #
-# Exit status 1 when an accepted case comes out wrong.  From the top-level
+# Exit status 1 when an accepted case comes out wrong in either half.  From the top-level
 # Makefile: include pipelines/conformance.mk (the target is `conformance`,
 # after `all`).
 
@@ -17,6 +20,6 @@ ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data/node
 
 conformance:
 	TPUC_BIN=$(abspath $(TPUC_BIN)) ONNX_TESTDATA=$(ONNX_TESTDATA) \
-		$(CONFORMANCE_DIR)../tests/conformance.sh -j $(JOBS) '$(PATTERN)'
+		$(CONFORMANCE_DIR)../tests/conformance.sh -b -j $(JOBS) '$(PATTERN)'
 
 .PHONY: conformance

@@ -135,6 +135,9 @@ def report(work):
     data = open(os.path.join(work, "data")).read().strip()
     cases = open(os.path.join(work, "cases")).read().split()
     passed, failed, refused, bound = [], [], [], 0
+    back = os.environ.get("BACK", "0") != "0"
+    bpassed, bfailed, brefused = [], [], []
+    breasons = {}
     ok_ops, seen_ops = set(), set()
     reasons = {}
     for c in cases:
@@ -157,6 +160,19 @@ def report(work):
             if why is None:
                 passed.append(c)
                 ok_ops.update(ops)
+                if back:
+                    bst = open(os.path.join(d, "bstatus")).read().strip() if os.path.exists(
+                        os.path.join(d, "bstatus")) else "failed: not run"
+                    if bst == "ok":
+                        try:
+                            bwhy = compare(np.load(os.path.join(d, "ref.npz")),
+                                           np.load(os.path.join(d, "sim_out.npz")), rtols)
+                        except Exception as e:
+                            bwhy = "cannot compare: %s" % e
+                        bst = "ok" if bwhy is None else "failed: " + bwhy
+                    (bpassed if bst == "ok" else brefused if bst.startswith("refused")
+                     else bfailed).append(c)
+                    breasons[c] = bst
                 continue
             st = "failed: " + why
         failed.append(c)
@@ -167,10 +183,18 @@ def report(work):
     if verbose:
         for c in refused:
             print("UNSUPPORTED %s: %s" % (c, reasons[c]))
+    for c in bfailed:
+        print("BACK FAIL %s: %s" % (c, breasons[c]))
+    if verbose or back:
+        for c in brefused:
+            print("BACK REFUSED %s: %s" % (c, breasons[c]))
     print("operator types passing a case (%d): %s" % (len(ok_ops), " ".join(sorted(ok_ops))))
     print("cases run with parameter inputs bound as constants: %d" % bound)
+    if back:
+        print("back end: %d passed, %d failed, %d refused" % (len(bpassed), len(bfailed),
+                                                               len(brefused)))
     print("%d passed, %d failed, %d unsupported" % (len(passed), len(failed), len(refused)))
-    return 1 if failed else 0
+    return 1 if failed or bfailed else 0
 
 
 def main():

@@ -3,14 +3,23 @@
 # through onnx2top, top-opt and ir-run, and compare with the expected
 # outputs.  The last line is "N passed, N failed, N unsupported": a case
 # onnx2top refuses with its one-line reason (exit 1) is unsupported; a case
-# it accepts must come out right, or it counts as failed.  A case that passes
+# it accepts must come out right, or it counts as failed.
+#
+# With -b (make conformance), every case ir-run gets right also goes
+# through the back end: top2tpu --mode f32, weight-reorder, layergroup,
+# addr-assign, codegen and tpu-sim on chip tpu-a, compared with the same
+# references; the line before the last is "back end: N passed, N failed,
+# N refused": a back-end tool that refuses the case with one line (exit 1)
+# refuses it, anything else that is not right (a crash, a wrong result)
+# fails it.  A case that passes
 # parameters (Slice starts, Resize scales, Conv weights ...) as graph inputs
 # is run with them bound as constants (onnx2top --bind).
 #
-#   tests/conformance.sh [-j JOBS] [-k] [-v] [PATTERN]
+#   tests/conformance.sh [-j JOBS] [-b] [-k] [-v] [PATTERN]
 #
 # PATTERN   shell pattern of case names (default test_*)
 # -j JOBS   cases run at once (default 2)     -k  keep the work folder
+# -b        also through the back end to tpu-sim (see above)
 # -v        also list every unsupported case with its reason
 # Environment: TPUC_BIN (folder of the tools, default build/bin beside this
 # script), ONNX_TESTDATA (default /usr/share/libonnx-testdata/data/node),
@@ -20,19 +29,22 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${TPUC_BIN:-$here/../build/bin}
 data=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
-jobs=2 keep=0 verbose=0
-while getopts j:kv c; do
+jobs=2 keep=0 verbose=0 back=0
+while getopts bj:kv c; do
 	case $c in
+	b) back=1 ;;
 	j) jobs=$OPTARG ;;
 	k) keep=1 ;;
 	v) verbose=1 ;;
-	*) echo "usage: conformance.sh [-j JOBS] [-k] [-v] [PATTERN]" >&2; exit 2 ;;
+	*) echo "usage: conformance.sh [-j JOBS] [-b] [-k] [-v] [PATTERN]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 pattern=${1:-test_*}
 [ -d "$data" ] || { echo "conformance.sh: no test data in '$data'" >&2; exit 2; }
-for t in onnx2top top-opt ir-run; do
+tools="onnx2top top-opt ir-run"
+[ "$back" = 1 ] && tools="$tools top2tpu weight-reorder layergroup addr-assign codegen tpu-sim"
+for t in $tools; do
 	[ -x "$bin/$t" ] || { echo "conformance.sh: '$bin/$t' is not built" >&2; exit 2; }
 done
 
@@ -41,8 +53,37 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/tpuc-conformance.XXXXXX")
 /usr/bin/python3 "$here/conformance.py" prepare "$data" "$work" "$pattern"
 
 # One case: the status file says ok, refused: REASON or failed: REASON.
-export bin data work
+export bin data work back
 export TIMEOUT="${TIMEOUT:-60}"
+
+# The back end on a case ir-run ran: the status file bstatus says ok,
+# refused: REASON (a tool's exit 1) or failed: REASON.
+run_back() {
+	d=$1
+	f=$d/opt.top
+	for step in "top2tpu --mode f32 --chip tpu-a:lowered.tpu" "weight-reorder:reordered.tpu" \
+		"layergroup:grouped.tpu" "addr-assign:addressed.tpu" "codegen:model.tmodel"; do
+		t=${step%%:*} o=$d/${step#*:}
+		rc=0
+		timeout "$TIMEOUT" $bin/$t "$f" -o "$o" 2>"$d/berr" || rc=$?
+		if [ "$rc" = 1 ] && [ "$(wc -l <"$d/berr")" = 1 ]; then
+			echo "refused: $(head -n 1 "$d/berr")" >"$d/bstatus"
+			return 0
+		elif [ "$rc" != 0 ]; then
+			echo "failed: ${t%% *} exit $rc: $(head -n 1 "$d/berr")" >"$d/bstatus"
+			return 0
+		fi
+		f=$o
+	done
+	rc=0
+	timeout "$TIMEOUT" "$bin/tpu-sim" "$f" -i "$d/input.npz" -o "$d/sim_out.npz" 2>"$d/berr" || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "failed: tpu-sim exit $rc: $(head -n 1 "$d/berr")" >"$d/bstatus"
+	else
+		echo ok >"$d/bstatus"
+	fi
+}
+export -f run_back
 run_case() {
 	d=$work/$1
 	if [ -e "$d/refused" ]; then
@@ -73,9 +114,11 @@ run_case() {
 		echo "failed: ir-run: $(head -n 1 "$d/err")" >"$d/status"
 	else
 		echo ok >"$d/status"
+		[ "$back" = 1 ] && run_back "$d"
 	fi
+	return 0
 }
 export -f run_case
 xargs -P "$jobs" -I{} bash -c 'run_case "$1"' _ {} <"$work/cases"
 
-VERBOSE=$verbose /usr/bin/python3 "$here/conformance.py" report "$work"
+BACK=$back VERBOSE=$verbose /usr/bin/python3 "$here/conformance.py" report "$work"

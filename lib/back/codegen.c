@@ -131,6 +131,16 @@ out:
 	return rc;
 }
 
+int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i)
+{
+	struct gen cg = { .g = g, .c = c, .estimate = 1 };
+	struct plan p;
+	if (cg_op_check(g, i) < 0)
+		return -1;
+	int rc = cg_op_plan(&cg, i, &p, NULL);
+	return rc == -2 ? 0 : rc < 0 ? -1 : 1;
+}
+
 int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n)
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };

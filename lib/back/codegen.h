@@ -33,6 +33,11 @@
  * per slice, or fields out of the ISA's range.  On success *OUT is a new model (tmodel_free). */
 int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out);
 
+/* 1 when op i of g can run alone from the local memory of chip c (some cut
+ * of it fits), 0 when none fits, -1 when codegen cannot take it at all;
+ * the message says why (lib/lower_fit.c uses it before weight-reorder). */
+int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
+
 /* Cycles, by the cost model, of ops [FIRST, FIRST + N) of G generated alone:
  * N = 1 as a single op in global memory, N > 1 as one local layer group
  * (only the last op's output stored, the others kept in local memory).

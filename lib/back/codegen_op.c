@@ -12,6 +12,7 @@
 #include "back/codegen_op.h"
 #include "ir/op.h"
 #include "chip/cost.h"
+#include "chip/isa_copy.h"
 
 /* 1 if output channel c (axis 1) of op depends only on channel c of its
  * activations: an elementwise rule (slice_h_same), a Concat or Slice off
@@ -426,9 +427,11 @@ static void flat_plan(const struct gen *cg, const struct ir_op *op, struct plan 
 	p->flat = 1;
 	p->bufs = 1;
 	p->chunks = 1;
-	for (int i = 0; i < isa_is_copy(cg->g, op); i++) {
-		const struct ir_tensor *x = &cg->g->tensors[op->in[i]];
-		int64_t total = tensor_numel(x);
+	struct isa_piece *pc;
+	int np = isa_copy_pieces(cg->g, op, &pc);
+	for (int i = 0; i < np; i++) {
+		const struct ir_tensor *x = &cg->g->tensors[pc[i].src];
+		int64_t total = pc[i].n;
 		flat_geom(cg, x->dtype, &w, &rmax);
 		for (int64_t at = 0; at < total; p->n_slices++) {
 			at += flat_chunk(cg, total, at, w, rmax, blk);
@@ -439,6 +442,7 @@ static void flat_plan(const struct gen *cg, const struct ir_op *op, struct plan 
 		if (nd > need)
 			need = nd;
 	}
+	free(pc);
 	p->rows = (int)rows;
 	p->need = need;
 }
@@ -450,27 +454,31 @@ static void flat_plan(const struct gen *cg, const struct ir_op *op, struct plan 
 static int flat_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *pf)
 {
 	const struct ir_op *op = &cg->g->ops[L->op];
-	const struct ir_tensor *y = &cg->g->tensors[op->out[0]];
 	int64_t w, rmax, blk[4];
-	int64_t ya = cg->estimate && y->addr < 0 ? 0 : y->addr;
 	uint32_t lmem = (uint32_t)L->base;
-	for (int i = 0; i < isa_is_copy(cg->g, op); i++) {
-		const struct ir_tensor *x = &cg->g->tensors[op->in[i]];
-		int64_t es = (int64_t)dtype_size(x->dtype), total = tensor_numel(x);
+	struct isa_piece *pc;
+	int np = isa_copy_pieces(cg->g, op, &pc);
+	for (int i = 0; i < np; i++) {
+		const struct ir_tensor *x = &cg->g->tensors[pc[i].src];
+		const struct ir_tensor *y = &cg->g->tensors[pc[i].dst];
+		int64_t es = (int64_t)dtype_size(x->dtype), total = pc[i].n;
 		flat_geom(cg, x->dtype, &w, &rmax);
-		int64_t xa = cg->estimate && x->addr < 0 ? 0 : x->addr;
+		int64_t xa = (cg->estimate && x->addr < 0 ? 0 : x->addr) + pc[i].src_at * es;
+		int64_t ya = (cg->estimate && y->addr < 0 ? 0 : y->addr) + pc[i].dst_at * es;
 		for (int64_t at = 0, n; at < total; at += n) {
 			n = flat_chunk(cg, total, at, w, rmax, blk);
 			int64_t cs = blk[2] * blk[3];
 			if (cg_emit_dma_raw(cg, ISA_DMA_LOAD, x->dtype, xa + at * es, lmem, blk, cs,
 					    blk[1] * cs, wait, x->name) < 0 ||
 			    cg_emit_dma_raw(cg, ISA_DMA_STORE, y->dtype, ya + at * es, lmem, blk, cs,
-					    blk[1] * cs, 0, y->name) < 0)
+					    blk[1] * cs, 0, y->name) < 0) {
+				free(pc);
 				return -1;
+			}
 			wait = 0;
 		}
-		ya += total * es;
 	}
+	free(pc);
 	L->last_cmp = 0;
 	return cg_prefetch(cg, pf, -1, 1);
 }
@@ -530,7 +538,10 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 				}
 			}
 		}
-	if (best_t < 0 && isa_is_copy(g, op)) {
+	struct isa_piece *pcs;
+	int npc = isa_copy_pieces(g, op, &pcs);
+	free(pcs);
+	if (best_t < 0 && npc > 0) {
 		flat_plan(cg, op, &p);
 		if ((best_t = plan_cycles(cg, oi, &p)) < 0)
 			return -1;
@@ -544,8 +555,9 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 	char need[32], have[32];
 	addr_fmt_size(need, sizeof need, least);
 	addr_fmt_size(have, sizeof have, cg->c->lmem_bytes);
-	return err_set("op '%s' (%s) does not fit local memory: it needs at least %s per lane, "
-		       "chip '%s' has %s", op->name, op_name(op->type), need, cg->c->name, have);
+	err_set("op '%s' (%s) does not fit local memory: it needs at least %s per lane, "
+		"chip '%s' has %s", op->name, op_name(op->type), need, cg->c->name, have);
+	return -2;
 }
 
 /* Check that op oi can be generated at all. */

@@ -63,6 +63,13 @@ int64_t cg_held_bytes(const struct gen *cg, int t, int axis, int64_t rows, int64
  * is 1), other activations of input 0's rank and H (sliced too) or
  * broadcast along H; for elementwise rules (slice_h_same) the weights
  * broadcast along H as well. */
+/* B of a MatMul whose output has rank 4: its axis 2 is K, not the rows M
+ * the slices cut, so it is read whole. */
+static int matmul_whole_b(const struct ir_graph *g, const struct ir_op *op, int i)
+{
+	return op->type == OP_MATMUL && i == 1 && g->tensors[op->out[0]].rank == 4;
+}
+
 int cg_sliceable(const struct ir_graph *g, const struct ir_op *op)
 {
 	const struct op_def *d = op_defs[op->type];
@@ -85,11 +92,13 @@ int cg_sliceable(const struct ir_graph *g, const struct ir_op *op)
 		const struct ir_tensor *a = &g->tensors[t];
 		int h = 2 - (y->rank - a->rank);   /* a's axis under the output's H */
 		if (cg_is_weight(g, t)) {
-			if (d->slice_h == slice_h_same && h >= 0 && a->shape[h] > 1)
+			/* Scale's parameters are per channel, whatever their shape */
+			if (d->slice_h == slice_h_same && h >= 0 && a->shape[h] > 1 &&
+			    op->type != OP_SCALE)
 				return 0;
 			continue;
 		}
-		if (cg_input_sliced(g, op, i))
+		if (cg_input_sliced(g, op, i) || matmul_whole_b(g, op, i))
 			continue;
 		if (h >= 0 && h < a->rank && a->shape[h] > 1)
 			return 0;
@@ -107,6 +116,8 @@ int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i)
 		return 0;
 	if (i == 0)
 		return 1;
+	if (matmul_whole_b(g, op, i))
+		return 0;
 	const struct ir_tensor *a = &g->tensors[t], *x = &g->tensors[op->in[0]];
 	return isa_slice_axis(g, op, 0) == 2 && a->rank >= 4 && a->rank == x->rank &&
 	       a->shape[2] == x->shape[2];

@@ -14,6 +14,8 @@
 #include "chip/chip.h"
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "back/lower_fit.h"
+#include "back/lower_wide.h"
 #include "quant/quant.h"
 
 int lower_chip_known(const char *name)
@@ -287,8 +289,10 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 	int home = lc->map[t];
 	if (home < 0)
 		return op_error(op, "input '%s' is not produced before its use", s->name);
+	/* integers stay: u8 and i8 too when they carry no scale (the model's
+	 * own integer tensors, not quantised ones) */
 	enum ir_dtype hd = lc->tpu->tensors[home].dtype;
-	if (hd == dt || (!is_float(hd) && !quant_is_q(hd)))
+	if (hd == dt || (!is_float(hd) && (!quant_is_q(hd) || lc->tpu->tensors[home].scale == 0)))
 		return home;
 	char sfx[16], osfx[24];
 	snprintf(sfx, sizeof sfx, "_%s", dtype_name(dt));
@@ -300,9 +304,6 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
  * kept in f32 in float modes. */
 static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs)
 {
-	int in[OP_MAX_IO], out[OP_MAX_IO];
-	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
-		return op_error(op, "too many inputs or outputs");
 	int q = lc->mode == MODE_INT8;
 	enum ir_dtype fdt = lower_float_dtype(lc->mode);
 	/* in int8, an op that only moves or clamps values follows its input:
@@ -319,6 +320,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		q = 0;
 		fdt = lower_float_dtype(lc->fallback);
 	}
+	int *in = xcalloc((size_t)op->n_in + 1, sizeof *in);
+	int *out = xcalloc((size_t)op->n_out + 1, sizeof *out);
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
 			in[i] = -1;
@@ -328,8 +331,11 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 			in[i] = lower_float_input(lc, op, op->in[i],
 						  f32_inputs >> i & 1 && lc->top->tensors[op->in[i]].data
 						  ? DT_F32 : fdt);
-		if (op->in[i] >= 0 && in[i] < 0)
+		if (op->in[i] >= 0 && in[i] < 0) {
+			free(in);
+			free(out);
 			return -1;
+		}
 	}
 	float scale = 0;
 	int zp = 0;
@@ -347,6 +353,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
+	free(in);
+	free(out);
 	return 0;
 }
 
@@ -435,10 +443,10 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	float sx = lc->tpu->tensors[x].scale, xin[256], yout[256];
 	for (int c = 0; c < 256; c++)
 		xin[c] = sx * (float)((dx == DT_U8 ? c : (int8_t)(uint8_t)c) - zx);
+	struct view kin = { .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+	struct view kout = { .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
 	struct kern k = { .g = lc->top, .op = op, .n_in = 1, .n_out = 1, .nthreads = 1,
-			  .in_full_h = 256 };
-	k.in[0] = (struct view){ .data = xin, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
-	k.out[0] = (struct view){ .data = yout, .dtype = DT_F32, .rank = 1, .shape = { 256 } };
+			  .in_full_h = 256, .in = &kin, .out = &kout };
 	if (op_defs[op->type]->run_f32(&k) < 0)
 		return -1;
 	/* The output covers every value the table gives for the inputs
@@ -704,8 +712,13 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		const struct ir_op *op = &top->ops[i];
 		const struct op_def *d = op_defs[op->type];
 		lc.mode = opmode[i];
-		if (op->type == OP_BATCHNORM) {
+		int bn_const = op->type == OP_BATCHNORM;
+		for (int j = 1; bn_const && j < op->n_in; j++)
+			bn_const = op->in[j] >= 0 && top->tensors[op->in[j]].data != NULL;
+		if (bn_const) {
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
+		} else if (op->type == OP_NLLLOSS || op->type == OP_SCELOSS) {
+			rc = op_error(op, "is a training-only loss; the chip runs inference only");
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
 		} else if (!d->lower) {
@@ -725,6 +738,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			opts->prog ? opts->prog : "tpuc", tab->path ? tab->path : "the table",
 			lc.n_disagree, top->tensors[lc.first_disagree].name,
 			(double)top->tensors[lc.first_disagree].scale);
+	if (rc == 0)
+		rc = lower_fit(g, chip_find(chip));
+	if (rc == 0)
+		rc = lower_split_wide(g);
 	if (rc == 0)
 		rc = ir_verify(g);
 	free(lc.map);

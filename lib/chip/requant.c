@@ -1,5 +1,6 @@
 /* requant.c - the requantisation parameters of a Tpu graph checked before
  * a kernel uses them (requant.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "chip/requant.h"
@@ -12,11 +13,10 @@ int requant_check_graph(const struct ir_graph *g)
 		return 0;
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
-		struct view in[OP_MAX_IO];
-		int n = op->n_in < OP_MAX_IO ? op->n_in : OP_MAX_IO;
+		int n = op->n_in;
 		if (op->n_out < 1)
 			continue;
-		memset(in, 0, sizeof in);
+		struct view *in = xcalloc((size_t)n + 1, sizeof *in);
 		for (int j = 0; j < n; j++) {
 			if (op->in[j] < 0)
 				continue;
@@ -26,7 +26,9 @@ int requant_check_graph(const struct ir_graph *g)
 			in[j].rank = t->rank;
 			memcpy(in[j].shape, t->shape, sizeof in[j].shape);
 		}
-		if (tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n) < 0)
+		int rc = tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n);
+		free(in);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;

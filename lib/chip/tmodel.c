@@ -414,9 +414,8 @@ static int check_requant(const struct tmodel *m, const char *file)
 	const struct ir_graph *g = m->g;
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
-		struct view in[OP_MAX_IO];
-		int n = op->n_in < OP_MAX_IO ? op->n_in : OP_MAX_IO;
-		memset(in, 0, sizeof in);
+		int n = op->n_in;
+		struct view *in = xcalloc((size_t)n + 1, sizeof *in);
 		for (int j = 0; j < n; j++) {
 			if (op->in[j] < 0)
 				continue;
@@ -426,7 +425,9 @@ static int check_requant(const struct tmodel *m, const char *file)
 			in[j].rank = t->rank;
 			memcpy(in[j].shape, t->shape, sizeof in[j].shape);
 		}
-		if (tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n) < 0)
+		int rc = tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n);
+		free(in);
+		if (rc < 0)
 			return err_prefix("'%s': corrupt tmodel", file);
 	}
 	return 0;

@@ -3,6 +3,7 @@
  * Unsqueeze, Gather, Slice, Split, Expand, Tile, DepthToSpace, Shape,
  * ConstantOfShape, Resize, Upsample.
  */
+#include <limits.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -231,22 +232,27 @@ int cv_slice(struct imp *im, struct ir_op *op)
 
 int cv_split(struct imp *im, struct ir_op *op)
 {
-	int64_t axis, split[OP_MAX_IO];
-	int n = 0;
+	int64_t axis;
+	int n = 0, cap = op->n_out + 1;   /* one size per output */
 	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
 		return -1;
+	int64_t *split = xcalloc((size_t)cap, sizeof *split);
 	if (attr_find(im->node, "split")) {
-		if (attr_ints(im, "split", split, OP_MAX_IO, &n) < 0)
-			return -1;
+		if (attr_ints(im, "split", split, cap, &n) < 0)
+			goto bad;
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
-		if (const_ints(im, op->in[1], "split", split, OP_MAX_IO, &n) < 0)
-			return -1;
+		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
+			goto bad;
 	}
 	op->n_in = 1;
 	op_set_int(op, "axis", axis);
 	if (n)
 		op_set_ints(op, "split", n, split);
+	free(split);
 	return 0;
+bad:
+	free(split);
+	return -1;
 }
 
 /* Expand, Tile: the constant second input becomes attribute `name`. */

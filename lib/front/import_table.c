@@ -2,6 +2,7 @@
  * input counts, the attributes it knows, its converter (lib/front/import_ops.h)
  * and the IR op it becomes (lib/front/import_table.h).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "front/import_ops.h"
@@ -73,7 +74,7 @@ const struct node_rule node_rules[] = {
 	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
 	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
 	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
-	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, OP_MAX_IO },
+	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, INT_MAX },
 	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },
 	{ "Tile", 2, 2, { 0 }, cv_tile, NULL, 0 },
 	{ "DepthToSpace", 1, 1, { "blocksize", "mode" }, cv_depthtospace, NULL, 0 },

@@ -1,6 +1,7 @@
 /* import_util.c - what the ONNX converters share (lib/front/import_util.h):
  * the name map, messages, tensor payloads, constant inputs, attributes.
  */
+#include <limits.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -536,15 +537,17 @@ int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, const int *
 			   const char *suffix)
 {
 	struct ir_graph *g = im->g;
-	int o = g->ops[k].out[0], ins[OP_MAX_IO];
+	int o = g->ops[k].out[0], *ins = xcalloc((size_t)n_in + 1, sizeof *ins);
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", g->tensors[o].name, suffix);
 	char *name = graph_unique_name(g, base, 1);
 	int mid = graph_add_tensor(g, name, DT_F32, 0, NULL);
 	free(name);
 	g->ops[k].out[0] = mid;
-	for (int i = 0; i < n_in && i < OP_MAX_IO; i++)
+	for (int i = 0; i < n_in; i++)
 		ins[i] = in[i] < 0 ? mid : in[i];
 	snprintf(base, sizeof base, "%s_%s", im->node_name, suffix);
-	return graph_add_op(g, t, base, n_in, ins, 1, &o);
+	int r = graph_add_op(g, t, base, n_in, ins, 1, &o);
+	free(ins);
+	return r;
 }

@@ -7,6 +7,7 @@
  */
 #include "front/onnx_import.h"
 
+#include <limits.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -277,7 +278,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			set_known(im, in[1]);
 		}
 	}
-	int outs[OP_MAX_IO];
+	int *outs = xcalloc((size_t)n_out + 1, sizeof *outs);
 	for (int i = 0; i < n_out; i++) {
 		const char *on = n->output[i] && *n->output[i] ? n->output[i] : NULL;
 		char base[512];
@@ -290,6 +291,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
 	free(in);
+	free(outs);
 	im->as2d = as2d;
 	int rc = r->convert ? r->convert(im, &g->ops[k]) : 0;
 	im->as2d = 0;

@@ -1,6 +1,7 @@
 /* op.c - what every operator shares, whatever its stage: graph-wide shape
  * inference through the table, kernel views, errors naming an op, spatial
  * attribute helpers.  The table itself (op_defs) is lib/ops/registry.c. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 
 int infer_same(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, OP_MAX_IO) < 0)
+	if (op_check_arity(g, op, 1, INT_MAX) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	op_set_out(g, op, 0, x->dtype, x->rank, x->shape);
@@ -181,16 +182,30 @@ int ir_verify_ops(struct ir_graph *g)
 	return rc;
 }
 
+void kern_init(struct kern *k, int n_in, int n_out)
+{
+	memset(k, 0, sizeof *k);
+	k->n_in = n_in;
+	k->n_out = n_out;
+	k->in = xcalloc((size_t)n_in + 1, sizeof *k->in);
+	k->out = xcalloc((size_t)n_out + 1, sizeof *k->out);
+}
+
+void kern_done(struct kern *k)
+{
+	free(k->in);
+	free(k->out);
+	k->in = k->out = NULL;
+}
+
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals)
 {
-	memset(k, 0, sizeof *k);
+	kern_init(k, op->n_in, op->n_out);
 	k->g = g;
 	k->op = op;
-	k->n_in = op->n_in;
-	k->n_out = op->n_out;
 	k->nthreads = 1;
-	for (int i = 0; i < op->n_in && i < OP_MAX_IO; i++) {
+	for (int i = 0; i < op->n_in; i++) {
 		struct view *v = &k->in[i];
 		if (op->in[i] < 0)
 			continue;
@@ -202,7 +217,7 @@ void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		v->scale = t->scale;
 		v->zero_point = t->zero_point;
 	}
-	for (int i = 0; i < op->n_out && i < OP_MAX_IO; i++) {
+	for (int i = 0; i < op->n_out; i++) {
 		struct view *v = &k->out[i];
 		const struct ir_tensor *t = &g->tensors[op->out[i]];
 		v->data = vals[op->out[i]];

@@ -11,8 +11,6 @@
 #include "ir/base.h"
 #include "ir/ir.h"
 
-#define OP_MAX_IO 16
-
 /* A dense row-major tensor in memory, as kernels see it. */
 struct view {
 	void *data;
@@ -35,8 +33,8 @@ struct kern {
 	const struct ir_graph *g;
 	const struct ir_op *op;
 	int n_in, n_out;
-	struct view in[OP_MAX_IO];   /* absent optional inputs have data == NULL */
-	struct view out[OP_MAX_IO];
+	struct view *in;             /* n_in views; absent optional inputs have data == NULL */
+	struct view *out;            /* n_out views */
 	int out_row0;                /* first output row of this invocation */
 	int in_row0;                 /* first input row held by in[0] */
 	int in_full_h;               /* rows of the whole input 0 */
@@ -74,9 +72,14 @@ extern const struct op_def *const op_defs[OP_COUNT];
 /* Run shape inference over the whole graph in order. */
 int graph_infer(struct ir_graph *g);
 
-/* Fill a kern for op over whole tensors whose buffers are vals[tensor]. */
+/* Fill a kern for op over whole tensors whose buffers are vals[tensor];
+ * release it with kern_done. */
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals);
+/* Zero k and give it n_in and n_out zeroed views (any number). */
+void kern_init(struct kern *k, int n_in, int n_out);
+/* Free the views of a kern from kern_init or kern_from_graph. */
+void kern_done(struct kern *k);
 
 /* Shared attribute helpers for 2-D spatial ops (NCHW). */
 struct spatial {

@@ -1,13 +1,17 @@
 /* batchnorm.c - BatchNormalization (inference form):
  * y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c].
  * Inputs x, scale, B, mean, var; top-opt folds it into a conv or turns it
- * into Scale, so it never reaches the Tpu dialect.
+ * into Scale.  One whose parameters are not constants (graph inputs)
+ * reaches the Tpu dialect as itself, a float op (the fallback mode in
+ * int8), run by the same kernel slice by slice along H, its parameters
+ * whole (never in chunks of channels: bn_slice_h is not slice_h_same).
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "ops/kern_util.h"
 #include "ir/op.h"
+#include "quant/quant.h"
 
 static int bn_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -45,8 +49,17 @@ static int bn_f32(struct kern *k)
 	return rc;
 }
 
+static void bn_slice_h(const struct ir_graph *g, const struct ir_op *op,
+		       int oh0, int oh1, int *ih0, int *ih1)
+{
+	*ih0 = oh0;
+	*ih1 = oh1;
+}
+
 const struct op_def op_def_BATCHNORM = {
 	.name = "BatchNormalization",
 	.run_f32 = bn_f32,
+	.run_tpu = quant_run_f32,
 	.infer = bn_infer,
+	.slice_h = bn_slice_h,
 };

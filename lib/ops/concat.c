@@ -1,4 +1,6 @@
 /* concat.c - Concat: joins its inputs along attribute axis. */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/op.h"
@@ -7,7 +9,7 @@
 
 static int concat_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, OP_MAX_IO) < 0)
+	if (op_check_arity(g, op, 1, INT_MAX) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int axis = norm_axis(op_int(op, "axis", 1), x->rank);
@@ -76,23 +78,23 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	struct lower_ctx f = *lc;
 	if (lower_inputs_float(lc, op, &f.mode))
 		return lower_default(&f, op);
-	int in[OP_MAX_IO];
-	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	float s_out;
 	enum ir_dtype dt;
-	int zp;
-	if (op->n_in > OP_MAX_IO)
-		return op_error(op, "too many inputs");
+	int zp, rc = -1;
 	if (lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
 		return -1;
+	int *in = xcalloc((size_t)op->n_in + 1, sizeof *in);
+	int64_t *m = xcalloc((size_t)op->n_in + 1, sizeof *m);
+	int64_t *sh = xcalloc((size_t)op->n_in + 1, sizeof *sh);
 	for (int i = 0; i < op->n_in; i++) {
 		int32_t mi, si;
 		if ((in[i] = lower_act_input(lc, op, op->in[i])) < 0)
-			return -1;
+			goto out;
 		if (quant_multiplier((double)lc->tpu->tensors[in[i]].scale / s_out, &mi, &si) < 0) {
 			char why[256];
 			snprintf(why, sizeof why, "%s", err_msg());
-			return op_error(op, "input %d: %s", i, why);
+			op_error(op, "input %d: %s", i, why);
+			goto out;
 		}
 		m[i] = mi;
 		sh[i] = si;
@@ -102,7 +104,12 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 	struct ir_op *o = &lc->tpu->ops[k];
 	op_set_ints(o, "multipliers", op->n_in, m);
 	op_set_ints(o, "shifts", op->n_in, sh);
-	return 0;
+	rc = 0;
+out:
+	free(in);
+	free(m);
+	free(sh);
+	return rc;
 }
 
 /* Int8: each element of input i is round_shift((q - z_i) * m_i, s_i) + z_out,
@@ -115,11 +122,11 @@ static int concat_tpu(struct kern *k)
 	int lo, hi;
 	quant_range(y->dtype, &lo, &hi);
 	int axis = norm_axis(op_int(k->op, "axis", 1), y->rank);
-	int64_t m[OP_MAX_IO], sh[OP_MAX_IO];
 	if (axis < 0)
 		return op_error(k->op, "axis out of range");
-	if (op_ints(k->op, "multipliers", m, OP_MAX_IO) != k->n_in ||
-	    op_ints(k->op, "shifts", sh, OP_MAX_IO) != k->n_in)
+	const struct ir_attr *am = op_attr(k->op, "multipliers"), *as = op_attr(k->op, "shifts");
+	if (!am || !as || am->kind != ATTR_INTS || as->kind != ATTR_INTS || am->n != k->n_in ||
+	    as->n != k->n_in)
 		return op_error(k->op, "int8 attributes multipliers and shifts need %d values",
 				k->n_in);
 	int64_t outer = 1, inner = 1;
@@ -127,6 +134,7 @@ static int concat_tpu(struct kern *k)
 		outer *= y->shape[d];
 	for (int d = axis + 1; d < y->rank; d++)
 		inner *= y->shape[d];
+	const int64_t *m = am->ints, *sh = as->ints;
 	int64_t orow = y->shape[axis] * inner, off = 0;
 	for (int i = 0; i < k->n_in; i++) {
 		const struct view *x = &k->in[i];

@@ -104,7 +104,7 @@ static int deconv_run(struct kern *k)
 			const float *wp = wd + (c * cog + ocl) * d.kh * d.kw;
 			for (int64_t y0 = 0; y0 < ih; y0++)
 				for (int64_t ky = 0; ky < d.kh; ky++) {
-					int64_t yy = y0 * d.sh - d.pt + ky * d.dh;
+					int64_t yy = (y0 + k->in_row0) * d.sh - d.pt + ky * d.dh - k->out_row0;
 					if (yy < 0 || yy >= oh)
 						continue;
 					for (int64_t kx = 0; kx < d.kw; kx++) {
@@ -174,8 +174,11 @@ static int deconv_lower(struct lower_ctx *lc, const struct ir_op *op)
 /* Int8: exact int32 accumulation of (x - zx) * w over every input pixel and
  * tap that reaches an output pixel (integer adds: the order does not change
  * the result), the bias added with saturation, then per-channel
- * requantisation with the output's zero point (quant_requant_zp).  Runs on
- * whole tensors (no slicing rule). */
+ * requantisation with the output's zero point (quant_requant_zp).  Both
+ * kernels run on slices along H (deconv_slice_h): input rows in_row0 + r
+ * scatter into output rows out_row0 + r', those outside the slice dropped;
+ * every output row of the slice receives its taps in the same order as
+ * over whole tensors, so slices give the same bits. */
 static int deconv_tpu(struct kern *k)
 {
 	if (quant_is_float(k->out[0].dtype))
@@ -216,7 +219,7 @@ static int deconv_tpu(struct kern *k)
 				const int8_t *wp = wd + (oc * cig + c) * kk;
 				for (int64_t y0 = 0; y0 < ih; y0++)
 					for (int64_t ky = 0; ky < d.kh; ky++) {
-						int64_t yy = y0 * d.sh - d.pt + ky * d.dh;
+						int64_t yy = (y0 + k->in_row0) * d.sh - d.pt + ky * d.dh - k->out_row0;
 						if (yy < 0 || yy >= oh)
 							continue;
 						for (int64_t kx = 0; kx < d.kw; kx++) {
@@ -292,6 +295,34 @@ static int gmaxpool_tpu(struct kern *k)
 	return 0;
 }
 
+/* Output rows [oh0, oh1) receive taps from input rows i with
+ * i * sh - pt + ky * dh in [oh0, oh1) for some tap ky: i from
+ * ceil((oh0 + pt - (kh - 1) * dh) / sh) to floor((oh1 - 1 + pt) / sh).  Rows
+ * no input reaches (a stride above the kernel) still take one input row,
+ * so that every slice reads something. */
+static void deconv_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			   int oh0, int oh1, int *ih0, int *ih1)
+{
+	struct deconv d;
+	int64_t h = g->tensors[op->in[0]].shape[2];
+	if (deconv_get(op, &d) < 0) {
+		*ih0 = -1;
+		*ih1 = 0;
+		return;
+	}
+	int64_t lo = oh0 + d.pt - (d.kh - 1) * d.dh, hi = oh1 - 1 + d.pt;
+	lo = lo <= 0 ? 0 : (lo + d.sh - 1) / d.sh;
+	hi = hi < 0 ? 0 : hi / d.sh + 1;
+	if (hi > h)
+		hi = h;
+	if (lo >= h)
+		lo = h - 1;
+	if (hi <= lo)
+		hi = lo + 1;
+	*ih0 = (int)lo;
+	*ih1 = (int)hi;
+}
+
 const struct op_def op_def_CONVTRANSPOSE = {
 	.name = "ConvTranspose",
 	.infer = deconv_infer,
@@ -299,6 +330,7 @@ const struct op_def op_def_CONVTRANSPOSE = {
 	.lower = deconv_lower,
 	.run_tpu = deconv_tpu,
 	.macs = deconv_macs,
+	.slice_h = deconv_slice_h,
 };
 
 const struct op_def op_def_GMAXPOOL = {

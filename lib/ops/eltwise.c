@@ -5,6 +5,8 @@
  * (attribute direction), PRelu (slope broadcast to X) and Where.  f32 has a
  * fast path; other dtypes compute in double or int64 (lib/ops/eltwise.h).
  */
+#include <limits.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,7 +37,7 @@ static int eltwise_infer(struct ir_graph *g, struct ir_op *op)
 	int variadic = op->type == OP_MAX || op->type == OP_MIN || op->type == OP_SUM ||
 		       op->type == OP_MEAN;
 	int nin = op->type == OP_WHERE ? 3 : 2;
-	if (op_check_arity(g, op, variadic ? 1 : nin, variadic ? OP_MAX_IO : nin) < 0)
+	if (op_check_arity(g, op, variadic ? 1 : nin, variadic ? INT_MAX : nin) < 0)
 		return -1;
 	int rank = 0;
 	int64_t shape[IR_MAX_RANK];
@@ -174,8 +176,8 @@ int eltwise_run_any(struct kern *k)
 	enum op_type t = k->op->type;
 	const struct view *y = &k->out[0];
 	int n = k->n_in, r = y->rank;
-	if (n > OP_MAX_IO || n < 1)
-		return op_error(k->op, "too many inputs");
+	if (n < 1)
+		return op_error(k->op, "no inputs");
 	switch (t) {
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD:
 	case OP_MAX: case OP_MIN: case OP_SUM: case OP_MEAN: case OP_EQUAL: case OP_GREATER:
@@ -185,7 +187,9 @@ int eltwise_run_any(struct kern *k)
 	default:
 		return op_error(k->op, "not an elementwise operator");
 	}
-	int64_t st[OP_MAX_IO][IR_MAX_RANK], off[OP_MAX_IO] = { 0 }, idx[IR_MAX_RANK] = { 0 };
+	int64_t (*st)[IR_MAX_RANK] = xcalloc((size_t)n, sizeof *st), idx[IR_MAX_RANK] = { 0 };
+	int64_t *off = xcalloc((size_t)n, sizeof *off), *vi = xcalloc((size_t)n, sizeof *vi);
+	double *vd = xcalloc((size_t)n, sizeof *vd);
 	for (int i = 0; i < n; i++)
 		kern_bcast_strides(&k->in[i], r, y->shape, st[i]);
 	int64_t total = view_numel(y);
@@ -200,19 +204,17 @@ int eltwise_run_any(struct kern *k)
 			memcpy((char *)y->data + (size_t)e * es,
 			       (const char *)s->data + (size_t)off[c ? 1 : 2] * es, es);
 		} else if (fdom) {
-			double v[OP_MAX_IO];
 			for (int i = 0; i < n; i++)
-				v[i] = dtype_get(k->in[i].data, k->in[i].dtype, off[i]);
-			double res = comb_d(t, v, n, fmod_c);
+				vd[i] = dtype_get(k->in[i].data, k->in[i].dtype, off[i]);
+			double res = comb_d(t, vd, n, fmod_c);
 			if (is_float(y->dtype))
 				dtype_set(y->data, y->dtype, e, res);
 			else
 				dtype_set_int(y->data, y->dtype, e, (int64_t)res);
 		} else {
-			int64_t v[OP_MAX_IO];
 			for (int i = 0; i < n; i++)
-				v[i] = dtype_get_int(k->in[i].data, k->in[i].dtype, off[i]);
-			dtype_set_int(y->data, y->dtype, e, comb_i(t, v, n, fmod_c, left));
+				vi[i] = dtype_get_int(k->in[i].data, k->in[i].dtype, off[i]);
+			dtype_set_int(y->data, y->dtype, e, comb_i(t, vi, n, fmod_c, left));
 		}
 		/* Advance the odometer and every input's offset. */
 		for (int d = r - 1; d >= 0; d--) {
@@ -225,6 +227,10 @@ int eltwise_run_any(struct kern *k)
 			idx[d] = 0;
 		}
 	}
+	free(st);
+	free(off);
+	free(vi);
+	free(vd);
 	return 0;
 }
 

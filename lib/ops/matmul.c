@@ -401,6 +401,18 @@ const struct op_def op_def_GEMM = {
 	.macs = gemm_macs,
 };
 
+/* Rows along H (axis 2 of an output of rank 4 or more: the rows M of A at
+ * rank 4, a batch axis above) are independent when A has the output's
+ * rank.  At rank 4, B is read whole (codegen: cg_input_sliced). */
+static void matmul_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			   int oh0, int oh1, int *ih0, int *ih1)
+{
+	const struct ir_tensor *a = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int ok = y->rank >= 4 && a->rank == y->rank && a->shape[2] == y->shape[2];
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : 0;
+}
+
 const struct op_def op_def_MATMUL = {
 	.name = "MatMul",
 	.run_f32 = matmul_f32,
@@ -408,4 +420,5 @@ const struct op_def op_def_MATMUL = {
 	.run_tpu = matmul_tpu,
 	.infer = matmul_infer,
 	.macs = matmul_macs,
+	.slice_h = matmul_slice_h,
 };

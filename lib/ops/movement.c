@@ -8,6 +8,7 @@
  * importer always folds into weights.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/convert.h"
@@ -293,28 +294,35 @@ static int split_infer(struct ir_graph *g, struct ir_op *op)
 	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
 	if (axis < 0)
 		return op_error(op, "axis out of range");
-	int64_t sizes[OP_MAX_IO], shape[IR_MAX_RANK], total = 0;
-	int n = op_ints(op, "split", sizes, OP_MAX_IO);
-	if (op->n_out > OP_MAX_IO)
-		return op_error(op, "more than %d outputs", OP_MAX_IO);
+	int64_t shape[IR_MAX_RANK], total = 0;
+	const struct ir_attr *sa = op_attr(op, "split");
+	int n = sa && sa->kind == ATTR_INTS ? sa->n : 0;
+	if (n != 0 && n != op->n_out)
+		return op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
+	int64_t *sizes = xcalloc((size_t)op->n_out + 1, sizeof *sizes);
+	if (n)
+		memcpy(sizes, sa->ints, sizeof *sizes * (size_t)n);
 	if (n == 0) {
-		if (x->shape[axis] % op->n_out)
+		if (op->n_out < 1 || x->shape[axis] % op->n_out) {
+			free(sizes);
 			return op_error(op, "dimension %lld does not split into %d equal parts",
 					(long long)x->shape[axis], op->n_out);
+		}
 		n = op->n_out;
 		for (int i = 0; i < n; i++)
 			sizes[i] = x->shape[axis] / n;
 	}
-	if (n != op->n_out)
-		return op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
 	memcpy(shape, x->shape, sizeof shape);
 	for (int i = 0; i < n; i++) {
-		if (sizes[i] < 0)
+		if (sizes[i] < 0) {
+			free(sizes);
 			return op_error(op, "negative split size");
+		}
 		shape[axis] = sizes[i];
 		total += sizes[i];
 		op_set_out(g, op, i, x->dtype, x->rank, shape);
 	}
+	free(sizes);
 	if (total != x->shape[axis])
 		return op_error(op, "split sizes add up to %lld, the axis has %lld",
 				(long long)total, (long long)x->shape[axis]);

@@ -246,12 +246,22 @@ static int64_t norm_macs(const struct ir_graph *g, const struct ir_op *op)
 	return 4 * tensor_numel(&g->tensors[op->out[0]]);
 }
 
+/* Rows along H are independent when the normalised axes all follow it. */
+static void layernorm_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			      int oh0, int oh1, int *ih0, int *ih1)
+{
+	int ok = norm_axis(op_int(op, "axis", -1), g->tensors[op->in[0]].rank) > 2;
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : 0;
+}
+
 const struct op_def op_def_LAYERNORM = {
 	.name = "LayerNormalization",
 	.infer = layernorm_infer,
 	.run_f32 = layernorm_run,
 	.run_tpu = quant_run_f32,
 	.macs = norm_macs,
+	.slice_h = layernorm_slice_h,
 };
 
 const struct op_def op_def_INSTANCENORM = {

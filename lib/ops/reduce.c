@@ -169,6 +169,19 @@ static int64_t reduce_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->in[0]]);
 }
 
+/* Rows along H are independent when H is not reduced and keeps its
+ * place (kept dimensions, or no axis before it reduced). */
+static void reduce_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			   int oh0, int oh1, int *ih0, int *ih1)
+{
+	int mask[IR_MAX_RANK], noop, r = g->tensors[op->in[0]].rank;
+	int ok = r >= 3 && reduce_mask(op, r, mask, &noop) == 0;
+	if (ok && !noop)
+		ok = !mask[2] && (op_int(op, "keepdims", 1) || (!mask[0] && !mask[1]));
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : 0;
+}
+
 #define REDUCE_DEF(E, N)                                                     \
 	const struct op_def op_def_##E = {                                   \
 		.name = N,                                                   \
@@ -176,6 +189,7 @@ static int64_t reduce_macs(const struct ir_graph *g, const struct ir_op *op)
 		.run_f32 = reduce_f32,                                       \
 		.run_tpu = quant_run_f32,                                    \
 		.macs = reduce_macs,                                         \
+		.slice_h = reduce_slice_h,                                   \
 	};
 
 REDUCE_DEF(REDUCEMEAN, "ReduceMean")

@@ -146,9 +146,12 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
 }
 
-/* Resize axis d of x (shape xs) into y: outer x in x inner layout. */
+/* Resize axis d of x (shape xs) into y: outer x in x inner layout.  The
+ * axis has in_full and out_full entries in the whole tensors; x holds
+ * input entries from i0 on, y output entries from j0 on (slices along H). */
 static void resize_axis(const struct ir_op *op, int d, const float *x, float *y, const int64_t *xs,
-			int r, int64_t out, int nt)
+			int r, int64_t out, int nt, int64_t in_full, int64_t out_full, int64_t i0,
+			int64_t j0)
 {
 	int64_t outer = 1, inner = 1, in = xs[d];
 	for (int i = 0; i < d; i++)
@@ -156,8 +159,13 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 	for (int i = d + 1; i < r; i++)
 		inner *= xs[i];
 	struct taps *tp = xmalloc(sizeof *tp * (size_t)(out ? out : 1));
-	for (int64_t j = 0; j < out; j++)
-		axis_taps(op, d, in, out, j, &tp[j]);
+	for (int64_t j = 0; j < out; j++) {
+		axis_taps(op, d, in_full, out_full, j + j0, &tp[j]);
+		for (int k = 0; k < tp[j].n; k++) {
+			tp[j].idx[k] -= i0;
+			tp[j].idx[k] = tp[j].idx[k] < 0 ? 0 : tp[j].idx[k] >= in ? in - 1 : tp[j].idx[k];
+		}
+	}
 	float ext = (float)op_float(op, "extrapolation_value", 0);
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
@@ -213,14 +221,22 @@ static int resize_run(struct kern *k)
 	memcpy(cur, x->shape, sizeof cur);
 	const float *src = x->data;
 	float *tmp = NULL;
+	/* a slice along H: the whole axis 2 from the graph */
+	int64_t hin = x->shape[r > 2 ? 2 : 0], hout = y->shape[r > 2 ? 2 : 0];
+	if (r >= 3 && k->g && k->in_full_h > 0) {
+		hin = k->in_full_h;
+		hout = k->g->tensors[k->op->out[0]].shape[2];
+	}
 	for (int d = 0; d < r; d++) {
-		if (axis_identity(k->op, d, x->shape[d], y->shape[d]))
+		int64_t fi = d == 2 ? hin : x->shape[d], fo = d == 2 ? hout : y->shape[d];
+		if (axis_identity(k->op, d, fi, fo))
 			continue;
 		int64_t n = 1;
 		for (int i = 0; i < r; i++)
 			n *= i == d ? y->shape[d] : cur[i];
 		float *dst = xmalloc(sizeof(float) * (size_t)(n ? n : 1));
-		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8));
+		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo,
+			    d == 2 ? k->in_row0 : 0, d == 2 ? k->out_row0 : 0);
 		free(tmp);
 		tmp = dst;
 		src = dst;
@@ -236,10 +252,37 @@ static int64_t resize_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]);
 }
 
+/* Output rows [oh0, oh1) read the input rows their taps along H name
+ * (the kernel runs on such slices, resize_run). */
+static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			   int oh0, int oh1, int *ih0, int *ih1)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int64_t lo = INT64_MAX, hi = -1;
+	if (x->rank < 4 || y->rank != x->rank || quant_is_q(x->dtype)) {
+		*ih0 = -1;
+		*ih1 = 0;
+		return;
+	}
+	for (int64_t j = oh0; j < oh1; j++) {
+		struct taps t;
+		axis_taps(op, 2, x->shape[2], y->shape[2], j, &t);
+		for (int k = 0; k < t.n; k++) {
+			lo = t.idx[k] < lo ? t.idx[k] : lo;
+			hi = t.idx[k] > hi ? t.idx[k] : hi;
+		}
+	}
+	if (hi < 0)
+		lo = hi = 0;
+	*ih0 = (int)lo;
+	*ih1 = (int)hi + 1;
+}
+
 const struct op_def op_def_RESIZE = {
 	.name = "Resize",
 	.infer = resize_infer,
 	.run_f32 = resize_run,
 	.run_tpu = quant_run_f32,
 	.macs = resize_macs,
+	.slice_h = resize_slice_h,
 };

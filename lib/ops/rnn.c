@@ -112,6 +112,45 @@ static int has_shape(const struct ir_tensor *t, int n, const int64_t *dims)
 	return 1;
 }
 
+/* The index among op's inputs of ONNX input `slot`, -1 when absent: the
+ * slot itself, unless the Tpu attribute "slots" lists the slots of the
+ * inputs present (lower_split_wide drops absent ones so that an LSTM with
+ * peepholes fits a compute command's operands). */
+static int rnn_in(const struct ir_op *op, int slot)
+{
+	const struct ir_attr *a = op_attr(op, "slots");
+	if (!a || a->kind != ATTR_INTS)
+		return slot < op->n_in && op->in[slot] >= 0 ? slot : -1;
+	for (int i = 0; i < a->n && i < op->n_in; i++)
+		if (a->ints[i] == slot)
+			return op->in[i] >= 0 ? i : -1;
+	return -1;
+}
+
+/* The same for output `slot` (attribute "out_slots"). */
+static int rnn_out(const struct ir_op *op, int slot)
+{
+	const struct ir_attr *a = op_attr(op, "out_slots");
+	if (!a || a->kind != ATTR_INTS)
+		return slot < op->n_out ? slot : -1;
+	for (int i = 0; i < a->n && i < op->n_out; i++)
+		if (a->ints[i] == slot)
+			return i;
+	return -1;
+}
+
+static struct ir_tensor *rnn_t(struct ir_graph *g, const struct ir_op *op, int slot)
+{
+	int i = rnn_in(op, slot);
+	return i >= 0 ? &g->tensors[op->in[i]] : NULL;
+}
+
+static const struct view *rnn_v(const struct kern *k, int slot)
+{
+	int i = rnn_in(k->op, slot);
+	return i >= 0 && i < k->n_in && k->in[i].data ? &k->in[i] : NULL;
+}
+
 /* Inputs: X, W, R, B, sequence_lens, initial_h (, initial_c, P for LSTM);
  * outputs Y, Y_h (, Y_c). */
 static int rnn_infer(struct ir_graph *g, struct ir_op *op)
@@ -121,12 +160,14 @@ static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 		return -1;
 	if (op->n_out > (lstm ? 3 : 2))
 		return op_error(op, "has %d outputs, at most %d", op->n_out, lstm ? 3 : 2);
-	for (int i = 0; i < op->n_in; i++) {
-		const struct ir_tensor *t = op_in(g, op, i);
+	for (int i = 0; i < 8; i++) {
+		const struct ir_tensor *t = rnn_t(g, op, i);
 		if (t && i != 4 && t->dtype != DT_F32)
 			return op_error(op, "input %d is %s (f32 only)", i, dtype_name(t->dtype));
 	}
-	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *r = op_in(g, op, 2);
+	const struct ir_tensor *x = rnn_t(g, op, 0), *w = rnn_t(g, op, 1), *r = rnn_t(g, op, 2);
+	if (!x || !w || !r)
+		return op_error(op, "X, W and R are required");
 	if (x->rank != 3 || r->rank != 3)
 		return op_error(op, "X, W and R must have rank 3");
 	struct rnn_cfg c;
@@ -139,29 +180,33 @@ static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 	if (!has_shape(r, 3, (int64_t[]){ nd, gh, H }))
 		return op_error(op, "R must be [%lld, %lld, %lld]", (long long)nd, (long long)gh,
 				(long long)H);
-	const struct ir_tensor *b = op_in(g, op, 3), *sl = op_in(g, op, 4);
-	if (b && !has_shape(b, 2, (int64_t[]){ nd, 2 * gh }))
-		return op_error(op, "B must be [%lld, %lld]", (long long)nd, (long long)(2 * gh));
+	const struct ir_tensor *b = rnn_t(g, op, 3), *sl = rnn_t(g, op, 4);
+	int bp = lstm && op_int(op, "bp", 0);   /* B and P packed: [nd, 8H + 3H] */
+	if (b && !has_shape(b, 2, (int64_t[]){ nd, 2 * gh + (bp ? 3 * H : 0) }))
+		return op_error(op, "B must be [%lld, %lld]", (long long)nd,
+				(long long)(2 * gh + (bp ? 3 * H : 0)));
 	if (sl && (sl->rank != 1 || sl->shape[0] != N || (sl->dtype != DT_I32 && sl->dtype != DT_I64)))
 		return op_error(op, "sequence_lens must be i32 [%lld]", (long long)N);
 	int64_t hs[3] = { nd, N, H };
 	if (c.layout)
 		hs[0] = N, hs[1] = nd;
 	for (int i = 5; i <= (lstm ? 6 : 5); i++) {
-		const struct ir_tensor *t = op_in(g, op, i);
+		const struct ir_tensor *t = rnn_t(g, op, i);
 		if (t && !has_shape(t, 3, hs))
 			return op_error(op, "initial_%c must be [%lld, %lld, %lld]", i == 5 ? 'h' : 'c',
 					(long long)hs[0], (long long)hs[1], (long long)hs[2]);
 	}
-	const struct ir_tensor *p = lstm ? op_in(g, op, 7) : NULL;
+	const struct ir_tensor *p = lstm ? rnn_t(g, op, 7) : NULL;
 	if (p && !has_shape(p, 2, (int64_t[]){ nd, 3 * H }))
 		return op_error(op, "P must be [%lld, %lld]", (long long)nd, (long long)(3 * H));
 	int64_t ys[4] = { c.seq, nd, N, H };
 	if (c.layout)
 		ys[0] = N, ys[1] = c.seq, ys[2] = nd;
-	op_set_out(g, op, 0, DT_F32, 4, ys);
-	for (int i = 1; i < op->n_out; i++)
-		op_set_out(g, op, i, DT_F32, 3, hs);
+	for (int s = 0; s < 3; s++) {
+		int i = rnn_out(op, s);
+		if (i >= 0)
+			op_set_out(g, op, i, DT_F32, s ? 3 : 4, s ? hs : ys);
+	}
 	return 0;
 }
 
@@ -271,19 +316,21 @@ static void rnn_run_dir(const struct rnn_dir *d, enum op_type type, float *h, fl
 static int rnn_run(struct kern *k)
 {
 	const struct ir_op *op = k->op;
-	for (int i = 0; i < k->n_in; i++)
-		if (k->in[i].data && i != 4 && k->in[i].dtype != DT_F32)
+	for (int i = 0; i < 8; i++)
+		if (rnn_v(k, i) && i != 4 && rnn_v(k, i)->dtype != DT_F32)
 			return op_error(op, "input %d is %s, the kernel takes f32", i,
-					dtype_name(k->in[i].dtype));
+					dtype_name(rnn_v(k, i)->dtype));
+	if (!rnn_v(k, 0) || !rnn_v(k, 1) || !rnn_v(k, 2))
+		return op_error(op, "X, W and R are required");
 	for (int i = 0; i < k->n_out; i++)
 		if (k->out[i].dtype != DT_F32)
 			return op_error(op, "output %d is %s, the kernel gives f32", i,
 					dtype_name(k->out[i].dtype));
 	struct rnn_cfg c;
-	if (rnn_config(op, k->in[0].shape, k->in[2].shape[2], &c) < 0)
+	if (rnn_config(op, rnn_v(k, 0)->shape, rnn_v(k, 2)->shape[2], &c) < 0)
 		return -1;
 	int64_t H = c.hidden, N = c.batch, T = c.seq, nd = c.nd, G = c.gates;
-	const struct view *sl = k->n_in > 4 && k->in[4].data ? &k->in[4] : NULL;
+	const struct view *sl = rnn_v(k, 4);
 	int64_t *lens = xmalloc(sizeof(int64_t) * (size_t)N);
 	for (int64_t b = 0; b < N; b++) {
 		lens[b] = !sl ? T : sl->dtype == DT_I32 ? ((const int32_t *)sl->data)[b]
@@ -295,14 +342,21 @@ static int rnn_run(struct kern *k)
 					(long long)b, v, (long long)T);
 		}
 	}
-	const float *x = k->in[0].data, *w = k->in[1].data, *r = k->in[2].data;
-	const float *bias = k->n_in > 3 ? k->in[3].data : NULL;
-	const float *h0 = k->n_in > 5 ? k->in[5].data : NULL;
-	const float *c0 = op->type == OP_LSTM && k->n_in > 6 ? k->in[6].data : NULL;
-	const float *peep = op->type == OP_LSTM && k->n_in > 7 ? k->in[7].data : NULL;
-	float *y = k->out[0].data;
-	float *yh = k->n_out > 1 ? k->out[1].data : NULL, *yc = k->n_out > 2 ? k->out[2].data : NULL;
-	memset(y, 0, sizeof(float) * (size_t)view_numel(&k->out[0]));
+#define DATA(s) (rnn_v(k, s) ? (const float *)rnn_v(k, s)->data : NULL)
+	const float *x = DATA(0), *w = DATA(1), *r = DATA(2), *bias = DATA(3), *h0 = DATA(5);
+	const float *c0 = op->type == OP_LSTM ? DATA(6) : NULL;
+	const float *peep = op->type == OP_LSTM ? DATA(7) : NULL;
+#undef DATA
+	/* B and P packed into input 3 ([nd, 8H + 3H], attribute bp) */
+	int bp = op->type == OP_LSTM && op_int(op, "bp", 0);
+	int64_t bstride = 2 * G * H + (bp ? 3 * H : 0), pstride = bp ? bstride : 3 * H;
+	if (bp && bias)
+		peep = bias + 2 * G * H;
+	int oy = rnn_out(op, 0), oh = rnn_out(op, 1), oc = rnn_out(op, 2);
+	float *y = oy >= 0 ? k->out[oy].data : NULL;
+	float *yh = oh >= 0 ? k->out[oh].data : NULL, *yc = oc >= 0 ? k->out[oc].data : NULL;
+	if (y)
+		memset(y, 0, sizeof(float) * (size_t)view_numel(&k->out[oy]));
 	int nt = kern_threads(k, nd * N, T * G * H * (c.input + H));
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
@@ -313,11 +367,11 @@ static int rnn_run(struct kern *k)
 		struct rnn_dir rd = {
 			.c = &c, .act = c.act[d],
 			.w = w + d * G * H * c.input, .r = r + d * G * H * H,
-			.b = bias ? bias + d * 2 * G * H : NULL,
-			.p = peep ? peep + d * 3 * H : NULL,
+			.b = bias ? bias + d * bstride : NULL,
+			.p = peep ? peep + d * pstride : NULL,
 			.x = x + (c.layout ? b * T : b) * c.input,
 			.xstride = (c.layout ? 1 : N) * c.input,
-			.y = y + (c.layout ? (b * T * nd + d) : (d * N + b)) * H,
+			.y = y ? y + (c.layout ? (b * T * nd + d) : (d * N + b)) * H : NULL,
 			.ystride = (c.layout ? nd : nd * N) * H,
 			.reverse = d == 1 || c.reverse,
 			.len = lens[b],

@@ -86,12 +86,24 @@ static int64_t softmax_macs(const struct ir_graph *g, const struct ir_op *op)
 	return 3 * tensor_numel(&g->tensors[op->out[0]]);
 }
 
+/* Rows along H are independent unless the op normalises across them:
+ * axis 2, or from axis 2 or before with coerce2d. */
+static void softmax_slice_h(const struct ir_graph *g, const struct ir_op *op,
+			    int oh0, int oh1, int *ih0, int *ih1)
+{
+	int axis = norm_axis(op_int(op, "axis", -1), g->tensors[op->in[0]].rank);
+	int ok = op_int(op, "coerce2d", 0) ? axis > 2 : axis != 2;
+	*ih0 = ok ? oh0 : -1;
+	*ih1 = ok ? oh1 : 0;
+}
+
 const struct op_def op_def_SOFTMAX = {
 	.name = "Softmax",
 	.infer = softmax_infer,
 	.run_f32 = softmax_f32,
 	.run_tpu = quant_run_f32,
 	.macs = softmax_macs,
+	.slice_h = softmax_slice_h,
 };
 
 const struct op_def op_def_LOGSOFTMAX = {
@@ -100,6 +112,7 @@ const struct op_def op_def_LOGSOFTMAX = {
 	.run_f32 = softmax_f32,
 	.run_tpu = quant_run_f32,
 	.macs = softmax_macs,
+	.slice_h = softmax_slice_h,
 };
 
 const struct op_def op_def_HARDMAX = {
@@ -108,4 +121,5 @@ const struct op_def op_def_HARDMAX = {
 	.run_f32 = softmax_f32,
 	.run_tpu = quant_run_f32,
 	.macs = softmax_macs,
+	.slice_h = softmax_slice_h,
 };

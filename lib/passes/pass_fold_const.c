@@ -20,8 +20,6 @@ int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 	for (int j = 0; j < op->n_in && !shape_only; j++)
 		if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
 			return 0;
-	if (op->n_out > OP_MAX_IO || op->n_in > OP_MAX_IO)
-		return 0;
 	int (*run)(struct kern *) = op_defs[op->type]->run_f32;
 	int ints = 0;
 	size_t total = 0;
@@ -46,6 +44,7 @@ int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 	struct kern k;
 	kern_from_graph(&k, g, op, vals);
 	int rc = run(&k);
+	kern_done(&k);
 	for (int j = 0; j < op->n_out; j++) {
 		struct ir_tensor *t = &g->tensors[op->out[j]];
 		if (rc < 0) {

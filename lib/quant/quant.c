@@ -264,7 +264,11 @@ int quant_run_f32(struct kern *k)
 	if (!half)
 		return d->run_f32(k);
 	struct kern w = *k;
-	void *tmp[2 * OP_MAX_IO] = { 0 };
+	w.in = xcalloc((size_t)k->n_in + 1, sizeof *w.in);
+	w.out = xcalloc((size_t)k->n_out + 1, sizeof *w.out);
+	memcpy(w.in, k->in, sizeof *w.in * (size_t)k->n_in);
+	memcpy(w.out, k->out, sizeof *w.out * (size_t)k->n_out);
+	void **tmp = xcalloc((size_t)(k->n_in + k->n_out) + 1, sizeof *tmp);
 	for (int i = 0; i < k->n_in; i++) {
 		struct view *v = &w.in[i];
 		if (!v->data || (v->dtype != DT_BF16 && v->dtype != DT_F16))
@@ -279,16 +283,19 @@ int quant_run_f32(struct kern *k)
 		struct view *v = &w.out[i];
 		if (v->dtype != DT_BF16 && v->dtype != DT_F16)
 			continue;
-		tmp[OP_MAX_IO + i] = xcalloc((size_t)view_numel(v) + 1, sizeof(float));
-		v->data = tmp[OP_MAX_IO + i];
+		tmp[k->n_in + i] = xcalloc((size_t)view_numel(v) + 1, sizeof(float));
+		v->data = tmp[k->n_in + i];
 		v->dtype = DT_F32;
 	}
 	int rc = d->run_f32(&w);
 	for (int i = 0; i < k->n_out; i++)
-		if (rc == 0 && tmp[OP_MAX_IO + i])
-			dtype_convert(k->out[i].data, k->out[i].dtype, tmp[OP_MAX_IO + i], DT_F32,
+		if (rc == 0 && tmp[k->n_in + i])
+			dtype_convert(k->out[i].data, k->out[i].dtype, tmp[k->n_in + i], DT_F32,
 				      view_numel(&k->out[i]));
-	for (int i = 0; i < 2 * OP_MAX_IO; i++)
+	for (int i = 0; i < k->n_in + k->n_out; i++)
 		free(tmp[i]);
+	free(tmp);
+	free(w.in);
+	free(w.out);
 	return rc;
 }

@@ -199,7 +199,9 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 		kern_from_graph(&k, g, op, it->val);
 		k.nthreads = it->nthreads;
 		double t0 = it->op_ms ? now_seconds() : 0;
-		if (run(&k) < 0)
+		int krc = run(&k);
+		kern_done(&k);
+		if (krc < 0)
 			return -1;
 		if (it->op_ms)
 			it->op_ms[i] += (now_seconds() - t0) * 1e3;

@@ -167,7 +167,9 @@ int plan_run(struct plan *p, double *op_ms, int (*cb)(int op, void *user), void 
 			dnnl_stream_wait(p->strm);
 			kern_from_graph(&k, g, op, p->val);
 			k.nthreads = p->nthreads;
-			if (op_defs[op->type]->run_f32(&k) < 0)
+			int krc = op_defs[op->type]->run_f32(&k);
+			kern_done(&k);
+			if (krc < 0)
 				return -1;
 		}
 		if (op_ms) {

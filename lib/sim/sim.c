@@ -15,6 +15,7 @@
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/cost.h"
+#include "chip/isa_copy.h"
 #include "sim/sim.h"
 #include "ir/limit.h"
 
@@ -223,11 +224,9 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 	const struct ir_graph *g = mc->m->g;
 	const struct ir_op *op = &g->ops[k->layer];
 	struct kern kn;
-	memset(&kn, 0, sizeof kn);
+	kern_init(&kn, op->n_in, op->n_out);
 	kn.g = g;
 	kn.op = op;
-	kn.n_in = op->n_in;
-	kn.n_out = op->n_out;
 	kn.nthreads = 1;
 	for (int i = 0; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
@@ -258,10 +257,14 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		kn.in_full_h = (int)g->tensors[op->in[0]].shape[2];
 	/* The parameters came through local memory: check what the kernel
 	 * will see, not only the coefficients tmodel_read checked. */
-	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0)
+	if (tmodel_check_requant(op, kn.out[0].dtype, kn.in, kn.n_in) < 0) {
+		kern_done(&kn);
 		return err_prefix("'%s': compute command %u", mc->file, k->id);
-	if (op_defs[op->type]->run_tpu(&kn) < 0)
+	}
+	if (op_defs[op->type]->run_tpu(&kn) < 0) {
+		kern_done(&kn);
 		return err_prefix("'%s': layer '%s'", mc->file, op->name);
+	}
 	for (int i = op->n_in; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
 		int64_t s[4], h0, nh;
@@ -270,6 +273,7 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		if (mc->dump)
 			dump_rows(mc, op->out[i - op->n_in], k, i, kn.out[i - op->n_in].data, nh, s);
 	}
+	kern_done(&kn);
 	return 0;
 }
 
@@ -296,12 +300,15 @@ static int set_inputs(struct machine *mc, const struct npz *in, const char *file
 		int is_float = a->dtype == DT_F32 || a->dtype == DT_F16 || a->dtype == DT_BF16;
 		if (a->dtype == t->dtype) {
 			memcpy(dst, a->data, a->nbytes);
-		} else if (t->dtype == DT_F32 || (t->dtype == DT_I8 && t->scale != 0 && is_float)) {
+		} else if (t->dtype == DT_F32 || (t->dtype == DT_I8 && t->scale != 0 && is_float) ||
+			   ((t->dtype == DT_BF16 || t->dtype == DT_F16) && is_float)) {
 			float *f = npz_to_f32(a);
 			if (t->dtype == DT_F32)
 				memcpy(dst, f, tensor_bytes(t));
-			else
+			else if (t->dtype == DT_I8)
 				quant_f32_to_i8(f, (int8_t *)dst, tensor_numel(t), t->scale);
+			else   /* bf16 and f16 graph inputs from floats, rounded as ir-run does */
+				dtype_convert(dst, t->dtype, f, DT_F32, tensor_numel(t));
 			free(f);
 		} else if (a->dtype != DT_BF16 && (t->scale == 0 || !is_float)) {
 			/* by value, as ir-run stores it (Cast's rules) */
@@ -354,19 +361,26 @@ static void add_f32(struct npz *out, const struct ir_tensor *t, const unsigned c
 static void dump_copy(struct machine *mc, const struct ir_op *op)
 {
 	const struct ir_graph *g = mc->m->g;
-	int n = isa_is_copy(g, op);
+	struct isa_piece *pc;
+	int n = isa_copy_pieces(g, op, &pc);
 	for (int i = 0; i < n; i++)
-		if (!mc->dump[op->in[i]])
+		if (!mc->dump[pc[i].src]) {
+			free(pc);
 			return;
-	if (!n)
-		return;
-	size_t at = 0;
-	mc->dump[op->out[0]] = xmalloc(tensor_bytes(&g->tensors[op->out[0]]) + 1);
+		}
+	for (int i = 0; i < op->n_out; i++)
+		if (mc->dump[op->out[i]]) {
+			free(pc);
+			return;
+		}
 	for (int i = 0; i < n; i++) {
-		size_t b = tensor_bytes(&g->tensors[op->in[i]]);
-		memcpy(mc->dump[op->out[0]] + at, mc->dump[op->in[i]], b);
-		at += b;
+		size_t es = dtype_size(g->tensors[pc[i].src].dtype);
+		if (!mc->dump[pc[i].dst])
+			mc->dump[pc[i].dst] = xmalloc(tensor_bytes(&g->tensors[pc[i].dst]) + 1);
+		memcpy(mc->dump[pc[i].dst] + pc[i].dst_at * (int64_t)es,
+		       mc->dump[pc[i].src] + pc[i].src_at * (int64_t)es, (size_t)pc[i].n * es);
 	}
+	free(pc);
 }
 
 static void get_outputs(struct machine *mc, struct npz *out)

@@ -179,6 +179,7 @@ static int run_slice(const struct ir_graph *g, const float *x, float *y, int oh0
 	k.out_row0 = oh0;
 	k.in_full_h = H;
 	int rc = run_kernel(g, &k);
+	kern_done(&k);
 	if (rc == 0)
 		for (int64_t p = 0; p < oplanes; p++)
 			memcpy(y + (p * OH + oh0) * OW, ys + p * (oh1 - oh0) * OW,
@@ -220,6 +221,7 @@ static void test_case(const struct case_ *t)
 	struct kern k;
 	kern_from_graph(&k, g, op, vals);
 	CHECK_MSG(run_kernel(g, &k) == 0, "%s: whole run", t->name);
+	kern_done(&k);
 
 	if (t->type == OP_CONV)
 		ref_conv(t, x, g->tensors[op->in[1]].data,

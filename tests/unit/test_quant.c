@@ -329,6 +329,7 @@ static int run_slice(const struct ir_graph *g, const int8_t *x, int8_t *yw, int 
 	k.out_row0 = oh0;
 	k.in_full_h = (int)h;
 	int rc = op_defs[op->type]->run_tpu(&k);
+	kern_done(&k);
 	for (int64_t p = 0; p < yplanes; p++)
 		memcpy(yw + (p * oh + oh0) * ow, ys + p * (oh1 - oh0) * ow, (size_t)((oh1 - oh0) * ow));
 	free(vals);
@@ -481,6 +482,7 @@ static int run_op(struct ir_graph *g, int op, int8_t *const *in, int8_t *y)
 	struct kern k;
 	kern_from_graph(&k, g, o, vals);
 	int rc = op_defs[o->type]->run_tpu(&k);
+	kern_done(&k);
 	free(vals);
 	return rc;
 }

@@ -1,0 +1,381 @@
+/* lower_fit.c - ops that no cut of codegen fits in local memory become
+ * several ops that each fit (lib/back/lower_fit.h).  Codegen slices an op
+ * along H and chunks its output channels; what it cannot cut that way is
+ * rewritten here, in the Tpu graph, so that ir-run on the Tpu IR and
+ * tpu-sim run the same ops:
+ *
+ *  - an elementwise op whose rows are too long (a [1,2,200000] Relu: one
+ *    row fills more than a lane) runs on its tensors reshaped to
+ *    [1, C, H, W] with C the lanes (or the largest power of two dividing
+ *    the element count) and W at most REFOLD_W: Reshape its inputs, the op,
+ *    Reshape the result back.  The values do not move, so the results are
+ *    the same bits;
+ *  - a MatMul whose B (or output) is too large runs on column blocks of B:
+ *    Slice (or a new weight) per block, a MatMul per block into a part of
+ *    the output, a Concat of the parts along the last axis.  Each output
+ *    element is the same dot product, so the same bits too;
+ *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
+ *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
+ *    along H; Casts to f32 and back to the input's dtype and quantisation
+ *    around it in the other modes, the int8 average's multiplier then for
+ *    H values), then pools the column of row results: the max is the same,
+ *    the mean within rounding.
+ *
+ * The fit is tested with 7/8 of the chip's local memory, leaving room for
+ * what weight-reorder adds (merged coefficients).  What still does not fit
+ * is left to codegen, which names the op.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/codegen.h"
+#include "back/lower_fit.h"
+#include "chip/isa.h"
+#include "ir/base.h"
+#include "ir/op.h"
+#include "quant/quant.h"
+
+#define REFOLD_W 1024   /* elements per row of a refolded tensor, at most */
+
+struct fit {
+	struct ir_graph *g;
+	int n0;                 /* ops before the pass */
+	int *owner, *after;     /* per new op: the op it serves, and 1 if after it */
+	int cap_o, cap_a;
+};
+
+static void note(struct fit *f, int k, int owner, int after)
+{
+	int i = k - f->n0;
+	grow_array((void **)&f->owner, &f->cap_o, i + 1, sizeof *f->owner);
+	grow_array((void **)&f->after, &f->cap_a, i + 1, sizeof *f->after);
+	f->owner[i] = owner;
+	f->after[i] = after;
+}
+
+static int new_tensor(struct ir_graph *g, const char *base, const struct ir_tensor *like,
+		      int rank, const int64_t *shape)
+{
+	char *name = graph_unique_name(g, base, 1);
+	enum ir_dtype dt = like->dtype;
+	float scale = like->scale;
+	int zp = like->zero_point;
+	int t = graph_add_tensor(g, name, dt, rank, shape);
+	free(name);
+	g->tensors[t].scale = scale;
+	g->tensors[t].zero_point = zp;
+	return t;
+}
+
+static int add_reshape(struct fit *f, int x, int y, int owner, int after)
+{
+	struct ir_graph *g = f->g;
+	char base[512];
+	snprintf(base, sizeof base, "%s_refold", g->tensors[y].name);
+	char *name = graph_unique_name(g, base, 1);
+	int k = graph_add_op(g, OP_RESHAPE, name, 1, &x, 1, &y);
+	free(name);
+	op_set_ints(&g->ops[k], "shape", g->tensors[y].rank, g->tensors[y].shape);
+	note(f, k, owner, after);
+	return k;
+}
+
+/* Elementwise op i (slice_h_same, not Scale) whose inputs are of its
+ * output's shape or single values: refolded as above.  0 when it is not
+ * such an op. */
+static int refold(struct fit *f, int i, const struct chip *c)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if (op_defs[op->type]->slice_h != slice_h_same || op->type == OP_SCALE || op->n_out != 1)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int64_t e = tensor_numel(y);
+	for (int j = 0; j < op->n_in; j++) {
+		if (op->in[j] < 0)
+			continue;
+		const struct ir_tensor *x = &g->tensors[op->in[j]];
+		if (tensor_numel(x) == 1)
+			continue;
+		if (x->data || x->rank != y->rank ||
+		    memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)y->rank))
+			return 0;
+	}
+	int64_t ch = 1, rest, w;
+	while (ch < c->lanes && e % (ch * 2) == 0)
+		ch *= 2;
+	rest = e / ch;
+	for (w = rest < REFOLD_W ? rest : REFOLD_W; w > 1 && rest % w; w--)
+		;
+	int64_t shape[4] = { 1, ch, rest / w, w };
+	if (y->rank == 4 && !memcmp(shape, y->shape, sizeof shape))
+		return 0;
+	for (int j = 0; j < g->ops[i].n_in; j++) {
+		int t = g->ops[i].in[j];
+		if (t < 0 || tensor_numel(&g->tensors[t]) == 1)
+			continue;
+		char base[512];
+		snprintf(base, sizeof base, "%s_refold", g->tensors[t].name);
+		int r = new_tensor(g, base, &g->tensors[t], 4, shape);
+		add_reshape(f, t, r, i, 0);
+		g->ops[i].in[j] = r;
+	}
+	int out = g->ops[i].out[0];
+	char base[512];
+	snprintf(base, sizeof base, "%s_refold", g->tensors[out].name);
+	int r = new_tensor(g, base, &g->tensors[out], 4, shape);
+	g->ops[i].out[0] = r;
+	add_reshape(f, r, out, i, 1);
+	return 1;
+}
+
+/* Columns [c0, c1) of weight t along its last axis as a new weight. */
+static int weight_cols(struct ir_graph *g, int t, int64_t c0, int64_t c1)
+{
+	const struct ir_tensor *w = &g->tensors[t];
+	int64_t n = w->shape[w->rank - 1], rows = n ? tensor_numel(w) / n : 0;
+	size_t es = dtype_size(w->dtype);
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, w->shape, sizeof shape);
+	shape[w->rank - 1] = c1 - c0;
+	char *buf = xmalloc((size_t)(rows * (c1 - c0)) * es + 1);
+	for (int64_t r = 0; r < rows; r++)
+		memcpy(buf + (size_t)(r * (c1 - c0)) * es,
+		       (const char *)w->data + (size_t)(r * n + c0) * es, (size_t)(c1 - c0) * es);
+	char base[512];
+	snprintf(base, sizeof base, "%s_cols%lld", w->name, (long long)c0);
+	char *name = graph_unique_name(g, base, 1);
+	enum ir_dtype dt = w->dtype;
+	float scale = w->scale;
+	int zp = w->zero_point, rank = w->rank;
+	int k = graph_add_weight(g, name, dt, rank, shape, buf);
+	g->tensors[k].scale = scale;
+	g->tensors[k].zero_point = zp;
+	free(name);
+	free(buf);
+	return k;
+}
+
+/* MatMul i whose B has the output's columns on its last axis: blocks of
+ * columns, each small enough that B's block holds at most a quarter of
+ * local memory per lane.  0 when it is not such a MatMul or one block
+ * would hold all. */
+static int matmul_cols(struct fit *f, int i, const struct chip *c)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_MATMUL || op->n_out != 1 || op->n_in < 2 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *b = &g->tensors[op->in[1]], *y = &g->tensors[op->out[0]];
+	int64_t n = y->shape[y->rank - 1];
+	if (b->rank < 2 || b->shape[b->rank - 1] != n || n < 2)
+		return 0;
+	for (int j = 2; j < op->n_in; j++) {
+		if (op->in[j] < 0)
+			continue;
+		const struct ir_tensor *p = &g->tensors[op->in[j]];
+		int64_t np = tensor_numel(p);
+		if (!p->data || (np != 1 && (p->rank != 1 || np != n)))
+			return 0;
+	}
+	/* B's bytes per lane and per column, in the activation layout */
+	int64_t s[4];
+	isa_lane_shape(b->rank, b->shape, isa_weight_layout(b), s);
+	int64_t per_col = ceil_div(s[1], c->lanes) * s[0] * s[2] * (int64_t)dtype_size(b->dtype);
+	if (isa_weight_layout(b))
+		per_col = ceil_div(b->shape[0], c->lanes) * (int64_t)dtype_size(b->dtype) *
+			  (tensor_numel(b) / b->shape[0] / n);
+	int64_t ys[4];
+	isa_lane_shape(y->rank, y->shape, 0, ys);
+	per_col += ceil_div(ys[1], c->lanes) * ys[0] * (y->rank >= 4 ? 1 : ys[2]) *
+		   (int64_t)dtype_size(y->dtype);
+	int64_t cols = c->lmem_bytes / 4 / (per_col > 0 ? per_col : 1);
+	int64_t vec = c->vec_bytes / (int64_t)dtype_size(b->dtype);
+	cols = cols / vec * vec;
+	if (cols < 1)
+		cols = 1;
+	if (cols >= n)
+		return 0;
+	int parts = (int)ceil_div(n, cols);
+	int *pout = xmalloc(sizeof *pout * (size_t)parts);
+	int64_t *mul = xmalloc(sizeof *mul * (size_t)parts), *shf = xmalloc(sizeof *shf * (size_t)parts);
+	for (int p = 0; p < parts; p++) {
+		int64_t c0 = p * cols, c1 = c0 + cols < n ? c0 + cols : n;
+		op = &g->ops[i];
+		int n_in = op->n_in;
+		int *in = xmalloc(sizeof *in * (size_t)n_in);
+		memcpy(in, op->in, sizeof *in * (size_t)n_in);
+		char base[512];
+		if (g->tensors[in[1]].data) {
+			in[1] = weight_cols(g, in[1], c0, c1);
+		} else {
+			const struct ir_tensor *bb = &g->tensors[in[1]];
+			int64_t shape[IR_MAX_RANK];
+			memcpy(shape, bb->shape, sizeof shape);
+			shape[bb->rank - 1] = c1 - c0;
+			snprintf(base, sizeof base, "%s_cols%lld", bb->name, (long long)c0);
+			int bt = new_tensor(g, base, &g->tensors[in[1]], g->tensors[in[1]].rank, shape);
+			int k = graph_add_op(g, OP_SLICE, g->tensors[bt].name, 1, &in[1], 1, &bt);
+			int64_t st = c0, en = c1, ax = -1, one = 1;
+			op_set_ints(&g->ops[k], "starts", 1, &st);
+			op_set_ints(&g->ops[k], "ends", 1, &en);
+			op_set_ints(&g->ops[k], "axes", 1, &ax);
+			op_set_ints(&g->ops[k], "steps", 1, &one);
+			note(f, k, i, 0);
+			in[1] = bt;
+		}
+		for (int j = 2; j < n_in; j++)
+			if (in[j] >= 0 && tensor_numel(&g->tensors[in[j]]) == n)
+				in[j] = weight_cols(g, in[j], c0, c1);
+		const struct ir_tensor *yy = &g->tensors[g->ops[i].out[0]];
+		int64_t shape[IR_MAX_RANK];
+		memcpy(shape, yy->shape, sizeof shape);
+		shape[yy->rank - 1] = c1 - c0;
+		snprintf(base, sizeof base, "%s_cols%lld", yy->name, (long long)c0);
+		int yt = new_tensor(g, base, yy, yy->rank, shape);
+		int k = graph_add_op(g, OP_MATMUL, g->tensors[yt].name, n_in, in, 1, &yt);
+		const struct ir_op *src = &g->ops[i];
+		for (int a = 0; a < src->n_attr; a++) {
+			const struct ir_attr *at = &g->ops[i].attr[a];
+			struct ir_op *o = &g->ops[k];
+			switch (at->kind) {
+			case ATTR_INT: op_set_int(o, at->name, at->i); break;
+			case ATTR_FLOAT: op_set_float(o, at->name, at->f); break;
+			case ATTR_INTS: op_set_ints(o, at->name, at->n, at->ints); break;
+			case ATTR_FLOATS: op_set_floats(o, at->name, at->n, at->floats); break;
+			case ATTR_STR: op_set_str(o, at->name, at->s); break;
+			}
+		}
+		note(f, k, i, 0);
+		free(in);
+		pout[p] = yt;
+		mul[p] = (int64_t)1 << 30;
+		shf[p] = 30;
+	}
+	/* op i becomes the Concat of the parts */
+	struct ir_op *o = &g->ops[i];
+	for (int a = 0; a < o->n_attr; a++) {
+		free(o->attr[a].name);
+		free(o->attr[a].ints);
+		free(o->attr[a].floats);
+		free(o->attr[a].s);
+	}
+	free(o->attr);
+	o->attr = NULL;
+	o->n_attr = 0;
+	o->type = OP_CONCAT;
+	op_set_inputs(o, parts, pout);
+	op_set_int(o, "axis", -1);
+	if (quant_is_q(g->tensors[o->out[0]].dtype)) {
+		op_set_ints(o, "multipliers", parts, mul);
+		op_set_ints(o, "shifts", parts, shf);
+	}
+	free(pout);
+	free(mul);
+	free(shf);
+	return 1;
+}
+
+static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tensor *like,
+		    const char *sfx, int owner)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_tensor *xt = &g->tensors[x];
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", xt->name, sfx);
+	int64_t shape[IR_MAX_RANK];
+	int rank = xt->rank;
+	memcpy(shape, xt->shape, sizeof shape);
+	int t = new_tensor(g, base, like, rank, shape);
+	g->tensors[t].dtype = dt;
+	int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &x, 1, &t);
+	op_set_str(&g->ops[k], "to", dtype_name(dt));
+	note(f, k, owner, 0);
+	return t;
+}
+
+/* GlobalAveragePool / GlobalMaxPool i of rank 4: rows reduced first. */
+static int pool_rows(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_GAVGPOOL && op->type != OP_GMAXPOOL) || op->n_in != 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	if (x->rank != 4 || x->shape[3] < 2 || (!quant_is_float(x->dtype) &&
+						 !quant_is_q(x->dtype)))
+		return 0;
+	int q = quant_is_q(x->dtype);
+	if (q && op->type == OP_GAVGPOOL) {
+		/* the sum is of H values now: multiplier ~ s_in / (s_out * H) */
+		int32_t m, sh;
+		if (quant_multiplier((double)x->scale / ((double)g->tensors[op->out[0]].scale *
+							 (double)x->shape[2]), &m, &sh) < 0)
+			return 0;
+		op_set_int(&g->ops[i], "multiplier", m);
+		op_set_int(&g->ops[i], "rshift", sh);
+	}
+	int64_t shape[4] = { x->shape[0], x->shape[1], x->shape[2], 1 };
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", x->name);
+	enum ir_dtype xdt = x->dtype;
+	int x0 = op->in[0], xt = x0;
+	if (xdt != DT_F32) {
+		struct ir_tensor f32like = g->tensors[x0];
+		f32like.dtype = DT_F32;
+		f32like.scale = 0;
+		f32like.zero_point = 0;
+		xt = add_cast(f, x0, DT_F32, &f32like, "f32", i);
+	}
+	struct ir_tensor rlike = g->tensors[xt];
+	int t = new_tensor(g, base, &rlike, 4, shape);
+	int k = graph_add_op(g, g->ops[i].type == OP_GAVGPOOL ? OP_REDUCEMEAN : OP_REDUCEMAX,
+			     g->tensors[t].name, 1, &xt, 1, &t);
+	int64_t ax = 3;
+	op_set_ints(&g->ops[k], "axes", 1, &ax);
+	op_set_int(&g->ops[k], "keepdims", 1);
+	note(f, k, i, 0);
+	if (xdt != DT_F32) {
+		struct ir_tensor back = g->tensors[x0];
+		t = add_cast(f, t, xdt, &back, "back", i);
+	}
+	g->ops[i].in[0] = t;
+	return 1;
+}
+
+int lower_fit(struct ir_graph *g, const struct chip *chip)
+{
+	struct chip c = *chip;
+	c.lmem_bytes = chip->lmem_bytes / 8 * 7;
+	struct fit f = { .g = g, .n0 = g->n_ops };
+	int any = 0;
+	for (int i = 0; i < f.n0; i++) {
+		int rc = codegen_op_fits(g, &c, i);
+		if (rc != 0)
+			continue;
+		if (refold(&f, i, chip) || matmul_cols(&f, i, chip) || pool_rows(&f, i))
+			any = 1;
+	}
+	err_set("%s", "");
+	if (any) {
+		/* Each new op before or after the op it serves, in the order made;
+		 * then, for ops split further, verify shapes by inference. */
+		int n = g->n_ops;
+		struct ir_op *ops = xmalloc(sizeof *ops * (size_t)n);
+		int k = 0;
+		for (int i = 0; i < f.n0; i++) {
+			for (int j = f.n0; j < n; j++)
+				if (f.owner[j - f.n0] == i && !f.after[j - f.n0])
+					ops[k++] = g->ops[j];
+			ops[k++] = g->ops[i];
+			for (int j = f.n0; j < n; j++)
+				if (f.owner[j - f.n0] == i && f.after[j - f.n0])
+					ops[k++] = g->ops[j];
+		}
+		memcpy(g->ops, ops, sizeof *ops * (size_t)n);
+		free(ops);
+	}
+	free(f.owner);
+	free(f.after);
+	return 0;
+}

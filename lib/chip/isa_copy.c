@@ -1,0 +1,118 @@
+/* isa_copy.c - ops the DMA engine can perform alone as copies of
+ * contiguous runs of elements (lib/chip/isa_copy.h).
+ */
+#include <stdlib.h>
+
+#include "chip/isa.h"
+#include "chip/isa_copy.h"
+#include "ir/base.h"
+#include "ir/op.h"
+
+/* A Slice cutting at most one axis, with step 1 (the runs isa_copy_pieces
+ * takes): that axis in *axis (-1: none cut) and its first index in
+ * *start, as the Slice kernel resolves starts and ends (clamped, negative
+ * from the end).  0 when the Slice is of another kind. */
+static int slice_one_axis(const struct ir_op *op, const struct ir_tensor *x, int *axis,
+			  int64_t *start)
+{
+	int64_t s[IR_MAX_RANK], e[IR_MAX_RANK], a[IR_MAX_RANK], p[IR_MAX_RANK];
+	int r = x->rank;
+	int ns = op_ints(op, "starts", s, IR_MAX_RANK), ne = op_ints(op, "ends", e, IR_MAX_RANK);
+	int na = op_ints(op, "axes", a, IR_MAX_RANK), np = op_ints(op, "steps", p, IR_MAX_RANK);
+	if (ns != ne || ns > IR_MAX_RANK || (na && na != ns) || (np && np != ns))
+		return 0;
+	*axis = -1;
+	*start = 0;
+	for (int i = 0; i < ns; i++) {
+		int ax = norm_axis(na ? a[i] : i, r);
+		if (ax < 0 || (np && p[i] != 1))
+			return 0;
+		int64_t dim = x->shape[ax], b = s[i], en = e[i];
+		b = b < 0 ? b + dim : b;
+		en = en < 0 ? en + dim : en;
+		b = b < 0 ? 0 : b > dim ? dim : b;
+		en = en < 0 ? 0 : en > dim ? dim : en;
+		if (b == 0 && en >= dim)
+			continue;
+		if (*axis >= 0)
+			return 0;
+		*axis = ax;
+		*start = b;
+	}
+	return 1;
+}
+
+/* Same dtype and quantisation: the bytes carry over unchanged. */
+static int same_codes(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	return !a->data && !b->data && a->dtype == b->dtype && a->scale == b->scale &&
+	       a->zero_point == b->zero_point;
+}
+
+static void add(struct isa_piece **v, int *n, int src, int64_t sat, int dst, int64_t dat,
+		int64_t len)
+{
+	*v = xrealloc(*v, sizeof **v * (size_t)(*n + 1));
+	(*v)[*n] = (struct isa_piece){ .src = src, .dst = dst, .src_at = sat, .dst_at = dat,
+				       .n = len };
+	++*n;
+}
+
+int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
+{
+	struct isa_piece *v = NULL;
+	int n = 0, nc = isa_is_copy(g, op);
+	*out = NULL;
+	if (nc > 0) {
+		int64_t at = 0;
+		for (int i = 0; i < nc; i++) {
+			int64_t len = tensor_numel(&g->tensors[op->in[i]]);
+			add(&v, &n, op->in[i], 0, op->out[0], at, len);
+			at += len;
+		}
+		*out = v;
+		return n;
+	}
+	if ((op->type != OP_SPLIT && op->type != OP_SLICE) || op->n_in < 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	for (int i = 0; i < op->n_out; i++)
+		if (!same_codes(x, &g->tensors[op->out[i]]))
+			return 0;
+	int64_t inner = 1;
+	if (op->type == OP_SPLIT) {
+		int ax = norm_axis(op_int(op, "axis", 0), x->rank);
+		if (ax < 0)
+			return 0;
+		for (int d = 0; d < ax; d++)
+			if (x->shape[d] != 1)
+				return 0;
+		int64_t at = 0;
+		for (int i = 0; i < op->n_out; i++) {
+			int64_t len = tensor_numel(&g->tensors[op->out[i]]);
+			add(&v, &n, op->in[0], at, op->out[i], 0, len);
+			at += len;
+		}
+		*out = v;
+		return n;
+	}
+	if (op->n_out != 1 || op->n_in != 1)
+		return 0;
+	/* One cut axis a, step 1, only axes of size 1 before it. */
+	int a;
+	int64_t first;
+	if (!slice_one_axis(op, x, &a, &first))
+		return 0;
+	if (a < 0) {
+		a = 0;
+		first = 0;
+	}
+	for (int d = 0; d < a; d++)
+		if (x->shape[d] != 1)
+			return 0;
+	for (int d = a + 1; d < x->rank; d++)
+		inner *= x->shape[d];
+	add(&v, &n, op->in[0], first * inner, op->out[0], 0, tensor_numel(&g->tensors[op->out[0]]));
+	*out = v;
+	return n;
+}

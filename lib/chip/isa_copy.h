@@ -1,0 +1,23 @@
+/* isa_copy.h - ops the DMA engine performs alone as copies of runs of
+ * elements (lib/chip/isa_copy.c). */
+#ifndef TPUC_ISA_COPY_H
+#define TPUC_ISA_COPY_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* A copy op as runs of elements: n elements of tensor src from element
+ * src_at into tensor dst from element dst_at. */
+struct isa_piece {
+	int src, dst;
+	int64_t src_at, dst_at, n;
+};
+/* The runs of a copy op into *out (the caller frees it): those of
+ * isa_is_copy, a Split along an axis with only axes of size 1 before it
+ * (each output a run of the input), a Slice cutting one axis with step 1
+ * and only axes of size 1 before it; inputs and outputs of one dtype,
+ * scale and zero point.  Returns the count, 0 when op is not such a copy. */
+int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out);
+
+#endif
