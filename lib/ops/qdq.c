@@ -15,6 +15,7 @@
  * What remains runs as here, in float, in every dialect.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/op.h"
@@ -215,9 +216,8 @@ static int dynquant_run(struct kern *k)
  * chip too: its integer tensors are data, not scaled activations. */
 static int qdq_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
-	int in[OP_MAX_IO], out[OP_MAX_IO];
-	if (op->n_in > OP_MAX_IO || op->n_out > OP_MAX_IO)
-		return op_error(op, "too many inputs or outputs");
+	int *in = xmalloc(sizeof(int) * (size_t)(op->n_in + op->n_out + 1)), *out = in + op->n_in;
+	int rc = 0;
 	lc->mode = MODE_F32;
 	for (int i = 0; i < op->n_in; i++) {
 		int t = op->in[i];
@@ -229,15 +229,18 @@ static int qdq_lower(struct lower_ctx *lc, const struct ir_op *op)
 		else if (s->data)
 			in[i] = lower_value(lc, t);
 		else if ((in[i] = lc->map[t]) < 0 || lc->tpu->tensors[in[i]].dtype != s->dtype)
-			return op_error(op, "input '%s' is not produced as %s before its use", s->name,
-					dtype_name(s->dtype));
-		if (s && in[i] < 0)
+			rc = op_error(op, "input '%s' is not produced as %s before its use", s->name,
+				      dtype_name(s->dtype));
+		if (rc < 0 || (s && in[i] < 0)) {
+			free(in);
 			return -1;
+		}
 	}
 	/* the codes are data here: no scale on the Tpu tensors */
 	for (int i = 0; i < op->n_out; i++)
 		out[i] = lower_output(lc, op->out[i], lc->top->tensors[op->out[i]].dtype, 0, 0);
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
+	free(in);
 	return 0;
 }
 
