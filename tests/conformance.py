@@ -131,6 +131,61 @@ def compare(ref, out, rtols):
     return None
 
 
+# Every refused case falls in one of these classes (the first whose pattern
+# matches its one-line reason).  EXCLUDED classes are ONNX operators with
+# no place in inference on the chip; the others are limits of tpuc, each
+# with what it would take.  `report` with CHECK_CLASSES=1 fails when a
+# refusal is in no class, or, on the whole suite, when a class is empty.
+CLASSES = [
+    # (name, excluded, pattern, reason)
+    ("test data", False, r"^refused: test data: input '[^']*' has shape",
+     "the suite's data disagrees with the model's declared input shape (CastLike 'like' "
+     "in libonnx-testdata 1.12)"),
+    ("string", True,
+     r"data type string|cast to string|Object arrays cannot be saved|\((StringNormalizer|TfIdfVectorizer|RegexFullMatch|StringConcat|StringSplit)\)",
+     "text operators and string tensors: no numeric meaning on the chip"),
+    ("sequence", True,
+     r"is not a tensor|^refused: test data|\((Sequence\w*|SplitToSequence|ConcatFromSequence|Optional\w*)\)",
+     "sequence and optional values: not tensors"),
+    ("training", True,
+     r"training_mode|imports no ai\.onnx opset|\(BatchNormalization\): (optional output|the opset)|"
+     r"\(Dropout\): the opset",
+     "training: Dropout and BatchNormalization in training mode, ai.onnx.preview.training optimisers"),
+    ("random", True, r"\((RandomUniform|RandomNormal|RandomUniformLike|RandomNormalLike|Bernoulli|Multinomial)\)",
+     "random numbers: no reference output to match"),
+    ("f64", False, r"data type double|cast to double|dtype double",
+     "f64 tensors: the IR has no f64 dtype yet (ir-run would compute in double)"),
+    ("wide unsigned", False, r"data type uint(16|32|64)",
+     "uint16/uint32/uint64 tensors: the IR has no such dtype yet"),
+    ("op dtype", False, r"dtype (f16|bf16|u8|i8|i16|u16|i32|i64|bool) is not supported",
+     "a dtype the op's kernel lacks (f16 Max/Min/Mod, u8 Add and MaxPool, i8 Clip)"),
+    ("zero-size", False, r"is not static|has no elements",
+     "zero-size tensors (empty axes, splits, reshapes): the suite declares their inputs without a "
+     "static shape, and tpuc has no empty tensors"),
+    ("quantized ops", False,
+     r"\((QuantizeLinear|DequantizeLinear|DynamicQuantizeLinear|ConvInteger|MatMulInteger|QLinearConv|QLinearMatMul)\)",
+     "ONNX's own quantized operators: tpuc quantizes by calibration instead"),
+    ("control flow", False, r"\((If|Loop|Scan)\)", "subgraphs (If, Loop, Scan)"),
+    ("signal", False, r"\((DFT|STFT|HannWindow|HammingWindow|BlackmanWindow|MelWeightMatrix)\)",
+     "audio front ends: DFT, STFT, window functions, MelWeightMatrix"),
+    ("detection", False, r"\((NonMaxSuppression|GridSample|RoiAlign|MaxUnpool)\)",
+     "detection and sampling operators"),
+    ("data-dependent", False, r"\((Unique|Compress|NonZero|ReverseSequence|Det)\)",
+     "operators whose output shape depends on the data, and Det, ReverseSequence"),
+    ("optional output", False, r"\(MaxPool\): optional output", "MaxPool's Indices output"),
+    ("rank", False, r"only 2-D", "3-D pooling and 1-D/3-D ConvTranspose"),
+    ("conv output_shape", False, r"output_shape is larger", "ConvTranspose output_shape beyond the convolution"),
+]
+
+
+def classify(reason):
+    import re
+    for name, _, pat, _ in CLASSES:
+        if re.search(pat, reason):
+            return name
+    return None
+
+
 def report(work):
     data = open(os.path.join(work, "data")).read().strip()
     cases = open(os.path.join(work, "cases")).read().split()
@@ -180,9 +235,31 @@ def report(work):
     verbose = os.environ.get("VERBOSE", "0") != "0"
     for c in failed:
         print("FAIL %s: %s" % (c, reasons[c]))
-    if verbose:
-        for c in refused:
-            print("UNSUPPORTED %s: %s" % (c, reasons[c]))
+    by_class = {name: [] for name, _, _, _ in CLASSES}
+    unclassified = []
+    for c in refused:
+        k = classify(reasons[c])
+        (by_class[k] if k else unclassified).append(c)
+        if verbose:
+            print("UNSUPPORTED %s [%s]: %s" % (c, k or "unclassified", reasons[c]))
+    for c in unclassified:
+        print("UNCLASSIFIED %s: %s" % (c, reasons[c]))
+    outside = len(unclassified)
+    for name, excluded, _, why in CLASSES:
+        if not excluded:
+            outside += len(by_class[name])
+        if verbose or by_class[name]:
+            print("refused, %s%s: %d (%s)" % (name, " (excluded)" if excluded else "",
+                                             len(by_class[name]), why))
+    print("refused outside the excluded classes: %d" % outside)
+    bad_classes = False
+    if os.environ.get("CHECK_CLASSES", "0") != "0":
+        whole = len(cases) == len([c for c in os.listdir(data)
+                                   if os.path.isfile(os.path.join(data, c, "model.onnx"))])
+        empty = [name for name, cs in by_class.items() if not cs] if whole else []
+        for name in empty:
+            print("EMPTY CLASS %s: no refused case is in it any more; drop it from CLASSES" % name)
+        bad_classes = bool(unclassified or empty)
     for c in bfailed:
         print("BACK FAIL %s: %s" % (c, breasons[c]))
     if verbose or back:
@@ -194,7 +271,7 @@ def report(work):
         print("back end: %d passed, %d failed, %d refused" % (len(bpassed), len(bfailed),
                                                                len(brefused)))
     print("%d passed, %d failed, %d unsupported" % (len(passed), len(failed), len(refused)))
-    return 1 if failed or bfailed else 0
+    return 1 if failed or bfailed or bad_classes else 0
 
 
 def main():

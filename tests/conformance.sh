@@ -20,10 +20,13 @@
 # PATTERN   shell pattern of case names (default test_*)
 # -j JOBS   cases run at once (default 2)     -k  keep the work folder
 # -b        also through the back end to tpu-sim (see above)
-# -v        also list every unsupported case with its reason
+# -v        also list every unsupported case with its class and reason
+#           (the classes: CLASSES in tests/conformance.py)
 # Environment: TPUC_BIN (folder of the tools, default build/bin beside this
 # script), ONNX_TESTDATA (default /usr/share/libonnx-testdata/data/node),
-# TIMEOUT seconds per tool run (default 60).  Exit status 1 if a case failed.
+# TIMEOUT seconds per tool run (default 60), CHECK_CLASSES=1 (fail when a
+# refusal is in no documented class, or on the whole suite a class is
+# empty).  Exit status 1 if a case failed.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -130,8 +130,8 @@ PYEOF
 }
 
 @test "opsets out of range are refused" {
-	refused opset_99 "opset 99 is not supported \(7 to 17\)"
-	refused opset_1 "opset 1 is not supported \(7 to 17\)"
+	refused opset_99 "opset 99 is not supported \(1 to 21\)"
+	refused opset_0 "opset 0 is not supported \(1 to 21\)"
 }
 
 @test "IR versions out of range are refused (ir_version 99)" {

@@ -431,11 +431,10 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 		return lower_fallback(lc, op);
 	if (op->n_in != 1 || op->n_out != 1)
 		return op_error(op, "a lookup table needs one input and one output");
-	int x = lower_act_input(lc, op, op->in[0]);
 	enum ir_dtype dt;
 	float s_out;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	if (x < 0)
 		return -1;
 	/* the table's scale is replaced by the lookup's range */
 	enum ir_dtype dx = lc->tpu->tensors[x].dtype;
@@ -830,13 +829,21 @@ int qtable_write(const char *path, const struct qtable *q, const char *comment)
 	return out_commit(&o);
 }
 
-int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc)
+int lower_act_io(struct lower_ctx *lc, const struct ir_op *op, enum ir_dtype *dt,
+		 float *s_out, int *zp)
 {
 	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
+	if (x < 0 || lower_table_act(lc, op, op->out[0], dt, s_out, zp) < 0)
+		return -1;
+	return x;
+}
+
+int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct lower_pc *pc)
+{
 	enum ir_dtype dt;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+	float s_out;
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	if (x < 0)
 		return -1;
 	int64_t nc = pc->channels, nw = nc * pc->per;
 	float s_in = lc->tpu->tensors[x].scale;

@@ -136,6 +136,11 @@ int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
  * is quantised per tensor (symmetric, scale max|w| / 127) into a new weight
  * "NAME_i8". */
 int lower_act_input(struct lower_ctx *lc, const struct ir_op *op, int t);
+/* Int8, an op of one activation: lower_act_input of input 0, and the
+ * dtype, scale and zero point of output 0 (lower_table_act).  Returns the
+ * input's Tpu tensor, or -1. */
+int lower_act_io(struct lower_ctx *lc, const struct ir_op *op, enum ir_dtype *dt,
+		 float *s_out, int *zp);
 /* Float modes: the Tpu tensor for Top input T of OP computing in float
  * dtype DT (f32, bf16, f16).  An activation of another dtype goes through
  * a Cast (dequantising i8/u8 with its scale); an f32 weight is converted

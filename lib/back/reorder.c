@@ -1,5 +1,5 @@
 /* reorder.c - weight-reorder: merge per-channel requantisation parameters
- * (Conv, ConvTranspose, Gemm, Scale) into one coefficient tensor and
+ * (the ops with OPF_COEFF in lib/ir/op_traits.h) into one coefficient tensor and
  * transpose Gemm weights so that output features lead (lib/back/reorder.h).
  */
 #include <stdio.h>
@@ -8,6 +8,7 @@
 
 #include "ir/base.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "back/reorder.h"
 
 /* How many ops read tensor t. */
@@ -103,7 +104,7 @@ int weight_reorder(struct ir_graph *g)
 	int int8 = g->mode == MODE_INT8;
 	for (int i = 0; i < g->n_ops; i++) {
 		enum op_type t = g->ops[i].type;
-		if (int8 && (t == OP_CONV || t == OP_CONVTRANSPOSE || t == OP_GEMM || t == OP_SCALE) &&
+		if (int8 && op_has(t, OPF_COEFF) &&
 		    merge_coeff(g, i) < 0)
 			return -1;
 		if (t == OP_GEMM && transpose_gemm(g, i) < 0)

@@ -7,6 +7,7 @@
 #include "chip/cost.h"
 #include "ir/base.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 
 int64_t cost_dma_cycles(const struct chip *c, const struct isa_dma *d)
 {
@@ -33,8 +34,8 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 	enum ir_dtype dt = wider(x->dtype, y->dtype);
 	struct spatial s;
 
-	switch (op->type) {
-	case OP_CONV: {
+	switch (op_cost_class(op->type)) {
+	case COST_CONV: {
 		const struct ir_tensor *w = &g->tensors[op->in[1]];
 		if (w->rank != 4 || spatial_get(g, op, &s) < 0)
 			break;
@@ -44,7 +45,7 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 		return cost_cube(c, x->dtype, s.group, ys[1] / s.group, ys[0] * rows * ys[3],
 				 icg * taps);
 	}
-	case OP_CONVTRANSPOSE: {
+	case COST_CONVT: {
 		/* each input position scatters IC/group values into OC/group
 		 * channels at KH x KW taps: POS = N x IH x IW x taps, K = IC/group */
 		const struct ir_tensor *w = &g->tensors[op->in[1]];
@@ -55,13 +56,13 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 				 x->shape[0] * x->shape[2] * x->shape[3] * w->shape[2] * w->shape[3],
 				 x->shape[1] / grp);
 	}
-	case OP_GEMM: {
+	case COST_GEMM: {
 		if (x->rank != 2 || y->rank != 2)
 			break;
 		int64_t kdim = x->shape[op_int(op, "transA", 0) ? 0 : 1];
 		return cost_cube(c, x->dtype, 1, ys[1], y->shape[0], kdim);
 	}
-	case OP_MATMUL: {
+	case COST_MATMUL: {
 		const struct ir_tensor *b = &g->tensors[op->in[1]];
 		int64_t kdim = x->shape[x->rank - 1];
 		int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
@@ -70,9 +71,7 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 			pos = pos / y->shape[1] * k->chans;   /* a chunk of axis 1 */
 		return cost_cube(c, x->dtype, 1, n, pos, kdim);
 	}
-	case OP_LSTM:
-	case OP_GRU:
-	case OP_RNN: {
+	case COST_RNN: {
 		/* each step of each direction multiplies W|R [G*H, I+H] by one
 		 * [x; h] column per batch row; the steps run one after another */
 		const struct ir_tensor *w = &g->tensors[op->in[1]], *r = &g->tensors[op->in[2]];
@@ -82,13 +81,11 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 		return cost_cube(c, x->dtype, x->shape[bf ? 1 : 0] * w->shape[0], w->shape[1],
 				 x->shape[bf ? 0 : 1], w->shape[2] + r->shape[2]);
 	}
-	case OP_MAXPOOL:
-	case OP_AVGPOOL:
+	case COST_POOL:
 		if (spatial_get(g, op, &s) < 0)
 			break;
 		return cost_vector(c, dt, ys[1], ys[0], rows, ys[3], (int64_t)s.kh * s.kw);
-	case OP_GAVGPOOL:
-	case OP_GMAXPOOL:
+	case COST_GPOOL:
 		return cost_vector(c, dt, xs[1], xs[0], xs[2], xs[3], 1);
 	default:
 		break;

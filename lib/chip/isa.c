@@ -8,6 +8,7 @@
 #include "ir/bytes.h"
 #include "chip/isa.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 
 _Static_assert(OP_CODE_MAX < 256, "the compute command's opcode field has 8 bits");
 _Static_assert(DT_COUNT <= 16, "the DMA command's dtype field has 4 bits");
@@ -213,8 +214,7 @@ int isa_is_copy(const struct ir_graph *g, const struct ir_op *op)
 		}
 		return op->n_in;
 	}
-	if (op->type != OP_RESHAPE && op->type != OP_FLATTEN && op->type != OP_SQUEEZE &&
-	    op->type != OP_UNSQUEEZE && op->type != OP_IDENTITY)
+	if (!op_has(op->type, OPF_COPY))
 		return 0;
 	return op->n_in == 1 && tensor_numel(&g->tensors[op->in[0]]) == tensor_numel(y);
 }

@@ -12,6 +12,7 @@
 #include "ir/bytes.h"
 #include "ir/ir_msgpack.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "quant/quant.h"
 #include "chip/tmodel.h"
 #include "ir/limit.h"
@@ -369,8 +370,7 @@ static int check_streams(const struct tmodel *m, const char *file)
 int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
 			 const struct view *in, int n_in)
 {
-	if ((op->type != OP_CONV && op->type != OP_CONVTRANSPOSE && op->type != OP_GEMM &&
-	     op->type != OP_MATMUL && op->type != OP_SCALE) || !quant_is_q(out_dtype))
+	if (!op_has(op->type, OPF_REQUANT_CHAN) || !quant_is_q(out_dtype))
 		return 0;
 	/* As quant_channel_params: the split form when multiplier and shift
 	 * are there, else the coefficient tensor; STRIDE apart, from P. */

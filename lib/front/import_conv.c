@@ -102,6 +102,8 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	op_set_ints(op, "pads", 4, p);
 	if (kind != SP_AVGPOOL)
 		op_set_ints(op, "dilations", 2, d);
+	else if (d[0] != 1 || d[1] != 1)
+		return node_err(im, "dilations other than 1 are not supported for AveragePool");
 	int64_t v;
 	if (kind == SP_CONV) {
 		if (attr_int(im, "group", 1, &v) < 0)

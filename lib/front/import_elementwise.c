@@ -85,6 +85,18 @@ int cv_selu(struct imp *im, struct ir_op *op)
 	       : put_float(im, op, "gamma", 1.05070102214813232421875);
 }
 
+/* Gelu (opset 20): approximate "none" (erf) or "tanh". */
+int cv_gelu(struct imp *im, struct ir_op *op)
+{
+	char a[8];
+	if (attr_str(im, "approximate", "none", a, sizeof a) < 0)
+		return -1;
+	if (strcmp(a, "none") && strcmp(a, "tanh"))
+		return node_err(im, "approximate '%s' is not supported (none or tanh)", a);
+	op_set_str(op, "approximate", a);
+	return 0;
+}
+
 int cv_shrink(struct imp *im, struct ir_op *op)
 {
 	return put_float(im, op, "bias", 0) < 0 ? -1 : put_float(im, op, "lambd", 0.5);

@@ -30,6 +30,10 @@ int cv_leakyrelu(struct imp *im, struct ir_op *op);
 int cv_hardsigmoid(struct imp *im, struct ir_op *op);
 int cv_selu(struct imp *im, struct ir_op *op);
 int cv_shrink(struct imp *im, struct ir_op *op);
+int cv_gelu(struct imp *im, struct ir_op *op);
+/* GroupNormalization as Reshape, LayerNormalization, Reshape, Mul, Add
+ * (lib/front/import_groupnorm.c): the index of its first op, or -1. */
+int import_groupnorm(struct imp *im, const char *out0);
 int cv_isinf(struct imp *im, struct ir_op *op);
 int cv_mod(struct imp *im, struct ir_op *op);
 int cv_bitshift(struct imp *im, struct ir_op *op);

@@ -46,6 +46,24 @@ int cv_pad(struct imp *im, struct ir_op *op)
 			return -1;
 	}
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	/* Opset 18: the pads of the listed axes only; the others get none. */
+	if (op->n_in > 3 && op->in[3] >= 0) {
+		int64_t axes[IR_MAX_RANK], full[2 * IR_MAX_RANK] = { 0 };
+		int na;
+		if (!x)
+			return node_err(im, "the input shape is unknown");
+		if (const_ints(im, op->in[3], "axes", axes, IR_MAX_RANK, &na) < 0 ||
+		    norm_axes(im, axes, na, x->rank) < 0)
+			return -1;
+		if (n != 2 * na)
+			return node_err(im, "pads has %d values for %d axes", n, na);
+		for (int i = 0; i < na; i++) {
+			full[axes[i]] = pads[i];
+			full[x->rank + axes[i]] = pads[na + i];
+		}
+		n = 2 * x->rank;
+		memcpy(pads, full, sizeof(int64_t) * (size_t)n);
+	}
 	if (x && n != 2 * x->rank)
 		return node_err(im, "pads has %d values for a rank-%d input", n, x->rank);
 	op->n_in = 1;
@@ -244,6 +262,31 @@ int cv_split(struct imp *im, struct ir_op *op)
 		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
 			goto bad;
 	}
+	/* Opset 18: num_outputs equal parts, the last one smaller. */
+	int64_t parts;
+	if (attr_int(im, "num_outputs", 0, &parts) < 0)
+		goto bad;
+	if (attr_find(im->node, "num_outputs")) {
+		const struct ir_tensor *x = known_tensor(im, op->in[0]);
+		int rc = 0;
+		if (n)
+			rc = node_err(im, "num_outputs and split are both given");
+		else if (parts != op->n_out)
+			rc = node_err(im, "num_outputs %lld is not the node's %d outputs",
+				      (long long)parts, op->n_out);
+		else if (!x)
+			rc = node_err(im, "the input shape is unknown");
+		else if (parts > x->shape[axis])
+			rc = node_err(im, "num_outputs %lld is more than the axis length %lld",
+				      (long long)parts, (long long)x->shape[axis]);
+		if (rc < 0)
+			goto bad;
+		int64_t len = x->shape[axis], each = (len + parts - 1) / parts, left = len;
+		for (n = 0; n < parts; n++) {
+			split[n] = each < left ? each : left;
+			left -= split[n];
+		}
+	}
 	op->n_in = 1;
 	op_set_int(op, "axis", axis);
 	if (n)
@@ -385,6 +428,41 @@ int cv_resize(struct imp *im, struct ir_op *op)
 			return -1;
 		if (strcmp(ct, "tf_crop_and_resize"))
 			nr = 0;
+	}
+	/* Opset 18: antialias, keep_aspect_ratio_policy, and scales or sizes
+	 * for the listed axes only (the others keep their size). */
+	int64_t aa, axes[IR_MAX_RANK];
+	int na = 0;
+	char pol[16];
+	if (attr_bool(im, "antialias", 0, &aa) < 0 ||
+	    attr_str(im, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol) < 0)
+		return -1;
+	if (aa && strcmp(mode, "nearest"))
+		return node_err(im, "antialias is not supported");
+	if (strcmp(pol, "stretch"))
+		return node_err(im, "keep_aspect_ratio_policy '%s' is not supported (stretch)", pol);
+	if (attr_find(im->node, "axes")) {
+		const struct ir_tensor *x = known_tensor(im, op->in[0]);
+		if (!x)
+			return node_err(im, "the input shape is unknown");
+		if (attr_ints(im, "axes", axes, IR_MAX_RANK, &na) < 0 || norm_axes(im, axes, na, x->rank) < 0)
+			return -1;
+		if ((ns && ns != na) || (nz && nz != na) || nr)
+			return node_err(im, "scales, sizes or roi do not match axes");
+		float fs[IR_MAX_RANK];
+		int64_t fz[IR_MAX_RANK];
+		for (int d = 0; d < x->rank; d++)
+			fs[d] = 1, fz[d] = x->shape[d];
+		for (int i = 0; i < na; i++) {
+			if (ns)
+				fs[axes[i]] = scales[i];
+			if (nz)
+				fz[axes[i]] = sizes[i];
+		}
+		if (ns)
+			memcpy(scales, fs, sizeof fs), ns = x->rank;
+		if (nz)
+			memcpy(sizes, fz, sizeof fz), nz = x->rank;
 	}
 	op_set_str(op, "mode", mode);
 	op_set_str(op, "coordinate_transformation_mode", ct);

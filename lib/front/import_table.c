@@ -22,13 +22,13 @@ const struct node_rule node_rules[] = {
 	{ "Clip", 1, 3, { "min", "max" }, cv_clip, NULL, 0 },
 	{ "MaxPool", 1, 1, { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
 			     "storage_order", "strides" }, cv_maxpool, NULL, 0 },
-	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "kernel_shape",
-				 "pads", "strides" }, cv_avgpool, NULL, 0 },
+	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "dilations",
+				 "kernel_shape", "pads", "strides" }, cv_avgpool, NULL, 0 },
 	UNARY("GlobalAveragePool"),
 	BINARY("Add"),
 	BINARY("Mul"),
 	{ "Concat", 1, ANY, { "axis" }, cv_concat, NULL, 0 },
-	{ "Pad", 1, 3, { "mode", "pads", "value" }, cv_pad, NULL, 0 },
+	{ "Pad", 1, 4, { "mode", "pads", "value" }, cv_pad, NULL, 0 },
 	{ "Flatten", 1, 1, { "axis" }, cv_flatten, NULL, 0 },
 	{ "Reshape", 2, 2, { "allowzero" }, cv_reshape, NULL, 0 },
 	{ "Gemm", 2, 3, { "alpha", "beta", "transA", "transB" }, cv_gemm, NULL, 0 },
@@ -39,10 +39,11 @@ const struct node_rule node_rules[] = {
 	/* unary */
 	UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"), UNARY("Erf"), UNARY("Tanh"), UNARY("Sigmoid"),
 	UNARY("HardSwish"), UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("Floor"),
-	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"),
+	UNARY("Ceil"), UNARY("Round"), UNARY("Sign"), UNARY("Softplus"), UNARY("Softsign"), UNARY("Mish"),
 	UNARY("Sin"), UNARY("Cos"), UNARY("Tan"), UNARY("Asin"), UNARY("Acos"), UNARY("Atan"),
 	UNARY("Sinh"), UNARY("Cosh"), UNARY("Asinh"), UNARY("Acosh"), UNARY("Atanh"),
 	UNARY("Not"), UNARY("IsNaN"),
+	{ "Gelu", 1, 1, { "approximate" }, cv_gelu, NULL, 0 },
 	{ "HardSigmoid", 1, 1, { "alpha", "beta" }, cv_hardsigmoid, NULL, 0 },
 	{ "Elu", 1, 1, { "alpha" }, cv_alpha1, NULL, 0 },
 	{ "Selu", 1, 1, { "alpha", "gamma" }, cv_selu, NULL, 0 },
@@ -74,7 +75,7 @@ const struct node_rule node_rules[] = {
 	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
 	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
 	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
-	{ "Split", 1, 2, { "axis", "split" }, cv_split, NULL, INT_MAX },
+	{ "Split", 1, 2, { "axis", "num_outputs", "split" }, cv_split, NULL, INT_MAX },
 	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },
 	{ "Tile", 2, 2, { 0 }, cv_tile, NULL, 0 },
 	{ "DepthToSpace", 1, 1, { "blocksize", "mode" }, cv_depthtospace, NULL, 0 },
@@ -83,8 +84,9 @@ const struct node_rule node_rules[] = {
 	UNARY("Size"),
 	{ "ConstantOfShape", 1, 1, { "value" }, cv_constantofshape, NULL, 0 },
 	{ "Range", 3, 3, { 0 }, NULL, NULL, 0 },
-	{ "Resize", 1, 4, { "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
-			    "extrapolation_value", "mode", "nearest_mode" }, cv_resize, NULL, 0 },
+	{ "Resize", 1, 4, { "antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
+			    "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
+			    "nearest_mode" }, cv_resize, NULL, 0 },
 	{ "Upsample", 1, 2, { "mode", "scales" }, cv_upsample, "Resize", 0 },
 	/* normalisation */
 	{ "LayerNormalization", 2, 3, { "axis", "epsilon", "stash_type" }, cv_layernorm, NULL, 3 },
@@ -140,7 +142,7 @@ const struct node_rule node_rules[] = {
 
 int onnx_supported_ops(const char **names, int max)
 {
-	static const char *const special[] = { "Constant", "Einsum" };   /* import_node */
+	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization" };   /* import_node */
 	int n = 0;
 	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
 		if (n < max)

@@ -19,7 +19,7 @@
 struct node_rule {
 	const char *onnx;                  /* ONNX op_type */
 	int min_in, max_in;                /* input count before rewriting */
-	const char *attrs[9];
+	const char *attrs[12];
 	int (*convert)(struct imp *im, struct ir_op *op);
 	const char *ir;                    /* IR op name, when not the ONNX name */
 	int max_out;                       /* outputs accepted (0: one) */

@@ -1,5 +1,5 @@
 /* import_util.c - what the ONNX converters share (lib/front/import_util.h):
- * the name map, messages, tensor payloads, constant inputs, attributes.
+ * messages, tensor payloads, constant inputs, attributes.
  */
 #include <limits.h>
 #include <errno.h>
@@ -15,59 +15,6 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "onnx.pb-c.h"
-
-/* ---- name -> index map (open addressing; keys are borrowed) ---- */
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-/* Value stored under k, or -1. */
-int map_get(const struct name_map *m, const char *k)
-{
-	if (!m->cap)
-		return -1;
-	for (uint32_t i = name_hash(k) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1)) {
-		if (!m->key[i])
-			return -1;
-		if (!strcmp(m->key[i], k))
-			return m->val[i];
-	}
-}
-
-/* Store v under k (which must outlive the map), replacing any old value. */
-void map_put(struct name_map *m, const char *k, int v)
-{
-	if (2 * (m->n + 1) > m->cap) {
-		struct name_map big = { m->cap ? 2 * m->cap : 64, 0, NULL, NULL };
-		big.key = xcalloc((size_t)big.cap, sizeof *big.key);
-		big.val = xcalloc((size_t)big.cap, sizeof *big.val);
-		for (int i = 0; i < m->cap; i++)
-			if (m->key[i])
-				map_put(&big, m->key[i], m->val[i]);
-		free(m->key);
-		free(m->val);
-		*m = big;
-	}
-	uint32_t i = name_hash(k) & (uint32_t)(m->cap - 1);
-	while (m->key[i] && strcmp(m->key[i], k))
-		i = (i + 1) & (uint32_t)(m->cap - 1);
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = k;
-	m->val[i] = v;
-}
-
-void map_free(struct name_map *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof *m);
-}
 
 /* ---- importer state and messages ---- */
 
@@ -215,7 +162,7 @@ int add_initializer(struct imp *im, int i)
 		t->has_raw_data = 0;
 	}
 	set_known(im, k);
-	map_put(&im->tensors, t->name, k);
+	name_index_set(&im->tensors, t->name, k);
 	return k;
 }
 
@@ -226,12 +173,12 @@ int resolve_input(struct imp *im, const char *name, int *t)
 	*t = -1;
 	if (!name || !*name)
 		return 0;
-	*t = map_get(&im->tensors, name);
+	*t = name_index_get(&im->tensors, name);
 	if (*t >= 0)
 		return 0;
-	int i = map_get(&im->inits, name);
+	int i = name_index_get(&im->inits, name);
 	if (i < 0 && im->node) {
-		int p = map_get(&im->producers, name);
+		int p = name_index_get(&im->producers, name);
 		if (p == im->node_index)
 			return node_err(im, "input '%s' is the node's own output: a node may not "
 					"read what it writes", name);

@@ -10,17 +10,11 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "ir/name_index.h"
 #include "ir/npz.h"
 #include "onnx.pb-c.h"
 
 struct onnx_input_shape;   /* lib/front/onnx_import.h */
-
-struct name_map {
-	int cap;            /* slots, a power of two */
-	int n;              /* keys stored */
-	const char **key;
-	int *val;
-};
 
 struct imp {
 	const char *path;              /* model file, for messages */
@@ -30,10 +24,10 @@ struct imp {
 	int opset;                     /* ai.onnx opset version */
 	struct ir_graph *g;
 	Onnx__GraphProto *gp;
-	struct name_map tensors;       /* ONNX name -> tensor index in g */
-	struct name_map inits;         /* initializer name -> index in gp->initializer */
-	struct name_map outputs;       /* graph output names */
-	struct name_map producers;     /* node output name -> index of the node writing it */
+	struct name_index tensors;     /* ONNX name -> tensor index in g */
+	struct name_index inits;       /* initializer name -> index in gp->initializer */
+	struct name_index outputs;     /* graph output names */
+	struct name_index producers;   /* node output name -> index of the node writing it */
 	int node_index;                /* index in gp->node of the node being imported */
 	char *known;                   /* per tensor: 1 once its shape is known */
 	int cap_known;
@@ -59,9 +53,6 @@ struct decoded {
 
 /* "'m.onnx': node 'conv1' (Conv): <message>"; returns -1. */
 int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int map_get(const struct name_map *m, const char *k);
-void map_put(struct name_map *m, const char *k, int v);
-void map_free(struct name_map *m);
 void set_known(struct imp *im, int t);
 const struct ir_tensor *known_tensor(const struct imp *im, int t);
 int dtype_from_onnx(int32_t t);

@@ -26,6 +26,7 @@
 #include "front/onnx_einsum.h"
 #include "ir/limit.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "passes/passes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -64,21 +65,8 @@ static int import_constant(struct imp *im, const char *out)
 	int k = graph_add_weight(im->g, out, d.dt, d.rank, d.shape, d.data);
 	free(d.tmp);
 	set_known(im, k);
-	map_put(&im->tensors, out, k);
+	name_index_set(&im->tensors, out, k);
 	return 0;
-}
-
-/* Kernels that take f32 only (the other ops check dtypes in infer). */
-static int f32_only(enum op_type t)
-{
-	switch (t) {
-	case OP_CONV: case OP_BATCHNORM: case OP_SCALE: case OP_RELU: case OP_CLIP:
-	case OP_MAXPOOL: case OP_AVGPOOL: case OP_GAVGPOOL: case OP_ADD: case OP_MUL:
-	case OP_GEMM: case OP_MATMUL: case OP_GMAXPOOL:
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 /* Infer the ops that the node being imported added, from op FIRST on:
@@ -100,7 +88,7 @@ static int infer_node_ops(struct imp *im, int first)
 		int f = pass_fold_op(g, i, SIZE_MAX);
 		if (f < 0)
 			return err_prefix("'%s'", im->path);
-		if (f || !f32_only(op->type))
+		if (f || !op_has(op->type, OPF_F32_ONLY))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
@@ -146,7 +134,7 @@ static int import_einsum(struct imp *im, const char *out0)
 	}
 	int first = im->g->n_ops;
 	int y = graph_add_tensor(im->g, out0, DT_F32, 0, NULL);
-	map_put(&im->tensors, out0, y);
+	name_index_set(&im->tensors, out0, y);
 	int rc = onnx_einsum(im->g, im->node_name, (const char *)a->s.data, a->s.len,
 			     (int)n->n_input, in, y);
 	free(in);
@@ -179,7 +167,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return node_err(im, "unsupported domain '%s'", n->domain);
 	if (!*out0)
 		return node_err(im, "the node has no output");
-	if (map_get(&im->tensors, out0) >= 0 || map_get(&im->inits, out0) >= 0)
+	if (name_index_get(&im->tensors, out0) >= 0 || name_index_get(&im->inits, out0) >= 0)
 		return node_err(im, "tensor '%s' is defined twice", out0);
 	if (!strcmp(type, "Constant")) {
 		for (size_t i = 1; i < n->n_output; i++)
@@ -189,6 +177,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (!strcmp(type, "Einsum"))
 		return import_einsum(im, out0);
+	if (!strcmp(type, "GroupNormalization")) {
+		int first = import_groupnorm(im, out0);
+		return first < 0 ? -1 : infer_node_ops(im, first);
+	}
 
 	const struct node_rule *r = NULL;
 	for (size_t i = 0; i < n_node_rules; i++)
@@ -202,14 +194,21 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		if (n->output[i] && *n->output[i]) {
 			if ((int)i >= max_out)
 				return node_err(im, "optional output '%s' is not supported", n->output[i]);
-			if (i && (map_get(&im->tensors, n->output[i]) >= 0 ||
-				  map_get(&im->inits, n->output[i]) >= 0))
+			if (i && (name_index_get(&im->tensors, n->output[i]) >= 0 ||
+				  name_index_get(&im->inits, n->output[i]) >= 0))
 				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
 			n_out = (int)i + 1;
 		}
+	/* Opsets 1 to 6: most forms are today's with a legacy hint
+	 * (consumed_inputs) and, for broadcasting, an attribute refused below;
+	 * BatchNormalization and Dropout default to their training form, and
+	 * Cast before 6 names its type as a string. */
+	if (im->opset < 7 && (t == OP_BATCHNORM || !strcmp(type, "Dropout") ||
+			      (t == OP_CAST && im->opset < 6)))
+		return node_err(im, "the opset %d form is not supported (opset 7 or later)", im->opset);
 	for (size_t i = 0; i < n->n_attribute; i++) {
 		const char *an = n->attribute[i]->name ? n->attribute[i]->name : "";
-		int ok = 0;
+		int ok = im->opset < 7 && !strcmp(an, "consumed_inputs");
 		for (int j = 0; r->attrs[j] && !ok; j++)
 			ok = !strcmp(r->attrs[j], an);
 		if (!ok)
@@ -221,13 +220,13 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	int *in = xmalloc(sizeof(int) * (n->n_input + 1));
 	/* Identity of a constant is that constant (PyTorch shares weights
 	 * this way); its output name stays only when it is a graph output. */
-	if (t == OP_IDENTITY && map_get(&im->outputs, out0) < 0) {
+	if (t == OP_IDENTITY && name_index_get(&im->outputs, out0) < 0) {
 		if (resolve_input(im, n->input[0], &in[0]) < 0) {
 			free(in);
 			return -1;
 		}
 		if (in[0] >= 0 && im->g->tensors[in[0]].data) {
-			map_put(&im->tensors, out0, in[0]);
+			name_index_set(&im->tensors, out0, in[0]);
 			free(in);
 			return 0;
 		}
@@ -287,7 +286,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
 		free(name);
 		if (on)
-			map_put(&im->tensors, on, outs[i]);
+			name_index_set(&im->tensors, on, outs[i]);
 	}
 	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
 	free(in);
@@ -348,7 +347,7 @@ static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
 		int found = 0;
 		for (size_t i = 0; i < gp->n_input && !found; i++) {
 			const char *n = gp->input[i]->name ? gp->input[i]->name : "";
-			found = map_get(&im->inits, n) < 0 && strlen(n) == s->name_len &&
+			found = name_index_get(&im->inits, n) < 0 && strlen(n) == s->name_len &&
 				!memcmp(n, s->name, s->name_len);
 		}
 		if (!found)
@@ -413,7 +412,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 {
 	const char *name = v->name ? v->name : "";
 	const Onnx__TypeProto *tp = v->type;
-	if (map_get(&im->tensors, name) >= 0)
+	if (name_index_get(&im->tensors, name) >= 0)
 		return err_set("'%s': input '%s' is defined twice", im->path, name);
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
 		return err_set("'%s': input '%s' is not a tensor", im->path, name);
@@ -436,7 +435,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		int k = graph_add_weight(im->g, name, (enum ir_dtype)dt, c->rank, c->shape, NULL);
 		dtype_convert(im->g->tensors[k].data, (enum ir_dtype)dt, c->data, c->dtype, npz_numel(c));
 		set_known(im, k);
-		map_put(&im->tensors, name, k);
+		name_index_set(&im->tensors, name, k);
 		return 0;
 	}
 	const struct onnx_input_shape *given = input_shape(im, name);
@@ -467,7 +466,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s' is too large: more than 2^40 bytes", im->path, name);
 	int t = graph_add_tensor(im->g, name, (enum ir_dtype)dt, (int)rank, shape);
 	set_known(im, t);
-	map_put(&im->tensors, name, t);
+	name_index_set(&im->tensors, name, t);
 	struct ir_graph *g = im->g;
 	g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 	g->inputs[g->n_inputs++] = t;
@@ -483,39 +482,39 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		const char *name = gp->initializer[i]->name;
 		if (!name || !*name)
 			return err_set("'%s': initializer %zu has no name", im->path, i);
-		if (map_get(&im->inits, name) >= 0)
+		if (name_index_get(&im->inits, name) >= 0)
 			return err_set("'%s': initializer '%s' is defined twice", im->path, name);
-		map_put(&im->inits, name, (int)i);
+		name_index_set(&im->inits, name, (int)i);
 	}
 	for (size_t i = 0; i < gp->n_output; i++)
 		if (gp->output[i]->name)
-			map_put(&im->outputs, gp->output[i]->name, (int)i);
+			name_index_set(&im->outputs, gp->output[i]->name, (int)i);
 	if (check_shape_names(im, gp) < 0)
 		return -1;
 	/* Inputs that have an initializer are weights with a default value. */
 	for (size_t i = 0; i < gp->n_input; i++)
-		if (map_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
+		if (name_index_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
 		    import_input(im, gp->input[i]) < 0)
 			return -1;
 	/* Who writes each name, and node names used once: a qtable, a
 	 * calibration table and every message name ops by them. */
-	struct name_map names = { 0 };
+	struct name_index names = { 0 };
 	for (size_t i = 0; i < gp->n_node; i++) {
 		const Onnx__NodeProto *n = gp->node[i];
 		for (size_t j = 0; j < n->n_output; j++)
-			if (n->output[j] && *n->output[j] && map_get(&im->producers, n->output[j]) < 0)
-				map_put(&im->producers, n->output[j], (int)i);
+			if (n->output[j] && *n->output[j] && name_index_get(&im->producers, n->output[j]) < 0)
+				name_index_set(&im->producers, n->output[j], (int)i);
 		if (!n->name || !*n->name)
 			continue;
-		if (map_get(&names, n->name) >= 0) {
-			map_free(&names);
+		if (name_index_get(&names, n->name) >= 0) {
+			name_index_free(&names);
 			return err_set("'%s': node '%s' (%s): the node name is used twice: node "
 				       "names must be unique", im->path, n->name,
 				       n->op_type ? n->op_type : "");
 		}
-		map_put(&names, n->name, (int)i);
+		name_index_set(&names, n->name, (int)i);
 	}
-	map_free(&names);
+	name_index_free(&names);
 	for (size_t i = 0; i < gp->n_node; i++) {
 		im->node_index = (int)i;
 		if (import_node(im, gp->node[i]) < 0)
@@ -641,10 +640,10 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)
 		rc = import_graph(&im, m->graph);
-	map_free(&im.tensors);
-	map_free(&im.inits);
-	map_free(&im.outputs);
-	map_free(&im.producers);
+	name_index_free(&im.tensors);
+	name_index_free(&im.inits);
+	name_index_free(&im.outputs);
+	name_index_free(&im.producers);
 	free(im.known);
 	free(im.node_name);
 	onnx__model_proto__free_unpacked(m, NULL);

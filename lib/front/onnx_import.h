@@ -15,8 +15,8 @@
 #include "ir/ir.h"
 
 /* Lowest and highest ai.onnx opset the importer understands. */
-#define ONNX_OPSET_MIN 7
-#define ONNX_OPSET_MAX 17
+#define ONNX_OPSET_MIN 1
+#define ONNX_OPSET_MAX 21
 /* Highest ONNX IR version (ModelProto.ir_version) read: 10, ONNX 1.16.
  * Later versions may change the format in ways this reader cannot see. */
 #define ONNX_IR_VERSION_MAX 10

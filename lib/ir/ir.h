@@ -197,6 +197,7 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(LSTM, 124, "LSTM") \
 	X(GRU, 125, "GRU") \
 	X(RNN, 126, "RNN") \
+	X(MISH, 127, "Mish") \
 	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
 	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
 	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear")

@@ -53,6 +53,12 @@ int name_index_put(struct name_index *x, const char *key, int value)
 	return -1;
 }
 
+void name_index_set(struct name_index *x, const char *key, int value)
+{
+	if (name_index_put(x, key, value) >= 0)
+		find_slot(x, key)->value = value;
+}
+
 void name_index_free(struct name_index *x)
 {
 	for (int i = 0; i < x->cap; i++)

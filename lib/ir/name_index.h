@@ -20,6 +20,8 @@ int name_index_get(const struct name_index *x, const char *key);
 /* Store VALUE under KEY unless KEY is there already; returns the value
  * KEY already had, or -1 when it was added. */
 int name_index_put(struct name_index *x, const char *key, int value);
+/* Store VALUE under KEY, replacing any value KEY had. */
+void name_index_set(struct name_index *x, const char *key, int value);
 void name_index_free(struct name_index *x);
 
 #endif

@@ -198,6 +198,17 @@ void kern_done(struct kern *k)
 	k->in = k->out = NULL;
 }
 
+/* V: tensor T's dtype, shape and quantisation over DATA. */
+static void view_of(struct view *v, const struct ir_tensor *t, void *data)
+{
+	v->data = data;
+	v->dtype = t->dtype;
+	v->rank = t->rank;
+	memcpy(v->shape, t->shape, sizeof v->shape);
+	v->scale = t->scale;
+	v->zero_point = t->zero_point;
+}
+
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals)
 {
@@ -205,28 +216,11 @@ void kern_from_graph(struct kern *k, const struct ir_graph *g,
 	k->g = g;
 	k->op = op;
 	k->nthreads = 1;
-	for (int i = 0; i < op->n_in; i++) {
-		struct view *v = &k->in[i];
-		if (op->in[i] < 0)
-			continue;
-		const struct ir_tensor *t = &g->tensors[op->in[i]];
-		v->data = vals[op->in[i]];
-		v->dtype = t->dtype;
-		v->rank = t->rank;
-		memcpy(v->shape, t->shape, sizeof v->shape);
-		v->scale = t->scale;
-		v->zero_point = t->zero_point;
-	}
-	for (int i = 0; i < op->n_out; i++) {
-		struct view *v = &k->out[i];
-		const struct ir_tensor *t = &g->tensors[op->out[i]];
-		v->data = vals[op->out[i]];
-		v->dtype = t->dtype;
-		v->rank = t->rank;
-		memcpy(v->shape, t->shape, sizeof v->shape);
-		v->scale = t->scale;
-		v->zero_point = t->zero_point;
-	}
+	for (int i = 0; i < op->n_in; i++)
+		if (op->in[i] >= 0)
+			view_of(&k->in[i], &g->tensors[op->in[i]], vals[op->in[i]]);
+	for (int i = 0; i < op->n_out; i++)
+		view_of(&k->out[i], &g->tensors[op->out[i]], vals[op->out[i]]);
 	if (op->n_in > 0 && op->in[0] >= 0 && g->tensors[op->in[0]].rank >= 3)
 		k->in_full_h = (int)g->tensors[op->in[0]].shape[2];
 }

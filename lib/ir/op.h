@@ -43,8 +43,9 @@ struct kern {
 
 struct lower_ctx;   /* lib/back/lower.h */
 
+/* An op's hooks.  Its name and opcode are its OP_LIST line (lib/ir/ir.h,
+ * op_name()), its data facts its OP_TRAITS line (lib/ir/op_traits.h). */
 struct op_def {
-	const char *name;
 	/* Set dtype and shape of every output from the inputs and attributes.
 	 * Returns -1 with a message naming the op for unsupported attributes. */
 	int (*infer)(struct ir_graph *g, struct ir_op *op);

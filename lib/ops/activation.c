@@ -78,19 +78,11 @@ static int clip_tpu(struct kern *k)
 }
 
 const struct op_def op_def_RELU = {
+	.infer = act_infer, .run_f32 = relu_f32, .lower = lower_default, .run_tpu = relu_tpu,
 	.slice_h = slice_h_same,
-	.name = "Relu",
-	.run_f32 = relu_f32,
-	.lower = lower_default,
-	.run_tpu = relu_tpu,
-	.infer = act_infer,
 };
 
 const struct op_def op_def_CLIP = {
+	.infer = act_infer, .run_f32 = clip_f32, .lower = lower_default, .run_tpu = clip_tpu,
 	.slice_h = slice_h_same,
-	.name = "Clip",
-	.run_f32 = clip_f32,
-	.lower = lower_default,
-	.run_tpu = clip_tpu,
-	.infer = act_infer,
 };

@@ -57,7 +57,6 @@ static void bn_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_BATCHNORM = {
-	.name = "BatchNormalization",
 	.run_f32 = bn_f32,
 	.run_tpu = quant_run_f32,
 	.infer = bn_infer,

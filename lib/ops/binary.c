@@ -190,23 +190,11 @@ static int mul_tpu(struct kern *k)
 }
 
 const struct op_def op_def_ADD = {
-	.slice_h = slice_h_same,
-	.name = "Add",
-	.run_f32 = add_f32,
-	.run_const = eltwise_run_any,
-	.lower = add_lower,
-	.run_tpu = add_tpu,
-	.infer = binary_infer,
-	.macs = binary_macs,
+	.infer = binary_infer, .run_f32 = add_f32, .run_const = eltwise_run_any,
+	.lower = add_lower, .run_tpu = add_tpu, .macs = binary_macs, .slice_h = slice_h_same,
 };
 
 const struct op_def op_def_MUL = {
-	.slice_h = slice_h_same,
-	.name = "Mul",
-	.run_f32 = mul_f32,
-	.run_const = eltwise_run_any,
-	.lower = mul_lower,
-	.run_tpu = mul_tpu,
-	.infer = binary_infer,
-	.macs = binary_macs,
+	.infer = binary_infer, .run_f32 = mul_f32, .run_const = eltwise_run_any,
+	.lower = mul_lower, .run_tpu = mul_tpu, .macs = binary_macs, .slice_h = slice_h_same,
 };

@@ -61,10 +61,6 @@ static int cast_tpu(struct kern *k)
 }
 
 const struct op_def op_def_CAST = {
+	.infer = cast_infer, .run_f32 = cast_f32, .lower = lower_default, .run_tpu = cast_tpu,
 	.slice_h = slice_h_same,
-	.name = "Cast",
-	.run_f32 = cast_f32,
-	.lower = lower_default,
-	.run_tpu = cast_tpu,
-	.infer = cast_infer,
 };

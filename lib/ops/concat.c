@@ -167,10 +167,6 @@ static void concat_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_CONCAT = {
-	.name = "Concat",
-	.slice_h = concat_slice_h,
-	.run_f32 = concat_f32,
-	.lower = concat_lower,
-	.run_tpu = concat_tpu,
-	.infer = concat_infer,
+	.infer = concat_infer, .run_f32 = concat_f32, .lower = concat_lower,
+	.run_tpu = concat_tpu, .slice_h = concat_slice_h,
 };

@@ -55,8 +55,7 @@ static int conv_f32(struct kern *k)
 {
 	struct spatial s;
 	struct kern_rows r;
-	if (kern_need_f32(k) < 0 || spatial_get(k->g, k->op, &s) < 0 ||
-	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int64_t ih = x->shape[2], iw = x->shape[3];
@@ -314,11 +313,6 @@ static int conv_tpu(struct kern *k)
 }
 
 const struct op_def op_def_CONV = {
-	.slice_h = slice_h_window,
-	.name = "Conv",
-	.run_f32 = conv_f32,
-	.lower = conv_lower,
-	.run_tpu = conv_tpu,
-	.infer = conv_infer,
-	.macs = conv_macs,
+	.infer = conv_infer, .run_f32 = conv_f32, .lower = conv_lower, .run_tpu = conv_tpu,
+	.macs = conv_macs, .slice_h = slice_h_window,
 };

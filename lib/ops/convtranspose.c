@@ -324,7 +324,6 @@ static void deconv_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_CONVTRANSPOSE = {
-	.name = "ConvTranspose",
 	.infer = deconv_infer,
 	.run_f32 = deconv_run,
 	.lower = deconv_lower,
@@ -334,9 +333,6 @@ const struct op_def op_def_CONVTRANSPOSE = {
 };
 
 const struct op_def op_def_GMAXPOOL = {
-	.name = "GlobalMaxPool",
-	.infer = gmaxpool_infer,
-	.run_f32 = gmaxpool_run,
-	.lower = lower_default,
+	.infer = gmaxpool_infer, .run_f32 = gmaxpool_run, .lower = lower_default,
 	.run_tpu = gmaxpool_tpu,
 };

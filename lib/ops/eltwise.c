@@ -82,6 +82,21 @@ static double fmod_py(double a, double b)
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+/* The ops written the same in the float and the integer domain (v the N
+ * operand values, r the first of them, t the op): PRelu, the comparisons,
+ * Sum and Mean. */
+#define SAME_IN_BOTH_DOMAINS                                                  \
+	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];                  \
+	case OP_EQUAL: return v[0] == v[1];                                   \
+	case OP_GREATER: return v[0] > v[1];                                  \
+	case OP_LESS: return v[0] < v[1];                                     \
+	case OP_GREATEROREQUAL: return v[0] >= v[1];                          \
+	case OP_LESSOREQUAL: return v[0] <= v[1];                             \
+	case OP_SUM: case OP_MEAN:                                            \
+		for (int i = 1; i < n; i++)                                   \
+			r += v[i];                                            \
+		return t == OP_MEAN ? r / n : r;
+
 /* One result in the float domain from n operand values. */
 static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 {
@@ -93,12 +108,7 @@ static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 	case OP_DIV: return v[0] / v[1];
 	case OP_POW: return pow(v[0], v[1]);
 	case OP_MOD: return fmod_c ? fmod(v[0], v[1]) : fmod_py(v[0], v[1]);
-	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
-	case OP_EQUAL: return v[0] == v[1];
-	case OP_GREATER: return v[0] > v[1];
-	case OP_LESS: return v[0] < v[1];
-	case OP_GREATEROREQUAL: return v[0] >= v[1];
-	case OP_LESSOREQUAL: return v[0] <= v[1];
+	SAME_IN_BOTH_DOMAINS
 	case OP_MAX:
 		for (int i = 1; i < n; i++)
 			r = isnan(v[i]) || (!isnan(r) && v[i] > r) ? v[i] : r;
@@ -107,10 +117,6 @@ static double comb_d(enum op_type t, const double *v, int n, int fmod_c)
 		for (int i = 1; i < n; i++)
 			r = isnan(v[i]) || (!isnan(r) && v[i] < r) ? v[i] : r;
 		return r;
-	case OP_SUM: case OP_MEAN:
-		for (int i = 1; i < n; i++)
-			r += v[i];
-		return t == OP_MEAN ? r / n : r;
 	default: return 0;
 	}
 }
@@ -144,12 +150,7 @@ static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int l
 			return 0;
 		r = v[0] % v[1];
 		return !fmod_c && r != 0 && (r < 0) != (v[1] < 0) ? r + v[1] : r;
-	case OP_PRELU: return v[0] < 0 ? v[0] * v[1] : v[0];
-	case OP_EQUAL: return v[0] == v[1];
-	case OP_GREATER: return v[0] > v[1];
-	case OP_LESS: return v[0] < v[1];
-	case OP_GREATEROREQUAL: return v[0] >= v[1];
-	case OP_LESSOREQUAL: return v[0] <= v[1];
+	SAME_IN_BOTH_DOMAINS
 	case OP_AND: return v[0] && v[1];
 	case OP_OR: return v[0] || v[1];
 	case OP_XOR: return !v[0] != !v[1];
@@ -163,10 +164,6 @@ static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int l
 		for (int i = 1; i < n; i++)
 			r = v[i] < r ? v[i] : r;
 		return r;
-	case OP_SUM: case OP_MEAN:
-		for (int i = 1; i < n; i++)
-			r += v[i];
-		return t == OP_MEAN ? r / n : r;
 	default: return 0;
 	}
 }
@@ -298,32 +295,13 @@ static int64_t eltwise_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]) * (op->n_in > 1 ? op->n_in - 1 : 1);
 }
 
-#define ELTWISE_DEF(E, N)                                                    \
-	const struct op_def op_def_##E = {                                   \
-		.name = N,                                                   \
-		.infer = eltwise_infer,                                      \
-		.run_f32 = eltwise_f32,                                      \
-		.run_tpu = quant_run_f32,                                    \
-		.macs = eltwise_macs,                                        \
-		.slice_h = slice_h_same,                                     \
-	};
+#define ELTWISE_DEF(E) const struct op_def op_def_##E = { \
+	.infer = eltwise_infer, .run_f32 = eltwise_f32, \
+	.run_tpu = quant_run_f32, .macs = eltwise_macs, \
+	.slice_h = slice_h_same, \
+};
 
-ELTWISE_DEF(SUB, "Sub")
-ELTWISE_DEF(DIV, "Div")
-ELTWISE_DEF(POW, "Pow")
-ELTWISE_DEF(MOD, "Mod")
-ELTWISE_DEF(MAX, "Max")
-ELTWISE_DEF(MIN, "Min")
-ELTWISE_DEF(SUM, "Sum")
-ELTWISE_DEF(MEAN, "Mean")
-ELTWISE_DEF(EQUAL, "Equal")
-ELTWISE_DEF(GREATER, "Greater")
-ELTWISE_DEF(LESS, "Less")
-ELTWISE_DEF(GREATEROREQUAL, "GreaterOrEqual")
-ELTWISE_DEF(LESSOREQUAL, "LessOrEqual")
-ELTWISE_DEF(AND, "And")
-ELTWISE_DEF(OR, "Or")
-ELTWISE_DEF(XOR, "Xor")
-ELTWISE_DEF(BITSHIFT, "BitShift")
-ELTWISE_DEF(PRELU, "PRelu")
-ELTWISE_DEF(WHERE, "Where")
+ELTWISE_DEF(SUB) ELTWISE_DEF(DIV) ELTWISE_DEF(POW) ELTWISE_DEF(MOD) ELTWISE_DEF(MAX)
+ELTWISE_DEF(MIN) ELTWISE_DEF(SUM) ELTWISE_DEF(MEAN) ELTWISE_DEF(EQUAL) ELTWISE_DEF(GREATER)
+ELTWISE_DEF(LESS) ELTWISE_DEF(GREATEROREQUAL) ELTWISE_DEF(LESSOREQUAL) ELTWISE_DEF(AND)
+ELTWISE_DEF(OR) ELTWISE_DEF(XOR) ELTWISE_DEF(BITSHIFT) ELTWISE_DEF(PRELU) ELTWISE_DEF(WHERE)

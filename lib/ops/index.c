@@ -381,12 +381,12 @@ static int trilu_run(struct kern *k)
 	return 0;
 }
 
-const struct op_def op_def_GATHERELEMENTS = { .name = "GatherElements", .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SCATTERELEMENTS = { .name = "ScatterElements", .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_GATHERND = { .name = "GatherND", .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SCATTERND = { .name = "ScatterND", .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_ONEHOT = { .name = "OneHot", .infer = onehot_infer, .run_f32 = onehot_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TOPK = { .name = "TopK", .infer = topk_infer, .run_f32 = topk_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_CUMSUM = { .name = "CumSum", .infer = cumsum_infer, .run_f32 = cumsum_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TRILU = { .name = "Trilu", .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_EYELIKE = { .name = "EyeLike", .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SCATTERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHERND = { .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SCATTERND = { .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_ONEHOT = { .infer = onehot_infer, .run_f32 = onehot_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TOPK = { .infer = topk_infer, .run_f32 = topk_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_CUMSUM = { .infer = cumsum_infer, .run_f32 = cumsum_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TRILU = { .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_EYELIKE = { .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };

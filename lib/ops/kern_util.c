@@ -35,6 +35,13 @@ int kern_window_rows(const struct kern *k, int kh, int sh, int dh, int pt,
 	return 0;
 }
 
+int kern_window(struct kern *k, int f32, struct spatial *s, struct kern_rows *r)
+{
+	if ((f32 && kern_need_f32(k) < 0) || spatial_get(k->g, k->op, s) < 0)
+		return -1;
+	return kern_window_rows(k, s->kh, s->sh, s->dh, s->pt, r);
+}
+
 void kern_bcast_strides(const struct view *v, int rank, const int64_t *shape,
 			int64_t *stride)
 {

@@ -22,6 +22,9 @@ struct kern_rows {
  * output rows need, or when they read padding only. */
 int kern_window_rows(const struct kern *k, int kh, int sh, int dh, int pt,
 		     struct kern_rows *r);
+/* A windowed op's geometry (spatial_get) and the rows of its slice
+ * (kern_window_rows); F32 also requires f32 views (kern_need_f32). */
+int kern_window(struct kern *k, int f32, struct spatial *s, struct kern_rows *r);
 
 /* Strides (in elements) to read V, which broadcasts to the RANK-dimensional
  * SHAPE numpy-style: 0 along broadcast axes.  V's rank is at most RANK. */

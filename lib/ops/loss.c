@@ -100,13 +100,9 @@ static int loss_run(struct kern *k)
 }
 
 const struct op_def op_def_NLLLOSS = {
-	.name = "NegativeLogLikelihoodLoss",
-	.infer = loss_infer,
-	.run_f32 = loss_run,
+	.infer = loss_infer, .run_f32 = loss_run,
 };
 
 const struct op_def op_def_SCELOSS = {
-	.name = "SoftmaxCrossEntropyLoss",
-	.infer = loss_infer,
-	.run_f32 = loss_run,
+	.infer = loss_infer, .run_f32 = loss_run,
 };

@@ -393,11 +393,7 @@ fail:
 }
 
 const struct op_def op_def_GEMM = {
-	.name = "Gemm",
-	.run_f32 = gemm_f32,
-	.lower = gemm_lower,
-	.run_tpu = gemm_tpu,
-	.infer = gemm_infer,
+	.infer = gemm_infer, .run_f32 = gemm_f32, .lower = gemm_lower, .run_tpu = gemm_tpu,
 	.macs = gemm_macs,
 };
 
@@ -414,7 +410,6 @@ static void matmul_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_MATMUL = {
-	.name = "MatMul",
 	.run_f32 = matmul_f32,
 	.lower = matmul_lower,
 	.run_tpu = matmul_tpu,

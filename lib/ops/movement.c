@@ -630,17 +630,17 @@ static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : -1;
 }
 
-const struct op_def op_def_TRANSPOSE = { .name = "Transpose", .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32, .slice_h = transpose_slice_h };
-const struct op_def op_def_SQUEEZE = { .name = "Squeeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
-const struct op_def op_def_UNSQUEEZE = { .name = "Unsqueeze", .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
-const struct op_def op_def_GATHER = { .name = "Gather", .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SLICE = { .name = "Slice", .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
-const struct op_def op_def_SPLIT = { .name = "Split", .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };
-const struct op_def op_def_EXPAND = { .name = "Expand", .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TILE = { .name = "Tile", .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_DEPTHTOSPACE = { .name = "DepthToSpace", .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SPACETODEPTH = { .name = "SpaceToDepth", .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SHAPE = { .name = "Shape", .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SIZE = { .name = "Size", .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_CONSTANTOFSHAPE = { .name = "ConstantOfShape", .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_RANGE = { .name = "Range", .infer = range_infer, .run_f32 = range_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32, .slice_h = transpose_slice_h };
+const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
+const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
+const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };
+const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_SIZE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_CONSTANTOFSHAPE = { .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_RANGE = { .infer = range_infer, .run_f32 = range_run, .run_tpu = quant_run_f32 };

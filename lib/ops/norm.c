@@ -256,42 +256,26 @@ static void layernorm_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_LAYERNORM = {
-	.name = "LayerNormalization",
-	.infer = layernorm_infer,
-	.run_f32 = layernorm_run,
-	.run_tpu = quant_run_f32,
+	.infer = layernorm_infer, .run_f32 = layernorm_run, .run_tpu = quant_run_f32,
 	.macs = norm_macs,
 	.slice_h = layernorm_slice_h,
 };
 
 const struct op_def op_def_INSTANCENORM = {
-	.name = "InstanceNormalization",
-	.infer = instnorm_infer,
-	.run_f32 = instnorm_run,
-	.run_tpu = quant_run_f32,
+	.infer = instnorm_infer, .run_f32 = instnorm_run, .run_tpu = quant_run_f32,
 	.macs = norm_macs,
 };
 
 const struct op_def op_def_LRN = {
-	.name = "LRN",
-	.infer = lrn_infer,
-	.run_f32 = lrn_run,
-	.run_tpu = quant_run_f32,
-	.macs = norm_macs,
+	.infer = lrn_infer, .run_f32 = lrn_run, .run_tpu = quant_run_f32, .macs = norm_macs,
 };
 
 const struct op_def op_def_LPNORMALIZATION = {
-	.name = "LpNormalization",
-	.infer = lpnorm_infer,
-	.run_f32 = lpnorm_run,
-	.run_tpu = quant_run_f32,
+	.infer = lpnorm_infer, .run_f32 = lpnorm_run, .run_tpu = quant_run_f32,
 	.macs = norm_macs,
 };
 
 const struct op_def op_def_MVN = {
-	.name = "MeanVarianceNormalization",
-	.infer = lpnorm_infer,
-	.run_f32 = lpnorm_run,
-	.run_tpu = quant_run_f32,
+	.infer = lpnorm_infer, .run_f32 = lpnorm_run, .run_tpu = quant_run_f32,
 	.macs = norm_macs,
 };

@@ -135,9 +135,5 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 }
 
 const struct op_def op_def_PAD = {
-	.name = "Pad",
-	.run_f32 = pad_run,
-	.lower = pad_lower,
-	.run_tpu = pad_run,
-	.infer = pad_infer,
+	.infer = pad_infer, .run_f32 = pad_run, .lower = pad_lower, .run_tpu = pad_run,
 };

@@ -78,8 +78,7 @@ static int pool_f32_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
-	if (kern_need_f32(k) < 0 || spatial_get(k->g, k->op, &s) < 0 ||
-	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int64_t planes = x->shape[0] * x->shape[1], ih = x->shape[2], iw = x->shape[3];
@@ -193,11 +192,10 @@ static int gap_f32(struct kern *k)
  * every window to count the same taps (no partial windows at the edges). */
 static int avg_lower_common(struct lower_ctx *lc, const struct ir_op *op, int64_t taps)
 {
-	int x = lower_act_input(lc, op, op->in[0]);
-	float s_out;
 	enum ir_dtype dt;
-	int zp;
-	if (x < 0 || lower_table_act(lc, op, op->out[0], &dt, &s_out, &zp) < 0)
+	float s_out;
+	int zp, x = lower_act_io(lc, op, &dt, &s_out, &zp);
+	if (x < 0)
 		return -1;
 	int32_t m, shift;
 	if (quant_multiplier((double)lc->tpu->tensors[x].scale / ((double)s_out * taps),
@@ -252,8 +250,7 @@ static int pool_i8_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
-	if (spatial_get(k->g, k->op, &s) < 0 ||
-	    kern_window_rows(k, s.kh, s.sh, s.dh, s.pt, &r) < 0)
+	if (kern_window(k, 0, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	if (!quant_is_q(x->dtype) || !quant_is_q(y->dtype) || (is_max && x->dtype != y->dtype))
@@ -344,30 +341,16 @@ static int gap_tpu(struct kern *k)
 }
 
 const struct op_def op_def_MAXPOOL = {
-	.slice_h = slice_h_window,
-	.name = "MaxPool",
-	.run_f32 = maxpool_f32,
-	.lower = lower_default,
-	.run_tpu = maxpool_tpu,
-	.infer = pool_infer,
-	.macs = pool_macs,
+	.infer = pool_infer, .run_f32 = maxpool_f32, .lower = lower_default,
+	.run_tpu = maxpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
 };
 
 const struct op_def op_def_AVGPOOL = {
-	.slice_h = slice_h_window,
-	.name = "AveragePool",
-	.run_f32 = avgpool_f32,
-	.lower = avgpool_lower,
-	.run_tpu = avgpool_tpu,
-	.infer = pool_infer,
-	.macs = pool_macs,
+	.infer = pool_infer, .run_f32 = avgpool_f32, .lower = avgpool_lower,
+	.run_tpu = avgpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
 };
 
 const struct op_def op_def_GAVGPOOL = {
-	.name = "GlobalAveragePool",
-	.run_f32 = gap_f32,
-	.lower = gap_lower,
-	.run_tpu = gap_tpu,
-	.infer = gap_infer,
+	.infer = gap_infer, .run_f32 = gap_f32, .lower = gap_lower, .run_tpu = gap_tpu,
 	.macs = gap_macs,
 };

@@ -245,7 +245,6 @@ static int qdq_lower(struct lower_ctx *lc, const struct ir_op *op)
 }
 
 const struct op_def op_def_QUANTIZELINEAR = {
-	.name = "QuantizeLinear",
 	.infer = quantize_infer,
 	.run_f32 = quantize_run,
 	.run_const = quantize_run,
@@ -254,7 +253,6 @@ const struct op_def op_def_QUANTIZELINEAR = {
 };
 
 const struct op_def op_def_DEQUANTIZELINEAR = {
-	.name = "DequantizeLinear",
 	.infer = dequantize_infer,
 	.run_f32 = dequantize_run,
 	.run_const = dequantize_run,
@@ -263,7 +261,6 @@ const struct op_def op_def_DEQUANTIZELINEAR = {
 };
 
 const struct op_def op_def_DYNAMICQUANTIZELINEAR = {
-	.name = "DynamicQuantizeLinear",
 	.infer = dynquant_infer,
 	.run_f32 = dynquant_run,
 	.run_const = dynquant_run,

@@ -182,25 +182,11 @@ static void reduce_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : 0;
 }
 
-#define REDUCE_DEF(E, N)                                                     \
-	const struct op_def op_def_##E = {                                   \
-		.name = N,                                                   \
-		.infer = reduce_infer,                                       \
-		.run_f32 = reduce_f32,                                       \
-		.run_tpu = quant_run_f32,                                    \
-		.macs = reduce_macs,                                         \
-		.slice_h = reduce_slice_h,                                   \
-	};
+#define REDUCE_DEF(E) const struct op_def op_def_##E = { \
+	.infer = reduce_infer, .run_f32 = reduce_f32, \
+	.run_tpu = quant_run_f32, .macs = reduce_macs, .slice_h = reduce_slice_h, \
+};
 
-REDUCE_DEF(REDUCEMEAN, "ReduceMean")
-REDUCE_DEF(REDUCEMAX, "ReduceMax")
-REDUCE_DEF(REDUCEMIN, "ReduceMin")
-REDUCE_DEF(REDUCESUM, "ReduceSum")
-REDUCE_DEF(REDUCEPROD, "ReduceProd")
-REDUCE_DEF(REDUCEL1, "ReduceL1")
-REDUCE_DEF(REDUCEL2, "ReduceL2")
-REDUCE_DEF(REDUCESUMSQUARE, "ReduceSumSquare")
-REDUCE_DEF(REDUCELOGSUM, "ReduceLogSum")
-REDUCE_DEF(REDUCELOGSUMEXP, "ReduceLogSumExp")
-REDUCE_DEF(ARGMAX, "ArgMax")
-REDUCE_DEF(ARGMIN, "ArgMin")
+REDUCE_DEF(REDUCEMEAN) REDUCE_DEF(REDUCEMAX) REDUCE_DEF(REDUCEMIN) REDUCE_DEF(REDUCESUM)
+REDUCE_DEF(REDUCEPROD) REDUCE_DEF(REDUCEL1) REDUCE_DEF(REDUCEL2) REDUCE_DEF(REDUCESUMSQUARE)
+REDUCE_DEF(REDUCELOGSUM) REDUCE_DEF(REDUCELOGSUMEXP) REDUCE_DEF(ARGMAX) REDUCE_DEF(ARGMIN)

@@ -279,10 +279,7 @@ static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_RESIZE = {
-	.name = "Resize",
-	.infer = resize_infer,
-	.run_f32 = resize_run,
-	.run_tpu = quant_run_f32,
+	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
 	.macs = resize_macs,
 	.slice_h = resize_slice_h,
 };

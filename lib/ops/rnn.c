@@ -10,6 +10,7 @@
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
+#include "ir/scalar.h"
 
 /* The activation functions a recurrent op may name (none takes
  * activation_alpha or activation_beta). */
@@ -213,11 +214,11 @@ static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 static float act(enum rnn_act a, float v)
 {
 	switch (a) {
-	case ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+	case ACT_SIGMOID: return scalar_sigmoid(v);
 	case ACT_TANH: return tanhf(v);
 	case ACT_RELU: return v > 0 ? v : 0;
-	case ACT_SOFTSIGN: return v / (1.0f + fabsf(v));
-	case ACT_SOFTPLUS: return log1pf(expf(v));
+	case ACT_SOFTSIGN: return scalar_softsign(v);
+	case ACT_SOFTPLUS: return scalar_softplus(v);
 	default: return v;
 	}
 }
@@ -404,25 +405,13 @@ static int64_t rnn_macs(const struct ir_graph *g, const struct ir_op *op)
 }
 
 const struct op_def op_def_LSTM = {
-	.name = "LSTM",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };
 
 const struct op_def op_def_GRU = {
-	.name = "GRU",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };
 
 const struct op_def op_def_RNN = {
-	.name = "RNN",
-	.infer = rnn_infer,
-	.run_f32 = rnn_run,
-	.run_tpu = quant_run_f32,
-	.macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
 };

@@ -86,11 +86,6 @@ static int scale_tpu(struct kern *k)
 }
 
 const struct op_def op_def_SCALE = {
-	.slice_h = slice_h_same,
-	.name = "Scale",
-	.run_f32 = scale_f32,
-	.lower = scale_lower,
-	.run_tpu = scale_tpu,
-	.infer = scale_infer,
-	.macs = scale_macs,
+	.infer = scale_infer, .run_f32 = scale_f32, .lower = scale_lower, .run_tpu = scale_tpu,
+	.macs = scale_macs, .slice_h = slice_h_same,
 };

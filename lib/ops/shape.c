@@ -67,25 +67,16 @@ static int copy_f32(struct kern *k)
 }
 
 const struct op_def op_def_FLATTEN = {
-	.name = "Flatten",
-	.run_f32 = copy_f32,
-	.lower = lower_default,
+	.infer = flatten_infer, .run_f32 = copy_f32, .lower = lower_default,
 	.run_tpu = copy_f32,
-	.infer = flatten_infer,
 };
 
 const struct op_def op_def_RESHAPE = {
-	.name = "Reshape",
-	.run_f32 = copy_f32,
-	.lower = lower_default,
+	.infer = reshape_infer, .run_f32 = copy_f32, .lower = lower_default,
 	.run_tpu = copy_f32,
-	.infer = reshape_infer,
 };
 
 const struct op_def op_def_IDENTITY = {
-	.name = "Identity",
-	.run_f32 = copy_f32,
-	.lower = lower_default,
+	.infer = identity_infer, .run_f32 = copy_f32, .lower = lower_default,
 	.run_tpu = copy_f32,
-	.infer = identity_infer,
 };

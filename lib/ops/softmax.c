@@ -98,28 +98,19 @@ static void softmax_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_SOFTMAX = {
-	.name = "Softmax",
-	.infer = softmax_infer,
-	.run_f32 = softmax_f32,
-	.run_tpu = quant_run_f32,
+	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
 	.macs = softmax_macs,
 	.slice_h = softmax_slice_h,
 };
 
 const struct op_def op_def_LOGSOFTMAX = {
-	.name = "LogSoftmax",
-	.infer = softmax_infer,
-	.run_f32 = softmax_f32,
-	.run_tpu = quant_run_f32,
+	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
 	.macs = softmax_macs,
 	.slice_h = softmax_slice_h,
 };
 
 const struct op_def op_def_HARDMAX = {
-	.name = "Hardmax",
-	.infer = softmax_infer,
-	.run_f32 = softmax_f32,
-	.run_tpu = quant_run_f32,
+	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
 	.macs = softmax_macs,
 	.slice_h = softmax_slice_h,
 };

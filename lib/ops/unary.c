@@ -1,7 +1,7 @@
 /* unary.c - elementwise operators of one input: math functions (Sqrt, Exp,
  * Log, Erf, Tanh, trigonometry ...), activations with float attributes
  * (Sigmoid, HardSigmoid alpha/beta, HardSwish, Elu, Selu, LeakyRelu, Celu,
- * ThresholdedRelu, Softplus, Softsign, Shrink), the fused forms top-opt
+ * ThresholdedRelu, Softplus, Softsign, Mish, Shrink), the fused forms top-opt
  * makes (Gelu, approximate "none" or "tanh"; SiLU, x * sigmoid(x)) and the
  * predicates IsNaN, IsInf and Not.  Float ops take f32; Neg, Abs and Sign also take integers.
  */
@@ -13,6 +13,7 @@
 #include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
+#include "ir/scalar.h"
 
 /* Attributes of the op, with ONNX's defaults (the importer writes them out). */
 struct uparam {
@@ -40,69 +41,44 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	p->tanh_gelu = op->type == OP_GELU && !strcmp(op_str(op, "approximate", "none"), "tanh");
 }
 
-/* The logistic function as onnxruntime computes it (MLAS): a rational
- * approximation on x clamped to [-18, 18], the result clamped to [0, 1].
- * It differs from 1 / (1 + exp(-x)) by under 1e-7, but saturated outputs
- * become exactly 0 and 1 as in the framework, which matters to a model
- * whose output is a saturated sigmoid. */
-static inline float logistic(float x)
-{
-	float v = x < -18.0f ? -18.0f : x > 18.0f ? 18.0f : x, s = v * v;
-	float p = ((((4.37031012579801e-11f * s + 1.15627324459942e-07f) * s +
-		     6.08574864600143e-05f) * s + 8.51377133304701e-03f) * s +
-		   2.48287947061529e-01f) * v;
-	float q = ((((6.10247389755681e-13f * s + 5.76102136993427e-09f) * s +
-		     6.29106785017040e-06f) * s + 1.70198817374094e-03f) * s +
-		   1.16817656904453e-01f) * s + 9.93151921023180e-01f;
-	float y = p / q + 0.5f;
-	return y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
-}
+/* The float ops: X(ENUM, f(x)), one line each; the kernel's switch, its
+ * loops and the op_defs below all come from this list.  P holds the
+ * attributes (struct uparam). */
+#define UNARY_FLOAT_OPS(X) \
+	X(SQRT, sqrtf(x)) X(EXP, expf(x)) X(LOG, logf(x)) X(ERF, erff(x)) X(TANH, tanhf(x)) \
+	X(SIGMOID, scalar_sigmoid(x)) \
+	X(HARDSIGMOID, fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta))) \
+	X(HARDSWISH, x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))) \
+	X(SILU, scalar_silu(x)) \
+	X(GELU, scalar_gelu(x, p->tanh_gelu)) \
+	X(NEG, -x) \
+	X(ABS, fabsf(x)) \
+	X(RECIPROCAL, 1.0f / x) \
+	X(FLOOR, floorf(x)) X(CEIL, ceilf(x)) X(ROUND, nearbyintf(x)) \
+	X(SIGN, x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x) \
+	X(SOFTPLUS, scalar_softplus(x)) \
+	X(SOFTSIGN, scalar_softsign(x)) \
+	X(MISH, scalar_mish(x)) \
+	X(ELU, x < 0 ? p->alpha * expm1f(x) : x) \
+	X(SELU, p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x)) \
+	X(LEAKYRELU, x >= 0 ? x : p->alpha * x) \
+	X(CELU, fmaxf(0.0f, x) + fminf(0.0f, p->alpha * expm1f(x / p->alpha))) \
+	X(THRESHOLDEDRELU, x > p->alpha ? x : 0.0f) \
+	X(SHRINK, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0f) \
+	X(SIN, sinf(x)) X(COS, cosf(x)) X(TAN, tanf(x)) \
+	X(ASIN, asinf(x)) X(ACOS, acosf(x)) X(ATAN, atanf(x)) \
+	X(SINH, sinhf(x)) X(COSH, coshf(x)) \
+	X(ASINH, asinhf(x)) X(ACOSH, acoshf(x)) X(ATANH, atanhf(x))
 
 /* The float function of op type t. */
 static inline float ufn(enum op_type t, float x, const struct uparam *p)
 {
+#define X_FN(e, f) case OP_##e: return f;
 	switch (t) {
-	case OP_SQRT: return sqrtf(x);
-	case OP_EXP: return expf(x);
-	case OP_LOG: return logf(x);
-	case OP_ERF: return erff(x);
-	case OP_TANH: return tanhf(x);
-	case OP_SIGMOID: return logistic(x);
-	case OP_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta));
-	case OP_HARDSWISH: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-	case OP_SILU: return x * logistic(x);
-	case OP_GELU:
-		if (p->tanh_gelu)
-			return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-		return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
-	case OP_NEG: return -x;
-	case OP_ABS: return fabsf(x);
-	case OP_RECIPROCAL: return 1.0f / x;
-	case OP_FLOOR: return floorf(x);
-	case OP_CEIL: return ceilf(x);
-	case OP_ROUND: return nearbyintf(x);
-	case OP_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x;
-	case OP_SOFTPLUS: return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
-	case OP_SOFTSIGN: return x / (1.0f + fabsf(x));
-	case OP_ELU: return x < 0 ? p->alpha * expm1f(x) : x;
-	case OP_SELU: return p->gamma * (x <= 0 ? p->alpha * expm1f(x) : x);
-	case OP_LEAKYRELU: return x >= 0 ? x : p->alpha * x;
-	case OP_CELU: return fmaxf(0.0f, x) + fminf(0.0f, p->alpha * expm1f(x / p->alpha));
-	case OP_THRESHOLDEDRELU: return x > p->alpha ? x : 0.0f;
-	case OP_SHRINK: return x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0f;
-	case OP_SIN: return sinf(x);
-	case OP_COS: return cosf(x);
-	case OP_TAN: return tanf(x);
-	case OP_ASIN: return asinf(x);
-	case OP_ACOS: return acosf(x);
-	case OP_ATAN: return atanf(x);
-	case OP_SINH: return sinhf(x);
-	case OP_COSH: return coshf(x);
-	case OP_ASINH: return asinhf(x);
-	case OP_ACOSH: return acoshf(x);
-	case OP_ATANH: return atanhf(x);
+	UNARY_FLOAT_OPS(X_FN)
 	default: return x;
 	}
+#undef X_FN
 }
 
 static int is_int_dtype(enum ir_dtype t)
@@ -187,17 +163,9 @@ static int unary_f32(struct kern *k)
 	float *y = yv->data;
 	int nt = kern_threads(k, n, 16);
 	switch (t) {
-	UNARY_CASE(OP_SQRT) UNARY_CASE(OP_EXP) UNARY_CASE(OP_LOG) UNARY_CASE(OP_ERF)
-	UNARY_CASE(OP_TANH) UNARY_CASE(OP_SIGMOID) UNARY_CASE(OP_HARDSIGMOID)
-	UNARY_CASE(OP_HARDSWISH) UNARY_CASE(OP_NEG) UNARY_CASE(OP_ABS)
-	UNARY_CASE(OP_GELU) UNARY_CASE(OP_SILU)
-	UNARY_CASE(OP_RECIPROCAL) UNARY_CASE(OP_FLOOR) UNARY_CASE(OP_CEIL)
-	UNARY_CASE(OP_ROUND) UNARY_CASE(OP_SIGN) UNARY_CASE(OP_SOFTPLUS)
-	UNARY_CASE(OP_SOFTSIGN) UNARY_CASE(OP_ELU) UNARY_CASE(OP_SELU)
-	UNARY_CASE(OP_LEAKYRELU) UNARY_CASE(OP_CELU) UNARY_CASE(OP_THRESHOLDEDRELU)
-	UNARY_CASE(OP_SHRINK) UNARY_CASE(OP_SIN) UNARY_CASE(OP_COS) UNARY_CASE(OP_TAN)
-	UNARY_CASE(OP_ASIN) UNARY_CASE(OP_ACOS) UNARY_CASE(OP_ATAN) UNARY_CASE(OP_SINH)
-	UNARY_CASE(OP_COSH) UNARY_CASE(OP_ASINH) UNARY_CASE(OP_ACOSH) UNARY_CASE(OP_ATANH)
+#define X_LOOP(e, f) UNARY_CASE(OP_##e)
+	UNARY_FLOAT_OPS(X_LOOP)
+#undef X_LOOP
 	default:
 		return op_error(k->op, "not a unary operator");
 	}
@@ -209,53 +177,13 @@ static int64_t unary_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]);
 }
 
-#define UNARY_DEF(E, N)                                                      \
-	const struct op_def op_def_##E = {                                   \
-		.name = N,                                                   \
-		.infer = unary_infer,                                        \
-		.run_f32 = unary_f32,                                        \
-		.lower = lower_unary_lut,                                    \
-		.run_tpu = quant_run_unary,                                  \
-		.macs = unary_macs,                                          \
-		.slice_h = slice_h_same,                                     \
-	};
+#define UNARY_DEF(E) const struct op_def op_def_##E = { \
+	.infer = unary_infer, .run_f32 = unary_f32, .lower = lower_unary_lut, \
+	.run_tpu = quant_run_unary, .macs = unary_macs, \
+	.slice_h = slice_h_same, \
+};
 
-UNARY_DEF(SQRT, "Sqrt")
-UNARY_DEF(EXP, "Exp")
-UNARY_DEF(LOG, "Log")
-UNARY_DEF(ERF, "Erf")
-UNARY_DEF(TANH, "Tanh")
-UNARY_DEF(SIGMOID, "Sigmoid")
-UNARY_DEF(HARDSIGMOID, "HardSigmoid")
-UNARY_DEF(HARDSWISH, "HardSwish")
-UNARY_DEF(NEG, "Neg")
-UNARY_DEF(ABS, "Abs")
-UNARY_DEF(RECIPROCAL, "Reciprocal")
-UNARY_DEF(FLOOR, "Floor")
-UNARY_DEF(CEIL, "Ceil")
-UNARY_DEF(ROUND, "Round")
-UNARY_DEF(SIGN, "Sign")
-UNARY_DEF(SOFTPLUS, "Softplus")
-UNARY_DEF(SOFTSIGN, "Softsign")
-UNARY_DEF(ELU, "Elu")
-UNARY_DEF(SELU, "Selu")
-UNARY_DEF(LEAKYRELU, "LeakyRelu")
-UNARY_DEF(CELU, "Celu")
-UNARY_DEF(THRESHOLDEDRELU, "ThresholdedRelu")
-UNARY_DEF(SHRINK, "Shrink")
-UNARY_DEF(SIN, "Sin")
-UNARY_DEF(COS, "Cos")
-UNARY_DEF(TAN, "Tan")
-UNARY_DEF(ASIN, "Asin")
-UNARY_DEF(ACOS, "Acos")
-UNARY_DEF(ATAN, "Atan")
-UNARY_DEF(SINH, "Sinh")
-UNARY_DEF(COSH, "Cosh")
-UNARY_DEF(ASINH, "Asinh")
-UNARY_DEF(ACOSH, "Acosh")
-UNARY_DEF(ATANH, "Atanh")
-UNARY_DEF(NOT, "Not")
-UNARY_DEF(ISNAN, "IsNaN")
-UNARY_DEF(ISINF, "IsInf")
-UNARY_DEF(GELU, "Gelu")
-UNARY_DEF(SILU, "SiLU")
+#define X_DEF(e, f) UNARY_DEF(e)
+UNARY_FLOAT_OPS(X_DEF)
+#undef X_DEF
+UNARY_DEF(NOT) UNARY_DEF(ISNAN) UNARY_DEF(ISINF)

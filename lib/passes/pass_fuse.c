@@ -258,6 +258,16 @@ static int relu6_swish(struct ir_graph *g, int i)
 	return 0;
 }
 
+enum op_type pass_swish_of(const struct ir_op *act)
+{
+	if (act->type == OP_SIGMOID)
+		return OP_SILU;
+	if (act->type == OP_HARDSIGMOID && near((float)op_float(act, "alpha", 0.2), 1.0 / 6) &&
+	    op_float(act, "beta", 0.5) == 0.5)
+		return OP_HARDSWISH;
+	return OP_COUNT;
+}
+
 static int swish_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
@@ -266,17 +276,13 @@ static int swish_pattern(struct ir_graph *g, int i)
 	if (op->type != OP_MUL || op->n_in != 2 || op_int(op, "do_relu", 0))
 		return 0;
 	for (int j = 0; j < 2; j++) {
-		int s = only_use(g, op->in[j], OP_SIGMOID), t = OP_SILU;
-		if (s < 0) {
+		int s = only_use(g, op->in[j], OP_SIGMOID);
+		if (s < 0)
 			s = only_use(g, op->in[j], OP_HARDSIGMOID);
-			t = OP_HARDSWISH;
-			if (s < 0 || !near((float)op_float(&g->ops[s], "alpha", 0.2), 1.0 / 6) ||
-			    op_float(&g->ops[s], "beta", 0.5) != 0.5)
-				continue;
-		}
-		if (g->ops[s].in[0] != op->in[1 - j])
+		enum op_type t = s < 0 ? OP_COUNT : pass_swish_of(&g->ops[s]);
+		if (t == OP_COUNT || g->ops[s].in[0] != op->in[1 - j])
 			continue;
-		become(g, i, (enum op_type)t, op->in[1 - j], &s, 1);
+		become(g, i, t, op->in[1 - j], &s, 1);
 		return 1;
 	}
 	return 0;

@@ -1,16 +1,13 @@
 /* pass_fuse_act.c - fuse-act: a Relu, or a Clip with min 0, whose input is
- * used only by it and comes from a Conv, Gemm, Add or Scale becomes that
+ * used only by it and comes from an op with OPF_FUSE_RELU (lib/ir/op_traits.h)
+ * becomes that
  * op's do_relu=1 (and relu_limit=max for a Clip with a finite max); the op
  * then writes the activation's output, so the activation's name survives.
  */
 #include <float.h>
 
+#include "ir/op_traits.h"
 #include "passes/passes.h"
-
-static int can_fuse_into(enum op_type t)
-{
-	return t == OP_CONV || t == OP_GEMM || t == OP_ADD || t == OP_SCALE;
-}
 
 static int act_pattern(struct ir_graph *g, int i)
 {
@@ -26,7 +23,7 @@ static int act_pattern(struct ir_graph *g, int i)
 		return 0;
 	}
 	int x = act->in[0], p = pass_producer(g, x);
-	if (p < 0 || !can_fuse_into(g->ops[p].type) || g->ops[p].n_out != 1 || pass_uses(g, x) != 1)
+	if (p < 0 || !op_has(g->ops[p].type, OPF_FUSE_RELU) || g->ops[p].n_out != 1 || pass_uses(g, x) != 1)
 		return 0;
 	struct ir_op *op = &g->ops[p];
 	/* Clipping twice keeps the tighter bound. */

@@ -15,6 +15,7 @@
 #include "run/plan_fuse.h"
 #include "run/plan_mem.h"
 #include "ir/op.h"
+#include "passes/passes.h"
 
 static int po_add(struct postops *po, int sum, dnnl_alg_kind_t alg, float a, float b)
 {
@@ -351,11 +352,10 @@ void chain_build(const struct plan *p, int opi, int fuse, int sum,
 			    readers(g, uo->out[0], opi, &fu, 1) != 1 ||
 			    !same_shape(ct, &g->tensors[mo->out[0]]))
 				break;
-			if (uo->type == OP_SIGMOID)
+			enum op_type sw = pass_swish_of(uo);   /* as top-opt's fuse-swish */
+			if (sw == OP_SILU)
 				one = po_add(&po, 0, dnnl_eltwise_swish, 1, 0);
-			else if (uo->type == OP_HARDSIGMOID &&
-				 fabs(op_float(uo, "alpha", 0.2) - 1.0 / 6) < 1e-6 &&
-				 op_float(uo, "beta", 0.5) == 0.5)
+			else if (sw == OP_HARDSWISH)
 				one = po_add(&po, 0, dnnl_eltwise_hardswish, 0, 0);
 			else
 				break;
