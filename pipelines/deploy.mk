@@ -7,7 +7,11 @@
 # MODEL   the .onnx file (required)
 # INPUT   test input .npz, keyed by input name (for the *_out.npz files)
 # CALIB   calibration samples .npz, samples on the first axis (int8; with
-#         f16 the table keeps ops that would overflow f16 in f32)
+#         f16 the table keeps ops that would overflow f16 in f32).  A model
+#         quantised by itself (QDQ or QOperator ONNX, formats/tpuc-quant.5)
+#         needs none with MODE=int8: its own scales are used, its float ops
+#         stay f32; given CALIB, the table serves the tensors the model
+#         leaves float, and the model's scales win where both have one
 # REF     the framework's output for INPUT (optional; compared with Top IR)
 # MODE    f32 | bf16 | f16 | int8 (default int8)     CHIP  default tpu-a
 # SHAPE   input shapes for a model with dynamic dimensions, as onnx2top
@@ -74,7 +78,7 @@ need = $(if $($1),,$(error deploy.mk: set $1=... for $@))
 # for a search, and for f16 when samples are given (the range check).
 AUTO := $(filter auto,$(QTABLE))
 QFILE := $(if $(AUTO),$(OUT)/auto.qtable,$(QTABLE))
-NEED_TABLE := $(if $(filter int8,$(MODE))$(AUTO)$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
+NEED_TABLE := $(if $(and $(filter int8,$(MODE)),$(CALIB))$(AUTO)$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
 # --asymmetric concerns int8 ops only: the mode's, or a given qtable's
 HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1)),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))

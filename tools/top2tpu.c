@@ -71,8 +71,6 @@ int main(int argc, char **argv)
 	int m = mode_from_name(mode);
 	if (m < 0)
 		return cli_usage_error(prog, usage, "unknown mode '%s' (f32, bf16, f16 or int8)", mode);
-	if (m == MODE_INT8 && !table)
-		return cli_usage_error(prog, usage, "--mode int8 needs --calib TABLE");
 
 	struct ir_graph *top = NULL, *tpu = NULL;
 	struct calib_table *tab = NULL;
@@ -97,7 +95,12 @@ int main(int argc, char **argv)
 		return cli_usage_error(prog, usage, "%s applies to --mode int8 only, not %s",
 				       opt, mode);
 	}
-	if (int8 && !table) {
+	if (int8 && !table && m == MODE_INT8 && !qfile && !lower_model_quantised(top)) {
+		graph_free(top);
+		return cli_usage_error(prog, usage, "--mode int8 needs --calib TABLE (or a model "
+				       "quantised by itself, formats/tpuc-quant.5)");
+	}
+	if (int8 && !table && !lower_model_quantised(top)) {
 		fprintf(stderr, "%s: '%s' puts ops in int8: --calib TABLE is needed\n", prog,
 			qfile);
 		goto done;

@@ -117,9 +117,27 @@ int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int
 	return k;
 }
 
+/* 1 if Top tensor S carries the model's own quantisation (fold-qdq). */
+static int model_q_t(const struct ir_tensor *s)
+{
+	return (s->qdtype == DT_I8 || s->qdtype == DT_U8) && s->scale > 0;
+}
+
+/* Top tensor T when it carries the model's own quantisation, or NULL. */
+static const struct ir_tensor *model_q(const struct lower_ctx *lc, int t)
+{
+	const struct ir_tensor *s = &lc->top->tensors[t];
+	return model_q_t(s) ? s : NULL;
+}
+
 int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale)
 {
 	const char *name = lc->top->tensors[t].name;
+	const struct ir_tensor *mq = model_q(lc, t);
+	if (mq) {
+		*scale = mq->scale;
+		return 0;
+	}
 	const struct calib_entry *e = lc->tab ? calib_find(lc->tab, name) : NULL;
 	if (!lc->tab)
 		return op ? op_error(op, "int8 needs a calibration table")
@@ -134,12 +152,38 @@ int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float
 	return 0;
 }
 
+static int table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
+		     enum ir_dtype *dt, float *scale, int *zp);
+
 int lower_table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
 		    enum ir_dtype *dt, float *scale, int *zp)
 {
-	if (lower_table_scale(lc, op, t, scale) < 0)
-		return -1;
-	const struct calib_entry *e = calib_find(lc->tab, lc->top->tensors[t].name);
+	const struct ir_tensor *mq = model_q(lc, t);
+	if (!mq)
+		return table_act(lc, op, t, dt, scale, zp);
+	*dt = mq->qdtype;
+	*scale = mq->scale;
+	*zp = mq->zero_point;
+	/* the model wins; a table that would choose otherwise is noted */
+	enum ir_dtype tdt;
+	float ts;
+	int tz;
+	if (lc->tab && calib_find(lc->tab, mq->name) && table_act(lc, op, t, &tdt, &ts, &tz) == 0 &&
+	    (tdt != *dt || tz != *zp || fabsf(ts - *scale) > 1e-3f * *scale)) {
+		if (!lc->n_disagree++)
+			lc->first_disagree = t;
+	}
+	return 0;
+}
+
+/* lower_table_act from the table alone. */
+static int table_act(struct lower_ctx *lc, const struct ir_op *op, int t,
+		     enum ir_dtype *dt, float *scale, int *zp)
+{
+	const struct calib_entry *e = lc->tab ? calib_find(lc->tab, lc->top->tensors[t].name) : NULL;
+	if (!e)   /* the message: no table, or no threshold in it */
+		return lower_table_scale(lc, op, t, scale);
+	*scale = quant_act_scale(e->threshold);
 	*zp = 0;
 	if (lc->asymmetric) {
 		/* the table's range, clipped to the threshold the calibration
@@ -346,9 +390,13 @@ int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
 		const struct ir_tensor *t = &lc->top->tensors[op->in[i]];
 		double r = 0;
 		if (t->data) {
-			r = tensor_reach(lc->top, lc->tab, op->in[i]);
+			r = tensor_reach(lc->top, NULL, op->in[i]);
+		} else if (model_q(lc, op->in[i])) {
+			const struct ir_tensor *mq = model_q(lc, op->in[i]);
+			double qmax = mq->qdtype == DT_U8 ? 255 : 127, qmin = mq->qdtype == DT_U8 ? 0 : -128;
+			r = mq->scale * fmax(qmax - mq->zero_point, mq->zero_point - qmin);
 		} else {
-			const struct calib_entry *e = calib_find(lc->tab, t->name);
+			const struct calib_entry *e = lc->tab ? calib_find(lc->tab, t->name) : NULL;
 			if (!e)
 				return 0;
 			r = e->threshold;
@@ -407,7 +455,8 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 	 * would otherwise set the scale: a one-sided input in i8 ([-8.8, 0]
 	 * into Exp) has codes up to +8.8, and exp(8.8) would leave no level
 	 * for the values in [0, 1].  Their entries saturate. */
-	const struct calib_entry *ein = calib_find(lc->tab, lc->top->tensors[op->in[0]].name);
+	const struct calib_entry *ein = lc->tab ? calib_find(lc->tab, lc->top->tensors[op->in[0]].name)
+					       : NULL;
 	double xlo = -INFINITY, xhi = INFINITY;
 	if (ein && isfinite(ein->min) && isfinite(ein->max)) {
 		xlo = ein->min - sx;
@@ -420,8 +469,9 @@ int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
 			ymin = fmin(ymin, yout[c]);
 			yhi = fmax(yhi, yout[c]);
 		}
-	zp = 0;
-	if (lc->asymmetric) {
+	if (model_q(lc, op->out[0])) {
+		/* the model's own output scale */
+	} else if ((zp = 0), lc->asymmetric) {
 		/* the asymmetric grid over [min, max] of the results */
 		dt = DT_U8;
 		quant_act_asym(ymin, yhi, &s_out, &zp);
@@ -527,7 +577,7 @@ static double tensor_reach(const struct ir_graph *top, const struct calib_table 
 				m = fabsf(w[i]);
 		return m;
 	}
-	const struct calib_entry *e = calib_find(tab, s->name);
+	const struct calib_entry *e = tab ? calib_find(tab, s->name) : NULL;
 	if (!e)
 		return 0;
 	return fmax(isfinite(e->min) ? fabs(e->min) : 0, isfinite(e->max) ? fabs(e->max) : 0);
@@ -560,6 +610,58 @@ static void f16_range_guard(const struct ir_graph *top, const struct calib_table
 	}
 }
 
+int lower_model_quantised(const struct ir_graph *top)
+{
+	for (int i = 0; i < top->n_tensors; i++)
+		if (top->tensors[i].qdtype == DT_I8 || top->tensors[i].qdtype == DT_U8)
+			return 1;
+	return 0;
+}
+
+/* Without a table, int8 is where the model is quantised: an op stays in
+ * int8 when each f32 activation it reads is quantised (annotated, or the
+ * output of an int8 op that keeps its input's scale) and each f32 output
+ * is annotated or, for an op lowered by lower_default, keeps its input's
+ * scale; other ops run in f32, as the model computes them.  Fails when
+ * some op is in int8 and the graph carries no quantisation at all. */
+static int model_modes(const struct ir_graph *top, enum ir_mode *mode)
+{
+	int any = 0;
+	for (int i = 0; i < top->n_ops; i++)
+		any |= mode[i] == MODE_INT8;
+	if (!any)
+		return 0;
+	if (!lower_model_quantised(top))
+		return -1;
+	char *q = xcalloc((size_t)top->n_tensors + 1, 1);
+	for (int i = 0; i < top->n_tensors; i++)
+		q[i] = model_q_t(&top->tensors[i]);
+	for (int i = 0; i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		if (mode[i] != MODE_INT8)
+			continue;
+		int ok = 1, n_act = 0;
+		for (int j = 0; j < op->n_in && ok; j++) {
+			const struct ir_tensor *t = op->in[j] >= 0 ? &top->tensors[op->in[j]] : NULL;
+			if (!t || t->data || t->dtype != DT_F32)
+				continue;
+			n_act++;
+			ok = q[op->in[j]];
+		}
+		int keeps = op_defs[op->type]->lower == lower_default && n_act > 0;
+		for (int j = 0; j < op->n_out && ok; j++)
+			ok = top->tensors[op->out[j]].dtype != DT_F32 || q[op->out[j]] || keeps;
+		if (!ok || !n_act) {
+			mode[i] = MODE_F32;
+			continue;
+		}
+		for (int j = 0; j < op->n_out; j++)
+			q[op->out[j]] = 1;
+	}
+	free(q);
+	return 0;
+}
+
 int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode m,
 		     const struct lower_opts *opts, struct ir_graph **tpu)
 {
@@ -577,11 +679,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	}
 	if (tab)
 		f16_range_guard(top, tab, opts, opmode);
-	for (int i = 0; i < top->n_ops; i++)
-		if (opmode[i] == MODE_INT8 && !tab) {
-			free(opmode);
-			return err_set("int8 lowering needs a calibration table");
-		}
+	if (!tab && model_modes(top, opmode) < 0) {
+		free(opmode);
+		return err_set("int8 lowering needs a calibration table");
+	}
 
 	struct lower_ctx lc = {
 		.top = top, .mode = m, .tab = tab,
@@ -591,6 +692,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		.signed_only = opts->signed_only,
 		.asymmetric = opts->asymmetric,
 		.fallback = opts->fallback != MODE_F32 ? opts->fallback : MODE_BF16,
+		.first_disagree = -1,
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
@@ -629,6 +731,12 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	}
 	if (rc == 0)
 		rc = lower_outputs(&lc);
+	if (rc == 0 && lc.n_disagree && opts->notes)
+		fprintf(opts->notes, "%s: note: the model's own quantisation wins over '%s' for %d "
+			"tensors whose scales differ (first '%s': scale %.6g)\n",
+			opts->prog ? opts->prog : "tpuc", tab->path ? tab->path : "the table",
+			lc.n_disagree, top->tensors[lc.first_disagree].name,
+			(double)top->tensors[lc.first_disagree].scale);
 	if (rc == 0)
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)

@@ -40,6 +40,10 @@ struct lower_ctx {
 	int signed_only;                 /* int8: 1 keeps every activation i8 (no u8) */
 	int asymmetric;                  /* int8: u8 activations with zero points */
 	enum ir_mode fallback;        /* int8: mode of ops with no int8 form */
+	/* the model's own quantisation (qdtype annotations of fold-qdq) in
+	 * place of the table's: tensors where the two disagree */
+	int n_disagree;
+	int first_disagree;              /* Top tensor, -1 none */
 };
 
 /* A qtable (formats/tpuc-quant.5): per-op modes overriding the graph's. */
@@ -92,6 +96,9 @@ int lower_graph(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 		     const struct lower_opts *o, struct ir_graph **tpu);
 
+/* 1 if some tensor of Top graph TOP carries the model's own quantisation
+ * (a qdtype annotation of fold-qdq): int8 then needs no table. */
+int lower_model_quantised(const struct ir_graph *top);
 /* 1 if NAME is a chip lower_graph knows. */
 int lower_chip_known(const char *name);
 /* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
@@ -110,11 +117,13 @@ int lower_value(struct lower_ctx *lc, int t);
  * with dtype DT and shape of T; int8 tensors get SCALE and zero point ZP.
  * A graph output in int8 mode is named "T_i8" (lower_graph adds the Cast). */
 int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int zp);
-/* Int8: the activation scale of Top tensor T from the table
- * (threshold / 127).  Fails naming OP, the tensor and the table. */
+/* Int8: the activation scale of Top tensor T: the model's own (its
+ * qdtype annotation, formats/tpuc-quant.5) when it has one, else from the
+ * table (threshold / 127).  Fails naming OP, the tensor and the table. */
 int lower_table_scale(struct lower_ctx *lc, const struct ir_op *op, int t, float *scale);
-/* Int8: the dtype, scale and zero point of Top activation T from the
- * table: u8 with threshold / 255 when its calibrated min is >= 0 (unless
+/* Int8: the dtype, scale and zero point of Top activation T: the model's
+ * own when annotated (a table entry that disagrees is counted for the note
+ * of lower_graph_opts), else from the table: u8 with threshold / 255 when its calibrated min is >= 0 (unless
  * signed_only), else i8 with threshold / 127 (quant_act_dtype), zero point
  * 0; with asymmetric, u8 over [max(min, -T), min(max, T)] by
  * quant_act_asym.  Fails as lower_table_scale. */

@@ -87,4 +87,20 @@ int cv_trilu(struct imp *im, struct ir_op *op);
 int cv_eyelike(struct imp *im, struct ir_op *op);
 int cv_loss(struct imp *im, struct ir_op *op);
 
+/* lib/front/import_quant.c */
+int cv_qaxis(struct imp *im, struct ir_op *op);
+int cv_qlinearconv(struct imp *im, struct ir_op *op);
+int cv_convinteger(struct imp *im, struct ir_op *op);
+int cv_qlinearmatmul(struct imp *im, struct ir_op *op);
+int cv_matmulinteger(struct imp *im, struct ir_op *op);
+int cv_qlinearadd(struct imp *im, struct ir_op *op);
+int cv_qlinearmul(struct imp *im, struct ir_op *op);
+int cv_qlinearsigmoid(struct imp *im, struct ir_op *op);
+int cv_qlinearleakyrelu(struct imp *im, struct ir_op *op);
+int cv_qlinearavgpool(struct imp *im, struct ir_op *op);
+int cv_qlineargavgpool(struct imp *im, struct ir_op *op);
+int cv_qlinearconcat(struct imp *im, struct ir_op *op);
+int quant_direct_in(struct imp *im, enum op_type t, int *x);
+int quant_direct_out(struct imp *im, int k, int p);
+
 #endif

@@ -117,6 +117,27 @@ const struct node_rule node_rules[] = {
 	{ "GRU", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout",
 			 "linear_before_reset" }, cv_rnn, NULL, 2 },
 	{ "RNN", 3, 6, { "activations", "clip", "direction", "hidden_size", "layout" }, cv_rnn, NULL, 2 },
+	/* quantisation (lib/front/import_quant.c); the QOperator forms become
+	 * their QDQ meaning, starting with a DequantizeLinear */
+	{ "QuantizeLinear", 2, 3, { "axis" }, cv_qaxis, NULL, 0 },
+	{ "DequantizeLinear", 2, 3, { "axis" }, cv_qaxis, NULL, 0 },
+	{ "DynamicQuantizeLinear", 1, 1, { 0 }, NULL, NULL, 3 },
+#define QCONV_ATTRS { "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides" }
+	{ "QLinearConv", 8, 9, QCONV_ATTRS, cv_qlinearconv, "DequantizeLinear", 0 },
+	{ "ConvInteger", 2, 4, QCONV_ATTRS, cv_convinteger, "DequantizeLinear", 0 },
+	{ "QLinearMatMul", 8, 8, { 0 }, cv_qlinearmatmul, "DequantizeLinear", 0 },
+	{ "MatMulInteger", 2, 4, { 0 }, cv_matmulinteger, "DequantizeLinear", 0 },
+	{ "QLinearAdd", 7, 8, { 0 }, cv_qlinearadd, "DequantizeLinear", 0 },
+	{ "QLinearMul", 7, 8, { 0 }, cv_qlinearmul, "DequantizeLinear", 0 },
+	{ "QLinearSigmoid", 4, 5, { 0 }, cv_qlinearsigmoid, "DequantizeLinear", 0 },
+	{ "QLinearLeakyRelu", 4, 5, { "alpha" }, cv_qlinearleakyrelu, "DequantizeLinear", 0 },
+	{ "QLinearAveragePool", 4, 5, { "auto_pad", "ceil_mode", "channels_last", "count_include_pad",
+					"kernel_shape", "pads", "strides" }, cv_qlinearavgpool,
+	  "DequantizeLinear", 0 },
+	{ "QLinearGlobalAveragePool", 4, 5, { "channels_last" }, cv_qlineargavgpool,
+	  "DequantizeLinear", 0 },
+	{ "QLinearConcat", 5, ANY, { "axis" }, cv_qlinearconcat, "DequantizeLinear", 0 },
+#undef QCONV_ATTRS
 };
 
 int onnx_supported_ops(const char **names, int max)

@@ -77,6 +77,8 @@ static int infer_node_ops(struct imp *im, int first)
 	struct ir_graph *g = im->g;
 	for (int i = first; i < g->n_ops; i++) {
 		struct ir_op *op = &g->ops[i];
+		if (op->type == OP_COUNT)
+			continue;   /* folded by its converter (import_quant.c) */
 		const struct op_def *def = op_defs[op->type];
 		if (!def->infer || def->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
@@ -160,7 +162,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		snprintf(im->node_name, len, "%s_%s", type, out0);
 	}
 
-	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
+	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") &&
+	    !(!strcmp(n->domain, "com.microsoft") && !strncmp(type, "QLinear", 7)))
 		return node_err(im, "unsupported domain '%s'", n->domain);
 	if (!*out0)
 		return node_err(im, "the node has no output");
@@ -240,6 +243,12 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	struct ir_graph *g = im->g;
 	int first = g->n_ops;
+	/* an op a QOperator model runs on the codes runs on their values */
+	int qd = quant_direct_in(im, (enum op_type)t, &in[0]);
+	if (qd == -2) {
+		free(in);
+		return -1;
+	}
 	/* A 1-D Conv or pool runs as 2-D on an input unsqueezed at axis 2. */
 	int as2d = (t == OP_CONV || t == OP_MAXPOOL || t == OP_AVGPOOL || t == OP_CONVTRANSPOSE) &&
 		   known_rank(im, in[0]) == 3;
@@ -291,6 +300,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		int sq = import_extra_op(im, k, OP_SQUEEZE, 1, (int[]){ -1 }, "1d");
 		op_set_ints(&g->ops[sq], "axes", 1, (int64_t[]){ 2 });
 	}
+	if (qd >= 0)
+		quant_direct_out(im, g->n_ops - 1, qd);
 	return infer_node_ops(im, first);
 }
 

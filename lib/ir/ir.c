@@ -408,6 +408,7 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 		struct ir_tensor *ct = &c->tensors[k];
 		ct->scale = t->scale;
 		ct->zero_point = t->zero_point;
+		ct->qdtype = t->qdtype;
 		ct->addr = t->addr;
 		if (t->data)
 			tensor_set_data(ct, t->data, t->nbytes);

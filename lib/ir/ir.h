@@ -197,7 +197,10 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(LSTM, 124, "LSTM") \
 	X(GRU, 125, "GRU") \
 	X(RNN, 126, "RNN") \
-	X(MISH, 127, "Mish")
+	X(MISH, 127, "Mish") \
+	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
+	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
+	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };
@@ -233,6 +236,9 @@ struct ir_tensor {
 	int owns_data;                 /* 1 if data was allocated for this tensor (else borrowed) */
 	float scale;                   /* quantised tensors: real = scale * (q - zero_point); 0 = none */
 	int zero_point;
+	enum ir_dtype qdtype;          /* top dialect: the model's own quantisation of this f32
+					  tensor (i8 or u8, with scale and zero_point), from a
+					  QuantizeLinear/DequantizeLinear pair; DT_F32 (0) = none */
 	int64_t addr;                  /* global memory byte address (stage addressed), -1 unassigned */
 };
 

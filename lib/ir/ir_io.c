@@ -102,7 +102,8 @@ static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint6
 	msgpack_pack_array(pk, (size_t)g->n_tensors);
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
-		int fields = 3 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0) + (t->addr >= 0);
+		int fields = 3 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0) + (t->addr >= 0) +
+			     (t->qdtype != DT_F32);
 		msgpack_pack_map(pk, (size_t)fields);
 		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
 		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
@@ -116,6 +117,7 @@ static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint6
 		if (t->scale != 0) { mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
 		if (t->zero_point != 0) { mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
 		if (t->addr >= 0) { mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr); }
+		if (t->qdtype != DT_F32) { mp_pack_str(pk, "qdtype"); mp_pack_str(pk, dtype_name(t->qdtype)); }
 	}
 
 	mp_pack_str(pk, "ops");
@@ -374,7 +376,7 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "tensor is not a map");
-	char *name = NULL, *dts = NULL;
+	char *name = NULL, *dts = NULL, *qdts = NULL;
 	int rank = -1;
 	int64_t shape[IR_MAX_RANK] = { 0 }, off = -1, nbytes = -1, zp = 0, addr = -1;
 	double scale = 0;
@@ -408,17 +410,23 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 		} else if (mp_key_is(kv, "addr")) {
 			if (mp_int(v, &addr) < 0)
 				goto fail;
+		} else if (mp_key_is(kv, "qdtype")) {
+			if (qdts || mp_str(v, &qdts) < 0)
+				goto fail;
 		}
 	}
 	int dt = dts ? dtype_from_name(dts) : -1;
-	if (!name || dt < 0 || rank < 0)
+	int qdt = qdts ? dtype_from_name(qdts) : DT_F32;
+	if (!name || dt < 0 || rank < 0 || (qdt != DT_F32 && qdt != DT_I8 && qdt != DT_U8))
 		goto fail;
 	free(dts);
+	free(qdts);
 	int k = graph_add_tensor(g, name, (enum ir_dtype)dt, rank, shape);
 	free(name);
 	struct ir_tensor *t = &g->tensors[k];
 	t->scale = (float)scale;
 	t->zero_point = (int)zp;
+	t->qdtype = (enum ir_dtype)qdt;
 	t->addr = addr;
 	if (off >= 0) {
 		if ((uint64_t)off % IR_ALIGN || (uint64_t)off > r->data_len ||
@@ -433,6 +441,7 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 fail:
 	free(name);
 	free(dts);
+	free(qdts);
 	return bad(r, "malformed tensor entry");
 }
 

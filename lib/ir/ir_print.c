@@ -97,6 +97,8 @@ static void put_type(FILE *f, const struct ir_graph *g, int t)
 		put_float(f, ten->scale);
 		if (ten->zero_point)
 			fprintf(f, ",zp=%d", ten->zero_point);
+		if (ten->qdtype != DT_F32)
+			fprintf(f, ",%s", dtype_name(ten->qdtype));
 		fputc('>', f);
 	}
 }

@@ -28,6 +28,8 @@ const struct pass pass_table[] = {
 	  "fuse x*Sigmoid(x) into SiLU and x*HardSigmoid(x) into HardSwish" },
 	{ "fuse-layernorm", pass_fuse_layernorm,
 	  "fuse the ReduceMean/Sub/Pow/Sqrt/Div chain (with scale, bias) into LayerNormalization" },
+	{ "fold-qdq", pass_fold_qdq,
+	  "make each QuantizeLinear/DequantizeLinear pair the scale of the float tensor it quantises" },
 	{ "dce", pass_dce,
 	  "remove ops whose results nobody uses, and unused weights" },
 	{ NULL, NULL, NULL },
