@@ -407,14 +407,13 @@ int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
 	return 0;
 }
 
-/* The requantisation parameters in the coefficients are in range, for
- * each layer (tmodel_check_requant). */
-static int check_requant(const struct tmodel *m, const char *file)
+int tmodel_check_requant_graph(const struct ir_graph *g)
 {
-	const struct ir_graph *g = m->g;
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		int n = op->n_in;
+		if (op->n_out < 1)
+			continue;
 		struct view *in = xcalloc((size_t)n + 1, sizeof *in);
 		for (int j = 0; j < n; j++) {
 			if (op->in[j] < 0)
@@ -428,8 +427,17 @@ static int check_requant(const struct tmodel *m, const char *file)
 		int rc = tmodel_check_requant(op, g->tensors[op->out[0]].dtype, in, n);
 		free(in);
 		if (rc < 0)
-			return err_prefix("'%s': corrupt tmodel", file);
+			return -1;
 	}
+	return 0;
+}
+
+/* The requantisation parameters in the coefficients are in range, for
+ * each layer (tmodel_check_requant). */
+static int check_requant(const struct tmodel *m, const char *file)
+{
+	if (tmodel_check_requant_graph(m->g) < 0)
+		return err_prefix("'%s': corrupt tmodel", file);
 	return 0;
 }
 

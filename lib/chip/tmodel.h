@@ -69,6 +69,8 @@ int tmodel_read(const char *path, struct tmodel **m);
 struct view;
 int tmodel_check_requant(const struct ir_op *op, enum ir_dtype out_dtype,
 			 const struct view *in, int n_in);
+/* tmodel_check_requant for every op of G over its weights as they are. */
+int tmodel_check_requant_graph(const struct ir_graph *g);
 /* tmodel_read of the LEN bytes at BUF (64-byte aligned, as xaligned()
  * gives; owned by the model from then on, freed on failure too), named
  * PATH in messages. */
