@@ -69,8 +69,9 @@ FUZZ_CC ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null))
 MAN1 := $(TOOLS:%=man/man1/%.1)
 MAN5 := $(sort $(wildcard formats/*.5))
 MAN3 := $(sort $(wildcard man/man3/*.3))
-# What a program embedding libtpuc.a links besides it (tpuc.pc's Libs).
-PC_LIBS := -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lgomp -lm -lpthread
+# What a program embedding libtpuc.a links besides it (tpuc.pc's Libs); a
+# sanitizer build's library also needs the sanitizers' runtimes.
+PC_LIBS := $(SANFLAGS) -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lgomp -lm -lpthread
 
 all: $(TOOL_BIN)
 
