@@ -162,9 +162,6 @@ CLASSES = [
     ("zero-size", False, r"is not static|has no elements",
      "zero-size tensors (empty axes, splits, reshapes): the suite declares their inputs without a "
      "static shape, and tpuc has no empty tensors"),
-    ("quantized ops", False,
-     r"\((QuantizeLinear|DequantizeLinear|DynamicQuantizeLinear|ConvInteger|MatMulInteger|QLinearConv|QLinearMatMul)\)",
-     "ONNX's own quantized operators: tpuc quantizes by calibration instead"),
     ("control flow", False, r"\((If|Loop|Scan)\)", "subgraphs (If, Loop, Scan)"),
     ("signal", False, r"\((DFT|STFT|HannWindow|HammingWindow|BlackmanWindow|MelWeightMatrix)\)",
      "audio front ends: DFT, STFT, window functions, MelWeightMatrix"),
