@@ -238,13 +238,7 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 		for (int a = 0; a < src->n_attr; a++) {
 			const struct ir_attr *at = &g->ops[i].attr[a];
 			struct ir_op *o = &g->ops[k];
-			switch (at->kind) {
-			case ATTR_INT: op_set_int(o, at->name, at->i); break;
-			case ATTR_FLOAT: op_set_float(o, at->name, at->f); break;
-			case ATTR_INTS: op_set_ints(o, at->name, at->n, at->ints); break;
-			case ATTR_FLOATS: op_set_floats(o, at->name, at->n, at->floats); break;
-			case ATTR_STR: op_set_str(o, at->name, at->s); break;
-			}
+			op_copy_attr(o, at);
 		}
 		note(f, k, i, 0);
 		free(in);

@@ -66,13 +66,7 @@ static int add_part(struct ir_graph *g, int i, const int *in, int n, const int64
 		const struct ir_attr *at = &op->attr[a];
 		if (!strcmp(at->name, "multipliers") || !strcmp(at->name, "shifts"))
 			continue;
-		switch (at->kind) {
-		case ATTR_INT: op_set_int(o, at->name, at->i); break;
-		case ATTR_FLOAT: op_set_float(o, at->name, at->f); break;
-		case ATTR_INTS: op_set_ints(o, at->name, at->n, at->ints); break;
-		case ATTR_FLOATS: op_set_floats(o, at->name, at->n, at->floats); break;
-		case ATTR_STR: op_set_str(o, at->name, at->s); break;
-		}
+		op_copy_attr(o, at);
 	}
 	if (m) {
 		op_set_ints(o, "multipliers", n, m);

@@ -633,3 +633,14 @@ int mode_from_name(const char *s)
 			return i;
 	return MODE_NONE;
 }
+
+void op_copy_attr(struct ir_op *op, const struct ir_attr *a)
+{
+	switch (a->kind) {
+	case ATTR_INT: op_set_int(op, a->name, a->i); break;
+	case ATTR_FLOAT: op_set_float(op, a->name, a->f); break;
+	case ATTR_INTS: op_set_ints(op, a->name, a->n, a->ints); break;
+	case ATTR_FLOATS: op_set_floats(op, a->name, a->n, a->floats); break;
+	case ATTR_STR: op_set_str(op, a->name, a->s); break;
+	}
+}

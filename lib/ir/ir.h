@@ -326,6 +326,8 @@ double op_float(const struct ir_op *op, const char *name, double def);
 int op_ints(const struct ir_op *op, const char *name, int64_t *v, int max);
 const char *op_str(const struct ir_op *op, const char *name, const char *def);
 void op_del_attr(struct ir_op *op, const char *name);
+/* Set on OP a copy of attribute A (any kind), replacing one of its name. */
+void op_copy_attr(struct ir_op *op, const struct ir_attr *a);
 
 /* Serialisation (formats/tpuc-ir.5).  ir_read accepts "-" for stdin; weight
  * data is borrowed from the file buffer where it is aligned.  ir_write is
