@@ -693,6 +693,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		.asymmetric = opts->asymmetric,
 		.fallback = opts->fallback != MODE_F32 ? opts->fallback : MODE_BF16,
 		.first_disagree = -1,
+		.opmode = opmode,
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
