@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "ops/kern_util.h"
+#include "ir/base.h"
 #include "quant/quant.h"
 
 #define SOFTMAX_LUT 256
@@ -277,4 +278,36 @@ int div_tpu(struct kern *k)
 	for (int64_t i = 0; i < n; i++)
 		quant_put(y->data, y->dtype, i, quant_get(x->data, x->dtype, i));
 	return 0;
+}
+
+int move_codes_tpu(struct kern *k)
+{
+	if (k->n_in < 1 || k->n_out != 1 || !quant_is_q(k->out[0].dtype))
+		return quant_run_f32(k);
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	if (x->dtype != y->dtype || x->zero_point != y->zero_point)
+		return op_error(k->op, "int8 kernel needs input and output of one dtype and zero point");
+	int64_t nx = view_numel(x), ny = view_numel(y);
+	float *fx = xmalloc(sizeof(float) * (size_t)(nx + 1));
+	float *fy = xmalloc(sizeof(float) * (size_t)(ny + 1));
+	for (int64_t i = 0; i < nx; i++)
+		fx[i] = (float)quant_get(x->data, x->dtype, i);
+	struct kern w = *k;
+	struct view *in = xcalloc((size_t)k->n_in + 1, sizeof *in);
+	for (int i = 0; i < k->n_in; i++)
+		in[i] = k->in[i];
+	in[0].data = fx;
+	in[0].dtype = DT_F32;
+	struct view out = *y;
+	out.data = fy;
+	out.dtype = DT_F32;
+	w.in = in;
+	w.out = &out;
+	int rc = op_defs[k->op->type]->run_f32(&w);
+	for (int64_t i = 0; rc == 0 && i < ny; i++)
+		quant_put(y->data, y->dtype, i, (int)fy[i]);
+	free(fx);
+	free(fy);
+	free(in);
+	return rc;
 }

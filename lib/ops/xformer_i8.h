@@ -29,4 +29,11 @@ int div_lower(struct lower_ctx *lc, const struct ir_op *op);
  * float kernel. */
 int div_tpu(struct kern *k);
 
+/* The Tpu kernel of an op that only moves values (Transpose, Squeeze,
+ * Unsqueeze): on i8/u8 views it moves the codes (through the float kernel,
+ * which carries every code exactly); float views as quant_run_f32.  With
+ * lower_default as the lower hook such an op follows its input's dtype,
+ * scale and zero point. */
+int move_codes_tpu(struct kern *k);
+
 #endif
