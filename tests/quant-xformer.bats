@@ -75,7 +75,7 @@ PY
 	[ ! -e "$T/out.npz" ]
 }
 
-@test "bert_tiny in int8: attention in int8, cosines as before" {
+@test "bert_tiny in int8: attention in int8, last_hidden_state as before" {
 	need_models bert_tiny
 	M=$MODELS/bert_tiny
 	onnx2top "$M/model.onnx" -o "$T/o.top"
