@@ -63,16 +63,35 @@ groups() {
 	assert_line --index 0 "layergroup: -n needs a number of ops from 1 to 1000, not 'x'"
 }
 
-@test "resnet18: residual blocks group together" {
+@test "resnet18: residual blocks group together, the cut no slower than one op per group" {
 	need_models resnet18
+	need_tool addr-assign codegen tpu-sim
 	onnx2top "$MODELS/resnet18/model.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 |
-		weight-reorder | layergroup -o "$T/g.tpu"
+		weight-reorder -o "$T/r.tpu"
+	layergroup "$T/r.tpu" -o "$T/g.tpu"
 	run groups "$T/g.tpu"
 	assert_success
-	assert_line --regexp '^0 local [0-9]+ /conv1/Conv\.\./layer[0-9].*/Add$'
+	# A local group runs from a block's first conv through at least one
+	# more whole block to an Add (residual adds join groups).
+	assert_line --regexp '^[0-9]+ local ([7-9]|[1-9][0-9]+) /layer[0-9]/layer[0-9]\.[0-9]/conv1/Conv\.\./layer[0-9].*/Add$'
 	# The classifier (pooling, flatten, Gemm: no slicing) joins the last
 	# block as a group over whole tensors.
 	assert_line --regexp ' local [0-9]+ /layer4/.*\.\./fc/Gemm$'
+	# The search is timed by codegen: its cut runs no slower than every op
+	# alone or runs of at most two.
+	cyc() {
+		layergroup "$@" "$T/r.tpu" | addr-assign -q | codegen | tpu-sim - -t 2>&1 |
+			sed -n 's/^tpu-sim: tpu-a f32: \([0-9]*\) cycles.*/\1/p'
+	}
+	local best one two
+	best=$(addr-assign -q "$T/g.tpu" | codegen | tpu-sim - -t 2>&1 |
+		sed -n 's/^tpu-sim: tpu-a f32: \([0-9]*\) cycles.*/\1/p')
+	one=$(cyc -n 1)
+	two=$(cyc -n 2)
+	[ -n "$best" ] && [ -n "$one" ] && [ -n "$two" ]
+	[ "$best" -le "$two" ]
+	[ "$two" -le "$one" ]
+	[ "$best" -lt "$one" ]
 }
 
 @test "tpu-b graphs, stdin to stdout, deterministic" {

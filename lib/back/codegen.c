@@ -71,13 +71,19 @@ static int unit_plan(struct gen *cg, struct unit *u, int first, int n, int high)
 	u->n_ops = n;
 	if (n > 1) {
 		int64_t cy;
-		if (!(u->G = cg_group_new(cg->g, first, n)) || cg_group_choose(cg, u->G, &cy) < 0)
+		if (!(u->G = cg_group_new(cg->g, first, n)))
 			return -1;
+		int rc = cg_group_choose(cg, u->G, &cy);
+		if (rc < 0)
+			return rc;
 		u->need = cg_group_need(u->G);
 	} else {
 		struct plan p;
-		if (cg_op_check(cg->g, first) < 0 || cg_op_plan(cg, first, &p, NULL) < 0)
+		if (cg_op_check(cg->g, first) < 0)
 			return -1;
+		int rc = cg_op_plan(cg, first, &p, NULL);
+		if (rc < 0)
+			return rc;
 		u->need = p.need;
 		u->base = high ? (cg->c->lmem_bytes - p.need) / LMEM_ALIGN * LMEM_ALIGN : 0;
 		cg_op_lay_out(cg, first, &p, u->base, high, &u->L);
@@ -90,17 +96,23 @@ static int unit_plan(struct gen *cg, struct unit *u, int first, int n, int high)
 
 /* Every layer group in order.  Consecutive units take their regions from
  * opposite ends of local memory; the second's weights that lie outside the
- * first's region are loaded while the first computes. */
+ * first's region are loaded while the first computes.  -2 when a group
+ * does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
-		if (n == 1 && grp[i].n_ops > 1)
-			return err_set("layer group %d: more than one op in global memory", i);
-		if (unit_plan(cg, &un[i], grp[i].first, n, i % 2) < 0)
+		if (n == 1 && grp[i].n_ops > 1) {
+			err_set("layer group %d: more than one op in global memory", i);
 			goto out;
+		}
+		int prc = unit_plan(cg, &un[i], grp[i].first, n, i % 2);
+		if (prc < 0) {
+			rc = prc;
+			goto out;
+		}
 	}
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
@@ -155,6 +167,17 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 	int rc = G ? cg_group_choose(&cg, G, &cy) : -1;
 	cg_group_free(G);
 	return rc < 0 ? rc : cy;
+}
+
+int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
+			    const struct lg_group *grp, int n_grp)
+{
+	struct gen cg = { .g = g, .c = c, .estimate = 1 };
+	int64_t cy = gen_all(&cg, grp, n_grp);
+	if (!cy)
+		cy = cost_time(c, g, cg.dma, cg.n_dma, cg.cmp, cg.n_cmp);
+	cg_free(&cg);
+	return cy;
 }
 
 /* Bytes of tensor T, or -1 when they pass LIMIT (computed without

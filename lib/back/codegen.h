@@ -6,6 +6,7 @@
 
 #include "chip/chip.h"
 #include "ir/ir.h"
+#include "back/groups.h"
 #include "chip/tmodel.h"
 
 /* Generate the model for G (dialect tpu, stage addressed) on chip C.
@@ -45,5 +46,14 @@ int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
  * that way, -2 when they do not fit local memory (nor would any longer run
  * from FIRST).  layergroup's cost model. */
 int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
+
+/* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of G (each a
+ * single op placed PLACE_GLOBAL or a local group, as lg_groups gives them)
+ * generated one after the other as codegen does, the next run's inputs
+ * loaded while the current one computes.  Tensors need no addresses.  -1
+ * with a message when a run cannot be generated, -2 when one does not fit
+ * local memory.  layergroup times a run after the one before it with it. */
+int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
+			    const struct lg_group *grp, int n_grp);
 
 #endif
