@@ -16,6 +16,10 @@
 
 enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
 
+#ifndef LG_SLACK_PCT
+#define LG_SLACK_PCT 3
+#endif
+
 struct gten {
 	int t;                 /* tensor index */
 	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
@@ -23,6 +27,8 @@ struct gten {
 	int maxrows;           /* most rows held in any slice */
 	uint32_t addr[2];      /* local address per buffer */
 	int lo, hi;            /* rows held in the slice being generated */
+	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
+	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
 };
 
 struct group {
@@ -163,6 +169,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 		grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
 		memset(&G->gt[G->nt], 0, sizeof *G->gt);
 		G->gt[G->nt].t = op->out[0];
+		G->gt[G->nt].p0 = k;
 		G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
 	}
 	/* Intermediate results may not leave the group. */
@@ -227,6 +234,45 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 			G->gt[j].lo = G->gt[j].hi = 0;
 }
 
+/* Offsets of G's intermediates in one region, by lifetime: two share
+ * bytes only when one is last read before the other is written (the ops
+ * of a slice run in order on the compute engine, and no DMA command
+ * touches them).  Returns the region's bytes. */
+static int64_t mid_pack(const struct gen *cg, struct group *G)
+{
+	const struct ir_graph *g = cg->g;
+	int64_t total = 0;
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role != GT_MID)
+			continue;
+		x->p1 = x->p0;
+		for (int k = x->p0 + 1; k < G->first + G->n_ops; k++)
+			for (int i = 0; i < g->ops[k].n_in; i++)
+				if (g->ops[k].in[i] == x->t)
+					x->p1 = k;
+		x->size = cg_lane_bytes(cg, x->t, x->maxrows, -1);
+		/* the lowest offset clear of every intermediate live with it */
+		int64_t off = 0;
+		for (int again = 1; again;) {
+			again = 0;
+			for (int i = 0; i < j; i++) {
+				const struct gten *y = &G->gt[i];
+				if (y->role != GT_MID || y->p0 > x->p1 || x->p0 > y->p1)
+					continue;
+				if (off < y->off + y->size && y->off < off + x->size) {
+					off = y->off + y->size;
+					again = 1;
+				}
+			}
+		}
+		x->off = off;
+		if (off + x->size > total)
+			total = off + x->size;
+	}
+	return total;
+}
+
 /* Rows per slice, slices and buffers of G; fills maxrows and need. */
 static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
 {
@@ -248,9 +294,12 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 		need += cg_lane_bytes(cg, G->wt[i], -1, -1);
 	for (int j = 0; j < G->nt; j++) {
 		const struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			continue;
 		int copies = x->role == GT_IN || x->role == GT_OUT ? bufs : 1;
 		need += copies * cg_lane_bytes(cg, x->t, x->role == GT_BCAST ? -1 : x->maxrows, -1);
 	}
+	need += mid_pack(cg, G);
 	G->need = need;
 }
 
@@ -263,9 +312,16 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 		G->waddr[i] = cg_place(&at, cg_lane_bytes(cg, G->wt[i], -1, -1), base, G->need, high);
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
-		if (x->role == GT_BCAST || x->role == GT_MID)
-			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t,
-					x->role == GT_BCAST ? -1 : x->maxrows, -1), base, G->need, high);
+		if (x->role == GT_BCAST)
+			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t, -1, -1),
+							   base, G->need, high);
+	}
+	/* the intermediates share one region by lifetime (mid_pack) */
+	uint32_t mid = cg_place(&at, mid_pack(cg, G), base, G->need, high);
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
 	}
 	for (int b = 0; b < G->bufs; b++)
 		for (int j = 0; j < G->nt; j++) {
@@ -467,8 +523,10 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
-	int64_t best_t = -1;
+	int64_t best_t = -1, *cy_n = xmalloc(sizeof *cy_n * (size_t)(oh + 1));
+	int64_t *need_n = xmalloc(sizeof *need_n * (size_t)(oh + 1));
 	for (int n = 1; n <= oh; n++) {
+		cy_n[n] = -1;
 		int rows = (oh + n - 1) / n;
 		if ((oh + rows - 1) / rows != n)
 			continue;
@@ -476,13 +534,28 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		if (G->need > cg->c->lmem_bytes)
 			continue;
 		int64_t cy = group_cycles(cg, G);
-		if (cy < 0)
+		if (cy < 0) {
+			free(cy_n);
+			free(need_n);
 			return -1;
+		}
+		cy_n[n] = cy;
+		need_n[n] = G->need;
 		if (best_t < 0 || cy < best_t) {
 			best_t = cy;
 			best = n;
 		}
 	}
+	/* Of the cuts within SLACK of the fastest, the one needing the least
+	 * local memory: room for later groups' weights to load early. */
+	int64_t slack = best_t * LG_SLACK_PCT / 100;
+	for (int n = 1; n <= oh && best_t >= 0; n++)
+		if (cy_n[n] >= 0 && cy_n[n] <= best_t + slack && need_n[n] < need_n[best])
+			best = n;
+	if (best_t >= 0)
+		best_t = cy_n[best];
+	free(cy_n);
+	free(need_n);
 	if (best_t < 0) {
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
@@ -491,6 +564,14 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	group_plan(cg, G, best, best > 1 ? 2 : 1);
 	*cycles = best_t;
 	return 0;
+}
+
+int cg_group_weights_loaded(const struct group *G)
+{
+	for (int i = 0; i < G->nw; i++)
+		if (!G->loaded[i])
+			return 0;
+	return 1;
 }
 
 int64_t cg_group_need(const struct group *G)

@@ -19,6 +19,8 @@ void cg_group_free(struct group *G);
  * fit; *cycles gets its time.  -2 with a message when none fits, -1 on
  * other errors. */
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
+/* Whether all of G's weights are loaded. */
+int cg_group_weights_loaded(const struct group *G);
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
 /* Local addresses from base (mirrored when high, see cg_place). */

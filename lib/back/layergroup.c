@@ -288,9 +288,6 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 			free(y.r);
 		}
 		cut_refine(g, c, max_ops, &x, 4, 3);
-		if (getenv("LG_DEBUG"))
-			fprintf(stderr, "lg: dp %lld greedy %lld refined %lld\n", (long long)tx,
-				(long long)ty, (long long)cut_time(g, c, &x));
 		codegen_uses_end();
 	} else {
 		x.n = n;
