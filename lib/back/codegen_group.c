@@ -128,12 +128,15 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	int cap = 0, wcap = 0, fcap = 0;
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2)
+		/* an op of several results (Split) runs over whole tensors */
+		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2 || op->n_out != 1)
 			G->whole = 1;
 	}
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		if (!op_defs[op->type]->run_tpu || op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 ||
+		/* several results only before the last op: they stay local */
+		if (!op_defs[op->type]->run_tpu || op->n_out < 1 ||
+		    (op->n_out != 1 && k == first + n - 1) || op->n_in < 1 || op->in[0] < 0 ||
 		    op->n_in + op->n_out > ISA_MAX_OPERANDS) {
 			err_set("op '%s' (%s) cannot run in a local layer group", op->name,
 				op_name(op->type));
@@ -166,11 +169,13 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 			G->gt[G->nt].t = t;
 			G->gt[G->nt++].role = sl ? GT_IN : GT_BCAST;
 		}
-		grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
-		memset(&G->gt[G->nt], 0, sizeof *G->gt);
-		G->gt[G->nt].t = op->out[0];
-		G->gt[G->nt].p0 = k;
-		G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+		for (int o = 0; o < op->n_out; o++) {
+			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
+			memset(&G->gt[G->nt], 0, sizeof *G->gt);
+			G->gt[G->nt].t = op->out[o];
+			G->gt[G->nt].p0 = k;
+			G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+		}
 	}
 	/* Intermediate results may not leave the group. */
 	for (int j = 0; j < G->nt; j++) {

@@ -15,13 +15,13 @@
 #include "back/layergroup.h"
 #include "ir/op.h"
 
-/* Whether op k may be part of a local group at all: a chip kernel and one
- * output (the rest is checked by codegen: groups of ops that all slice
- * along H run in slices, others in one step over whole tensors). */
+/* Whether op k may be part of a local group at all: a chip kernel (the
+ * rest is checked by codegen: an op of several results only before the
+ * group's last; groups of ops that all slice along H run in slices, others
+ * in one step over whole tensors). */
 static int groupable(const struct ir_graph *g, int k)
 {
-	const struct ir_op *op = &g->ops[k];
-	return op_defs[op->type]->run_tpu && op->n_out == 1;
+	return op_defs[g->ops[k].type]->run_tpu != NULL;
 }
 
 static const int64_t unknown = INT64_MAX / 4;
