@@ -81,6 +81,7 @@ void cg_group_free(struct group *G)
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
  * index of the last op reading it, n_ops for a graph output, -1 if none. */
 static const struct ir_graph *uses_g;
+static void memo_reset(int on);
 static int *uses_last;
 
 void codegen_uses_begin(const struct ir_graph *g)
@@ -96,6 +97,7 @@ void codegen_uses_begin(const struct ir_graph *g)
 	for (int o = 0; o < g->n_outputs; o++)
 		uses_last[g->outputs[o]] = g->n_ops;
 	uses_g = g;
+	memo_reset(1);
 }
 
 void codegen_uses_end(void)
@@ -103,6 +105,7 @@ void codegen_uses_end(void)
 	free(uses_last);
 	uses_last = NULL;
 	uses_g = NULL;
+	memo_reset(0);
 }
 
 /* Whether tensor T of G is read by an op from FROM on or is a graph output. */
@@ -523,11 +526,74 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 
 /* The slice count of G that the cost model times fastest among those that
  * fit; *cycles gets its time.  -1 with a message when none fits. */
+/* The choices cg_group_choose made, between codegen_uses_begin() and
+ * _end(): open addressing on (first, n); slices 0 for none that fits. */
+struct memo {
+	int first, n, slices;
+	int64_t cycles;
+};
+static struct memo *memo;
+static int memo_cap, memo_used;
+
+static struct memo *memo_slot(int first, int n)
+{
+	unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)n * 40503u);
+	for (unsigned i = h & (unsigned)(memo_cap - 1);; i = (i + 1) & (unsigned)(memo_cap - 1))
+		if (memo[i].n == 0 || (memo[i].first == first && memo[i].n == n))
+			return &memo[i];
+}
+
+static void memo_put(int first, int n, int slices, int64_t cycles)
+{
+	if (!memo)
+		return;
+	if (2 * (memo_used + 1) > memo_cap) {
+		struct memo *old = memo;
+		int cap = memo_cap;
+		memo_cap *= 2;
+		memo = xcalloc((size_t)memo_cap, sizeof *memo);
+		memo_used = 0;
+		for (int i = 0; i < cap; i++)
+			if (old[i].n)
+				memo_put(old[i].first, old[i].n, old[i].slices, old[i].cycles);
+		free(old);
+	}
+	struct memo *m = memo_slot(first, n);
+	if (!m->n)
+		memo_used++;
+	m->first = first;
+	m->n = n;
+	m->slices = slices;
+	m->cycles = cycles;
+}
+
+static void memo_reset(int on)
+{
+	free(memo);
+	memo = NULL;
+	memo_cap = memo_used = 0;
+	if (on) {
+		memo_cap = 1024;
+		memo = xcalloc((size_t)memo_cap, sizeof *memo);
+	}
+}
+
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
+	struct memo *m = memo && cg->g == uses_g ? memo_slot(G->first, G->n_ops) : NULL;
+	if (m && m->n) {
+		if (!m->slices) {
+			err_set("layer group of '%s' .. '%s' does not fit local memory",
+				g->ops[G->first].name, last->name);
+			return -2;
+		}
+		group_plan(cg, G, m->slices, m->slices > 1 ? 2 : 1);
+		*cycles = m->cycles;
+		return 0;
+	}
 	int64_t best_t = -1, *cy_n = xmalloc(sizeof *cy_n * (size_t)(oh + 1));
 	int64_t *need_n = xmalloc(sizeof *need_n * (size_t)(oh + 1));
 	for (int n = 1; n <= oh; n++) {
@@ -564,10 +630,14 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	if (best_t < 0) {
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
+		if (cg->g == uses_g)
+			memo_put(G->first, G->n_ops, 0, -1);
 		return -2;
 	}
 	group_plan(cg, G, best, best > 1 ? 2 : 1);
 	*cycles = best_t;
+	if (cg->g == uses_g)
+		memo_put(G->first, G->n_ops, best, best_t);
 	return 0;
 }
 

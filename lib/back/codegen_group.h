@@ -36,9 +36,11 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		 uint32_t *last_cmp);
 
 /* Between these, G (which must not change) has its uses indexed once, so
- * that planning every run of ops stays linear in the graph: layergroup()
- * and codegen() bracket their work with them.  Without, each run scans
- * the ops after it. */
+ * that planning every run of ops stays linear in the graph, and each run's
+ * slicing, once chosen by cg_group_choose, is remembered (layergroup times
+ * a run many times beside different neighbours): layergroup() and
+ * codegen() bracket their work with them.  Without, each run scans the ops
+ * after it and is planned afresh. */
 void codegen_uses_begin(const struct ir_graph *g);
 void codegen_uses_end(void);
 
