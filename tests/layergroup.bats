@@ -94,6 +94,41 @@ groups() {
 	[ "$best" -lt "$one" ]
 }
 
+@test "a Split joins a group with its producer and readers; tpu-sim as ir-run" {
+	need_tool addr-assign codegen tpu-sim ir-run
+	# attention-like: x [1,16,32] -> MatMul -> Split in q, k, v ->
+	# q k^T -> Softmax -> . v -> + x
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(3)
+w = nh.from_array((r.standard_normal((32, 96)) * 0.2).astype(np.float32), "w")
+n = [h.make_node("MatMul", ["x", "w"], ["qkv"]),
+     h.make_node("Split", ["qkv", "sp"], ["q", "k", "v"], axis=2),
+     h.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+     h.make_node("MatMul", ["q", "kt"], ["s"]),
+     h.make_node("Softmax", ["s"], ["p"], axis=-1),
+     h.make_node("MatMul", ["p", "v"], ["a"]),
+     h.make_node("Add", ["a", "x"], ["y"])]
+sp = nh.from_array(np.array([32, 32, 32], np.int64), "sp")
+g = h.make_graph(n, "att", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 32])],
+                 [h.make_tensor_value_info("y", P.FLOAT, [1, 16, 32])], [w, sp])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/att.onnx")
+np.savez(d + "/in.npz", x=r.standard_normal((1, 16, 32)).astype(np.float32))
+PYEOF
+	onnx2top "$T/att.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# the Split is in a local group with the MatMul before it and the op
+	# after it
+	run irq "$T/g.tpu" '[(O[i - 1]["group"] == o["group"] == O[i + 1]["group"], o["place"]) for i, o in enumerate(O) if o["type"] == "Split"]'
+	assert_output "[(True, 'local')]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" -q
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "tpu-b graphs, stdin to stdout, deterministic" {
 	layergroup <"$FX/b.int8.reordered.tpu" >"$T/a.tpu"
 	layergroup "$FX/b.int8.reordered.tpu" -o "$T/b.tpu"
