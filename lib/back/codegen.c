@@ -24,28 +24,76 @@
  * a local layer group, with its region of local memory. */
 struct unit {
 	int first, n_ops;
+	struct plan p;             /* single op: its cut */
 	struct layout L;           /* single op */
 	struct group *G;           /* local group, else NULL */
 	int64_t base, need;        /* region: bytes [base, base + need) of every lane */
 	uint32_t last_cmp;         /* its last compute command, once generated */
+	int started;               /* a load of its inputs has been emitted */
 };
 
-/* The loader of struct prefetch for a unit (cg_prefetch). */
-static int unit_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final)
+/* Units loaded ahead while unit i computes: i + 1 .. last (see gen_all). */
+struct ahead {
+	struct unit *un;
+	int i, last;
+};
+
+static uint32_t region_wait(const struct unit *un, int upto, const struct unit *u);
+
+/* Whether every weight unit u loads whole is loaded. */
+static int unit_weights_in(const struct gen *cg, const struct unit *u)
 {
-	struct unit *u = pf->u;
-	int had = cg->n_dma, rc;
-	int64_t *b = budget >= 0 ? &budget : NULL, avoid[2] = { pf->lo, pf->hi };
 	if (u->G)
-		rc = (final ? cg_group_load(cg, u->G, pf->wait, pf->only_before, u->first, NULL,
-					    NULL, avoid) : 0) ||
-		     cg_group_load(cg, u->G, cg->n_dma > had ? 0 : pf->wait, pf->only_before,
+		return cg_group_weights_loaded(u->G);
+	const struct ir_op *op = &cg->g->ops[u->first];
+	for (int i = 0; i < op->n_in && !u->L.p.flat; i++) {
+		const struct opnd *o = &u->L.od[i];
+		if (o->t >= 0 && !o->sliced && !o->split && cg_is_weight(cg->g, o->t) &&
+		    !u->L.loaded[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Load unit u's whole inputs within *b (NULL: all); with `final`, at least
+ * its first op's whatever they cost.  The first load waits for `wait`. */
+static int unit_load(struct gen *cg, struct unit *u, uint32_t wait, int only_before, int64_t *b,
+		     const int64_t *avoid, int final)
+{
+	int had = cg->n_dma, rc;
+	if (u->G)
+		rc = (final ? cg_group_load(cg, u->G, wait, only_before, u->first, NULL, NULL,
+					    avoid) : 0) ||
+		     cg_group_load(cg, u->G, cg->n_dma > had ? 0 : wait, only_before,
 				   u->first + u->n_ops, NULL, b, avoid);
 	else
-		rc = cg_op_load(cg, &u->L, pf->wait, pf->only_before, final ? NULL : b, avoid);
+		rc = cg_op_load(cg, &u->L, wait, only_before, final ? NULL : b, avoid);
 	if (cg->n_dma > had)
-		pf->wait = 0;
+		u->started = 1;
 	return rc ? -1 : 0;
+}
+
+/* The loader of struct prefetch (cg_prefetch): the next unit's inputs
+ * outside the current unit's region, then, once all its weights are in,
+ * the weights of the units after it whose regions no unit from the
+ * current one on uses, in order, within the budget. */
+static int unit_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final)
+{
+	struct ahead *a = pf->u;
+	int64_t *b = budget >= 0 ? &budget : NULL, avoid[2] = { pf->lo, pf->hi };
+	for (int j = a->i + 1; j <= a->last; j++) {
+		struct unit *u = &a->un[j];
+		uint32_t wait = u->started ? 0 : j == a->i + 1 ? pf->wait :
+				region_wait(a->un, a->i, u);
+		if (unit_load(cg, u, wait, j == a->i + 1 ? pf->only_before : 0,
+			      b, avoid, final && j == a->i + 1) < 0)
+			return -1;
+		if (j == a->i + 1 && u->started)
+			pf->wait = 0;
+		if (!unit_weights_in(cg, u) || (b && *b <= 0))
+			break;
+	}
+	return 0;
 }
 
 static int overlap(const struct unit *a, const struct unit *b)
@@ -63,50 +111,113 @@ static uint32_t region_wait(const struct unit *un, int upto, const struct unit *
 	return w;
 }
 
-/* Plan unit u (ops [first, first + n)) and place its region at the low or
- * the high end of local memory. */
-static int unit_plan(struct gen *cg, struct unit *u, int first, int n, int high)
+/* Plan unit u (ops [first, first + n)): its cut and bytes per lane. */
+static int unit_plan(struct gen *cg, struct unit *u, int first, int n)
 {
 	u->first = first;
 	u->n_ops = n;
 	if (n > 1) {
 		int64_t cy;
-		if (!(u->G = cg_group_new(cg->g, first, n)) || cg_group_choose(cg, u->G, &cy) < 0)
+		if (!(u->G = cg_group_new(cg->g, first, n)))
 			return -1;
+		int rc = cg_group_choose(cg, u->G, &cy);
+		if (rc < 0)
+			return rc;
 		u->need = cg_group_need(u->G);
 	} else {
-		struct plan p;
-		if (cg_op_check(cg->g, first) < 0 || cg_op_plan(cg, first, &p, NULL) < 0)
+		if (cg_op_check(cg->g, first) < 0)
 			return -1;
-		u->need = p.need;
-		u->base = high ? (cg->c->lmem_bytes - p.need) / LMEM_ALIGN * LMEM_ALIGN : 0;
-		cg_op_lay_out(cg, first, &p, u->base, high, &u->L);
+		int rc = cg_op_plan(cg, first, &u->p, NULL);
+		if (rc < 0)
+			return rc;
+		u->need = u->p.need;
 	}
-	u->base = high ? (cg->c->lmem_bytes - u->need) / LMEM_ALIGN * LMEM_ALIGN : 0;
+	return 0;
+}
+
+/* Lay unit u out at its base (mirrored when high, see cg_place). */
+static void unit_place(struct gen *cg, struct unit *u, int high)
+{
 	if (u->G)
 		cg_group_lay_out(cg, u->G, u->base, high);
-	return 0;
+	else
+		cg_op_lay_out(cg, u->first, &u->p, u->base, high, &u->L);
+}
+
+/* Units whose regions a new unit's region is checked against. */
+#define AHEAD 8
+
+/* The base of unit j: of the places that fit (the bottom, the top, next
+ * to the regions of the units before it), the one clear of the most units
+ * right before it, so that its weights can load while they compute; ties
+ * go to the end opposite the one before's (the bottom for even j). */
+static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
+{
+	int64_t lmem = cg->c->lmem_bytes, need = un[j].need;
+	int64_t top = (lmem - need) / LMEM_ALIGN * LMEM_ALIGN;
+	int64_t cand[2 + 2 * AHEAD];
+	int nc = 0;
+	cand[nc++] = j % 2 ? top : 0;
+	cand[nc++] = j % 2 ? 0 : top;
+	for (int k = j - 1; k >= 0 && k >= j - AHEAD; k--) {
+		cand[nc++] = align_to(un[k].base + un[k].need, LMEM_ALIGN);
+		cand[nc++] = (un[k].base - need) / LMEM_ALIGN * LMEM_ALIGN;
+	}
+	int64_t best = cand[0];
+	int best_l = -1;
+	for (int i = 0; i < nc; i++) {
+		int64_t b = cand[i];
+		if (b < 0 || b + need > lmem)
+			continue;
+		int l = 0;
+		for (int k = j - 1; k >= 0 && k >= j - AHEAD; k--, l++)
+			if (b < un[k].base + un[k].need && un[k].base < b + need)
+				break;
+		if (l > best_l) {
+			best_l = l;
+			best = b;
+		}
+	}
+	return best;
 }
 
 /* Every layer group in order.  Consecutive units take their regions from
  * opposite ends of local memory; the second's weights that lie outside the
- * first's region are loaded while the first computes. */
+ * first's region are loaded while the first computes.  -2 when a group
+ * does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
-		if (n == 1 && grp[i].n_ops > 1)
-			return err_set("layer group %d: more than one op in global memory", i);
-		if (unit_plan(cg, &un[i], grp[i].first, n, i % 2) < 0)
+		if (n == 1 && grp[i].n_ops > 1) {
+			err_set("layer group %d: more than one op in global memory", i);
 			goto out;
+		}
+		int prc = unit_plan(cg, &un[i], grp[i].first, n);
+		if (prc < 0) {
+			rc = prc;
+			goto out;
+		}
+		un[i].base = unit_base(cg, un, i);
+		unit_place(cg, &un[i], i % 2);
 	}
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
 		struct prefetch pf = { 0 };
+		struct ahead ah = { un, i, i + 1 };
+		/* Units after the next whose regions no unit from i on uses. */
+		while (ah.last + 1 < n_grp && ah.last + 1 - i <= AHEAD) {
+			int clear = 1;
+			for (int k = i; k <= ah.last && clear; k++)
+				clear = !overlap(&un[k], &un[ah.last + 1]);
+			if (!clear)
+				break;
+			ah.last++;
+		}
 		if (i + 1 < n_grp) {
-			pf.u = &un[i + 1];
+			pf.u = &ah;
 			pf.load = unit_prefetch;
 			pf.wait = region_wait(un, i, &un[i + 1]);
 			pf.only_before = u->first + u->n_ops - 1;
@@ -155,6 +266,17 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 	int rc = G ? cg_group_choose(&cg, G, &cy) : -1;
 	cg_group_free(G);
 	return rc < 0 ? rc : cy;
+}
+
+int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
+			    const struct lg_group *grp, int n_grp)
+{
+	struct gen cg = { .g = g, .c = c, .estimate = 1 };
+	int64_t cy = gen_all(&cg, grp, n_grp);
+	if (!cy)
+		cy = cost_time(c, g, cg.dma, cg.n_dma, cg.cmp, cg.n_cmp);
+	cg_free(&cg);
+	return cy;
 }
 
 /* Bytes of tensor T, or -1 when they pass LIMIT (computed without

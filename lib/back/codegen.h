@@ -6,6 +6,7 @@
 
 #include "chip/chip.h"
 #include "ir/ir.h"
+#include "back/groups.h"
 #include "chip/tmodel.h"
 
 /* Generate the model for G (dialect tpu, stage addressed) on chip C.
@@ -23,9 +24,10 @@
  * ops slice by slice from local memory, loading only its inputs' rows and
  * storing its last result's, or, when some op cannot be sliced, in one
  * step over whole tensors.  Of the cuts that fit a lane's local memory, the
- * one the cost model times fastest is taken.  Consecutive groups use opposite ends of
- * local memory so that the next group's weights load while the current
- * group computes.  Fails, naming the tensor, for DDR regions or a tensor
+ * one the cost model times fastest is taken (for a local group, of those
+ * within 3% of it, the one of least local memory).  Each group's region
+ * lies where it stays clear of the most groups before it, so that the next
+ * groups' weights load while the current group computes.  Fails, naming the tensor, for DDR regions or a tensor
  * larger than the chip's DDR, or a tensor whose bytes do not lie inside
  * its region (weights in [0, coeff_bytes), activations in the
  * neuron_bytes after it; checked first, overflow-safe); naming the op, for
@@ -45,5 +47,14 @@ int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
  * that way, -2 when they do not fit local memory (nor would any longer run
  * from FIRST).  layergroup's cost model. */
 int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
+
+/* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of G (each a
+ * single op placed PLACE_GLOBAL or a local group, as lg_groups gives them)
+ * generated one after the other as codegen does, the next run's inputs
+ * loaded while the current one computes.  Tensors need no addresses.  -1
+ * with a message when a run cannot be generated, -2 when one does not fit
+ * local memory.  layergroup times a run after the one before it with it. */
+int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
+			    const struct lg_group *grp, int n_grp);
 
 #endif

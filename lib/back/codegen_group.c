@@ -16,6 +16,10 @@
 
 enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
 
+#ifndef LG_SLACK_PCT
+#define LG_SLACK_PCT 3
+#endif
+
 struct gten {
 	int t;                 /* tensor index */
 	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
@@ -23,6 +27,8 @@ struct gten {
 	int maxrows;           /* most rows held in any slice */
 	uint32_t addr[2];      /* local address per buffer */
 	int lo, hi;            /* rows held in the slice being generated */
+	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
+	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
 };
 
 struct group {
@@ -75,6 +81,7 @@ void cg_group_free(struct group *G)
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
  * index of the last op reading it, n_ops for a graph output, -1 if none. */
 static const struct ir_graph *uses_g;
+static void memo_reset(int on);
 static int *uses_last;
 
 void codegen_uses_begin(const struct ir_graph *g)
@@ -90,6 +97,7 @@ void codegen_uses_begin(const struct ir_graph *g)
 	for (int o = 0; o < g->n_outputs; o++)
 		uses_last[g->outputs[o]] = g->n_ops;
 	uses_g = g;
+	memo_reset(1);
 }
 
 void codegen_uses_end(void)
@@ -97,6 +105,7 @@ void codegen_uses_end(void)
 	free(uses_last);
 	uses_last = NULL;
 	uses_g = NULL;
+	memo_reset(0);
 }
 
 /* Whether tensor T of G is read by an op from FROM on or is a graph output. */
@@ -122,12 +131,15 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	int cap = 0, wcap = 0, fcap = 0;
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2)
+		/* an op of several results (Split) runs over whole tensors */
+		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2 || op->n_out != 1)
 			G->whole = 1;
 	}
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		if (!op_defs[op->type]->run_tpu || op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 ||
+		/* several results only before the last op: they stay local */
+		if (!op_defs[op->type]->run_tpu || op->n_out < 1 ||
+		    (op->n_out != 1 && k == first + n - 1) || op->n_in < 1 || op->in[0] < 0 ||
 		    op->n_in + op->n_out > ISA_MAX_OPERANDS) {
 			err_set("op '%s' (%s) cannot run in a local layer group", op->name,
 				op_name(op->type));
@@ -160,10 +172,13 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 			G->gt[G->nt].t = t;
 			G->gt[G->nt++].role = sl ? GT_IN : GT_BCAST;
 		}
-		grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
-		memset(&G->gt[G->nt], 0, sizeof *G->gt);
-		G->gt[G->nt].t = op->out[0];
-		G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+		for (int o = 0; o < op->n_out; o++) {
+			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
+			memset(&G->gt[G->nt], 0, sizeof *G->gt);
+			G->gt[G->nt].t = op->out[o];
+			G->gt[G->nt].p0 = k;
+			G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+		}
 	}
 	/* Intermediate results may not leave the group. */
 	for (int j = 0; j < G->nt; j++) {
@@ -227,6 +242,45 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 			G->gt[j].lo = G->gt[j].hi = 0;
 }
 
+/* Offsets of G's intermediates in one region, by lifetime: two share
+ * bytes only when one is last read before the other is written (the ops
+ * of a slice run in order on the compute engine, and no DMA command
+ * touches them).  Returns the region's bytes. */
+static int64_t mid_pack(const struct gen *cg, struct group *G)
+{
+	const struct ir_graph *g = cg->g;
+	int64_t total = 0;
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role != GT_MID)
+			continue;
+		x->p1 = x->p0;
+		for (int k = x->p0 + 1; k < G->first + G->n_ops; k++)
+			for (int i = 0; i < g->ops[k].n_in; i++)
+				if (g->ops[k].in[i] == x->t)
+					x->p1 = k;
+		x->size = cg_lane_bytes(cg, x->t, x->maxrows, -1);
+		/* the lowest offset clear of every intermediate live with it */
+		int64_t off = 0;
+		for (int again = 1; again;) {
+			again = 0;
+			for (int i = 0; i < j; i++) {
+				const struct gten *y = &G->gt[i];
+				if (y->role != GT_MID || y->p0 > x->p1 || x->p0 > y->p1)
+					continue;
+				if (off < y->off + y->size && y->off < off + x->size) {
+					off = y->off + y->size;
+					again = 1;
+				}
+			}
+		}
+		x->off = off;
+		if (off + x->size > total)
+			total = off + x->size;
+	}
+	return total;
+}
+
 /* Rows per slice, slices and buffers of G; fills maxrows and need. */
 static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
 {
@@ -248,9 +302,12 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 		need += cg_lane_bytes(cg, G->wt[i], -1, -1);
 	for (int j = 0; j < G->nt; j++) {
 		const struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			continue;
 		int copies = x->role == GT_IN || x->role == GT_OUT ? bufs : 1;
 		need += copies * cg_lane_bytes(cg, x->t, x->role == GT_BCAST ? -1 : x->maxrows, -1);
 	}
+	need += mid_pack(cg, G);
 	G->need = need;
 }
 
@@ -263,9 +320,16 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 		G->waddr[i] = cg_place(&at, cg_lane_bytes(cg, G->wt[i], -1, -1), base, G->need, high);
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
-		if (x->role == GT_BCAST || x->role == GT_MID)
-			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t,
-					x->role == GT_BCAST ? -1 : x->maxrows, -1), base, G->need, high);
+		if (x->role == GT_BCAST)
+			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t, -1, -1),
+							   base, G->need, high);
+	}
+	/* the intermediates share one region by lifetime (mid_pack) */
+	uint32_t mid = cg_place(&at, mid_pack(cg, G), base, G->need, high);
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
 	}
 	for (int b = 0; b < G->bufs; b++)
 		for (int j = 0; j < G->nt; j++) {
@@ -462,13 +526,78 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 
 /* The slice count of G that the cost model times fastest among those that
  * fit; *cycles gets its time.  -1 with a message when none fits. */
+/* The choices cg_group_choose made, between codegen_uses_begin() and
+ * _end(): open addressing on (first, n); slices 0 for none that fits. */
+struct memo {
+	int first, n, slices;
+	int64_t cycles;
+};
+static struct memo *memo;
+static int memo_cap, memo_used;
+
+static struct memo *memo_slot(int first, int n)
+{
+	unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)n * 40503u);
+	for (unsigned i = h & (unsigned)(memo_cap - 1);; i = (i + 1) & (unsigned)(memo_cap - 1))
+		if (memo[i].n == 0 || (memo[i].first == first && memo[i].n == n))
+			return &memo[i];
+}
+
+static void memo_put(int first, int n, int slices, int64_t cycles)
+{
+	if (!memo)
+		return;
+	if (2 * (memo_used + 1) > memo_cap) {
+		struct memo *old = memo;
+		int cap = memo_cap;
+		memo_cap *= 2;
+		memo = xcalloc((size_t)memo_cap, sizeof *memo);
+		memo_used = 0;
+		for (int i = 0; i < cap; i++)
+			if (old[i].n)
+				memo_put(old[i].first, old[i].n, old[i].slices, old[i].cycles);
+		free(old);
+	}
+	struct memo *m = memo_slot(first, n);
+	if (!m->n)
+		memo_used++;
+	m->first = first;
+	m->n = n;
+	m->slices = slices;
+	m->cycles = cycles;
+}
+
+static void memo_reset(int on)
+{
+	free(memo);
+	memo = NULL;
+	memo_cap = memo_used = 0;
+	if (on) {
+		memo_cap = 1024;
+		memo = xcalloc((size_t)memo_cap, sizeof *memo);
+	}
+}
+
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
-	int64_t best_t = -1;
+	struct memo *m = memo && cg->g == uses_g ? memo_slot(G->first, G->n_ops) : NULL;
+	if (m && m->n) {
+		if (!m->slices) {
+			err_set("layer group of '%s' .. '%s' does not fit local memory",
+				g->ops[G->first].name, last->name);
+			return -2;
+		}
+		group_plan(cg, G, m->slices, m->slices > 1 ? 2 : 1);
+		*cycles = m->cycles;
+		return 0;
+	}
+	int64_t best_t = -1, *cy_n = xmalloc(sizeof *cy_n * (size_t)(oh + 1));
+	int64_t *need_n = xmalloc(sizeof *need_n * (size_t)(oh + 1));
 	for (int n = 1; n <= oh; n++) {
+		cy_n[n] = -1;
 		int rows = (oh + n - 1) / n;
 		if ((oh + rows - 1) / rows != n)
 			continue;
@@ -476,21 +605,48 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		if (G->need > cg->c->lmem_bytes)
 			continue;
 		int64_t cy = group_cycles(cg, G);
-		if (cy < 0)
+		if (cy < 0) {
+			free(cy_n);
+			free(need_n);
 			return -1;
+		}
+		cy_n[n] = cy;
+		need_n[n] = G->need;
 		if (best_t < 0 || cy < best_t) {
 			best_t = cy;
 			best = n;
 		}
 	}
+	/* Of the cuts within SLACK of the fastest, the one needing the least
+	 * local memory: room for later groups' weights to load early. */
+	int64_t slack = best_t * LG_SLACK_PCT / 100;
+	for (int n = 1; n <= oh && best_t >= 0; n++)
+		if (cy_n[n] >= 0 && cy_n[n] <= best_t + slack && need_n[n] < need_n[best])
+			best = n;
+	if (best_t >= 0)
+		best_t = cy_n[best];
+	free(cy_n);
+	free(need_n);
 	if (best_t < 0) {
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
+		if (cg->g == uses_g)
+			memo_put(G->first, G->n_ops, 0, -1);
 		return -2;
 	}
 	group_plan(cg, G, best, best > 1 ? 2 : 1);
 	*cycles = best_t;
+	if (cg->g == uses_g)
+		memo_put(G->first, G->n_ops, best, best_t);
 	return 0;
+}
+
+int cg_group_weights_loaded(const struct group *G)
+{
+	for (int i = 0; i < G->nw; i++)
+		if (!G->loaded[i])
+			return 0;
+	return 1;
 }
 
 int64_t cg_group_need(const struct group *G)

@@ -19,6 +19,8 @@ void cg_group_free(struct group *G);
  * fit; *cycles gets its time.  -2 with a message when none fits, -1 on
  * other errors. */
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
+/* Whether all of G's weights are loaded. */
+int cg_group_weights_loaded(const struct group *G);
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
 /* Local addresses from base (mirrored when high, see cg_place). */
@@ -34,9 +36,11 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		 uint32_t *last_cmp);
 
 /* Between these, G (which must not change) has its uses indexed once, so
- * that planning every run of ops stays linear in the graph: layergroup()
- * and codegen() bracket their work with them.  Without, each run scans
- * the ops after it. */
+ * that planning every run of ops stays linear in the graph, and each run's
+ * slicing, once chosen by cg_group_choose, is remembered (layergroup times
+ * a run many times beside different neighbours): layergroup() and
+ * codegen() bracket their work with them.  Without, each run scans the ops
+ * after it and is planned afresh. */
 void codegen_uses_begin(const struct ir_graph *g);
 void codegen_uses_end(void);
 

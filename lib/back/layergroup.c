@@ -1,9 +1,13 @@
-/* layergroup.c - layer grouping (lib/back/layergroup.h): runs of consecutive ops
- * become local groups when the cost model says they finish sooner together
- * than one by one.
+/* layergroup.c - layer grouping (lib/back/layergroup.h): the ops cut into
+ * runs of consecutive ops, each a single op or a local group, by a search
+ * over the cost model: an interval dynamic program, the greedy cut, and a
+ * local search that moves, merges and splits the boundaries of the better
+ * one, every candidate timed by codegen as it would generate it.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir/base.h"
 #include "back/codegen.h"
@@ -11,32 +15,126 @@
 #include "back/layergroup.h"
 #include "ir/op.h"
 
-/* Whether op k may be part of a local group at all: a chip kernel and one
- * output (the rest is checked by codegen: groups of ops that all slice
- * along H run in slices, others in one step over whole tensors). */
+/* Whether op k may be part of a local group at all: a chip kernel (the
+ * rest is checked by codegen: an op of several results only before the
+ * group's last; groups of ops that all slice along H run in slices, others
+ * in one step over whole tensors). */
 static int groupable(const struct ir_graph *g, int k)
 {
-	const struct ir_op *op = &g->ops[k];
-	return op_defs[op->type]->run_tpu && op->n_out == 1;
+	return op_defs[g->ops[k].type]->run_tpu != NULL;
 }
 
-int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
+static const int64_t unknown = INT64_MAX / 4;
+
+/* The run of ops [first, first + n) as a layer group. */
+static struct lg_group run(int first, int n)
+{
+	struct lg_group r = { first, n, n > 1 ? PLACE_LOCAL : PLACE_GLOBAL };
+	return r;
+}
+
+/* A cut of the ops into runs: r[0 .. n) in order. */
+struct cut {
+	struct lg_group *r;
+	int n;
+};
+
+/* Time of runs r[0 .. n) generated in a row; unknown when codegen cannot. */
+static int64_t runs_time(const struct ir_graph *g, const struct chip *c, const struct lg_group *r,
+			 int n)
+{
+	if (n <= 0)
+		return 0;
+	int64_t cy = codegen_runs_cycles(g, c, r, n);
+	return cy < 0 ? unknown : cy;
+}
+
+/* Time of cut x, each run after the one before it. */
+static int64_t cut_time(const struct ir_graph *g, const struct chip *c, const struct cut *x)
+{
+	return runs_time(g, c, x->r, x->n);
+}
+
+/* The cut ending at each j back through from[]. */
+static void cut_from(const int *from, int n_ops, struct cut *x)
+{
+	x->n = 0;
+	for (int j = n_ops; j > 0; j = from[j])
+		x->n++;
+	x->r = xmalloc(sizeof *x->r * (size_t)(x->n + 1));
+	int k = x->n;
+	for (int j = n_ops; j > 0; j = from[j])
+		x->r[--k] = run(from[j], j - from[j]);
+}
+
+/* Interval DP: best[j] is the least time of ops [0, j) cut into runs.  A
+ * run from i is timed by codegen after the run that ends the best cut of
+ * [0, i) (codegen loads a run's inputs while the one before computes, so a
+ * run's cost depends on its predecessor): the time of the two together
+ * less that of the predecessor alone.  From each start, runs grow until
+ * max_ops, an op that cannot join a group, or a run that no longer fits
+ * local memory (longer ones would need more still); a run codegen refuses
+ * (an intermediate result used after it) is skipped, a longer one may be
+ * valid again.  The work is bounded by n * max_ops timings of two runs. */
+static void cut_dp(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x)
+{
+	int n = g->n_ops;
+	int64_t *best = xmalloc(sizeof *best * (size_t)(n + 1));
+	int *from = xmalloc(sizeof *from * (size_t)(n + 1));
+	best[0] = 0;
+	for (int j = 1; j <= n; j++) {
+		best[j] = INT64_MAX;
+		from[j] = j - 1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* best[i] is final: every run ending at i started before it. */
+		struct lg_group pair[2];
+		int np = 0;
+		int64_t base = 0, b = best[i] < unknown ? best[i] : unknown;
+		if (i > 0) {
+			pair[np++] = run(from[i], i - from[i]);
+			base = runs_time(g, c, pair, 1);
+			if (base >= unknown)
+				np = 0, base = 0;
+		}
+		for (int j = i + 1; j <= n && j - i <= max_ops; j++) {
+			if (j > i + 1 && (!groupable(g, i) || !groupable(g, j - 1)))
+				break;
+			pair[np] = run(i, j - i);
+			int64_t cy = codegen_runs_cycles(g, c, pair, np + 1);
+			if (cy == -2 && j > i + 1)
+				break;   /* longer runs need more local memory still */
+			if (cy < 0 && j > i + 1)
+				continue;
+			/* a single op codegen cannot take is left to it to report */
+			cy = cy < 0 ? unknown : cy - base;
+			int64_t t = b + cy < unknown ? b + cy : unknown;
+			/* ties: the longer run (fewer DDR round trips) */
+			if (t <= best[j]) {
+				best[j] = t;
+				from[j] = i;
+			}
+		}
+	}
+	cut_from(from, n, x);
+	free(best);
+	free(from);
+}
+
+/* The greedy cut: from each op on, the run that saves the most cycles
+ * against its ops one by one, each timed alone. */
+static void cut_greedy(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x)
 {
 	int n = g->n_ops;
 	int64_t *single = xmalloc(sizeof *single * (size_t)(n + 1));
-	const int64_t unknown = INT64_MAX / 4;
+	int *from = xmalloc(sizeof *from * (size_t)(n + 1));
 	for (int i = 0; i < n; i++) {
-		g->ops[i].group = -1;
-		g->ops[i].place = PLACE_NONE;
-		/* An op that cannot run alone is left to codegen to report. */
-		single[i] = max_ops > 1 ? codegen_group_cycles(g, c, i, 1) : 0;
+		single[i] = codegen_group_cycles(g, c, i, 1);
 		if (single[i] < 0)
 			single[i] = unknown;
 	}
-	int id = 0;
-	codegen_uses_begin(g);
-	for (int i = 0; i < n; id++) {
-		int best = i + 1;
+	for (int i = 0; i < n;) {
+		int bestj = i + 1;
 		int64_t sum = single[i], best_save = 0;
 		for (int j = i + 2; j <= n && j - i <= max_ops && groupable(g, i); j++) {
 			if (!groupable(g, j - 1))
@@ -44,20 +142,165 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 			sum += single[j - 1];
 			int64_t cy = codegen_group_cycles(g, c, i, j - i);
 			if (cy == -2)
-				break;   /* longer runs need more local memory still */
+				break;
 			if (cy >= 0 && sum < unknown && sum - cy > best_save) {
 				best_save = sum - cy;
-				best = j;
+				bestj = j;
 			}
 		}
-		for (int k = i; k < best; k++) {
-			g->ops[k].group = id;
-			g->ops[k].place = best - i > 1 ? PLACE_LOCAL : PLACE_GLOBAL;
-		}
-		i = best;
+		from[bestj] = i;
+		for (int k = i + 2; k <= bestj; k++)
+			if (k < bestj)
+				from[k] = i;
+		i = bestj;
 	}
-	codegen_uses_end();
+	/* from[] holds only the chosen ends: walk them */
+	cut_from(from, n, x);
 	free(single);
+	free(from);
+}
+
+/* Time of the window of runs [a, b) of r (clamped) with run k..k+m-1
+ * replaced by the m runs in rep. */
+static int64_t window_time(const struct ir_graph *g, const struct chip *c, const struct cut *x,
+			   int a, int b, int k, int m, const struct lg_group *rep, int nrep)
+{
+	struct lg_group w[16];
+	int n = 0;
+	if (a < 0)
+		a = 0;
+	if (b > x->n)
+		b = x->n;
+	for (int i = a; i < b; i++) {
+		if (i == k) {
+			for (int j = 0; j < nrep; j++)
+				w[n++] = rep[j];
+			i += m - 1;
+			continue;
+		}
+		w[n++] = x->r[i];
+	}
+	return runs_time(g, c, w, n);
+}
+
+/* Whether the ops [first, first + n) may form one run. */
+static int may_join(const struct ir_graph *g, int first, int n, int max_ops)
+{
+	if (n == 1)
+		return 1;
+	if (n > max_ops)
+		return 0;
+	for (int k = first; k < first + n; k++)
+		if (!groupable(g, k))
+			return 0;
+	return 1;
+}
+
+/* Replace runs k..k+m-1 of x by rep[0 .. nrep). */
+static void cut_replace(struct cut *x, int k, int m, const struct lg_group *rep, int nrep)
+{
+	struct lg_group *r = xmalloc(sizeof *r * (size_t)(x->n - m + nrep + 1));
+	memcpy(r, x->r, sizeof *r * (size_t)k);
+	memcpy(r + k, rep, sizeof *r * (size_t)nrep);
+	memcpy(r + k + nrep, x->r + k + m, sizeof *r * (size_t)(x->n - k - m));
+	free(x->r);
+	x->r = r;
+	x->n = x->n - m + nrep;
+}
+
+/* Local search over x: for each pair of neighbouring runs, merging them,
+ * moving their boundary by up to `shift` ops either way, or splitting the
+ * first in two; a change is kept when the runs around it (one before, one
+ * after) finish sooner and so does the whole cut.  At most `passes` sweeps. */
+static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x,
+		       int shift, int passes)
+{
+	int64_t total = cut_time(g, c, x);
+	for (int p = 0; p < passes; p++) {
+		int changed = 0;
+		for (int k = 0; k + 1 < x->n; k++) {
+			struct lg_group A = x->r[k], B = x->r[k + 1], rep[2];
+			int64_t now = window_time(g, c, x, k - 1, k + 3, k, 2, &x->r[k], 2);
+			int64_t best = now;
+			struct lg_group pick[2];
+			int npick = 0;
+			/* merge */
+			if (may_join(g, A.first, A.n_ops + B.n_ops, max_ops)) {
+				rep[0] = run(A.first, A.n_ops + B.n_ops);
+				int64_t t = window_time(g, c, x, k - 1, k + 3, k, 2, rep, 1);
+				if (t < best) {
+					best = t;
+					pick[0] = rep[0];
+					npick = 1;
+				}
+			}
+			/* move the boundary */
+			for (int d = -shift; d <= shift; d++) {
+				int na = A.n_ops + d, nb = B.n_ops - d;
+				if (!d || na < 1 || nb < 1 || !may_join(g, A.first, na, max_ops) ||
+				    !may_join(g, A.first + na, nb, max_ops))
+					continue;
+				rep[0] = run(A.first, na);
+				rep[1] = run(A.first + na, nb);
+				int64_t t = window_time(g, c, x, k - 1, k + 3, k, 2, rep, 2);
+				if (t < best) {
+					best = t;
+					pick[0] = rep[0];
+					pick[1] = rep[1];
+					npick = 2;
+				}
+			}
+			if (npick && best < now) {
+				/* the window sped up; keep it when the whole does too */
+				struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
+				memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
+				cut_replace(&y, k, 2, pick, npick);
+				int64_t t = cut_time(g, c, &y);
+				if (t < total) {
+					free(x->r);
+					*x = y;
+					total = t;
+					changed = 1;
+				} else {
+					free(y.r);
+				}
+			}
+		}
+		if (!changed)
+			break;
+	}
+}
+
+int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
+{
+	int n = g->n_ops;
+	struct cut x = { 0 };
+	if (max_ops > 1) {
+		codegen_uses_begin(g);
+		struct cut y = { 0 };
+		cut_dp(g, c, max_ops, &x);
+		cut_greedy(g, c, max_ops, &y);
+		int64_t tx = cut_time(g, c, &x), ty = cut_time(g, c, &y);
+		if (ty < tx) {
+			free(x.r);
+			x = y;
+		} else {
+			free(y.r);
+		}
+		cut_refine(g, c, max_ops, &x, 4, 3);
+		codegen_uses_end();
+	} else {
+		x.n = n;
+		x.r = xmalloc(sizeof *x.r * (size_t)(n + 1));
+		for (int i = 0; i < n; i++)
+			x.r[i] = run(i, 1);
+	}
+	for (int i = 0; i < x.n; i++)
+		for (int k = x.r[i].first; k < x.r[i].first + x.r[i].n_ops; k++) {
+			g->ops[k].group = i;
+			g->ops[k].place = x.r[i].place;
+		}
+	free(x.r);
 	err_set("%s", "");
 	g->stage = STAGE_GROUPED;
 	return 0;

@@ -18,12 +18,14 @@
 #include "ir/ir.h"
 
 /* Assign every op of G (dialect tpu, stage reordered) to a group for chip C
- * and set the stage to grouped.  From each op on, the run of up to MAX_OPS
- * consecutive ops that saves the most cycles as one local group, by
- * codegen's cost model (codegen_group_cycles), against running them one by
- * one, becomes a group placed PLACE_LOCAL; an op no run improves on is a
- * group of its own placed PLACE_GLOBAL.  MAX_OPS 1 gives every op its own
- * group.  Returns 0. */
+ * and set the stage to grouped.  The cut into runs of up to MAX_OPS
+ * consecutive ops is searched with codegen's cost model
+ * (codegen_runs_cycles): an interval dynamic program, each run timed after
+ * the run that ends the best cut before it; the greedy cut (from each op,
+ * the run saving the most cycles against its ops one by one); the faster
+ * refined by merging neighbouring runs or moving their boundary while the
+ * whole gets faster.  A run of one op is placed PLACE_GLOBAL, a longer run
+ * PLACE_LOCAL.  MAX_OPS 1 gives every op its own group.  Returns 0. */
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops);
 
 #endif
