@@ -33,6 +33,9 @@
 
 enum ir_dtype {
 	DT_F32, DT_F16, DT_BF16, DT_I8, DT_U8, DT_I16, DT_I32, DT_I64, DT_BOOL,
+	/* the Top dialect only (ir-run computes in them; the chip lacks them,
+	 * top2tpu refuses them): ONNX's double and wide unsigned integers */
+	DT_F64, DT_U16, DT_U32, DT_U64,
 	DT_COUNT
 };
 const char *dtype_name(enum ir_dtype t);   /* "f32", "i8", ... */

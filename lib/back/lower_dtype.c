@@ -1,0 +1,39 @@
+/* lower_dtype.c - the dtypes the chip lacks: top2tpu refuses a Top graph
+ * holding an f64, u16, u32 or u64 tensor (ONNX's double and wide unsigned
+ * integers, which ir-run computes in), and an op the chip computes in f32
+ * only (OPF_F32_ONLY) holding any other dtype, with one line naming the
+ * tensor (CHIP.md, "Data types").
+ */
+#include "back/lower_dtype.h"
+
+#include "ir/base.h"
+#include "ir/op_traits.h"
+
+static int chip_lacks(enum ir_dtype t)
+{
+	return t == DT_F64 || t == DT_U16 || t == DT_U32 || t == DT_U64;
+}
+
+int lower_dtype_check(const struct ir_graph *top)
+{
+	for (int i = 0; i < top->n_tensors; i++) {
+		const struct ir_tensor *t = &top->tensors[i];
+		if (chip_lacks(t->dtype))
+			return err_set("tensor '%s': dtype %s is not supported on the chip "
+				       "(no f64, u16, u32 or u64; ir-run computes in it)",
+				       t->name, dtype_name(t->dtype));
+	}
+	for (int i = 0; i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		if (!op_has(op->type, OPF_F32_ONLY))
+			continue;
+		for (int j = 0; j < op->n_in + op->n_out; j++) {
+			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+			if (ti >= 0 && top->tensors[ti].dtype != DT_F32)
+				return err_set("op '%s' (%s): dtype %s is not supported on the chip "
+					       "(f32 only; ir-run computes in it)", op->name,
+					       op_name(op->type), dtype_name(top->tensors[ti].dtype));
+		}
+	}
+	return 0;
+}
