@@ -1,6 +1,7 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
+#include "ops/anydtype.h"
 #include "ops/eltwise.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
@@ -28,6 +29,8 @@ static int64_t binary_macs(const struct ir_graph *g, const struct ir_op *op)
 /* Float reference with numpy broadcasting, then the fused activation. */
 static int binary_f32(struct kern *k, int mul)
 {
+	if (!kern_all_f32(k))
+		return eltwise_run_any(k);   /* u8 Add, i32 Mul ... */
 	if (kern_need_f32(k) < 0)
 		return -1;
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];

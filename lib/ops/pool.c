@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ops/anydtype.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "back/lower.h"
@@ -78,6 +79,8 @@ static int pool_f32_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
+	if (!kern_all_f32(k))
+		return pool_run_any(k);   /* u8 MaxPool ... */
 	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
