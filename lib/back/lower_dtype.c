@@ -1,8 +1,9 @@
-/* lower_dtype.c - the dtypes the chip lacks: top2tpu refuses a Top graph
- * holding an f64, u16, u32 or u64 tensor (ONNX's double and wide unsigned
- * integers, which ir-run computes in), and an op the chip computes in f32
- * only (OPF_F32_ONLY) holding any other dtype, with one line naming the
- * tensor (CHIP.md, "Data types").
+/* lower_dtype.c - what ir-run computes and the chip lacks: top2tpu refuses
+ * a Top graph holding an f64, u16, u32 or u64 tensor (ONNX's double and
+ * wide unsigned integers), an op the chip computes in f32 only
+ * (OPF_F32_ONLY) holding any other dtype, a 3-D Conv or pooling, and a Conv
+ * whose weight is not a constant, with one line naming the tensor or op
+ * (man/man1/top2tpu.1).
  */
 #include "back/lower_dtype.h"
 
@@ -25,6 +26,14 @@ int lower_dtype_check(const struct ir_graph *top)
 	}
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct ir_op *op = &top->ops[i];
+		if ((op->type == OP_CONV || op->type == OP_MAXPOOL || op->type == OP_AVGPOOL) &&
+		    top->tensors[op->in[0]].rank == 5)
+			return err_set("op '%s' (%s): 3-D (rank-5 input) is not supported on the chip "
+				       "(ir-run computes it)", op->name, op_name(op->type));
+		if (op->type == OP_CONV && !top->tensors[op->in[1]].data)
+			return err_set("op '%s' (Conv): weight '%s' is not a constant: the chip "
+				       "needs constant weights (ir-run computes it)", op->name,
+				       top->tensors[op->in[1]].name);
 		if (!op_has(op->type, OPF_F32_ONLY))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {

@@ -6,8 +6,8 @@
 #include "ir/ir.h"
 
 /* -1 with a message naming the tensor or op when TOP holds an f64, u16,
- * u32 or u64 tensor, or an f32-only op (OPF_F32_ONLY) holds another
- * dtype; else 0. */
+ * u32 or u64 tensor, an f32-only op (OPF_F32_ONLY) holds another dtype, a
+ * Conv or pooling is 3-D or a Conv's weight is not a constant; else 0. */
 int lower_dtype_check(const struct ir_graph *top);
 
 #endif

@@ -14,6 +14,8 @@ enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
 
 /* lib/front/import_conv.c */
 int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind);
+/* 3-D (rank-5) Conv and pooling (import_spatial_nd.c). */
+int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind);
 int cv_conv(struct imp *im, struct ir_op *op);
 int cv_maxpool(struct imp *im, struct ir_op *op);
 int cv_avgpool(struct imp *im, struct ir_op *op);

@@ -276,6 +276,21 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			in[1] = graph_add_weight(g, name, w->dtype, 4, ws, w->data);
 			free(name);
 			set_known(im, in[1]);
+		} else if (t == OP_CONV && w && w->rank == 3) {
+			/* a run-time weight [OC, C/g, K] is unsqueezed like x */
+			snprintf(base, sizeof base, "%s_2d", w->name);
+			name = graph_unique_name(g, base, 1);
+			int w2 = graph_add_tensor(g, name, w->dtype, 0, NULL);
+			free(name);
+			snprintf(base, sizeof base, "%s_w_unsqueeze", im->node_name);
+			int uw = graph_add_op(g, OP_UNSQUEEZE, base, 1, &in[1], 1, &w2);
+			op_set_ints(&g->ops[uw], "axes", 1, (int64_t[]){ 2 });
+			if (op_defs[OP_UNSQUEEZE]->infer(g, &g->ops[uw]) < 0) {
+				free(in);
+				return err_prefix("'%s'", im->path);
+			}
+			set_known(im, w2);
+			in[1] = w2;
 		}
 	}
 	int *outs = xcalloc((size_t)n_out + 1, sizeof *outs);
