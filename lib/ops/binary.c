@@ -17,6 +17,9 @@ static int binary_infer(struct ir_graph *g, struct ir_op *op)
 	int rank;
 	if (broadcast_shape(a->rank, a->shape, b->rank, b->shape, &rank, shape) < 0)
 		return op_error(op, "shapes of '%s' and '%s' do not broadcast", a->name, b->name);
+	if (g->dialect == DIALECT_TOP && a->dtype != b->dtype)
+		return op_error(op, "inputs differ in dtype (%s, %s)", dtype_name(a->dtype),
+				dtype_name(b->dtype));
 	op_set_out(g, op, 0, a->dtype, rank, shape);
 	return 0;
 }
