@@ -102,6 +102,11 @@ int cv_qlinearleakyrelu(struct imp *im, struct ir_op *op);
 int cv_qlinearavgpool(struct imp *im, struct ir_op *op);
 int cv_qlineargavgpool(struct imp *im, struct ir_op *op);
 int cv_qlinearconcat(struct imp *im, struct ir_op *op);
+/* audio front ends (import_signal.c) */
+int cv_window(struct imp *im, struct ir_op *op);
+int cv_melweightmatrix(struct imp *im, struct ir_op *op);
+int cv_dft(struct imp *im, struct ir_op *op);
+int cv_stft(struct imp *im, struct ir_op *op);
 int quant_direct_in(struct imp *im, enum op_type t, int *x);
 int quant_direct_out(struct imp *im, int k, int p);
 

@@ -255,6 +255,10 @@ int const_scalar(struct imp *im, int t, const char *what, double *v)
 	case DT_I16: *v = *(const int16_t *)p; break;
 	case DT_I32: *v = *(const int32_t *)p; break;
 	case DT_I64: *v = (double)*(const int64_t *)p; break;
+	case DT_F64: *v = *(const double *)p; break;
+	case DT_U16: *v = *(const uint16_t *)p; break;
+	case DT_U32: *v = *(const uint32_t *)p; break;
+	case DT_U64: *v = (double)*(const uint64_t *)p; break;
 	default:
 		return node_err(im, "%s of type %s is not supported", what, dtype_name(w->dtype));
 	}

@@ -203,7 +203,13 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(MISH, 127, "Mish") \
 	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
 	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
-	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear")
+	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear") \
+	X(HANNWINDOW, 230, "HannWindow") \
+	X(HAMMINGWINDOW, 231, "HammingWindow") \
+	X(BLACKMANWINDOW, 232, "BlackmanWindow") \
+	X(MELWEIGHTMATRIX, 233, "MelWeightMatrix") \
+	X(DFT, 234, "DFT") \
+	X(STFT, 235, "STFT")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };
