@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # onnx-wide: what ir-run computes beyond the chip (issue 11): f64 and u64
 # in their own dtype, u8 Add and MaxPool, 3-D Conv and pooling, Conv
-# weights that are graph inputs; each against a numpy reference
+# weights and Reshape/Expand/Tile shapes that are graph inputs; each against a numpy reference
 # (tests/fixtures/wide_fixtures.py), and top2tpu refusing each with one
 # line naming what the chip lacks.
 load helpers
@@ -66,8 +66,19 @@ PY
 	assert_success
 }
 
+@test "onnx-wide: Reshape, Expand and Tile shapes as graph inputs run, checked against the declared shapes" {
+	run run_case rtshape
+	assert_success
+	run same rtshape 0
+	assert_success
+	run ir-run "$FX/rtshape.opt" -i "$FX/rtshape_bad_in.npz" -o "$FX/bad.npz"
+	assert_failure 1
+	assert_output --regexp "^ir-run: .*\(Reshape\): input 's' is \[6,4\] at run time: it does not give the output shape \[4,6\] the model declares$"
+	[ ! -e "$FX/bad.npz" ]
+}
+
 @test "onnx-wide: top2tpu refuses what the chip lacks with one line" {
-	for c in f64 u64 u8add conv3d conv_rtw; do
+	for c in f64 u64 u8add conv3d conv_rtw rtshape; do
 		[ -f "$FX/$c.opt" ] || run_case "$c"
 	done
 	run top2tpu --mode f32 --chip tpu-a "$FX/f64.opt" -o "$FX/x.tpu"
@@ -85,5 +96,8 @@ PY
 	run top2tpu --mode f32 --chip tpu-a "$FX/conv_rtw.opt" -o "$FX/x.tpu"
 	assert_failure 1
 	assert_output --regexp "\(Conv\): weight 'w2' is not a constant: the chip needs constant weights"
+	run top2tpu --mode f32 --chip tpu-a "$FX/rtshape.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --regexp "\(Reshape\): 's' is not a constant: the chip needs shapes fixed"
 	[ ! -e "$FX/x.tpu" ]
 }

@@ -30,6 +30,11 @@ int lower_dtype_check(const struct ir_graph *top)
 		    top->tensors[op->in[0]].rank == 5)
 			return err_set("op '%s' (%s): 3-D (rank-5 input) is not supported on the chip "
 				       "(ir-run computes it)", op->name, op_name(op->type));
+		if ((op->type == OP_RESHAPE || op->type == OP_EXPAND || op->type == OP_TILE) &&
+		    op->n_in > 1 && op->in[1] >= 0)
+			return err_set("op '%s' (%s): '%s' is not a constant: the chip needs shapes "
+				       "fixed (ir-run checks it at run time)", op->name,
+				       op_name(op->type), top->tensors[op->in[1]].name);
 		if (op->type == OP_CONV && !top->tensors[op->in[1]].data)
 			return err_set("op '%s' (Conv): weight '%s' is not a constant: the chip "
 				       "needs constant weights (ir-run computes it)", op->name,
