@@ -65,7 +65,7 @@ PY
 	# lacks, and the ops ir-run alone runs
 	other=$(grep '^BACK REFUSED' <<<"$output" | grep -v "(NegativeLogLikelihoodLoss)\|(SoftmaxCrossEntropyLoss)" |
 		grep -v ": refused: top2tpu: .*\(dtype [a-z0-9]* is\|3-D (rank-5 input) is\) not supported on the chip" |
-		grep -v ": refused: top2tpu: .*(\(DFT\|STFT\)): cannot be lowered" || true)
+		grep -v ": refused: top2tpu: .*(\(DFT\|STFT\|GridSample\)): cannot be lowered" || true)
 	[ -z "$other" ] || fail "back-end refusals other than losses, dtypes, 3-D and ir-run-only ops: $other"
 	types=$(grep -o '^operator types passing a case ([0-9]*)' <<<"$output" | grep -o '[0-9]*')
 	[ "$types" -ge 100 ]

@@ -118,6 +118,7 @@ const struct node_rule node_rules[] = {
 	{ "MelWeightMatrix", 5, 5, { "output_datatype" }, cv_melweightmatrix, NULL, 0 },
 	{ "DFT", 1, 2, { "axis", "inverse", "onesided" }, cv_dft, NULL, 0 },
 	{ "STFT", 2, 4, { "onesided" }, cv_stft, NULL, 0 },
+	{ "GridSample", 2, 2, { "align_corners", "mode", "padding_mode" }, cv_gridsample, NULL, 0 },
 	/* recurrent */
 	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
 	  cv_rnn, NULL, 3 },
