@@ -105,6 +105,7 @@ int cv_qlinearconcat(struct imp *im, struct ir_op *op);
 /* Reshape, Expand, Tile with a run-time shape operand (import_runtime.c) */
 int cv_runtime_shape(struct imp *im, struct ir_op *op, const char *what);
 int cv_gridsample(struct imp *im, struct ir_op *op);   /* import_sample.c */
+int cv_reversesequence(struct imp *im, struct ir_op *op);   /* import_sample.c */
 /* audio front ends (import_signal.c) */
 int cv_window(struct imp *im, struct ir_op *op);
 int cv_melweightmatrix(struct imp *im, struct ir_op *op);

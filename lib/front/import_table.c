@@ -119,6 +119,8 @@ const struct node_rule node_rules[] = {
 	{ "DFT", 1, 2, { "axis", "inverse", "onesided" }, cv_dft, NULL, 0 },
 	{ "STFT", 2, 4, { "onesided" }, cv_stft, NULL, 0 },
 	{ "GridSample", 2, 2, { "align_corners", "mode", "padding_mode" }, cv_gridsample, NULL, 0 },
+	UNARY("Det"),
+	{ "ReverseSequence", 2, 2, { "batch_axis", "time_axis" }, cv_reversesequence, NULL, 0 },
 	/* recurrent */
 	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
 	  cv_rnn, NULL, 3 },

@@ -210,7 +210,9 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(MELWEIGHTMATRIX, 233, "MelWeightMatrix") \
 	X(DFT, 234, "DFT") \
 	X(STFT, 235, "STFT") \
-	X(GRIDSAMPLE, 236, "GridSample")
+	X(GRIDSAMPLE, 236, "GridSample") \
+	X(DET, 237, "Det") \
+	X(REVERSESEQUENCE, 238, "ReverseSequence")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };
