@@ -153,8 +153,6 @@ CLASSES = [
      "training: Dropout and BatchNormalization in training mode, ai.onnx.preview.training optimisers"),
     ("random", True, r"\((RandomUniform|RandomNormal|RandomUniformLike|RandomNormalLike|Bernoulli|Multinomial)\)",
      "random numbers: no reference output to match"),
-    ("op dtype", False, r"dtype (f16|bf16|u8|i8|i16|u16|i32|i64|bool) is not supported",
-     "a dtype the op's kernel lacks"),
     ("zero-size", False, r"is not static|has no elements",
      "zero-size tensors (empty axes, splits, reshapes): the suite declares their inputs without a "
      "static shape, and tpuc has no empty tensors"),
