@@ -160,8 +160,9 @@ PYEOF
 import struct, sys, msgpack
 b = open(sys.argv[1], 'rb').read()
 g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
-# biases of Conv and Gemm stay f32 (the chip adds them to an f32 accumulator)
-bias = ('b1', 'b2', 'fb')
+# biases of Conv and Gemm stay f32 (the chip adds them to an f32 accumulator),
+# and so do the constants of the vector unit's arithmetic (Scale)
+bias = ('b1', 'b2', 'fb', 'bn_scale', 'bn_bias')
 bad = [t['name'] for t in g['tensors'] if t['dtype'] not in (sys.argv[2], 'i64', 'i32')
        and t['name'] not in ('x', 'y') + bias]
 bad += [t['name'] for t in g['tensors'] if t['name'] in bias and t['dtype'] != 'f32']

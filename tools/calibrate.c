@@ -11,6 +11,7 @@
 #include "ir/base.h"
 #include "calib/calib.h"
 #include "calib/calib_search.h"
+#include "calib/calib_tune.h"
 #include "tool/cli.h"
 #include "ir/ir.h"
 #include "ir/npz.h"
@@ -19,7 +20,7 @@ static const char prog[] = "calibrate";
 static const char usage[] =
 	"usage: calibrate IN -d SAMPLES.npz [-d MORE.npz...] [-n N]\n"
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
-	"                 [--shard K/N] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
+	"                 [--shard K/N] [--tune] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
 	"                  [--search-mode int8|bf16|f16] [--keep-mode f32|bf16|f16]\n"
 	"                  [--chip CHIP] [--asymmetric]]\n"
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
 		{ "keep-mode", required_argument, NULL, 'K' },
 		{ "search-mode", required_argument, NULL, 'D' },
 		{ "asymmetric", no_argument, NULL, 'A' },
+		{ "tune", no_argument, NULL, 'T' },
 		{ "max-memory", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -109,7 +111,7 @@ int main(int argc, char **argv)
 	/* static: still reachable (not a leak) when a usage error returns early */
 	static const char **data;
 	data = xcalloc((size_t)argc + 1, sizeof *data);
-	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0;
+	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0, tune = 0;
 	const char *qfile = NULL;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A': so.asymmetric = 1; break;
+		case 'T': tune = 1; break;
 		case 'X':
 			if (cli_max_memory("calibrate", usage, optarg))
 				return 2;
@@ -244,6 +247,8 @@ int main(int argc, char **argv)
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
+	if (tune && opts.nshards)
+		return cli_usage_error(prog, usage, "--tune needs the whole table, not a --shard");
 	const char *in = argv[optind];
 
 	struct ir_graph *g = NULL;
@@ -268,6 +273,18 @@ int main(int argc, char **argv)
 	} else if (calib_stats_table(st, opts.nthreads, &t) < 0) {
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;
+	}
+	if (tune) {
+		struct calib_tune_opts to = {
+			.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
+				   ? opts.max_samples : CALIB_TUNE_SAMPLES,
+			.nthreads = opts.nthreads, .progress = opts.progress,
+		};
+		struct calib_tune_result tr;
+		if (calib_tune(g, ndata, z, data, t, &to, &tr) < 0) {
+			err_prefix("'%s': tune", cli_shown(in));
+			goto fail;
+		}
 	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };

@@ -40,6 +40,7 @@ struct lower_ctx {
 	int signed_only;                 /* int8: 1 keeps every activation i8 (no u8) */
 	int asymmetric;                  /* int8: u8 activations with zero points */
 	enum ir_mode fallback;        /* int8: mode of ops with no int8 form */
+	const enum ir_mode *opmode;      /* per Top op: its mode (graph's or qtable's) */
 	/* the model's own quantisation (qdtype annotations of fold-qdq) in
 	 * place of the table's: tensors where the two disagree */
 	int n_disagree;

@@ -15,6 +15,7 @@
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
+#include "ops/xformer_i8.h"
 
 static int is_compare(enum op_type t)
 {
@@ -325,13 +326,19 @@ static int64_t eltwise_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(&g->tensors[op->out[0]]) * (op->n_in > 1 ? op->n_in - 1 : 1);
 }
 
+/* Div by a positive constant in int8 rescales: xformer_i8.c. */
+const struct op_def op_def_DIV = {
+	.infer = eltwise_infer, .run_f32 = eltwise_f32, .lower = div_lower,
+	.run_tpu = div_tpu, .macs = eltwise_macs, .slice_h = slice_h_same,
+};
+
 #define ELTWISE_DEF(E) const struct op_def op_def_##E = { \
 	.infer = eltwise_infer, .run_f32 = eltwise_f32, \
 	.run_tpu = quant_run_f32, .macs = eltwise_macs, \
 	.slice_h = slice_h_same, \
 };
 
-ELTWISE_DEF(SUB) ELTWISE_DEF(DIV) ELTWISE_DEF(POW) ELTWISE_DEF(MOD) ELTWISE_DEF(MAX)
+ELTWISE_DEF(SUB) ELTWISE_DEF(POW) ELTWISE_DEF(MOD) ELTWISE_DEF(MAX)
 ELTWISE_DEF(MIN) ELTWISE_DEF(SUM) ELTWISE_DEF(MEAN) ELTWISE_DEF(EQUAL) ELTWISE_DEF(GREATER)
 ELTWISE_DEF(LESS) ELTWISE_DEF(GREATEROREQUAL) ELTWISE_DEF(LESSOREQUAL) ELTWISE_DEF(AND)
 ELTWISE_DEF(OR) ELTWISE_DEF(XOR) ELTWISE_DEF(BITSHIFT) ELTWISE_DEF(PRELU) ELTWISE_DEF(WHERE)

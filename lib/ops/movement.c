@@ -15,6 +15,7 @@
 #include "ir/op.h"
 #include "ops/runtime_shape.h"
 #include "quant/quant.h"
+#include "ops/xformer_i8.h"
 
 /* ---- shared copy helpers ---- */
 
@@ -635,9 +636,11 @@ static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : -1;
 }
 
-const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .run_tpu = quant_run_f32, .slice_h = transpose_slice_h };
-const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
-const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .run_tpu = quant_run_f32 };
+/* Transpose, Squeeze and Unsqueeze follow their input's dtype in int8
+ * (attention's head split and merge stay int8): xformer_i8.c. */
+const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h };
+const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
+const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
 const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
 const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };

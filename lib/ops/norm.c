@@ -11,6 +11,7 @@
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
+#include "ops/xformer_i8.h"
 
 static int need_f32_in(struct ir_graph *g, struct ir_op *op)
 {
@@ -256,7 +257,8 @@ static void layernorm_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_LAYERNORM = {
-	.infer = layernorm_infer, .run_f32 = layernorm_run, .run_tpu = quant_run_f32,
+	.infer = layernorm_infer, .run_f32 = layernorm_run, .lower = layernorm_lower,
+	.run_tpu = layernorm_tpu,
 	.macs = norm_macs,
 	.slice_h = layernorm_slice_h,
 };

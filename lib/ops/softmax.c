@@ -8,6 +8,7 @@
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
+#include "ops/xformer_i8.h"
 
 static int softmax_infer(struct ir_graph *g, struct ir_op *op)
 {
@@ -98,7 +99,7 @@ static void softmax_slice_h(const struct ir_graph *g, const struct ir_op *op,
 }
 
 const struct op_def op_def_SOFTMAX = {
-	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
+	.infer = softmax_infer, .run_f32 = softmax_f32, .lower = softmax_lower, .run_tpu = softmax_tpu,
 	.macs = softmax_macs,
 	.slice_h = softmax_slice_h,
 };
