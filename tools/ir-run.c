@@ -35,12 +35,17 @@ static int parse_count(const char *opt, const char *s, int min)
 	return (int)v;
 }
 
-/* Add tensor t as float32 to z unless an array of its name is there. */
+/* Add tensor t as float32 to z unless an array of its name is there; the
+ * Top-only dtypes (f64, u16, u32, u64), which float32 cannot hold exactly,
+ * keep their own. */
 static int add_tensor(struct npz *z, const struct interp *it, int t)
 {
 	const struct ir_tensor *ten = &it->g->tensors[t];
 	if (npz_find(z, ten->name))
 		return 0;
+	if ((ten->dtype == DT_F64 || ten->dtype == DT_U16 || ten->dtype == DT_U32 ||
+	     ten->dtype == DT_U64) && it->val[t])
+		return npz_add(z, ten->name, ten->dtype, ten->rank, ten->shape, it->val[t]) ? 0 : -1;
 	float *v = interp_get_f32(it, t);
 	struct npz_array *a = npz_add(z, ten->name, DT_F32, ten->rank, ten->shape, v);
 	free(v);

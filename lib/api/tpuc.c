@@ -17,7 +17,10 @@
 #include "chip/tmodel.h"
 #include "ir/version.h"
 
-_Static_assert(TPUC_BOOL == (int)DT_BOOL && DT_COUNT == 9, "tpuc_dtype follows enum ir_dtype");
+_Static_assert(TPUC_BOOL == (int)DT_BOOL, "tpuc_dtype follows enum ir_dtype up to bool");
+/* The chip's dtypes: the IR's Top-only ones (f64, u16, u32, u64) come after
+ * bool and never reach a .tmodel. */
+#define TPUC_DTYPES ((unsigned)TPUC_BOOL + 1)
 _Static_assert(TPUC_MAX_RANK == IR_MAX_RANK, "TPUC_MAX_RANK is IR_MAX_RANK");
 
 static _Thread_local char last_error[1024];
@@ -58,12 +61,12 @@ const char *tpuc_last_error(void) { return last_error; }
 
 const char *tpuc_dtype_name(tpuc_dtype t)
 {
-	return (unsigned)t < DT_COUNT ? dtype_name((enum ir_dtype)t) : NULL;
+	return (unsigned)t < TPUC_DTYPES ? dtype_name((enum ir_dtype)t) : NULL;
 }
 
 size_t tpuc_dtype_size(tpuc_dtype t)
 {
-	return (unsigned)t < DT_COUNT ? dtype_size((enum ir_dtype)t) : 0;
+	return (unsigned)t < TPUC_DTYPES ? dtype_size((enum ir_dtype)t) : 0;
 }
 
 static void describe(tpuc_tensor *d, const struct ir_tensor *t)
@@ -201,7 +204,7 @@ int tpuc_set_input(tpuc_model *m, int i, tpuc_dtype dtype, const void *data, siz
 	if (i < 0 || i >= m->n_in)
 		return fail("'%s': no input %d (the model has %d)", m->path, i, m->n_in);
 	const tpuc_tensor *t = &m->in[i];
-	if ((unsigned)dtype >= DT_COUNT)
+	if ((unsigned)dtype >= TPUC_DTYPES)
 		return fail("'%s': input '%s': bad dtype %d", m->path, t->name, (int)dtype);
 	if (count != t->count)
 		return fail("'%s': input '%s': %zu elements given, it holds %zu", m->path, t->name,
@@ -331,7 +334,7 @@ int tpuc_npz_add(tpuc_npz *z, const char *name, tpuc_dtype dtype, int rank,
 {
 	if (!name)
 		return fail("'%s': tpuc_npz_add: no name", z->path);
-	if ((unsigned)dtype >= DT_COUNT)
+	if ((unsigned)dtype >= TPUC_DTYPES)
 		return fail("'%s': array '%s': bad dtype %d", z->path, name, (int)dtype);
 	if (!npz_add(&z->z, name, (enum ir_dtype)dtype, rank, shape, data)) {
 		err_prefix("'%s'", z->path);

@@ -14,6 +14,7 @@
 #include "chip/chip.h"
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "back/lower_dtype.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -690,6 +691,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		return err_set("unknown chip '%s'", chip);
 	if (top->dialect != DIALECT_TOP)
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
+	if (lower_dtype_check(top) < 0)
+		return -1;
 	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
 	if (op_modes(top, m, opts->qt, opmode) < 0) {
 		free(opmode);

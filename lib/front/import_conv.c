@@ -24,8 +24,10 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	int64_t k[2], s[2] = { 1, 1 }, d[2] = { 1, 1 }, p[4] = { 0, 0, 0, 0 };
 	int nk, ns, nd, np;
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (x && x->rank == 5)
+		return cv_spatial_nd(im, op, kind);   /* 3-D: import_spatial_nd.c */
 	if (x && x->rank != 4)
-		return node_err(im, "only 2-D (NCHW) inputs are supported, input '%s' has rank %d",
+		return node_err(im, "only 1-D, 2-D and 3-D inputs are supported, input '%s' has rank %d",
 				x->name, x->rank);
 	if (attr_spatial(im, "kernel_shape", 1, k, 2, &nk) < 0 ||
 	    attr_spatial(im, "strides", 1, s, 2, &ns) < 0 ||
@@ -47,9 +49,9 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		}
 	}
 	if (kind == SP_CONV) {
+		/* the weight may be a graph input or computed: ir-run reads it
+		 * at run time (the chip needs a constant, top2tpu says so) */
 		const struct ir_tensor *w = &im->g->tensors[op->in[1]];
-		if (!w->data)
-			return node_err(im, "weight '%s' must be a constant", w->name);
 		if (w->rank != 4)
 			return node_err(im, "only 2-D convolution is supported (weight '%s' has rank %d)",
 					w->name, w->rank);

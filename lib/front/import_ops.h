@@ -14,6 +14,8 @@ enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
 
 /* lib/front/import_conv.c */
 int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind);
+/* 3-D (rank-5) Conv and pooling (import_spatial_nd.c). */
+int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind);
 int cv_conv(struct imp *im, struct ir_op *op);
 int cv_maxpool(struct imp *im, struct ir_op *op);
 int cv_avgpool(struct imp *im, struct ir_op *op);
@@ -100,6 +102,15 @@ int cv_qlinearleakyrelu(struct imp *im, struct ir_op *op);
 int cv_qlinearavgpool(struct imp *im, struct ir_op *op);
 int cv_qlineargavgpool(struct imp *im, struct ir_op *op);
 int cv_qlinearconcat(struct imp *im, struct ir_op *op);
+/* Reshape, Expand, Tile with a run-time shape operand (import_runtime.c) */
+int cv_runtime_shape(struct imp *im, struct ir_op *op, const char *what);
+int cv_gridsample(struct imp *im, struct ir_op *op);   /* import_sample.c */
+int cv_reversesequence(struct imp *im, struct ir_op *op);   /* import_sample.c */
+/* audio front ends (import_signal.c) */
+int cv_window(struct imp *im, struct ir_op *op);
+int cv_melweightmatrix(struct imp *im, struct ir_op *op);
+int cv_dft(struct imp *im, struct ir_op *op);
+int cv_stft(struct imp *im, struct ir_op *op);
 int quant_direct_in(struct imp *im, enum op_type t, int *x);
 int quant_direct_out(struct imp *im, int k, int p);
 

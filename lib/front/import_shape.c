@@ -81,6 +81,10 @@ int cv_reshape(struct imp *im, struct ir_op *op)
 	int n;
 	if (attr_bool(im, "allowzero", 0, &allowzero) < 0)
 		return -1;
+	if (op->in[1] >= 0 && !im->g->tensors[op->in[1]].data) {
+		op_set_int(op, "allowzero", allowzero);
+		return cv_runtime_shape(im, op, "shape");   /* import_runtime.c */
+	}
 	if (const_ints(im, op->in[1], "shape", shape, IR_MAX_RANK, &n) < 0)
 		return -1;
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
@@ -303,6 +307,8 @@ int cv_const_list(struct imp *im, struct ir_op *op, const char *name)
 {
 	int64_t v[IR_MAX_RANK];
 	int n;
+	if (op->in[1] >= 0 && !im->g->tensors[op->in[1]].data)
+		return cv_runtime_shape(im, op, name);   /* import_runtime.c */
 	if (const_ints(im, op->in[1], name, v, IR_MAX_RANK, &n) < 0)
 		return -1;
 	op->n_in = 1;

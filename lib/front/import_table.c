@@ -111,6 +111,16 @@ const struct node_rule node_rules[] = {
 	UNARY("GlobalMaxPool"),
 	{ "NegativeLogLikelihoodLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 0 },
 	{ "SoftmaxCrossEntropyLoss", 2, 3, { "ignore_index", "reduction" }, cv_loss, NULL, 2 },
+	/* audio front ends, ir-run only (lib/front/import_signal.c) */
+	{ "HannWindow", 1, 1, { "output_datatype", "periodic" }, cv_window, NULL, 0 },
+	{ "HammingWindow", 1, 1, { "output_datatype", "periodic" }, cv_window, NULL, 0 },
+	{ "BlackmanWindow", 1, 1, { "output_datatype", "periodic" }, cv_window, NULL, 0 },
+	{ "MelWeightMatrix", 5, 5, { "output_datatype" }, cv_melweightmatrix, NULL, 0 },
+	{ "DFT", 1, 2, { "axis", "inverse", "onesided" }, cv_dft, NULL, 0 },
+	{ "STFT", 2, 4, { "onesided" }, cv_stft, NULL, 0 },
+	{ "GridSample", 2, 2, { "align_corners", "mode", "padding_mode" }, cv_gridsample, NULL, 0 },
+	UNARY("Det"),
+	{ "ReverseSequence", 2, 2, { "batch_axis", "time_axis" }, cv_reversesequence, NULL, 0 },
 	/* recurrent */
 	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
 	  cv_rnn, NULL, 3 },

@@ -57,6 +57,10 @@ static const struct {
 	{ ONNX__TENSOR_PROTO__DATA_TYPE__INT32, DT_I32 },
 	{ ONNX__TENSOR_PROTO__DATA_TYPE__INT64, DT_I64 },
 	{ ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, DT_BOOL },
+	{ ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, DT_F64 },
+	{ ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, DT_U16 },
+	{ ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, DT_U32 },
+	{ ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, DT_U64 },
 };
 
 int dtype_from_onnx(int32_t t)
@@ -118,8 +122,23 @@ int tensor_decode(const Onnx__TensorProto *t, struct decoded *d)
 	} else if (d->dt == DT_I32) {
 		have = t->n_int32_data * size;
 		d->data = t->int32_data;
+	} else if (d->dt == DT_F64) {
+		have = t->n_double_data * size;
+		d->data = t->double_data;
+	} else if (d->dt == DT_U64) {
+		have = t->n_uint64_data * size;
+		d->data = t->uint64_data;
+	} else if (d->dt == DT_U32) {
+		/* uint32 travels one per uint64_data element */
+		have = t->n_uint64_data * size;
+		if (have == d->nbytes && numel) {
+			uint32_t *p = d->tmp = xmalloc(d->nbytes);
+			for (size_t i = 0; i < numel; i++)
+				p[i] = (uint32_t)t->uint64_data[i];
+			d->data = p;
+		}
 	} else {
-		/* int8, uint8, int16, bool, float16 and bfloat16 travel one per
+		/* int8, uint8, int16, uint16, bool, float16 and bfloat16 travel one per
 		 * int32_data element (16-bit floats as their bit pattern). */
 		have = t->n_int32_data * size;
 		if (have == d->nbytes && numel) {
@@ -236,6 +255,10 @@ int const_scalar(struct imp *im, int t, const char *what, double *v)
 	case DT_I16: *v = *(const int16_t *)p; break;
 	case DT_I32: *v = *(const int32_t *)p; break;
 	case DT_I64: *v = (double)*(const int64_t *)p; break;
+	case DT_F64: *v = *(const double *)p; break;
+	case DT_U16: *v = *(const uint16_t *)p; break;
+	case DT_U32: *v = *(const uint32_t *)p; break;
+	case DT_U64: *v = (double)*(const uint64_t *)p; break;
 	default:
 		return node_err(im, "%s of type %s is not supported", what, dtype_name(w->dtype));
 	}

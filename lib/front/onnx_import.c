@@ -27,6 +27,7 @@
 #include "ir/limit.h"
 #include "ir/op.h"
 #include "ir/op_traits.h"
+#include "ops/anydtype.h"
 #include "passes/passes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -92,7 +93,7 @@ static int infer_node_ops(struct imp *im, int first)
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
-			if (ti >= 0 && g->tensors[ti].dtype != DT_F32)
+			if (ti >= 0 && !anydtype_takes(op->type, g->tensors[ti].dtype))
 				return node_err(im, "dtype %s is not supported (f32 only)",
 						dtype_name(g->tensors[ti].dtype));
 		}
@@ -275,6 +276,21 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			in[1] = graph_add_weight(g, name, w->dtype, 4, ws, w->data);
 			free(name);
 			set_known(im, in[1]);
+		} else if (t == OP_CONV && w && w->rank == 3) {
+			/* a run-time weight [OC, C/g, K] is unsqueezed like x */
+			snprintf(base, sizeof base, "%s_2d", w->name);
+			name = graph_unique_name(g, base, 1);
+			int w2 = graph_add_tensor(g, name, w->dtype, 0, NULL);
+			free(name);
+			snprintf(base, sizeof base, "%s_w_unsqueeze", im->node_name);
+			int uw = graph_add_op(g, OP_UNSQUEEZE, base, 1, &in[1], 1, &w2);
+			op_set_ints(&g->ops[uw], "axes", 1, (int64_t[]){ 2 });
+			if (op_defs[OP_UNSQUEEZE]->infer(g, &g->ops[uw]) < 0) {
+				free(in);
+				return err_prefix("'%s'", im->path);
+			}
+			set_known(im, w2);
+			in[1] = w2;
 		}
 	}
 	int *outs = xcalloc((size_t)n_out + 1, sizeof *outs);

@@ -58,11 +58,6 @@ uint16_t float_to_bf16(float f)
 	return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
-static int is_float(enum ir_dtype t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
-}
-
 double dtype_get(const void *p, enum ir_dtype t, int64_t i)
 {
 	switch (t) {
@@ -75,6 +70,10 @@ double dtype_get(const void *p, enum ir_dtype t, int64_t i)
 	case DT_I32: return ((const int32_t *)p)[i];
 	case DT_I64: return (double)((const int64_t *)p)[i];
 	case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+	case DT_F64: return ((const double *)p)[i];
+	case DT_U16: return ((const uint16_t *)p)[i];
+	case DT_U32: return ((const uint32_t *)p)[i];
+	case DT_U64: return (double)((const uint64_t *)p)[i];
 	default: return 0;
 	}
 }
@@ -88,6 +87,9 @@ int64_t dtype_get_int(const void *p, enum ir_dtype t, int64_t i)
 	case DT_I32: return ((const int32_t *)p)[i];
 	case DT_I64: return ((const int64_t *)p)[i];
 	case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+	case DT_U16: return ((const uint16_t *)p)[i];
+	case DT_U32: return ((const uint32_t *)p)[i];
+	case DT_U64: return (int64_t)((const uint64_t *)p)[i];   /* the bits; see convert.h */
 	default: return (int64_t)dtype_get(p, t, i);
 	}
 }
@@ -100,6 +102,9 @@ static void int_range(enum ir_dtype t, double *lo, double *hi)
 	case DT_U8: *lo = 0; *hi = UINT8_MAX; break;
 	case DT_I16: *lo = INT16_MIN; *hi = INT16_MAX; break;
 	case DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+	case DT_U16: *lo = 0; *hi = UINT16_MAX; break;
+	case DT_U32: *lo = 0; *hi = UINT32_MAX; break;
+	case DT_U64: *lo = 0; *hi = 18446744073709551615.0; break;
 	default: *lo = -9223372036854775808.0; *hi = 9223372036854775807.0; break;
 	}
 }
@@ -113,6 +118,9 @@ void dtype_set_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
 	case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
 	case DT_I64: ((int64_t *)p)[i] = v; break;
 	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	case DT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+	case DT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case DT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
 	default: dtype_set(p, t, i, (double)v); break;
 	}
 }
@@ -122,7 +130,9 @@ static void put_int(void *p, enum ir_dtype t, int64_t i, int64_t v)
 {
 	double lo, hi;
 	int_range(t, &lo, &hi);
-	if (t != DT_I64 && t != DT_BOOL)
+	if (t == DT_U64)
+		v = v < 0 ? 0 : v;
+	else if (t != DT_I64 && t != DT_BOOL)
 		v = v < (int64_t)lo ? (int64_t)lo : v > (int64_t)hi ? (int64_t)hi : v;
 	dtype_set_int(p, t, i, v);
 }
@@ -134,11 +144,16 @@ void dtype_set(void *p, enum ir_dtype t, int64_t i, double v)
 	case DT_F16: ((uint16_t *)p)[i] = float_to_f16((float)v); return;
 	case DT_BF16: ((uint16_t *)p)[i] = float_to_bf16((float)v); return;
 	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; return;
+	case DT_F64: ((double *)p)[i] = v; return;
 	default: break;
 	}
 	double lo, hi;
 	int_range(t, &lo, &hi);
 	v = isnan(v) ? 0 : trunc(v);
+	if (t == DT_U64) {
+		((uint64_t *)p)[i] = v <= 0 ? 0 : v >= hi ? UINT64_MAX : (uint64_t)v;
+		return;
+	}
 	if (v <= lo)
 		put_int(p, t, i, t == DT_I64 ? INT64_MIN : (int64_t)lo);
 	else if (v >= hi)
@@ -179,7 +194,7 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 		return;
 	}
 	for (int64_t i = 0; i < n; i++) {
-		if (!is_float(st) && !is_float(dt))
+		if (!dtype_is_float(st) && !dtype_is_float(dt))
 			put_int(dst, dt, i, dtype_get_int(src, st, i));
 		else
 			dtype_set(dst, dt, i, dtype_get(src, st, i));

@@ -15,10 +15,18 @@
  * they are the same buffer with the same dtype. */
 void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype st, int64_t n);
 
+/* 1 for the float dtypes (f32, f16, bf16, f64). */
+static inline int dtype_is_float(enum ir_dtype t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_F64;
+}
+
 /* Element I of a buffer of dtype T as a double. */
 double dtype_get(const void *p, enum ir_dtype t, int64_t i);
 /* Element I of a buffer of dtype T as an integer: exact for the integer
- * dtypes, 0 or 1 for bool, (int64_t)dtype_get() for the float ones. */
+ * dtypes (u64 above INT64_MAX gives its bits, so that integer arithmetic
+ * that wraps stays right), 0 or 1 for bool, (int64_t)dtype_get() for the
+ * float ones. */
 int64_t dtype_get_int(const void *p, enum ir_dtype t, int64_t i);
 
 /* Store V as element I of a buffer of dtype T with Cast's rules (see

@@ -11,11 +11,13 @@
 static const char *const dtype_names[DT_COUNT] = {
 	[DT_F32] = "f32", [DT_F16] = "f16", [DT_BF16] = "bf16", [DT_I8] = "i8",
 	[DT_U8] = "u8", [DT_I16] = "i16", [DT_I32] = "i32", [DT_I64] = "i64",
-	[DT_BOOL] = "bool",
+	[DT_BOOL] = "bool", [DT_F64] = "f64", [DT_U16] = "u16", [DT_U32] = "u32",
+	[DT_U64] = "u64",
 };
 static const unsigned char dtype_sizes[DT_COUNT] = {
 	[DT_F32] = 4, [DT_F16] = 2, [DT_BF16] = 2, [DT_I8] = 1, [DT_U8] = 1,
-	[DT_I16] = 2, [DT_I32] = 4, [DT_I64] = 8, [DT_BOOL] = 1,
+	[DT_I16] = 2, [DT_I32] = 4, [DT_I64] = 8, [DT_BOOL] = 1, [DT_F64] = 8,
+	[DT_U16] = 2, [DT_U32] = 4, [DT_U64] = 8,
 };
 static const char *const dialect_names[DIALECT_COUNT] = { "top", "tpu" };
 static const char *const stage_names[STAGE_COUNT] = {

@@ -33,6 +33,9 @@
 
 enum ir_dtype {
 	DT_F32, DT_F16, DT_BF16, DT_I8, DT_U8, DT_I16, DT_I32, DT_I64, DT_BOOL,
+	/* the Top dialect only (ir-run computes in them; the chip lacks them,
+	 * top2tpu refuses them): ONNX's double and wide unsigned integers */
+	DT_F64, DT_U16, DT_U32, DT_U64,
 	DT_COUNT
 };
 const char *dtype_name(enum ir_dtype t);   /* "f32", "i8", ... */
@@ -200,7 +203,16 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(MISH, 127, "Mish") \
 	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
 	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
-	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear")
+	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear") \
+	X(HANNWINDOW, 230, "HannWindow") \
+	X(HAMMINGWINDOW, 231, "HammingWindow") \
+	X(BLACKMANWINDOW, 232, "BlackmanWindow") \
+	X(MELWEIGHTMATRIX, 233, "MelWeightMatrix") \
+	X(DFT, 234, "DFT") \
+	X(STFT, 235, "STFT") \
+	X(GRIDSAMPLE, 236, "GridSample") \
+	X(DET, 237, "Det") \
+	X(REVERSESEQUENCE, 238, "ReverseSequence")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };

@@ -25,15 +25,15 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 static const char *const npy_kind[DT_COUNT] = {
 	[DT_F32] = "f4", [DT_F16] = "f2", [DT_I8] = "i1", [DT_U8] = "u1",
 	[DT_I16] = "i2", [DT_I32] = "i4", [DT_I64] = "i8", [DT_BOOL] = "b1",
+	[DT_F64] = "f8", [DT_U16] = "u2", [DT_U32] = "u4", [DT_U64] = "u8",
 };
-_Static_assert(DT_COUNT == 9, "add the new dtype to npy_kind");
+_Static_assert(DT_COUNT == 13, "add the new dtype to npy_kind");
 
 /* A descr such as "<f8", "|u1" or ">i4": how the stored elements are read
  * (KIND 'f', 'i', 'u' or 'b', SIZE bytes, SWAP for big-endian) and the
- * dtype they become.  numpy's other numeric types become the nearest one
- * tpuc has: f8 rounds to f32 (as astype(np.float32)), u2 widens to i32, u4
- * and u8 to i64 (u8 above 2^63-1 saturates).  -1 for a descr numpy would
- * not call a plain number (complex, strings, dates, objects). */
+ * dtype they become (every numeric type numpy has is one of tpuc's).  -1
+ * for a descr numpy would not call a plain number (complex, strings, dates,
+ * objects). */
 struct npy_type {
 	char kind;
 	int size, swap;
@@ -43,9 +43,9 @@ struct npy_type {
 static int npy_type_of(const char *d, struct npy_type *t)
 {
 	static const struct { const char *k; enum ir_dtype dt; } map[] = {
-		{ "f2", DT_F16 }, { "f4", DT_F32 }, { "f8", DT_F32 },
+		{ "f2", DT_F16 }, { "f4", DT_F32 }, { "f8", DT_F64 },
 		{ "i1", DT_I8 }, { "i2", DT_I16 }, { "i4", DT_I32 }, { "i8", DT_I64 },
-		{ "u1", DT_U8 }, { "u2", DT_I32 }, { "u4", DT_I64 }, { "u8", DT_I64 },
+		{ "u1", DT_U8 }, { "u2", DT_U16 }, { "u4", DT_U32 }, { "u8", DT_U64 },
 		{ "b1", DT_BOOL },
 	};
 	if (!d[0] || !strchr("<|=>", d[0]))
@@ -68,8 +68,7 @@ static int npy_type_of(const char *d, struct npy_type *t)
 /* Whether elements of T are stored exactly as T->dt holds them. */
 static int npy_type_direct(const struct npy_type *t)
 {
-	return !t->swap && (size_t)t->size == dtype_size(t->dt) &&
-	       !(t->kind == 'u' && t->size > 1);
+	return !t->swap && (size_t)t->size == dtype_size(t->dt);
 }
 
 static void swap_bytes(unsigned char *p, int size)
@@ -81,33 +80,15 @@ static void swap_bytes(unsigned char *p, int size)
 	}
 }
 
-/* Convert N elements of type T at SRC (swapped in place when big-endian)
- * into DST, of T->dt. */
+/* Copy N elements of type T at SRC (swapped in place when big-endian)
+ * into DST, of T->dt (the same size). */
 static void npy_convert(void *dst, unsigned char *src, const struct npy_type *t, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
 		unsigned char *e = src + i * t->size;
 		if (t->swap)
 			swap_bytes(e, t->size);
-		if (t->kind == 'f' && t->size == 8) {
-			double v;
-			memcpy(&v, e, 8);
-			((float *)dst)[i] = (float)v;
-		} else if (t->kind == 'u' && t->size == 2) {
-			uint16_t v;
-			memcpy(&v, e, 2);
-			((int32_t *)dst)[i] = v;
-		} else if (t->kind == 'u' && t->size == 4) {
-			uint32_t v;
-			memcpy(&v, e, 4);
-			((int64_t *)dst)[i] = v;
-		} else if (t->kind == 'u' && t->size == 8) {
-			uint64_t v;
-			memcpy(&v, e, 8);
-			((int64_t *)dst)[i] = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
-		} else {
-			memcpy((unsigned char *)dst + i * t->size, e, (size_t)t->size);
-		}
+		memcpy((unsigned char *)dst + i * t->size, e, (size_t)t->size);
 	}
 }
 
@@ -771,6 +752,10 @@ float *npz_to_f32(const struct npz_array *a)
 		case DT_I32: out[i] = (float)((const int32_t *)d)[i]; break;
 		case DT_I64: out[i] = (float)((const int64_t *)d)[i]; break;
 		case DT_BOOL: out[i] = ((const uint8_t *)d)[i] != 0; break;
+		case DT_F64: out[i] = (float)((const double *)d)[i]; break;
+		case DT_U16: out[i] = ((const uint16_t *)d)[i]; break;
+		case DT_U32: out[i] = (float)((const uint32_t *)d)[i]; break;
+		case DT_U64: out[i] = (float)((const uint64_t *)d)[i]; break;
 		default: out[i] = NAN; break;
 		}
 	}

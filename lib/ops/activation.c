@@ -3,6 +3,7 @@
  */
 #include <math.h>
 
+#include "ops/anydtype.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "back/lower.h"
@@ -18,6 +19,8 @@ static int act_infer(struct ir_graph *g, struct ir_op *op)
 /* Float references; min and max default to no bound. */
 static int clamp_f32(struct kern *k, float lo, float hi)
 {
+	if (!kern_all_f32(k))
+		return clip_run_any(k);   /* i8 Clip ... */
 	if (kern_need_f32(k) < 0)
 		return -1;
 	kern_clamp(k, k->out[0].data, k->in[0].data, view_numel(&k->out[0]), lo, hi);

@@ -1,6 +1,7 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
+#include "ops/anydtype.h"
 #include "ops/eltwise.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
@@ -16,6 +17,9 @@ static int binary_infer(struct ir_graph *g, struct ir_op *op)
 	int rank;
 	if (broadcast_shape(a->rank, a->shape, b->rank, b->shape, &rank, shape) < 0)
 		return op_error(op, "shapes of '%s' and '%s' do not broadcast", a->name, b->name);
+	if (g->dialect == DIALECT_TOP && a->dtype != b->dtype)
+		return op_error(op, "inputs differ in dtype (%s, %s)", dtype_name(a->dtype),
+				dtype_name(b->dtype));
 	op_set_out(g, op, 0, a->dtype, rank, shape);
 	return 0;
 }
@@ -28,6 +32,8 @@ static int64_t binary_macs(const struct ir_graph *g, const struct ir_op *op)
 /* Float reference with numpy broadcasting, then the fused activation. */
 static int binary_f32(struct kern *k, int mul)
 {
+	if (!kern_all_f32(k))
+		return eltwise_run_any(k);   /* u8 Add, i32 Mul ... */
 	if (kern_need_f32(k) < 0)
 		return -1;
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];

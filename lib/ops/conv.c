@@ -9,6 +9,7 @@
 #include "ir/op.h"
 #include "run/dnnl_util.h"
 #include "ops/kern_util.h"
+#include "ops/spatial_nd.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 
@@ -16,8 +17,11 @@ static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0 ||
-	    spatial_get(g, op, &s) < 0)
+	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
+		return -1;
+	if (op_in(g, op, 0)->rank == SPATIAL_ND + 2)
+		return spatial_nd_infer(g, op);   /* 3-D */
+	if (spatial_get(g, op, &s) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1);
 	if (x->rank != 4 || w->rank != 4)
@@ -55,6 +59,8 @@ static int conv_f32(struct kern *k)
 {
 	struct spatial s;
 	struct kern_rows r;
+	if (k->in[0].rank == SPATIAL_ND + 2)
+		return spatial_nd_run(k);
 	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];

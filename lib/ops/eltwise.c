@@ -17,11 +17,6 @@
 #include "quant/quant.h"
 #include "ops/xformer_i8.h"
 
-static int is_float(enum ir_dtype t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
-}
-
 static int is_compare(enum op_type t)
 {
 	return t == OP_EQUAL || t == OP_GREATER || t == OP_LESS || t == OP_GREATEROREQUAL ||
@@ -59,12 +54,12 @@ static int eltwise_infer(struct ir_graph *g, struct ir_op *op)
 					dtype_name(t->dtype));
 		}
 	}
-	if (x->dtype == DT_F16 || x->dtype == DT_BF16)
-		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	if (is_logic(op->type) && x->dtype != DT_BOOL)
 		return op_error(op, "inputs must be bool");
-	if (op->type == OP_BITSHIFT && x->dtype != DT_U8)
-		return op_error(op, "dtype %s is not supported (u8 only)", dtype_name(x->dtype));
+	if (op->type == OP_BITSHIFT && x->dtype != DT_U8 && x->dtype != DT_U16 &&
+	    x->dtype != DT_U32 && x->dtype != DT_U64)
+		return op_error(op, "dtype %s is not supported (unsigned integers only)",
+				dtype_name(x->dtype));
 	if (op->type == OP_PRELU) {
 		const struct ir_tensor *s = op_in(g, op, 1);
 		if (rank != x->rank || memcmp(shape, x->shape, sizeof(int64_t) * (size_t)rank))
@@ -136,6 +131,37 @@ static int64_t ipow(int64_t b, int64_t e)
 	return r;
 }
 
+/* One result in the integer domain of u64, whose values V holds as their
+ * bits: the ops where the sign matters (others wrap the same either way). */
+static int comb_u64(enum op_type t, const int64_t *v, int n, int64_t *res)
+{
+	const uint64_t a = (uint64_t)v[0], b = n > 1 ? (uint64_t)v[1] : 0;
+	uint64_t r = a;
+	switch (t) {
+	case OP_DIV: *res = b ? (int64_t)(a / b) : 0; return 1;
+	case OP_MOD: *res = b ? (int64_t)(a % b) : 0; return 1;
+	case OP_EQUAL: *res = a == b; return 1;
+	case OP_GREATER: *res = a > b; return 1;
+	case OP_LESS: *res = a < b; return 1;
+	case OP_GREATEROREQUAL: *res = a >= b; return 1;
+	case OP_LESSOREQUAL: *res = a <= b; return 1;
+	case OP_MAX: case OP_MIN:
+		for (int i = 1; i < n; i++)
+			if (t == OP_MAX ? (uint64_t)v[i] > r : (uint64_t)v[i] < r)
+				r = (uint64_t)v[i];
+		*res = (int64_t)r;
+		return 1;
+	case OP_MEAN: {
+		unsigned __int128 s = 0;
+		for (int i = 0; i < n; i++)
+			s += (uint64_t)v[i];
+		*res = (int64_t)(uint64_t)(s / (unsigned)n);
+		return 1;
+	}
+	default: return 0;
+	}
+}
+
 /* One result in the integer domain. */
 static int64_t comb_i(enum op_type t, const int64_t *v, int n, int fmod_c, int left)
 {
@@ -193,7 +219,8 @@ int eltwise_run_any(struct kern *k)
 	int64_t total = view_numel(y);
 	int fmod_c = (int)op_int(k->op, "fmod", 0);
 	int left = !strcmp(op_str(k->op, "direction", "LEFT"), "LEFT");
-	int fdom = is_float(is_compare(t) ? k->in[0].dtype : y->dtype);
+	int fdom = dtype_is_float(is_compare(t) ? k->in[0].dtype : y->dtype);
+	int u64 = k->in[t == OP_WHERE ? 1 : 0].dtype == DT_U64;
 	size_t es = dtype_size(y->dtype);
 	for (int64_t e = 0; e < total; e++) {
 		if (t == OP_WHERE) {
@@ -205,14 +232,17 @@ int eltwise_run_any(struct kern *k)
 			for (int i = 0; i < n; i++)
 				vd[i] = dtype_get(k->in[i].data, k->in[i].dtype, off[i]);
 			double res = comb_d(t, vd, n, fmod_c);
-			if (is_float(y->dtype))
+			if (dtype_is_float(y->dtype))
 				dtype_set(y->data, y->dtype, e, res);
 			else
 				dtype_set_int(y->data, y->dtype, e, (int64_t)res);
 		} else {
 			for (int i = 0; i < n; i++)
 				vi[i] = dtype_get_int(k->in[i].data, k->in[i].dtype, off[i]);
-			dtype_set_int(y->data, y->dtype, e, comb_i(t, vi, n, fmod_c, left));
+			int64_t res;
+			if (!(u64 && comb_u64(t, vi, n, &res)))
+				res = comb_i(t, vi, n, fmod_c, left);
+			dtype_set_int(y->data, y->dtype, e, res);
 		}
 		/* Advance the odometer and every input's offset. */
 		for (int d = r - 1; d >= 0; d--) {

@@ -294,7 +294,7 @@ static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (norm_axis(op_int(op, "axis", 0), x->rank) < 0)
 		return op_error(op, "axis out of range");
-	if (x->dtype != DT_F32 && x->dtype != DT_I32 && x->dtype != DT_I64)
+	if (x->dtype == DT_BOOL)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	return infer_same(g, op);
 }
@@ -316,12 +316,20 @@ static int cumsum_run(struct kern *k)
 			for (int64_t s = 0; s < n; s++) {
 				int64_t j = rev ? n - 1 - s : s, at = (o * n + j) * inner + i;
 				double v = dtype_get(x->data, x->dtype, at);
+				if (!dtype_is_float(x->dtype))
+					v = (double)dtype_get_int(x->data, x->dtype, at);
 				if (x->dtype == DT_F32) {
 					if (!excl)
 						acc += (float)v;
 					((float *)y->data)[at] = (float)acc;
 					if (excl)
 						acc += (float)v;
+				} else if (dtype_is_float(x->dtype)) {
+					if (!excl)
+						acc += v;
+					dtype_set(y->data, y->dtype, at, acc);
+					if (excl)
+						acc += v;
 				} else {
 					if (!excl)
 						iacc += (int64_t)v;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "run/dnnl_util.h"
+#include "ops/anydtype.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "back/lower.h"
@@ -97,6 +98,8 @@ static int64_t matmul_macs(const struct ir_graph *g, const struct ir_op *op)
  * (broadcast), then dst = alpha * A'B' + dst, then the fused activation. */
 static int gemm_f32(struct kern *k)
 {
+	if (!kern_all_f32(k))
+		return gemm_run_any(k);
 	if (kern_need_f32(k) < 0)
 		return -1;
 	const struct view *a = &k->in[0], *b = &k->in[1], *c = &k->in[2], *y = &k->out[0];
@@ -140,6 +143,8 @@ static int gemm_f32(struct kern *k)
  * aligned from the right and broadcast by oneDNN. */
 static int matmul_f32(struct kern *k)
 {
+	if (!kern_all_f32(k))
+		return matmul_run_any(k);
 	if (kern_need_f32(k) < 0)
 		return -1;
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];

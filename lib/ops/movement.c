@@ -13,6 +13,7 @@
 
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ops/runtime_shape.h"
 #include "quant/quant.h"
 #include "ops/xformer_i8.h"
 
@@ -355,7 +356,7 @@ static int split_run(struct kern *k)
 
 static int expand_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
+	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
@@ -373,6 +374,8 @@ static int expand_run(struct kern *k)
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int r = y->rank, off = y->rank - x->rank;
 	int64_t xs[IR_MAX_RANK], st[IR_MAX_RANK];
+	if (runtime_shape_check(k) < 0)
+		return -1;
 	dense_strides(x->rank, x->shape, xs);
 	for (int d = 0; d < r; d++)
 		st[d] = d < off || x->shape[d - off] == 1 ? 0 : xs[d - off];
@@ -382,7 +385,7 @@ static int expand_run(struct kern *k)
 
 static int tile_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
+	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
@@ -404,6 +407,8 @@ static int tile_run(struct kern *k)
 	int r = y->rank;
 	size_t es = dtype_size(x->dtype);
 	int64_t n = view_numel(y), xs[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 };
+	if (runtime_shape_check(k) < 0)
+		return -1;
 	if (n == 0)
 		return 0;
 	dense_strides(r, x->shape, xs);

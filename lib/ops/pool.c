@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ops/anydtype.h"
 #include "ops/kern_util.h"
+#include "ops/spatial_nd.h"
 #include "ir/op.h"
 #include "back/lower.h"
 #include "quant/quant.h"
@@ -13,7 +15,11 @@
 static int pool_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
-	if (op_check_arity(g, op, 1, 1) < 0 || spatial_get(g, op, &s) < 0)
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	if (op_in(g, op, 0)->rank == SPATIAL_ND + 2 && op->n_out == 1)
+		return spatial_nd_infer(g, op);   /* 3-D */
+	if (spatial_get(g, op, &s) < 0)
 		return -1;
 	if (op->n_out > 1)
 		return op_error(op, "the Indices output is not supported");
@@ -78,6 +84,10 @@ static int pool_f32_common(struct kern *k, int is_max)
 {
 	struct spatial s;
 	struct kern_rows r;
+	if (k->in[0].rank == SPATIAL_ND + 2)
+		return spatial_nd_run(k);
+	if (!kern_all_f32(k))
+		return pool_run_any(k);   /* u8 MaxPool ... */
 	if (kern_window(k, 1, &s, &r) < 0)
 		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];

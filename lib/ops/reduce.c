@@ -155,6 +155,8 @@ static int reduce_f32(struct kern *k)
 			((int64_t *)y->data)[o] = arg;
 		} else if (y->dtype == DT_F32) {
 			((float *)y->data)[o] = (float)acc;
+		} else if (dtype_is_float(y->dtype)) {
+			dtype_set(y->data, y->dtype, o, acc);
 		} else {
 			int64_t iv = (int64_t)acc;
 			dtype_convert((char *)y->data + (size_t)o * dtype_size(y->dtype), y->dtype,

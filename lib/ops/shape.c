@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ops/runtime_shape.h"
 #include "back/lower.h"
 #include "quant/quant.h"
 
@@ -27,7 +28,8 @@ static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 
 static int reshape_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
+	/* a second input: the shape at run time (lib/ops/runtime_shape.c) */
+	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t shape[IR_MAX_RANK];
@@ -61,6 +63,8 @@ static int copy_f32(struct kern *k)
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	if (x->dtype != y->dtype || view_numel(x) != view_numel(y))
 		return op_error(k->op, "input and output differ in dtype or size");
+	if (runtime_shape_check(k) < 0)
+		return -1;
 	if (y->data != x->data)
 		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
 	return 0;

@@ -1,0 +1,84 @@
+/* import_spatial_nd.c - the ONNX converter of 3-D Conv, MaxPool and
+ * AveragePool (rank-5 inputs), for ir-run (lib/ops/spatial_nd.c): every
+ * attribute written out, auto_pad resolved into pads [d0, h0, w0, d1, h1,
+ * w1].  cv_spatial (import_conv.c) hands rank-5 nodes here.
+ */
+#include <string.h>
+
+#include "front/import_ops.h"
+#include "front/import_util.h"
+#include "ir/op.h"
+#include "ops/spatial_nd.h"
+
+int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind)
+{
+	enum { N = SPATIAL_ND };
+	int64_t k[N], s[N] = { 1, 1, 1 }, d[N] = { 1, 1, 1 }, p[2 * N] = { 0 };
+	int nk, ns, nd, np;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (attr_spatial(im, "kernel_shape", 1, k, N, &nk) < 0 ||
+	    attr_spatial(im, "strides", 1, s, N, &ns) < 0 ||
+	    attr_spatial(im, "dilations", 1, d, N, &nd) < 0 ||
+	    attr_spatial(im, "pads", 0, p, 2 * N, &np) < 0)
+		return -1;
+	if (kind == SP_CONV) {
+		const struct ir_tensor *w = &im->g->tensors[op->in[1]];
+		if (w->rank != N + 2)
+			return node_err(im, "a 3-D convolution needs a rank-5 weight ('%s' has rank %d)",
+					w->name, w->rank);
+		if (nk && memcmp(k, w->shape + 2, sizeof k))
+			return node_err(im, "kernel_shape does not match weight '%s'", w->name);
+		memcpy(k, w->shape + 2, sizeof k);
+		nk = N;
+	}
+	if (nk != N)
+		return node_err(im, "a 3-D node needs kernel_shape with 3 values");
+	if ((ns && ns != N) || (nd && nd != N) || (np && np != 2 * N))
+		return node_err(im, "a 3-D node needs 3 strides and dilations and 6 pads");
+	char autopad[16];
+	if (attr_str(im, "auto_pad", "NOTSET", autopad, sizeof autopad) < 0)
+		return -1;
+	if (!strcmp(autopad, "VALID")) {
+		memset(p, 0, sizeof p);
+	} else if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+		for (int i = 0; i < N; i++) {
+			int64_t in = x->shape[2 + i], out = (in + s[i] - 1) / s[i];
+			int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
+			if (total < 0)
+				total = 0;
+			int64_t small = total / 2, big = total - small;
+			p[i] = autopad[5] == 'U' ? small : big;
+			p[i + N] = autopad[5] == 'U' ? big : small;
+		}
+	} else if (strcmp(autopad, "NOTSET")) {
+		return node_err(im, "auto_pad '%s' is not supported", autopad);
+	}
+	op_set_ints(op, "kernel_shape", N, k);
+	op_set_ints(op, "strides", N, s);
+	op_set_ints(op, "pads", 2 * N, p);
+	op_set_ints(op, "dilations", N, d);
+	int64_t v;
+	if (kind == SP_CONV) {
+		if (attr_int(im, "group", 1, &v) < 0)
+			return -1;
+		if (v < 1 || v > SPATIAL_MAX)
+			return node_err(im, "attribute 'group' value %lld is out of range [1, %d]",
+					(long long)v, SPATIAL_MAX);
+		op_set_int(op, "group", v);
+		return 0;
+	}
+	if (attr_bool(im, "ceil_mode", 0, &v) < 0)
+		return -1;
+	op_set_int(op, "ceil_mode", v != 0);
+	if (kind == SP_MAXPOOL) {
+		if (attr_int(im, "storage_order", 0, &v) < 0)
+			return -1;
+		if (v != 0)
+			return node_err(im, "storage_order %lld is not supported", (long long)v);
+	} else {
+		if (attr_bool(im, "count_include_pad", 0, &v) < 0)
+			return -1;
+		op_set_int(op, "count_include_pad", v != 0);
+	}
+	return 0;
+}

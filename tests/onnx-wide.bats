@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# onnx-wide: what ir-run computes beyond the chip (issue 11): f64 and u64
+# in their own dtype, u8 Add and MaxPool, 3-D Conv and pooling, Conv
+# weights and Reshape/Expand/Tile shapes that are graph inputs; each against a numpy reference
+# (tests/fixtures/wide_fixtures.py), and top2tpu refusing each with one
+# line naming what the chip lacks.
+load helpers
+
+setup_file() {
+	export FX=$BATS_FILE_TMPDIR/fx
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/wide_fixtures.py" "$FX"
+}
+
+setup() {
+	need_tool onnx2top top-opt ir-run top2tpu
+}
+
+# run_case NAME: onnx2top | top-opt | ir-run into $FX/NAME_out.npz
+run_case() {
+	onnx2top "$FX/$1.onnx" -o "$FX/$1.top" && top-opt "$FX/$1.top" -o "$FX/$1.opt" &&
+		ir-run "$FX/$1.opt" -i "$FX/$1_in.npz" -o "$FX/$1_out.npz"
+}
+
+# same NAME TOL: every reference array matched, dtype and shape too, within
+# TOL (0: exactly)
+same() {
+	$PY - "$FX/$1_out.npz" "$FX/$1_ref.npz" "$2" <<'PY'
+import sys
+import numpy as np
+a, b, tol = np.load(sys.argv[1]), np.load(sys.argv[2]), float(sys.argv[3])
+for k in b.files:
+    if k not in a.files or a[k].shape != b[k].shape:
+        sys.exit("%s: missing or of shape %s" % (k, a[k].shape if k in a.files else None))
+    if b[k].dtype in (np.float64, np.uint64) and a[k].dtype != b[k].dtype:
+        sys.exit("%s: dtype %s, expected %s" % (k, a[k].dtype, b[k].dtype))
+    if tol == 0 and not np.array_equal(a[k], b[k]):
+        sys.exit("%s: %s, expected %s" % (k, a[k], b[k]))
+    if tol and np.abs(a[k].astype(np.float64) - b[k]).max() > tol:
+        sys.exit("%s: off by %g" % (k, np.abs(a[k].astype(np.float64) - b[k]).max()))
+PY
+}
+
+@test "onnx-wide: f64 computed in double and written as float64, u64 exact above 2^63, u8 Add wraps" {
+	run run_case f64
+	assert_success
+	run same f64 0
+	assert_success
+	run run_case u64
+	assert_success
+	run same u64 0
+	assert_success
+	run run_case u8add
+	assert_success
+	run same u8add 0
+	assert_success
+}
+
+@test "onnx-wide: 3-D Conv, MaxPool and AveragePool; Conv weights as graph inputs (2-D and 1-D)" {
+	run run_case conv3d
+	assert_success
+	run same conv3d 1e-5
+	assert_success
+	run run_case conv_rtw
+	assert_success
+	run same conv_rtw 1e-5
+	assert_success
+}
+
+@test "onnx-wide: Reshape, Expand and Tile shapes as graph inputs run, checked against the declared shapes" {
+	run run_case rtshape
+	assert_success
+	run same rtshape 0
+	assert_success
+	run ir-run "$FX/rtshape.opt" -i "$FX/rtshape_bad_in.npz" -o "$FX/bad.npz"
+	assert_failure 1
+	assert_output --regexp "^ir-run: .*\(Reshape\): input 's' is \[6,4\] at run time: it does not give the output shape \[4,6\] the model declares$"
+	[ ! -e "$FX/bad.npz" ]
+}
+
+@test "onnx-wide: top2tpu refuses what the chip lacks with one line" {
+	for c in f64 u64 u8add conv3d conv_rtw rtshape; do
+		[ -f "$FX/$c.opt" ] || run_case "$c"
+	done
+	run top2tpu --mode f32 --chip tpu-a "$FX/f64.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output "top2tpu: '$FX/f64.opt': tensor 'a': dtype f64 is not supported on the chip (no f64, u16, u32 or u64; ir-run computes in it)"
+	run top2tpu --mode f32 --chip tpu-a "$FX/u64.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --partial "dtype u64 is not supported on the chip"
+	run top2tpu --mode f32 --chip tpu-a "$FX/u8add.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --regexp "^top2tpu: '.*': op '[^']*' \(Add\): dtype u8 is not supported on the chip \(f32 only; ir-run computes in it\)$"
+	run top2tpu --mode f32 --chip tpu-a "$FX/conv3d.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --regexp "\(Conv\): 3-D \(rank-5 input\) is not supported on the chip"
+	run top2tpu --mode f32 --chip tpu-a "$FX/conv_rtw.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --regexp "\(Conv\): weight 'w2' is not a constant: the chip needs constant weights"
+	run top2tpu --mode f32 --chip tpu-a "$FX/rtshape.opt" -o "$FX/x.tpu"
+	assert_failure 1
+	assert_output --regexp "\(Reshape\): 's' is not a constant: the chip needs shapes fixed"
+	[ ! -e "$FX/x.tpu" ]
+}
