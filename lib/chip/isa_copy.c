@@ -98,7 +98,9 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 	}
 	if (op->n_out != 1 || op->n_in != 1)
 		return 0;
-	/* One cut axis a, step 1, only axes of size 1 before it. */
+	/* One cut axis a, step 1: one run per index of the axes before it
+	 * (at most ISA_COPY_MAX_RUNS of them: a K part of a MatMul's rows,
+	 * lib/back/lower_kin.c). */
 	int a;
 	int64_t first;
 	if (!slice_one_axis(op, x, &a, &first))
@@ -107,12 +109,16 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		a = 0;
 		first = 0;
 	}
+	int64_t outer = 1;
 	for (int d = 0; d < a; d++)
-		if (x->shape[d] != 1)
-			return 0;
+		outer *= x->shape[d];
+	if (outer > ISA_COPY_MAX_RUNS)
+		return 0;
 	for (int d = a + 1; d < x->rank; d++)
 		inner *= x->shape[d];
-	add(&v, &n, op->in[0], first * inner, op->out[0], 0, tensor_numel(&g->tensors[op->out[0]]));
+	int64_t len = outer ? tensor_numel(&g->tensors[op->out[0]]) / outer : 0;
+	for (int64_t o = 0; o < outer; o++)
+		add(&v, &n, op->in[0], (o * x->shape[a] + first) * inner, op->out[0], o * len, len);
 	*out = v;
 	return n;
 }
