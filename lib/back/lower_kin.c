@@ -1,9 +1,9 @@
 /* lower_kin.c - splits along the reduction axis (lib/back/lower_kin.h).
  *
  * Codegen cuts an op into rows and chunks of output channels; what it
- * cannot cut is the axis the op sums over.  A Conv (one group) whose one
- * output channel's weights, or one input row across all channels, fill a
- * lane, and a Gemm or MatMul whose rows of K do, become G partial ops over
+ * cannot cut is the axis the op sums over.  A Conv or ConvTranspose (one
+ * group) whose one output channel's weights, or one input row across all
+ * channels, fill a lane, and a Gemm or MatMul whose rows of K do, become G partial ops over
  * parts of K (input channels of a Conv, columns of A and rows of B of a
  * MatMul), each reading a Slice of the activation and its part of the
  * weights, and the sum of the partial results:
@@ -54,6 +54,13 @@ static int kin_axes(const struct ir_graph *g, const struct ir_op *op, int *ax, i
 			return 0;
 		*ax = 1;
 		*bx = 1;
+		break;
+	case OP_CONVTRANSPOSE:
+		/* the weight is [C_in, C_out, KH, KW], in int8 [C_out, C_in, KH, KW] */
+		if (op_int(op, "group", 1) != 1 || a->rank != 4 || b->rank != 4 || !b->data)
+			return 0;
+		*ax = 1;
+		*bx = b->dtype == DT_I8 ? 1 : 0;
 		break;
 	case OP_GEMM:
 		if (op_int(op, "transA", 0) || a->rank != 2 || b->rank != 2 || !b->data)
@@ -106,6 +113,13 @@ static int64_t step_bytes(const struct ir_graph *g, const struct ir_op *op, cons
 		ys[2] = 1;
 		bs[0] = bs[0] < c->lanes ? bs[0] : c->lanes;
 		ys[1] = bs[0];
+	} else if (op->type == OP_CONVTRANSPOSE) {
+		int64_t s[2] = { 1, 1 };
+		op_ints(op, "strides", s, 2);
+		int64_t rows = ceil_div(b->shape[2], s[0] > 0 ? s[0] : 1) + 1;
+		as[0] = ys[0] = 1;
+		as[2] = rows < a->shape[2] ? rows : a->shape[2];
+		ys[2] = s[0] > 0 ? s[0] : 1;
 	} else if (op->type == OP_GEMM) {
 		int n = bx == 1 ? 0 : 1;
 		bs[n] = bs[n] < c->lanes ? bs[n] : c->lanes;
