@@ -498,13 +498,17 @@ static int64_t plan_cycles(const struct gen *cg, int oi, const struct plan *p)
 
 /* 1 when an operand of op has rows longer than a DMA block's 16-bit W
  * field: no cut along H or the channels moves it, only flat chunks (copy
- * ops) or a rewrite in lower_fit (refolded elementwise ops, K parts). */
+ * ops) or a rewrite in lower_fit (refolded elementwise ops, K parts).  An
+ * input sliced along axis 3 (a Transpose's) moves in blocks of its slice's
+ * rows instead. */
 static int rows_too_long(const struct ir_graph *g, const struct ir_op *op)
 {
+	int sl = cg_sliceable(g, op);
 	for (int i = 0; i < op->n_in + op->n_out; i++) {
 		int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
 		int64_t s[4];
-		if (t < 0)
+		if (t < 0 || (sl && i < op->n_in && cg_input_sliced(g, op, i) &&
+			      isa_slice_axis(g, op, i) == 3))
 			continue;
 		cg_lane_shape(g, t, s);
 		if (s[3] >= (1 << 16))
