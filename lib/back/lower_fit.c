@@ -17,6 +17,8 @@
  *  - a Conv, Gemm or MatMul whose reduction over input channels (K) is
  *    what does not fit runs as partial ops over parts of K and their sum
  *    at full precision (lib/back/lower_kin.c);
+ *  - a Conv, MaxPool or AveragePool whose one output row is too wide runs
+ *    on column blocks concatenated along W (lib/back/lower_wsplit.c);
  *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
  *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
  *    along H; Casts to f32 and back to the input's dtype and quantisation
@@ -34,6 +36,7 @@
 #include "back/codegen.h"
 #include "back/lower_fit.h"
 #include "back/lower_kin.h"
+#include "back/lower_wsplit.h"
 #include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -357,6 +360,7 @@ int lower_fit(struct ir_graph *g, const struct chip *chip)
 		if (rc != 0)
 			continue;
 		if (refold(&f, i, chip) || lower_kin(g, i, chip, kin_note, &f) ||
+		    lower_wsplit(g, i, chip, kin_note, &f) ||
 		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
 			any = 1;
 	}
