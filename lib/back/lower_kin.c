@@ -21,8 +21,9 @@
  * Parts hold a multiple of the lanes where K allows; their count is the
  * least for which, by the lane layout (lib/chip/isa.h isa_lane_bytes), one
  * step of a partial op (its input rows, a lane's worth of output channels'
- * weights, one output row), double buffered, fills at most half of local
- * memory.  An op whose single part of one channel still does not fit is
+ * weights or of a MatMul's columns, one output row), double buffered, fills
+ * at most half of local memory; a MatMul whose columns alone are too many
+ * is left to lower_fit's column blocks.  An op whose single part of one channel still does not fit is
  * left alone for codegen to name.
  */
 #include <stdlib.h>
@@ -124,8 +125,13 @@ static int64_t step_bytes(const struct ir_graph *g, const struct ir_op *op, cons
 		int n = bx == 1 ? 0 : 1;
 		bs[n] = bs[n] < c->lanes ? bs[n] : c->lanes;
 		ys[1] = bs[n];
-	} else if (y->rank >= 4 && a->rank == y->rank) {
-		as[2] = ys[2] = 1;
+	} else {
+		/* a MatMul: lower_fit's column blocks take care of N, so only
+		 * a lane's worth of B's columns counts */
+		bs[b->rank - 1] = bs[b->rank - 1] < c->lanes ? bs[b->rank - 1] : c->lanes;
+		ys[y->rank - 1] = ys[y->rank - 1] < c->lanes ? ys[y->rank - 1] : c->lanes;
+		if (y->rank >= 4 && a->rank == y->rank)
+			as[2] = ys[2] = 1;
 	}
 	int64_t need = lane_bytes(c, a->dtype, a->rank, as, 0) +
 		       lane_bytes(c, b->dtype, b->rank, bs, wb && isa_weight_layout(b)) +
