@@ -149,3 +149,23 @@ PYEOF
 	run -2 addr-assign a b
 	assert_output --partial 'usage: addr-assign'
 }
+
+@test "a network larger than the chip's global memory: one line naming the input, no output" {
+	# 4 GiB of f32 input and as much again for the Relu: 8 GiB of 4
+	$PY - "$T/big.onnx" <<'PYEOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8192, 8192])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])]
+m = helper.make_model(helper.make_graph(nodes, "big", [x], [y]),
+                      opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, sys.argv[1])
+PYEOF
+	onnx2top "$T/big.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 | weight-reorder |
+		layergroup -o "$T/big.tpu"
+	run -1 addr-assign "$T/big.tpu" -o "$T/out.tpu"
+	assert_output "addr-assign: '$T/big.tpu': the model needs 8.00 GiB of global memory, chip 'tpu-a' has 4.00 GiB"
+	[ ! -e "$T/out.tpu" ]
+}

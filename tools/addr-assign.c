@@ -5,19 +5,28 @@
 #include <stdio.h>
 
 #include "back/addr.h"
+#include "ir/base.h"
 #include "tool/cli.h"
 
 static const char usage[] = "usage: addr-assign [IN.tpu] [-o OUT.tpu] [-q]\n";
 
-/* Assign addresses; keep the neuron and coeff region sizes (bytes) for the
- * report. */
+struct report {
+	const char *in;          /* the input's name, for errors */
+	int64_t sizes[2];        /* neuron and coeff region sizes, bytes */
+};
+
+/* Assign addresses; keep the region sizes for the report.  An error (a
+ * model larger than the chip's global memory) names the input. */
 static int assign(struct ir_graph *g, const struct chip *chip, void *arg)
 {
-	int64_t *sizes = arg;
-	if (addr_assign(g, chip) < 0)
-		return -1;
-	sizes[0] = g->neuron_bytes;
-	sizes[1] = g->coeff_bytes;
+	struct report *r = arg;
+	if (addr_assign(g, chip) < 0) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", err_msg());
+		return err_set("'%s': %s", cli_shown(r->in), why);
+	}
+	r->sizes[0] = g->neuron_bytes;
+	r->sizes[1] = g->coeff_bytes;
 	return 0;
 }
 
@@ -44,12 +53,12 @@ int main(int argc, char **argv)
 	}
 	if (!(in = cli_input(argc, argv, usage)))
 		return 2;
-	int64_t sizes[2];
-	int rc = stage_tool_run(&tool, in, out, sizes);
+	struct report r = { .in = in };
+	int rc = stage_tool_run(&tool, in, out, &r);
 	if (rc == 0 && !quiet) {
 		char nb[32], cb[32];
-		addr_fmt_size(nb, sizeof nb, sizes[0]);
-		addr_fmt_size(cb, sizeof cb, sizes[1]);
+		addr_fmt_size(nb, sizeof nb, r.sizes[0]);
+		addr_fmt_size(cb, sizeof cb, r.sizes[1]);
 		fprintf(stderr, "addr-assign: neuron %s, coeff %s\n", nb, cb);
 	}
 	return rc;

@@ -496,6 +496,27 @@ static int64_t plan_cycles(const struct gen *cg, int oi, const struct plan *p)
 	return cy;
 }
 
+/* 1 when an operand of op has rows longer than a DMA block's 16-bit W
+ * field: no cut along H or the channels moves it, only flat chunks (copy
+ * ops) or a rewrite in lower_fit (refolded elementwise ops, K parts).  An
+ * input sliced along axis 3 (a Transpose's) moves in blocks of its slice's
+ * rows instead. */
+static int rows_too_long(const struct ir_graph *g, const struct ir_op *op)
+{
+	int sl = cg_sliceable(g, op);
+	for (int i = 0; i < op->n_in + op->n_out; i++) {
+		int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+		int64_t s[4];
+		if (t < 0 || (sl && i < op->n_in && cg_input_sliced(g, op, i) &&
+			      isa_slice_axis(g, op, i) == 3))
+			continue;
+		cg_lane_shape(g, t, s);
+		if (s[3] >= (1 << 16))
+			return 1;
+	}
+	return 0;
+}
+
 /* The cut of op oi with the fewest cycles by the cost model, generated
  * alone, among those that fit (ties: fewer steps): slices along H with all
  * output channels; only when none fits, chunks of output channels (a
@@ -510,7 +531,8 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 	int64_t oc = splittable(g, op), best_t = -1, least = -1;
 	int max_chunks = oc ? (int)ceil_div(oc, lanes) : 1;
 	struct plan p = { 0 };
-	for (int pass = 0; pass < 3 && best_t < 0; pass++)
+	int passes = rows_too_long(g, op) ? 0 : 3;
+	for (int pass = 0; pass < passes && best_t < 0; pass++)
 		for (int ch = pass == 1 ? 2 : 1; ch <= (pass == 1 ? max_chunks : 1) && best_t < 0; ch++) {
 			int chans = ch > 1 ? (int)(ceil_div(ceil_div(oc, lanes), ch) * lanes) : 0;
 			if (ch > 1 && (chans >= oc || ceil_div(oc, chans) != ch))
@@ -551,6 +573,11 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 		if (cycles)
 			*cycles = best_t;
 		return 0;
+	}
+	if (!passes) {
+		err_set("op '%s' (%s) does not fit local memory: it has rows longer than a DMA "
+			"block's 65535 elements", op->name, op_name(op->type));
+		return -2;
 	}
 	char need[32], have[32];
 	addr_fmt_size(need, sizeof need, least);

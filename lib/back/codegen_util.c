@@ -160,6 +160,30 @@ int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uin
 	return 0;
 }
 
+/* Block blk as DMAs of fewer channels than the 16-bit field holds: a
+ * multiple of the lanes each, so that every part keeps channel c in lane
+ * c mod lanes and starts whole slots (of blk[0] x blk[2] rows) later in
+ * local memory.  Only the first waits: the DMA engine runs in order. */
+static int emit_dma_parts(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uint32_t lmem,
+			  const int64_t blk[4], int64_t cs, int64_t ns, uint32_t wait,
+			  const char *name)
+{
+	int64_t lanes = cg->c->lanes, most = ((1 << 16) - 1) / lanes * lanes;
+	if (blk[1] <= most)
+		return cg_emit_dma_raw(cg, kind, dt, ddr, lmem, blk, cs, ns, wait, name);
+	int64_t slot = blk[0] * blk[2] * isa_pitch(cg->c, dt, blk[3]);
+	for (int64_t c = 0; c < blk[1]; c += most) {
+		int64_t b[4] = { blk[0], blk[1] - c < most ? blk[1] - c : most, blk[2], blk[3] };
+		int64_t at = lmem + c / lanes * slot;
+		if (at > UINT32_MAX)
+			return err_set("tensor '%s': shape or address out of the DMA engine's range", name);
+		if (cg_emit_dma_raw(cg, kind, dt, ddr + c * cs * (int64_t)dtype_size(dt), (uint32_t)at,
+				    b, cs, ns, c ? 0 : wait, name) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
  * c0 < 0) of tensor t between DDR and local address lmem. */
 int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,
@@ -189,7 +213,7 @@ int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, in
 		if (h1 <= h0 || c1 <= c0)
 			return 0;
 		int64_t blk[4] = { s[2], c1 - c0, 1, (h1 - h0) * inner };
-		return cg_emit_dma_raw(cg, kind, x->dtype, ddr + ((int64_t)c0 * s[2] * s[3] + h0 * inner) * es,
+		return emit_dma_parts(cg, kind, x->dtype, ddr + ((int64_t)c0 * s[2] * s[3] + h0 * inner) * es,
 				       lmem, blk, s[2] * s[3], x->shape[3] * inner, wait, x->name);
 	}
 	if (h0 < 0) {
@@ -200,7 +224,7 @@ int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, in
 		return 0;
 	ddr += ((int64_t)c0 * s[2] * s[3] + (int64_t)h0 * s[3]) * es;
 	int64_t blk[4] = { s[0], c1 - c0, h1 - h0, s[3] };
-	return cg_emit_dma_raw(cg, kind, x->dtype, ddr, lmem, blk, s[2] * s[3], s[1] * s[2] * s[3],
+	return emit_dma_parts(cg, kind, x->dtype, ddr, lmem, blk, s[2] * s[3], s[1] * s[2] * s[3],
 			       wait, x->name);
 }
 

@@ -14,6 +14,11 @@
  *    Slice (or a new weight) per block, a MatMul per block into a part of
  *    the output, a Concat of the parts along the last axis.  Each output
  *    element is the same dot product, so the same bits too;
+ *  - a Conv, Gemm or MatMul whose reduction over input channels (K) is
+ *    what does not fit runs as partial ops over parts of K and their sum
+ *    at full precision (lib/back/lower_kin.c);
+ *  - a Conv, MaxPool or AveragePool whose one output row is too wide runs
+ *    on column blocks concatenated along W (lib/back/lower_wsplit.c);
  *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
  *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
  *    along H; Casts to f32 and back to the input's dtype and quantisation
@@ -30,6 +35,8 @@
 
 #include "back/codegen.h"
 #include "back/lower_fit.h"
+#include "back/lower_kin.h"
+#include "back/lower_wsplit.h"
 #include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -337,6 +344,11 @@ static int pool_rows(struct fit *f, int i)
 	return 1;
 }
 
+static void kin_note(void *ctx, int k, int owner)
+{
+	note(ctx, k, owner, 0);
+}
+
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
 	struct chip c = *chip;
@@ -347,7 +359,9 @@ int lower_fit(struct ir_graph *g, const struct chip *chip)
 		int rc = codegen_op_fits(g, &c, i);
 		if (rc != 0)
 			continue;
-		if (refold(&f, i, chip) || matmul_cols(&f, i, chip) || pool_rows(&f, i))
+		if (refold(&f, i, chip) || lower_kin(g, i, chip, kin_note, &f) ||
+		    lower_wsplit(g, i, chip, kin_note, &f) ||
+		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
 			any = 1;
 	}
 	err_set("%s", "");

@@ -58,6 +58,49 @@ static void add(struct isa_piece **v, int *n, int src, int64_t sat, int dst, int
 	++*n;
 }
 
+/* A Concat along an inner axis whose inputs keep their codes (as
+ * isa_is_copy asks): one run per input per index of the axes before the
+ * axis, at most ISA_COPY_MAX_RUNS in all; 0 when it is not such a Concat. */
+static int concat_runs(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
+{
+	if (op->type != OP_CONCAT || op->n_out != 1 || op->n_in < 1)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int q = y->dtype == DT_I8 || y->dtype == DT_U8, ax = norm_axis(op_int(op, "axis", 1), y->rank);
+	const struct ir_attr *am = op_attr(op, "multipliers"), *as = op_attr(op, "shifts");
+	if (ax < 0 || (q && (!am || !as || am->kind != ATTR_INTS || as->kind != ATTR_INTS ||
+			     am->n != op->n_in || as->n != op->n_in)))
+		return 0;
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < ax; d++)
+		outer *= y->shape[d];
+	for (int d = ax + 1; d < y->rank; d++)
+		inner *= y->shape[d];
+	if (outer * op->n_in > ISA_COPY_MAX_RUNS)
+		return 0;
+	for (int i = 0; i < op->n_in; i++) {
+		if (op->in[i] < 0)
+			return 0;
+		const struct ir_tensor *x = &g->tensors[op->in[i]];
+		if (x->data || x->dtype != y->dtype ||
+		    (q && (am->ints[i] != (INT64_C(1) << 30) || as->ints[i] != 30 ||
+			   x->zero_point != y->zero_point)))
+			return 0;
+	}
+	struct isa_piece *v = NULL;
+	int n = 0;
+	for (int64_t o = 0; o < outer; o++) {
+		int64_t at = o * y->shape[ax] * inner;
+		for (int i = 0; i < op->n_in; i++) {
+			int64_t len = g->tensors[op->in[i]].shape[ax] * inner;
+			add(&v, &n, op->in[i], o * len, op->out[0], at, len);
+			at += len;
+		}
+	}
+	*out = v;
+	return n;
+}
+
 int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
 {
 	struct isa_piece *v = NULL;
@@ -73,6 +116,8 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		*out = v;
 		return n;
 	}
+	if (op->type == OP_CONCAT)
+		return concat_runs(g, op, out);
 	if ((op->type != OP_SPLIT && op->type != OP_SLICE) || op->n_in < 1 || op->in[0] < 0)
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]];
@@ -98,7 +143,9 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 	}
 	if (op->n_out != 1 || op->n_in != 1)
 		return 0;
-	/* One cut axis a, step 1, only axes of size 1 before it. */
+	/* One cut axis a, step 1: one run per index of the axes before it
+	 * (at most ISA_COPY_MAX_RUNS of them: a K part of a MatMul's rows,
+	 * lib/back/lower_kin.c). */
 	int a;
 	int64_t first;
 	if (!slice_one_axis(op, x, &a, &first))
@@ -107,12 +154,16 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		a = 0;
 		first = 0;
 	}
+	int64_t outer = 1;
 	for (int d = 0; d < a; d++)
-		if (x->shape[d] != 1)
-			return 0;
+		outer *= x->shape[d];
+	if (outer > ISA_COPY_MAX_RUNS)
+		return 0;
 	for (int d = a + 1; d < x->rank; d++)
 		inner *= x->shape[d];
-	add(&v, &n, op->in[0], first * inner, op->out[0], 0, tensor_numel(&g->tensors[op->out[0]]));
+	int64_t len = outer ? tensor_numel(&g->tensors[op->out[0]]) / outer : 0;
+	for (int64_t o = 0; o < outer; o++)
+		add(&v, &n, op->in[0], (o * x->shape[a] + first) * inner, op->out[0], o * len, len);
 	*out = v;
 	return n;
 }

@@ -16,8 +16,10 @@ struct isa_piece {
 /* The runs of a copy op into *out (the caller frees it): those of
  * isa_is_copy, a Split along an axis with only axes of size 1 before it
  * (each output a run of the input), a Slice cutting one axis with step 1
- * and only axes of size 1 before it; inputs and outputs of one dtype,
- * scale and zero point.  Returns the count, 0 when op is not such a copy. */
+ * (a run per index of the axes before it, at most ISA_COPY_MAX_RUNS);
+ * inputs and outputs of one dtype, scale and zero point.  Returns the
+ * count, 0 when op is not such a copy. */
+#define ISA_COPY_MAX_RUNS 4096
 int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out);
 
 #endif

@@ -185,8 +185,25 @@ static int binary_tpu(struct kern *k, int mul)
 	return 0;
 }
 
+/* Two i32 partial sums of a split reduction (lib/back/lower_kin.c), of
+ * the same shape: their exact sum, saturated. */
+static int add_i32(struct kern *k)
+{
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	int64_t n = view_numel(y);
+	if (a->dtype != DT_I32 || b->dtype != DT_I32 || view_numel(a) != n || view_numel(b) != n)
+		return op_error(k->op, "int32 kernel needs two i32 inputs of the output's shape");
+	const int32_t *ad = a->data, *bd = b->data;
+	int32_t *yd = y->data;
+	for (int64_t i = 0; i < n; i++)
+		yd[i] = quant_add_sat32(ad[i], bd[i]);
+	return 0;
+}
+
 static int add_tpu(struct kern *k)
 {
+	if (k->out[0].dtype == DT_I32)
+		return add_i32(k);
 	return binary_tpu(k, 0);
 }
 

@@ -41,7 +41,7 @@ static int conv_infer(struct ir_graph *g, struct ir_op *op)
 	};
 	if (shape[2] < 1 || shape[3] < 1)
 		return op_error(op, "kernel larger than the padded input");
-	op_set_out(g, op, 0, x->dtype, 4, shape);
+	op_set_out(g, op, 0, quant_acc_dtype(g, op, x->dtype), 4, shape);
 	return 0;
 }
 
@@ -210,6 +210,12 @@ static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, i
 {
 	int64_t p = nr * cv->ow;
 	conv_accumulate(cv->w + o0 * cv->kk, cv->kk, no, col, p, acc);
+	if (cv->ydt == DT_I32) {   /* a partial sum (attribute acc): the raw accumulator */
+		for (int o = 0; o < no; o++)
+			memcpy((int32_t *)cv->y + ((b * cv->oc + o0 + o) * cv->oh + r0) * cv->ow,
+			       acc + o * p, sizeof *acc * (size_t)p);
+		return 0;
+	}
 	for (int o = 0; o < no; o++) {
 		int32_t bias, mult, shift;
 		if (quant_channel_params(cv->k, 2, (int)(o0 + o), &bias, &mult, &shift) < 0)
@@ -232,7 +238,8 @@ static int conv_tpu(struct kern *k)
 	struct kern_rows rows;
 	if (spatial_get(k->g, k->op, &cv.s) < 0)
 		return -1;
-	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || !quant_is_q(yv->dtype))
+	int raw = yv->dtype == DT_I32;
+	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || (!quant_is_q(yv->dtype) && !raw))
 		return op_error(k->op, "int8 kernel needs i8 or u8 input and output, i8 weight");
 	if (view_numel(yv) == 0)
 		return 0;
@@ -259,7 +266,7 @@ static int conv_tpu(struct kern *k)
 	cv.out_row0 = k->out_row0;
 	if (cv.icg * cv.s.group != cv.c || cv.ocg * cv.s.group != cv.oc)
 		return op_error(k->op, "channels and group disagree");
-	if (quant_check_channel_params(k, 2, cv.oc) < 0)
+	if (!raw && quant_check_channel_params(k, 2, cv.oc) < 0)
 		return -1;
 	quant_out_bounds(k->op, yv->dtype, yv->scale, yv->zero_point, &cv.lo, &cv.hi);
 

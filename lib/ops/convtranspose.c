@@ -74,7 +74,8 @@ static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 	};
 	if (shape[2] < 1 || shape[3] < 1)
 		return op_error(op, "empty output");
-	op_set_out(g, op, 0, DT_F32, 4, shape);
+	op_set_out(g, op, 0, q ? quant_acc_dtype(g, op, x->dtype) == DT_I32 ? DT_I32 : DT_F32 : DT_F32,
+		   4, shape);
 	return 0;
 }
 
@@ -187,14 +188,15 @@ static int deconv_tpu(struct kern *k)
 	struct deconv d;
 	if (deconv_get(k->op, &d) < 0)
 		return -1;
-	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || !quant_is_q(yv->dtype))
+	int raw = yv->dtype == DT_I32;   /* a partial sum (attribute acc) */
+	if (!quant_is_q(xv->dtype) || wv->dtype != DT_I8 || (!quant_is_q(yv->dtype) && !raw))
 		return op_error(k->op, "int8 kernel needs i8 or u8 input and output, i8 weight");
 	int64_t n = xv->shape[0], ci = xv->shape[1], ih = xv->shape[2], iw = xv->shape[3];
 	int64_t co = yv->shape[1], oh = yv->shape[2], ow = yv->shape[3];
 	if (wv->rank != 4 || ci % d.group || co % d.group || wv->shape[0] != co ||
 	    wv->shape[1] != ci / d.group || wv->shape[2] != d.kh || wv->shape[3] != d.kw)
 		return op_error(k->op, "int8 weight must be [C_out, C_in/group, KH, KW]");
-	if (quant_check_channel_params(k, 2, co) < 0)
+	if (!raw && quant_check_channel_params(k, 2, co) < 0)
 		return -1;
 	int lo, hi, zx = xv->zero_point, zy = yv->zero_point;
 	quant_out_bounds(k->op, yv->dtype, yv->scale, zy, &lo, &hi);
@@ -208,8 +210,8 @@ static int deconv_tpu(struct kern *k)
 		#pragma omp for schedule(static)
 		for (int64_t no = 0; no < n * co; no++) {
 			int64_t b = no / co, oc = no % co, g = oc / cog;
-			int32_t bias, mult, shift;
-			if (quant_channel_params(k, 2, (int)oc, &bias, &mult, &shift) < 0) {
+			int32_t bias = 0, mult = 0, shift = 0;
+			if (!raw && quant_channel_params(k, 2, (int)oc, &bias, &mult, &shift) < 0) {
 				err = 1;
 				continue;
 			}
@@ -234,7 +236,9 @@ static int deconv_tpu(struct kern *k)
 					}
 			}
 			int64_t y0 = no * oh * ow;
-			for (int64_t i = 0; i < oh * ow; i++)
+			if (raw)
+				memcpy((int32_t *)yv->data + y0, acc, sizeof *acc * (size_t)(oh * ow));
+			for (int64_t i = 0; i < oh * ow && !raw; i++)
 				quant_put(yv->data, yv->dtype, y0 + i,
 					  quant_requant_zp(quant_add_sat32(acc[i], bias), mult, shift, zy, lo, hi));
 		}

@@ -32,7 +32,7 @@ static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 	    (broadcast_shape(2, shape, c->rank, c->shape, &br, bs) < 0 || br != 2 ||
 	     bs[0] != m || bs[1] != n))
 		return op_error(op, "C does not broadcast to [%lld,%lld]", (long long)m, (long long)n);
-	op_set_out(g, op, 0, a->dtype, 2, shape);
+	op_set_out(g, op, 0, quant_acc_dtype(g, op, a->dtype), 2, shape);
 	return 0;
 }
 
@@ -84,7 +84,7 @@ static int matmul_infer(struct ir_graph *g, struct ir_op *op)
 		shape[n++] = bsh[rb - 1];
 	if (n > IR_MAX_RANK)
 		return op_error(op, "result rank too large");
-	op_set_out(g, op, 0, a->dtype, n, shape);
+	op_set_out(g, op, 0, quant_acc_dtype(g, op, a->dtype), n, shape);
 	return 0;
 }
 
@@ -225,7 +225,8 @@ static int gemm_tpu(struct kern *k)
 	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	if (!quant_is_q(a->dtype) || b->dtype != DT_I8 || !quant_is_q(y->dtype))
+	int raw = y->dtype == DT_I32;   /* a partial sum (attribute acc) */
+	if (!quant_is_q(a->dtype) || b->dtype != DT_I8 || (!quant_is_q(y->dtype) && !raw))
 		return op_error(k->op, "int8 kernel needs i8 or u8 A and output, i8 B");
 	if (op_int(k->op, "transA", 0) || a->rank != 2 || b->rank != 2)
 		return op_error(k->op, "int8 kernel needs 2-D A without transA");
@@ -233,7 +234,7 @@ static int gemm_tpu(struct kern *k)
 	int64_t m = a->shape[0], kk = a->shape[1], n = y->shape[1];
 	if (b->shape[tb ? 1 : 0] != kk || b->shape[tb ? 0 : 1] != n)
 		return op_error(k->op, "B does not match A and the output");
-	if (quant_check_channel_params(k, 2, n) < 0)
+	if (!raw && quant_check_channel_params(k, 2, n) < 0)
 		return -1;
 	int lo, hi;
 	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
@@ -261,6 +262,10 @@ static int gemm_tpu(struct kern *k)
 				for (int64_t j = 0; j < n; j++)
 					acc[j] += av * br[j];
 			}
+		}
+		if (raw) {
+			memcpy((int32_t *)y->data + i * n, acc, sizeof *acc * (size_t)n);
+			continue;
 		}
 		for (int64_t j = 0; j < n; j++) {
 			int32_t bias, mult, shift;
@@ -331,7 +336,8 @@ static int matmul_tpu(struct kern *k)
 	if (quant_is_float(k->out[0].dtype))
 		return quant_run_f32(k);
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	if (!quant_is_q(a->dtype) || !quant_is_q(b->dtype) || !quant_is_q(y->dtype))
+	int raw = y->dtype == DT_I32;   /* a partial sum (attribute acc) */
+	if (!quant_is_q(a->dtype) || !quant_is_q(b->dtype) || (!quant_is_q(y->dtype) && !raw))
 		return op_error(k->op, "int8 kernel needs i8 or u8 A, B and output");
 	int64_t ash[IR_MAX_RANK], bsh[IR_MAX_RANK];
 	int ra = matmul_promote(a->rank, a->shape, 0, ash);
@@ -350,8 +356,8 @@ static int matmul_tpu(struct kern *k)
 	if (bd[r - 2] != kk || view_numel(y) != nb * m * n)
 		return op_error(k->op, "B does not match A and the output");
 	const struct view *p = &k->in[2];
-	int64_t np = p->rank == 2 && p->shape[1] == 3 ? p->shape[0] : view_numel(p);
-	if ((np != n && np != 1) || quant_check_channel_params(k, 2, np) < 0)
+	int64_t np = raw ? 0 : p->rank == 2 && p->shape[1] == 3 ? p->shape[0] : view_numel(p);
+	if (!raw && ((np != n && np != 1) || quant_check_channel_params(k, 2, np) < 0))
 		return op_error(k->op, "int8 parameters must number %lld or 1", (long long)n);
 	int lo, hi;
 	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
@@ -378,10 +384,14 @@ static int matmul_tpu(struct kern *k)
 				bt[j * kk + t] = quant_get(b->data, b->dtype, ob + t * n + j) - zb;
 		for (int64_t i = 0; i < m; i++)
 			for (int64_t j = 0; j < n; j++) {
-				const int32_t *x = ar + i * kk, *w = bt + j * kk, *q = par + 3 * (np == 1 ? 0 : j);
+				const int32_t *x = ar + i * kk, *w = bt + j * kk, *q = par + 3 * (np == 1 || raw ? 0 : j);
 				int32_t acc = 0;
 				for (int64_t t = 0; t < kk; t++)
 					acc += x[t] * w[t];
+				if (raw) {
+					((int32_t *)y->data)[(bi * m + i) * n + j] = acc;
+					continue;
+				}
 				quant_put(y->data, y->dtype, (bi * m + i) * n + j,
 					  quant_requant_zp(quant_add_sat32(acc, q[0]), q[1], q[2], zy, lo, hi));
 			}

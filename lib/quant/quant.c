@@ -299,3 +299,8 @@ int quant_run_f32(struct kern *k)
 	free(w.out);
 	return rc;
 }
+
+enum ir_dtype quant_acc_dtype(const struct ir_graph *g, const struct ir_op *op, enum ir_dtype x)
+{
+	return g->dialect == DIALECT_TPU && quant_is_q(x) && op_int(op, "acc", 0) ? DT_I32 : x;
+}

@@ -167,6 +167,12 @@ void quant_out_bounds(const struct ir_op *op, enum ir_dtype dt, float out_scale,
  * naming the op when neither form is present or C is out of range. */
 int quant_channel_params(const struct kern *k, int first, int c,
 			 int32_t *bias, int32_t *mult, int32_t *shift);
+/* The output dtype of a Conv, Gemm or MatMul on input dtype X: i32 for a
+ * partial sum over a part of the input channels (attribute acc = 1, made by
+ * lib/back/lower_kin.c) of i8 or u8 inputs, whose kernel then writes the
+ * raw int32 accumulator without bias or requantisation; X otherwise. */
+enum ir_dtype quant_acc_dtype(const struct ir_graph *g, const struct ir_op *op, enum ir_dtype x);
+
 /* Check the form and channel count of those parameters once per kernel. */
 int quant_check_channel_params(const struct kern *k, int first, int64_t channels);
 

@@ -1,0 +1,352 @@
+/* lower_kin.c - splits along the reduction axis (lib/back/lower_kin.h).
+ *
+ * Codegen cuts an op into rows and chunks of output channels; what it
+ * cannot cut is the axis the op sums over.  A Conv or ConvTranspose (one
+ * group) whose one output channel's weights, or one input row across all
+ * channels, fill a lane, and a Gemm or MatMul whose rows of K do, become G partial ops over
+ * parts of K (input channels of a Conv, columns of A and rows of B of a
+ * MatMul), each reading a Slice of the activation and its part of the
+ * weights, and the sum of the partial results:
+ *
+ *  - f32, bf16, f16: the partial ops write f32 (the bias, or Gemm's C, in
+ *    the first only), Adds in f32 sum them, then the fused ReLU as a Clip
+ *    and a Cast to the op's dtype.  The sum is the unsplit one's up to f32
+ *    rounding;
+ *  - int8: the partial ops write their raw int32 accumulators (attribute
+ *    acc = 1, dtype i32: lib/quant/quant.h quant_acc_dtype), Adds sum them
+ *    exactly in int32 and a Cast with the op's bias, multiplier and shift
+ *    as inputs requantises the sum to the op's output: the same bits as
+ *    the unsplit op's kernel.
+ *
+ * Parts hold a multiple of the lanes where K allows; their count is the
+ * least for which, by the lane layout (lib/chip/isa.h isa_lane_bytes), one
+ * step of a partial op (its input rows, a lane's worth of output channels'
+ * weights or of a MatMul's columns, one output row), double buffered, fills
+ * at most half of local memory; a MatMul whose columns alone are too many
+ * is left to lower_fit's column blocks.  An op whose single part of one channel still does not fit is
+ * left alone for codegen to name.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/lower_kin.h"
+#include "chip/isa.h"
+#include "ir/base.h"
+#include "ir/op.h"
+#include "quant/quant.h"
+
+struct kin {
+	struct ir_graph *g;
+	int i;
+	kin_note_fn note;
+	void *ctx;
+};
+
+/* The op's reduction: axis of input 0 (ax) and of input 1 (bx) that sum,
+ * and K; 0 when op is not a Conv, Gemm or MatMul this file splits. */
+static int kin_axes(const struct ir_graph *g, const struct ir_op *op, int *ax, int *bx, int64_t *k)
+{
+	if (op->n_out != 1 || op->n_in < 2 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *a = &g->tensors[op->in[0]], *b = &g->tensors[op->in[1]];
+	switch (op->type) {
+	case OP_CONV:
+		if (op_int(op, "group", 1) != 1 || a->rank != 4 || b->rank != 4 || !b->data)
+			return 0;
+		*ax = 1;
+		*bx = 1;
+		break;
+	case OP_CONVTRANSPOSE:
+		/* the weight is [C_in, C_out, KH, KW], in int8 [C_out, C_in, KH, KW] */
+		if (op_int(op, "group", 1) != 1 || a->rank != 4 || b->rank != 4 || !b->data)
+			return 0;
+		*ax = 1;
+		*bx = b->dtype == DT_I8 ? 1 : 0;
+		break;
+	case OP_GEMM:
+		if (op_int(op, "transA", 0) || a->rank != 2 || b->rank != 2 || !b->data)
+			return 0;
+		*ax = 1;
+		*bx = op_int(op, "transB", 0) ? 1 : 0;
+		break;
+	case OP_MATMUL:
+		if (a->rank < 2 || b->rank < 2 || a->data)
+			return 0;
+		*ax = a->rank - 1;
+		*bx = b->rank - 2;
+		break;
+	default:
+		return 0;
+	}
+	*k = a->shape[*ax];
+	return *k >= 2 && b->shape[*bx] == *k;
+}
+
+static int64_t lane_bytes(const struct chip *c, enum ir_dtype dt, int rank, const int64_t *shape,
+			  int weight)
+{
+	int64_t s[4];
+	isa_lane_shape(rank, shape, weight, s);
+	return isa_lane_bytes(c, dt, s);
+}
+
+/* Bytes per lane of one step of the op with kg of K: input 0's rows for
+ * one output row, input 1 (a weight: a lane's worth of output channels),
+ * one output row at 4 bytes an element; double buffered. */
+static int64_t step_bytes(const struct ir_graph *g, const struct ir_op *op, const struct chip *c,
+			  int ax, int bx, int64_t kg)
+{
+	const struct ir_tensor *a = &g->tensors[op->in[0]], *b = &g->tensors[op->in[1]];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int64_t as[IR_MAX_RANK], bs[IR_MAX_RANK], ys[IR_MAX_RANK];
+	memcpy(as, a->shape, sizeof as);
+	memcpy(bs, b->shape, sizeof bs);
+	memcpy(ys, y->shape, sizeof ys);
+	as[ax] = kg;
+	bs[bx] = kg;
+	int wb = b->data != NULL;
+	if (op->type == OP_CONV) {
+		int64_t kh = b->shape[2], dh = 1, d[2];
+		if (op_ints(op, "dilations", d, 2) == 2)
+			dh = d[0];
+		as[0] = ys[0] = 1;
+		as[2] = (kh - 1) * dh + 1 < a->shape[2] ? (kh - 1) * dh + 1 : a->shape[2];
+		ys[2] = 1;
+		bs[0] = bs[0] < c->lanes ? bs[0] : c->lanes;
+		ys[1] = bs[0];
+	} else if (op->type == OP_CONVTRANSPOSE) {
+		int64_t s[2] = { 1, 1 };
+		op_ints(op, "strides", s, 2);
+		int64_t rows = ceil_div(b->shape[2], s[0] > 0 ? s[0] : 1) + 1;
+		as[0] = ys[0] = 1;
+		as[2] = rows < a->shape[2] ? rows : a->shape[2];
+		ys[2] = s[0] > 0 ? s[0] : 1;
+	} else if (op->type == OP_GEMM) {
+		int n = bx == 1 ? 0 : 1;
+		bs[n] = bs[n] < c->lanes ? bs[n] : c->lanes;
+		ys[1] = bs[n];
+	} else {
+		/* a MatMul: lower_fit's column blocks take care of N, so only
+		 * a lane's worth of B's columns counts */
+		bs[b->rank - 1] = bs[b->rank - 1] < c->lanes ? bs[b->rank - 1] : c->lanes;
+		ys[y->rank - 1] = ys[y->rank - 1] < c->lanes ? ys[y->rank - 1] : c->lanes;
+		if (y->rank >= 4 && a->rank == y->rank)
+			as[2] = ys[2] = 1;
+	}
+	int64_t need = lane_bytes(c, a->dtype, a->rank, as, 0) +
+		       lane_bytes(c, b->dtype, b->rank, bs, wb && isa_weight_layout(b)) +
+		       lane_bytes(c, DT_F32, y->rank, ys, 0);
+	return 2 * need;
+}
+
+/* Elements per part, or 0 when no split makes a step fit or none is
+ * needed. */
+static int64_t part_size(const struct ir_graph *g, const struct ir_op *op, const struct chip *c,
+			 int ax, int bx, int64_t k)
+{
+	int64_t budget = c->lmem_bytes / 2;
+	if (step_bytes(g, op, c, ax, bx, k) <= budget)
+		return 0;
+	for (int64_t parts = 2; parts <= k; parts++) {
+		int64_t kg = ceil_div(k, parts);
+		if (kg > c->lanes)
+			kg = ceil_div(kg, c->lanes) * c->lanes;
+		if (kg >= k || ceil_div(k, kg) != parts)
+			continue;
+		if (step_bytes(g, op, c, ax, bx, kg) <= budget)
+			return kg;
+	}
+	return 0;
+}
+
+static int add_act(struct ir_graph *g, const char *base, enum ir_dtype dt, float scale, int zp,
+		   int rank, const int64_t *shape)
+{
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_tensor(g, name, dt, rank, shape);
+	free(name);
+	g->tensors[t].scale = scale;
+	g->tensors[t].zero_point = zp;
+	return t;
+}
+
+/* Elements [k0, k1) of weight t along axis ax, as a new weight. */
+static int weight_part(struct ir_graph *g, int t, int ax, int64_t k0, int64_t k1)
+{
+	const struct ir_tensor *w = &g->tensors[t];
+	int64_t outer = 1, inner = 1, n = w->shape[ax], m = k1 - k0;
+	for (int d = 0; d < ax; d++)
+		outer *= w->shape[d];
+	for (int d = ax + 1; d < w->rank; d++)
+		inner *= w->shape[d];
+	size_t es = dtype_size(w->dtype), run = (size_t)(m * inner) * es;
+	char *buf = xmalloc((size_t)outer * run + 1);
+	for (int64_t o = 0; o < outer; o++)
+		memcpy(buf + (size_t)o * run, (const char *)w->data + (size_t)((o * n + k0) * inner) * es,
+		       run);
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, w->shape, sizeof shape);
+	shape[ax] = m;
+	char base[512];
+	snprintf(base, sizeof base, "%s_k%lld", w->name, (long long)k0);
+	char *name = graph_unique_name(g, base, 1);
+	enum ir_dtype dt = w->dtype;
+	float scale = w->scale;
+	int zp = w->zero_point, rank = w->rank;
+	int k = graph_add_weight(g, name, dt, rank, shape, buf);
+	g->tensors[k].scale = scale;
+	g->tensors[k].zero_point = zp;
+	free(name);
+	free(buf);
+	return k;
+}
+
+/* Elements [k0, k1) of activation t along axis ax: a Slice before op i. */
+static int act_part(struct kin *s, int t, int ax, int64_t k0, int64_t k1)
+{
+	struct ir_graph *g = s->g;
+	const struct ir_tensor *x = &g->tensors[t];
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, x->shape, sizeof shape);
+	shape[ax] = k1 - k0;
+	char base[512];
+	snprintf(base, sizeof base, "%s_k%lld", x->name, (long long)k0);
+	int p = add_act(g, base, x->dtype, x->scale, x->zero_point, x->rank, shape);
+	int k = graph_add_op(g, OP_SLICE, g->tensors[p].name, 1, &t, 1, &p);
+	int64_t st = k0, en = k1, a = ax, one = 1;
+	op_set_ints(&g->ops[k], "starts", 1, &st);
+	op_set_ints(&g->ops[k], "ends", 1, &en);
+	op_set_ints(&g->ops[k], "axes", 1, &a);
+	op_set_ints(&g->ops[k], "steps", 1, &one);
+	s->note(s->ctx, k, s->i);
+	return p;
+}
+
+/* An op of type t over in[0..n) into a new tensor like `like` of dtype dt
+ * (accumulator: no scale); returns the tensor. */
+static int add_op(struct kin *s, enum op_type t, const char *sfx, const int *in, int n, int like,
+		  enum ir_dtype dt)
+{
+	struct ir_graph *g = s->g;
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", g->tensors[like].name, sfx);
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, g->tensors[like].shape, sizeof shape);
+	int y = add_act(g, base, dt, 0, 0, g->tensors[like].rank, shape);
+	int k = graph_add_op(g, t, g->tensors[y].name, n, in, 1, &y);
+	s->note(s->ctx, k, s->i);
+	return y;
+}
+
+/* Requantisation parameter j (0 bias, 1 multiplier, 2 shift) of int8 op
+ * i, shaped to broadcast to its output along axis cax. */
+static int requant_param(struct ir_graph *g, int i, int j, int cax)
+{
+	const struct ir_op *op = &g->ops[i];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int t = op->n_in > 2 + j ? op->in[2 + j] : -1;
+	int64_t n = t >= 0 ? tensor_numel(&g->tensors[t]) : 1, shape[IR_MAX_RANK];
+	int rank = y->rank;
+	for (int d = 0; d < rank; d++)
+		shape[d] = 1;
+	if (n > 1)
+		shape[cax] = n;
+	int32_t zero = 0;
+	const void *data = t >= 0 ? g->tensors[t].data : &zero;
+	static const char *const what[3] = { "bias", "multiplier", "shift" };
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", op->name ? op->name : "op", what[j]);
+	char *name = graph_unique_name(g, base, 1);
+	int w = graph_add_weight(g, name, DT_I32, rank, shape, data);
+	free(name);
+	return w;
+}
+
+int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx)
+{
+	const struct ir_op *op = &g->ops[i];
+	int ax, bx;
+	int64_t k;
+	if (!kin_axes(g, op, &ax, &bx, &k))
+		return 0;
+	enum ir_dtype ydt = g->tensors[op->out[0]].dtype;
+	int q = quant_is_q(ydt);
+	if (q) {
+		if (op->n_in != 5 || op->in[3] < 0 || op->in[4] < 0)
+			return 0;
+	} else if (!quant_is_float(ydt)) {
+		return 0;
+	}
+	int64_t kg = part_size(g, op, c, ax, bx, k);
+	if (kg <= 0)
+		return 0;
+	struct kin s = { .g = g, .i = i, .note = note, .ctx = ctx };
+	int yt = op->out[0], parts = (int)ceil_div(k, kg);
+	enum ir_dtype adt = q ? DT_I32 : DT_F32;
+	int acc = -1;
+	for (int p = 0; p < parts; p++) {
+		int64_t k0 = p * kg, k1 = k0 + kg < k ? k0 + kg : k;
+		int in[3], n = 2;
+		in[0] = act_part(&s, g->ops[i].in[0], ax, k0, k1);
+		int b = g->ops[i].in[1];
+		in[1] = g->tensors[b].data ? weight_part(g, b, bx, k0, k1) : act_part(&s, b, bx, k0, k1);
+		if (!q && p == 0 && g->ops[i].n_in > 2 && g->ops[i].in[2] >= 0)
+			in[n++] = g->ops[i].in[2];
+		char sfx[32];
+		snprintf(sfx, sizeof sfx, "k%lld", (long long)k0);
+		int pt = add_op(&s, g->ops[i].type, sfx, in, n, yt, adt);
+		/* the partial op: the attributes of op i but the fused ReLU */
+		struct ir_op *o = &g->ops[g->n_ops - 1];
+		for (int a = 0; a < g->ops[i].n_attr; a++) {
+			const struct ir_attr *at = &g->ops[i].attr[a];
+			if (strcmp(at->name, "do_relu") && strcmp(at->name, "relu_limit"))
+				op_copy_attr(o, at);
+		}
+		if (q)
+			op_set_int(o, "acc", 1);
+		if (acc < 0) {
+			acc = pt;
+		} else {
+			int two[2] = { acc, pt };
+			acc = add_op(&s, OP_ADD, "sum", two, 2, pt, adt);
+		}
+	}
+	/* op i becomes the last step: the requantising Cast (int8), or a Clip
+	 * for the fused ReLU and a Cast to the op's dtype */
+	struct ir_op *o = &g->ops[i];
+	int relu = (int)op_int(o, "do_relu", 0);
+	double limit = op_float(o, "relu_limit", 0);
+	if (q) {
+		int cax = o->type == OP_CONV ? 1 : g->tensors[yt].rank - 1;
+		int in[4] = { acc, requant_param(g, i, 0, cax), requant_param(g, i, 1, cax),
+			      requant_param(g, i, 2, cax) };
+		o = &g->ops[i];
+		op_set_inputs(o, 4, in);
+	} else {
+		if (relu) {
+			acc = add_op(&s, OP_CLIP, "relu", &acc, 1, acc, DT_F32);
+			op_set_float(&g->ops[g->n_ops - 1], "min", 0.0);
+			if (limit > 0)
+				op_set_float(&g->ops[g->n_ops - 1], "max", limit);
+		}
+		o = &g->ops[i];
+		op_set_inputs(o, 1, &acc);
+	}
+	for (int a = 0; a < o->n_attr; a++) {
+		free(o->attr[a].name);
+		free(o->attr[a].ints);
+		free(o->attr[a].floats);
+		free(o->attr[a].s);
+	}
+	free(o->attr);
+	o->attr = NULL;
+	o->n_attr = 0;
+	o->type = OP_CAST;
+	op_set_str(o, "to", dtype_name(ydt));
+	if (q && relu) {
+		op_set_int(o, "do_relu", 1);
+		if (limit > 0)
+			op_set_float(o, "relu_limit", limit);
+	}
+	return 1;
+}
