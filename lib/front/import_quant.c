@@ -28,7 +28,7 @@ static int settle(struct imp *im, int i)
 {
 	struct ir_graph *g = im->g;
 	struct ir_op *op = &g->ops[i];
-	if (op_defs[op->type]->infer(g, op) < 0)
+	if (op_infer(g, op) < 0)
 		return err_prefix("'%s'", im->path);
 	for (int j = 0; j < op->n_out; j++)
 		set_known(im, op->out[j]);

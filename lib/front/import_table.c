@@ -10,9 +10,10 @@
 #include "ir/base.h"
 #include "ir/op.h"
 
-#define UNARY(name) { name, 1, 1, { 0 }, NULL, NULL, 0 }
-#define BINARY(name) { name, 2, 2, { 0 }, NULL, NULL, 0 }
-#define VARIADIC(name) { name, 1, ANY, { 0 }, NULL, NULL, 0 }
+/* ops taken as they are: their counts are the IR op's (OP_IO) */
+#define UNARY(name) { name, FROM_DEF, FROM_DEF, { 0 }, NULL, NULL, 0 }
+#define BINARY(name) UNARY(name)
+#define VARIADIC(name) UNARY(name)
 #define REDUCE(name) { name, 1, 2, { "axes", "keepdims", "noop_with_empty_axes" }, cv_reduce, NULL, 0 }
 
 const struct node_rule node_rules[] = {

@@ -12,8 +12,6 @@
 
 static int cast_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int dt = dtype_from_name(op_str(op, "to", ""));
 	if (dt < 0)

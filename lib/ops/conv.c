@@ -16,8 +16,7 @@ static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0 ||
-	    spatial_get(g, op, &s) < 0)
+	if (spatial_get(g, op, &s) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1);
 	if (x->rank != 4 || w->rank != 4)

@@ -50,8 +50,6 @@ static int deconv_get(const struct ir_op *op, struct deconv *d)
 static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *b = op_in(g, op, 2);
 	struct deconv d;
 	if (deconv_get(op, &d) < 0)
@@ -247,8 +245,6 @@ static int deconv_tpu(struct kern *k)
 
 static int gmaxpool_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->dtype != DT_F32 || x->rank < 3)
 		return op_error(op, "needs an f32 input of rank 3 or more");

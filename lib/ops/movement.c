@@ -97,8 +97,6 @@ static int copy_same(struct kern *k)
 
 static int transpose_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t perm[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int seen[IR_MAX_RANK] = { 0 };
@@ -127,8 +125,6 @@ static int transpose_run(struct kern *k)
 
 static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t axes[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int mask[IR_MAX_RANK] = { 0 }, rank = 0;
@@ -164,8 +160,6 @@ static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 
 static int gather_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
 	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
 	if (axis < 0)
@@ -258,8 +252,6 @@ static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
 
 static int slice_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
 	if (slice_resolve(op, x->rank, x->shape, start, step, count) < 0)
@@ -288,8 +280,6 @@ static int slice_run(struct kern *k)
 
 static int split_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
 	if (axis < 0)
@@ -354,8 +344,6 @@ static int split_run(struct kern *k)
 
 static int expand_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", s, IR_MAX_RANK + 1), rank;
@@ -381,8 +369,6 @@ static int expand_run(struct kern *k)
 
 static int tile_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
@@ -425,8 +411,6 @@ static int tile_run(struct kern *k)
 
 static int d2s_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t b = op_int(op, "blocksize", 0), shape[4];
 	if (x->rank != 4 || b < 1)
@@ -484,8 +468,6 @@ static void shape_range(const struct ir_op *op, int r, int64_t *b, int64_t *e)
 
 static int shape_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t b, e, n;
 	if (op->type == OP_SIZE) {
@@ -563,7 +545,7 @@ static int range_values(const struct ir_graph *g, const struct ir_op *op, double
 static int range_infer(struct ir_graph *g, struct ir_op *op)
 {
 	double v[3];
-	if (op_check_arity(g, op, 3, 3) < 0 || range_values(g, op, v) < 0)
+	if (range_values(g, op, v) < 0)
 		return -1;
 	if (v[2] == 0)
 		return op_error(op, "delta is 0");
