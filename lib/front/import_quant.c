@@ -264,24 +264,26 @@ int cv_qlinearleakyrelu(struct imp *im, struct ir_op *op)
 	return qlinear_unary(im, op, OP_LEAKYRELU, cv_leakyrelu);
 }
 
-int cv_qlinearavgpool(struct imp *im, struct ir_op *op)
+/* The two QLinear pools: NCHW only. */
+static int qlinear_pool(struct imp *im, struct ir_op *op, enum op_type t,
+			int (*cv)(struct imp *, struct ir_op *))
 {
 	int64_t v;
 	if (attr_int(im, "channels_last", 0, &v) < 0)
 		return -1;
 	if (v)
 		return node_err(im, "channels_last %lld is not supported", (long long)v);
-	return qlinear_unary(im, op, OP_AVGPOOL, cv_avgpool);
+	return qlinear_unary(im, op, t, cv);
+}
+
+int cv_qlinearavgpool(struct imp *im, struct ir_op *op)
+{
+	return qlinear_pool(im, op, OP_AVGPOOL, cv_avgpool);
 }
 
 int cv_qlineargavgpool(struct imp *im, struct ir_op *op)
 {
-	int64_t v;
-	if (attr_int(im, "channels_last", 0, &v) < 0)
-		return -1;
-	if (v)
-		return node_err(im, "channels_last %lld is not supported", (long long)v);
-	return qlinear_unary(im, op, OP_GAVGPOOL, NULL);
+	return qlinear_pool(im, op, OP_GAVGPOOL, NULL);
 }
 
 /* com.microsoft QLinearConcat(ys, yz, x0, x0s, x0z, x1, ...; axis). */

@@ -74,7 +74,7 @@ const struct node_rule node_rules[] = {
 	{ "Transpose", 1, 1, { "perm" }, cv_transpose, NULL, 0 },
 	{ "Squeeze", 1, 2, { "axes" }, cv_squeeze, NULL, 0 },
 	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
-	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
+	{ "Gather", 2, 2, { "axis" }, cv_axis0, NULL, 0 },
 	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
 	{ "Split", 1, 2, { "axis", "num_outputs", "split" }, cv_split, NULL, INT_MAX },
 	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },

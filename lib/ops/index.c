@@ -10,6 +10,7 @@
 
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ops/kern_util.h"
 #include "quant/quant.h"
 
 static int64_t ld_index(const struct view *v, int64_t i)
@@ -98,11 +99,7 @@ static int elements_run(struct kern *k)
 				(const char *)k->in[2].data + (size_t)e * es, x->dtype, red);
 		else
 			memcpy((char *)y->data + (size_t)e * es, (const char *)x->data + (size_t)off * es, es);
-		for (int d = r - 1; d >= 0; d--) {
-			if (++idx[d] < ix->shape[d])
-				break;
-			idx[d] = 0;
-		}
+		kern_index_next(r, ix->shape, idx);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ops/kern_util.h"
 #include "quant/quant.h"
 
 /* ---- shared copy helpers ---- */
@@ -398,11 +399,7 @@ static int tile_run(struct kern *k)
 		for (int d = 0; d < r; d++)
 			off += (idx[d] % x->shape[d]) * xs[d];
 		copy_elem(yp, (const char *)x->data + (size_t)off * es, es);
-		for (int d = r - 1; d >= 0; d--) {
-			if (++idx[d] < y->shape[d])
-				break;
-			idx[d] = 0;
-		}
+		kern_index_next(r, y->shape, idx);
 	}
 	return 0;
 }

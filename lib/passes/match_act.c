@@ -49,8 +49,7 @@ static int const_side(const struct ir_graph *g, const struct ir_op *o, double v,
 	return -1;
 }
 
-/* match_only_use for an op that carries no fused activation. */
-static int plain_use(const struct ir_graph *g, int x, enum op_type t)
+int match_plain_use(const struct ir_graph *g, int x, enum op_type t)
 {
 	int p = match_only_use(g, x, t);
 	return p >= 0 && !op_int(&g->ops[p], "do_relu", 0) ? p : -1;
@@ -70,15 +69,15 @@ static int found(struct act_match *m, enum op_type t, int x)
 static int gelu_inner(const struct ir_graph *g, int a, struct act_match *m)
 {
 	float c;
-	int add = plain_use(g, a, OP_ADD), k;
+	int add = match_plain_use(g, a, OP_ADD), k;
 	if (add < 0 || (k = const_side(g, &g->ops[add], 1.0, 1)) < 0)
 		return 0;
 	int f = g->ops[add].in[1 - k];
 	m->ops[m->n++] = add;
-	int e = plain_use(g, f, OP_ERF);
+	int e = match_plain_use(g, f, OP_ERF);
 	if (e >= 0) {
 		m->ops[m->n++] = e;
-		int d = plain_use(g, g->ops[e].in[0], OP_DIV), mu = plain_use(g, g->ops[e].in[0], OP_MUL);
+		int d = match_plain_use(g, g->ops[e].in[0], OP_DIV), mu = match_plain_use(g, g->ops[e].in[0], OP_MUL);
 		if (d >= 0 && match_scalar(g, g->ops[d].in[1], &c) && match_near(c, M_SQRT2)) {
 			m->x = g->ops[d].in[0];
 			m->ops[m->n++] = d;
@@ -92,24 +91,24 @@ static int gelu_inner(const struct ir_graph *g, int a, struct act_match *m)
 		return 1;
 	}
 	/* tanh(k * (x + 0.044715 * x^3)), k = sqrt(2 / pi) */
-	int th = plain_use(g, f, OP_TANH);
+	int th = match_plain_use(g, f, OP_TANH);
 	if (th < 0)
 		return 0;
 	m->ops[m->n++] = th;
-	int mk = plain_use(g, g->ops[th].in[0], OP_MUL);
+	int mk = match_plain_use(g, g->ops[th].in[0], OP_MUL);
 	if (mk < 0 || (k = const_side(g, &g->ops[mk], 0.7978845608, 0)) < 0)
 		return 0;
 	m->ops[m->n++] = mk;
-	int sum = plain_use(g, g->ops[mk].in[1 - k], OP_ADD);
+	int sum = match_plain_use(g, g->ops[mk].in[1 - k], OP_ADD);
 	if (sum < 0)
 		return 0;
 	m->ops[m->n++] = sum;
 	const struct ir_op *so = &g->ops[sum];
 	for (int j = 0; j < 2; j++) {
-		int cm = plain_use(g, so->in[j], OP_MUL), q;
+		int cm = match_plain_use(g, so->in[j], OP_MUL), q;
 		if (cm < 0 || (q = const_side(g, &g->ops[cm], 0.044715, 0)) < 0)
 			continue;
-		int pw = plain_use(g, g->ops[cm].in[1 - q], OP_POW);
+		int pw = match_plain_use(g, g->ops[cm].in[1 - q], OP_POW);
 		if (pw < 0 || !match_scalar(g, g->ops[pw].in[1], &c) || c != 3.0f ||
 		    g->ops[pw].in[0] != so->in[1 - j])
 			continue;
@@ -130,7 +129,7 @@ int match_gelu(const struct ir_graph *g, int last, struct act_match *m)
 	/* (A) Mul(Mul(x, inner), 0.5) and (B) Mul(Mul(x, 0.5), inner) */
 	int h = const_side(g, op, 0.5, 1);
 	if (h >= 0) {
-		int mu = plain_use(g, op->in[1 - h], OP_MUL);
+		int mu = match_plain_use(g, op->in[1 - h], OP_MUL);
 		if (mu < 0)
 			return 0;
 		for (int j = 0; j < 2; j++) {
@@ -146,7 +145,7 @@ int match_gelu(const struct ir_graph *g, int last, struct act_match *m)
 		m->n = 0;
 		if (!gelu_inner(g, op->in[j], m))
 			continue;
-		int mu = plain_use(g, op->in[1 - j], OP_MUL), k;
+		int mu = match_plain_use(g, op->in[1 - j], OP_MUL), k;
 		if (mu < 0 || (k = const_side(g, &g->ops[mu], 0.5, 1)) < 0 || g->ops[mu].in[1 - k] != m->x)
 			continue;
 		m->ops[m->n++] = mu;
@@ -182,7 +181,7 @@ static int relu6_swish(const struct ir_graph *g, int last, struct act_match *m)
 		k = const_side(g, op, 1.0 / 6, 0);
 	if (k < 0)
 		return 0;
-	int mu = plain_use(g, op->in[1 - k], OP_MUL);
+	int mu = match_plain_use(g, op->in[1 - k], OP_MUL);
 	if (mu < 0)
 		return 0;
 	for (int j = 0; j < 2; j++) {
@@ -192,7 +191,7 @@ static int relu6_swish(const struct ir_graph *g, int last, struct act_match *m)
 		m->ops[m->n++] = mu;
 		if (cl >= 0) {
 			if (op_float(&g->ops[cl], "min", -1) != 0 || op_float(&g->ops[cl], "max", 0) != 6 ||
-			    (add = plain_use(g, g->ops[cl].in[0], OP_ADD)) < 0)
+			    (add = match_plain_use(g, g->ops[cl].in[0], OP_ADD)) < 0)
 				continue;
 			m->ops[m->n++] = cl;
 		} else {
@@ -220,9 +219,9 @@ int match_swish(const struct ir_graph *g, int last, struct act_match *m)
 	if (op->type != OP_MUL || op->n_in != 2)
 		return 0;
 	for (int j = 0; j < 2; j++) {
-		int s = plain_use(g, op->in[j], OP_SIGMOID);
+		int s = match_plain_use(g, op->in[j], OP_SIGMOID);
 		if (s < 0)
-			s = plain_use(g, op->in[j], OP_HARDSIGMOID);
+			s = match_plain_use(g, op->in[j], OP_HARDSIGMOID);
 		enum op_type t = s < 0 ? OP_COUNT : swish_of(&g->ops[s]);
 		if (t == OP_COUNT || g->ops[s].in[0] != op->in[1 - j])
 			continue;

@@ -45,6 +45,8 @@ int match_near(float a, double b);
 /* The live op of type t producing tensor x, its only reader being one op
  * and x no graph output; else -1. */
 int match_only_use(const struct ir_graph *g, int x, enum op_type t);
+/* match_only_use for an op that carries no fused activation (do_relu). */
+int match_plain_use(const struct ir_graph *g, int x, enum op_type t);
 /* For a binary op: the index (0 or 1) of the input equal to t, else -1. */
 int match_side(const struct ir_op *op, int t);
 

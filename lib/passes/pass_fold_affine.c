@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "passes/match_act.h"
 #include "passes/passes.h"
 
 /* The constant operand of binary op i whose other operand is t: its values
@@ -70,21 +71,25 @@ static int scale_pattern(struct ir_graph *g, int i, int y, int p)
 	return 1;
 }
 
+/* 1 when op is a Mul or Add of two inputs: the affine step folded here. */
+static int is_affine_step(const struct ir_op *op)
+{
+	return (op->type == OP_MUL || op->type == OP_ADD) && op->n_in == 2;
+}
+
 static int conv_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+	if (!is_affine_step(op))
 		return 0;
 	for (int s = 0; s < 2; s++) {
-		int y0 = op->in[s], p0 = pass_producer(g, y0);
-		if (p0 >= 0 && g->ops[p0].type == OP_SCALE && g->ops[p0].n_out == 1 && pass_uses(g, y0) == 1 &&
-		    !pass_is_output(g, y0) && g->tensors[y0].rank >= 2 && scale_pattern(g, i, y0, p0))
+		int y0 = op->in[s], p0 = match_only_use(g, y0, OP_SCALE);
+		if (p0 >= 0 && g->tensors[y0].rank >= 2 && scale_pattern(g, i, y0, p0))
 			return 1;
 	}
 	for (int s = 0; s < 2; s++) {
-		int y = op->in[s], p = pass_producer(g, y);
-		if (p < 0 || g->ops[p].type != OP_CONV || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
-		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 4)
+		int y = op->in[s], p = match_plain_use(g, y, OP_CONV);
+		if (p < 0 || g->tensors[y].rank != 4)
 			continue;
 		int c = per_axis_const(g, i, y, 1);
 		if (c < 0)
@@ -117,12 +122,11 @@ static int conv_pattern(struct ir_graph *g, int i)
 static int gemm_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+	if (!is_affine_step(op))
 		return 0;
 	for (int s = 0; s < 2; s++) {
-		int y = op->in[s], p = pass_producer(g, y);
-		if (p < 0 || g->ops[p].type != OP_GEMM || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
-		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 2)
+		int y = op->in[s], p = match_plain_use(g, y, OP_GEMM);
+		if (p < 0 || g->tensors[y].rank != 2)
 			continue;
 		int c = per_axis_const(g, i, y, 1);
 		const struct ir_op *gm = &g->ops[p];
