@@ -183,6 +183,16 @@ int cv_qlinearconv(struct imp *im, struct ir_op *op)
 	return y < 0 ? -1 : q_out(im, o, y, in[6], in[7]);
 }
 
+/* The integer ops' result: float y (-1: failed) cast to i32 as output o. */
+static int settle_i32(struct imp *im, int o, int y)
+{
+	if (y < 0)
+		return -1;
+	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
+	op_set_str(&im->g->ops[c], "to", "i32");
+	return settle(im, c);
+}
+
 int cv_convinteger(struct imp *im, struct ir_op *op)
 {
 	int k = (int)(op - im->g->ops), o, in[4];
@@ -193,11 +203,7 @@ int cv_convinteger(struct imp *im, struct ir_op *op)
 	int x = first_dq(im, k, o, in[0], u, in[2], "x");
 	int w = x < 0 ? -1 : dq(im, o, in[1], u, in[3], 0, "w");
 	int y = w < 0 ? -1 : float_op(im, o, OP_CONV, 3, (int[]){ x, w, -1 }, cv_conv, -1);
-	if (y < 0)
-		return -1;
-	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
-	op_set_str(&im->g->ops[c], "to", "i32");
-	return settle(im, c);
+	return settle_i32(im, o, y);
 }
 
 int cv_matmulinteger(struct imp *im, struct ir_op *op)
@@ -210,11 +216,7 @@ int cv_matmulinteger(struct imp *im, struct ir_op *op)
 	/* b's zero point is per column (the last axis) when 1-D */
 	int b = a < 0 ? -1 : dq(im, o, in[1], u, in[3], -1, "b");
 	int y = b < 0 ? -1 : float_op(im, o, OP_MATMUL, 2, (int[]){ a, b }, NULL, -1);
-	if (y < 0)
-		return -1;
-	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
-	op_set_str(&im->g->ops[c], "to", "i32");
-	return settle(im, c);
+	return settle_i32(im, o, y);
 }
 
 /* QLinearMatMul(a, as, az, b, bs, bz, ys, yz); b per column. */
