@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # zoo: architectures and exporter patterns the real models do not cover,
-# built with seeded random weights by fixtures/make_zoo.py (ShuffleNet,
-# EfficientNet, DenseNet, ViT, U-Net, a 1-D audio net, odd ops),
-# fixtures/make_zoo2.py (a GPT block, a YOLOv8 head, ResNeXt, tf2onnx and
-# multi-input exports, Resize modes, one pattern per micro model) and
-# fixtures/make_zoo3.py (look-alikes of real exports: YOLOv5s, BERT-base,
+# built with seeded random weights by fixtures/make_zoo.py: its cnn family
+# (ShuffleNet, EfficientNet, DenseNet, ViT, U-Net, a 1-D audio net, odd
+# ops), its micro family (a GPT block, a YOLOv8 head, ResNeXt, tf2onnx and
+# multi-input exports, Resize modes, one pattern per micro model) and some
+# of its real family (look-alikes of real exports: YOLOv5s, BERT-base,
 # DistilBERT, a LLaMA block, a PaddleOCR detector, an OCR recogniser, the
 # openWakeWord embedding model), the last two with numpy reference
 # outputs, through the whole deploy pipeline: the reference vs Top, Top
@@ -16,10 +16,8 @@ TOOLS="onnx2top top-opt calibrate top2tpu weight-reorder layergroup addr-assign 
 
 setup_file() {
 	export ZOO="$BATS_FILE_TMPDIR/zoo"
-	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo.py" "$ZOO" >/dev/null
-	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo2.py" "$ZOO" >/dev/null
-	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo3.py" "$ZOO" yolov5s bert_base llama \
-		ocr_rec ppocr_det oww_embed distilbert >/dev/null
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_zoo.py" "$ZOO" cnn micro yolov5s bert_base \
+		llama ocr_rec ppocr_det oww_embed distilbert >/dev/null
 }
 
 setup() {

@@ -354,19 +354,12 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
 			continue;
-		if (avoid && G->waddr[i] < avoid[1] &&
-		    avoid[0] < G->waddr[i] + cg_lane_bytes(cg, G->wt[i], -1, -1))
+		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid);
+		if (r < 0 || r == CG_STOP)
+			return r < 0 ? -1 : 0;
+		if (r == CG_SKIP)
 			continue;
-		if (budget) {
-			int64_t cy = cg_load_cycles(cg, G->wt[i]);
-			if (cy > *budget)
-				return 0;
-			*budget -= cy;
-		}
-		if (cg_emit_dma(cg, ISA_DMA_LOAD, G->wt[i], -1, -1, -1, -1, G->waddr[i], wait) < 0)
-			return -1;
 		G->loaded[i] = 1;
-		wait = 0;
 		if (wready)
 			wready[G->wfirst[i] - G->first] = (uint32_t)cg->n_dma;
 	}
@@ -376,19 +369,10 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 			continue;
 		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
 			continue;
-		if (avoid && x->addr[0] < avoid[1] &&
-		    avoid[0] < x->addr[0] + cg_lane_bytes(cg, x->t, -1, -1))
-			continue;
-		if (budget) {
-			int64_t cy = cg_load_cycles(cg, x->t);
-			if (cy > *budget)
-				return 0;
-			*budget -= cy;
-		}
-		if (cg_emit_dma(cg, ISA_DMA_LOAD, x->t, -1, -1, -1, -1, x->addr[0], wait) < 0)
-			return -1;
-		G->loaded[G->nw + j] = 1;
-		wait = 0;
+		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid);
+		if (r < 0 || r == CG_STOP)
+			return r < 0 ? -1 : 0;
+		G->loaded[G->nw + j] = r == CG_LOADED;
 	}
 	return 0;
 }

@@ -239,19 +239,10 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
 			if (prod >= only_before)
 				continue;
 		}
-		if (avoid && o->addr[0] < avoid[1] &&
-		    avoid[0] < o->addr[0] + cg_lane_bytes(cg, o->t, -1, -1))
-			continue;
-		if (budget) {
-			int64_t cy = cg_load_cycles(cg, o->t);
-			if (cy > *budget)
-				return 0;
-			*budget -= cy;
-		}
-		if (cg_emit_dma(cg, ISA_DMA_LOAD, o->t, -1, -1, -1, -1, o->addr[0], wait) < 0)
-			return -1;
-		L->loaded[i] = 1;
-		wait = 0;
+		int r = cg_load_whole(cg, o->t, o->addr[0], &wait, budget, avoid);
+		if (r < 0 || r == CG_STOP)
+			return r < 0 ? -1 : 0;
+		L->loaded[i] = r == CG_LOADED;
 	}
 	return 0;
 }

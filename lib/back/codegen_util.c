@@ -233,6 +233,23 @@ int64_t cg_load_cycles(const struct gen *cg, int t)
 	return cost_dma(cg->c, (int64_t)tensor_bytes(&cg->g->tensors[t]));
 }
 
+int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
+		  const int64_t *avoid)
+{
+	if (avoid && addr < avoid[1] && avoid[0] < addr + cg_lane_bytes(cg, t, -1, -1))
+		return CG_SKIP;
+	if (budget) {
+		int64_t cy = cg_load_cycles(cg, t);
+		if (cy > *budget)
+			return CG_STOP;
+		*budget -= cy;
+	}
+	if (cg_emit_dma(cg, ISA_DMA_LOAD, t, -1, -1, -1, -1, addr, *wait) < 0)
+		return -1;
+	*wait = 0;
+	return CG_LOADED;
+}
+
 struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait)
 {
 	const struct ir_op *op = &cg->g->ops[k];

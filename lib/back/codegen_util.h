@@ -82,6 +82,14 @@ int cg_producer(const struct ir_graph *g, int t);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */
 int64_t cg_load_cycles(const struct gen *cg, int t);
+/* Load the whole tensor t to local address addr (the DMA waits for *wait,
+ * then *wait is 0), unless its lanes overlap [avoid[0], avoid[1]) (CG_SKIP)
+ * or, with budget, its cycles exceed what is left of *budget (CG_STOP: the
+ * caller loads nothing more); CG_LOADED when loaded (budget charged), -1 on
+ * error. */
+enum { CG_SKIP, CG_LOADED, CG_STOP };
+int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
+		  const int64_t *avoid);
 /* Load whole inputs of the next unit (pf) that fit in `budget` DMA cycles,
  * in order, stopping at the first that does not (budget < 0: all); with
  * `final` set, the first op's weights whatever they cost.  Called while

@@ -39,16 +39,7 @@ int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int
 {
 	int k = graph_add_op(lc->tpu, op->type, op->name, n_in, in, n_out, out);
 	struct ir_op *o = &lc->tpu->ops[k];
-	for (int i = 0; i < op->n_attr; i++) {
-		const struct ir_attr *a = &op->attr[i];
-		switch (a->kind) {
-		case ATTR_INT: op_set_int(o, a->name, a->i); break;
-		case ATTR_FLOAT: op_set_float(o, a->name, a->f); break;
-		case ATTR_INTS: op_set_ints(o, a->name, a->n, a->ints); break;
-		case ATTR_FLOATS: op_set_floats(o, a->name, a->n, a->floats); break;
-		case ATTR_STR: op_set_str(o, a->name, a->s); break;
-		}
-	}
+	op_copy_attrs(o, op);
 	return k;
 }
 

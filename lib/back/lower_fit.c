@@ -241,12 +241,7 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 		snprintf(base, sizeof base, "%s_cols%lld", yy->name, (long long)c0);
 		int yt = new_tensor(g, base, yy, yy->rank, shape);
 		int k = graph_add_op(g, OP_MATMUL, g->tensors[yt].name, n_in, in, 1, &yt);
-		const struct ir_op *src = &g->ops[i];
-		for (int a = 0; a < src->n_attr; a++) {
-			const struct ir_attr *at = &g->ops[i].attr[a];
-			struct ir_op *o = &g->ops[k];
-			op_copy_attr(o, at);
-		}
+		op_copy_attrs(&g->ops[k], &g->ops[i]);
 		note(f, k, i, 0);
 		free(in);
 		pout[p] = yt;

@@ -51,7 +51,6 @@ int cv_flatten(struct imp *im, struct ir_op *op);
 int cv_transpose(struct imp *im, struct ir_op *op);
 int cv_squeeze(struct imp *im, struct ir_op *op);
 int cv_unsqueeze(struct imp *im, struct ir_op *op);
-int cv_gather(struct imp *im, struct ir_op *op);
 int cv_slice(struct imp *im, struct ir_op *op);
 int cv_split(struct imp *im, struct ir_op *op);
 int cv_const_list(struct imp *im, struct ir_op *op, const char *name);

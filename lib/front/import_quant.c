@@ -28,7 +28,7 @@ static int settle(struct imp *im, int i)
 {
 	struct ir_graph *g = im->g;
 	struct ir_op *op = &g->ops[i];
-	if (op_defs[op->type]->infer(g, op) < 0)
+	if (op_infer(g, op) < 0)
 		return err_prefix("'%s'", im->path);
 	for (int j = 0; j < op->n_out; j++)
 		set_known(im, op->out[j]);
@@ -183,6 +183,16 @@ int cv_qlinearconv(struct imp *im, struct ir_op *op)
 	return y < 0 ? -1 : q_out(im, o, y, in[6], in[7]);
 }
 
+/* The integer ops' result: float y (-1: failed) cast to i32 as output o. */
+static int settle_i32(struct imp *im, int o, int y)
+{
+	if (y < 0)
+		return -1;
+	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
+	op_set_str(&im->g->ops[c], "to", "i32");
+	return settle(im, c);
+}
+
 int cv_convinteger(struct imp *im, struct ir_op *op)
 {
 	int k = (int)(op - im->g->ops), o, in[4];
@@ -193,11 +203,7 @@ int cv_convinteger(struct imp *im, struct ir_op *op)
 	int x = first_dq(im, k, o, in[0], u, in[2], "x");
 	int w = x < 0 ? -1 : dq(im, o, in[1], u, in[3], 0, "w");
 	int y = w < 0 ? -1 : float_op(im, o, OP_CONV, 3, (int[]){ x, w, -1 }, cv_conv, -1);
-	if (y < 0)
-		return -1;
-	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
-	op_set_str(&im->g->ops[c], "to", "i32");
-	return settle(im, c);
+	return settle_i32(im, o, y);
 }
 
 int cv_matmulinteger(struct imp *im, struct ir_op *op)
@@ -210,11 +216,7 @@ int cv_matmulinteger(struct imp *im, struct ir_op *op)
 	/* b's zero point is per column (the last axis) when 1-D */
 	int b = a < 0 ? -1 : dq(im, o, in[1], u, in[3], -1, "b");
 	int y = b < 0 ? -1 : float_op(im, o, OP_MATMUL, 2, (int[]){ a, b }, NULL, -1);
-	if (y < 0)
-		return -1;
-	int c = add(im, o, OP_CAST, 1, &y, o, "i32");
-	op_set_str(&im->g->ops[c], "to", "i32");
-	return settle(im, c);
+	return settle_i32(im, o, y);
 }
 
 /* QLinearMatMul(a, as, az, b, bs, bz, ys, yz); b per column. */
@@ -264,24 +266,26 @@ int cv_qlinearleakyrelu(struct imp *im, struct ir_op *op)
 	return qlinear_unary(im, op, OP_LEAKYRELU, cv_leakyrelu);
 }
 
-int cv_qlinearavgpool(struct imp *im, struct ir_op *op)
+/* The two QLinear pools: NCHW only. */
+static int qlinear_pool(struct imp *im, struct ir_op *op, enum op_type t,
+			int (*cv)(struct imp *, struct ir_op *))
 {
 	int64_t v;
 	if (attr_int(im, "channels_last", 0, &v) < 0)
 		return -1;
 	if (v)
 		return node_err(im, "channels_last %lld is not supported", (long long)v);
-	return qlinear_unary(im, op, OP_AVGPOOL, cv_avgpool);
+	return qlinear_unary(im, op, t, cv);
+}
+
+int cv_qlinearavgpool(struct imp *im, struct ir_op *op)
+{
+	return qlinear_pool(im, op, OP_AVGPOOL, cv_avgpool);
 }
 
 int cv_qlineargavgpool(struct imp *im, struct ir_op *op)
 {
-	int64_t v;
-	if (attr_int(im, "channels_last", 0, &v) < 0)
-		return -1;
-	if (v)
-		return node_err(im, "channels_last %lld is not supported", (long long)v);
-	return qlinear_unary(im, op, OP_GAVGPOOL, NULL);
+	return qlinear_pool(im, op, OP_GAVGPOOL, NULL);
 }
 
 /* com.microsoft QLinearConcat(ys, yz, x0, x0s, x0z, x1, ...; axis). */

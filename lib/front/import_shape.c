@@ -202,15 +202,6 @@ int cv_unsqueeze(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
-int cv_gather(struct imp *im, struct ir_op *op)
-{
-	int64_t axis;
-	if (attr_int(im, "axis", 0, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
-		return -1;
-	op_set_int(op, "axis", axis);
-	return 0;
-}
-
 /* Slice: starts, ends, axes from attributes (opset < 10) or constant
  * inputs with optional axes and steps. */
 int cv_slice(struct imp *im, struct ir_op *op)

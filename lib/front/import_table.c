@@ -10,9 +10,10 @@
 #include "ir/base.h"
 #include "ir/op.h"
 
-#define UNARY(name) { name, 1, 1, { 0 }, NULL, NULL, 0 }
-#define BINARY(name) { name, 2, 2, { 0 }, NULL, NULL, 0 }
-#define VARIADIC(name) { name, 1, ANY, { 0 }, NULL, NULL, 0 }
+/* ops taken as they are: their counts are the IR op's (OP_IO) */
+#define UNARY(name) { name, FROM_DEF, FROM_DEF, { 0 }, NULL, NULL, 0 }
+#define BINARY(name) UNARY(name)
+#define VARIADIC(name) UNARY(name)
 #define REDUCE(name) { name, 1, 2, { "axes", "keepdims", "noop_with_empty_axes" }, cv_reduce, NULL, 0 }
 
 const struct node_rule node_rules[] = {
@@ -73,7 +74,7 @@ const struct node_rule node_rules[] = {
 	{ "Transpose", 1, 1, { "perm" }, cv_transpose, NULL, 0 },
 	{ "Squeeze", 1, 2, { "axes" }, cv_squeeze, NULL, 0 },
 	{ "Unsqueeze", 1, 2, { "axes" }, cv_unsqueeze, NULL, 0 },
-	{ "Gather", 2, 2, { "axis" }, cv_gather, NULL, 0 },
+	{ "Gather", 2, 2, { "axis" }, cv_axis0, NULL, 0 },
 	{ "Slice", 1, 5, { "starts", "ends", "axes" }, cv_slice, NULL, 0 },
 	{ "Split", 1, 2, { "axis", "num_outputs", "split" }, cv_split, NULL, INT_MAX },
 	{ "Expand", 2, 2, { 0 }, cv_expand, NULL, 0 },

@@ -10,6 +10,7 @@
 #include "ir/ir.h"
 
 #define ANY (1 << 16)      /* max_in: any number of inputs */
+#define FROM_DEF (-1)      /* min_in and max_in: the IR op's (lib/ir/op_traits.h OP_IO) */
 
 /* What the importer accepts for each ONNX operator.  attrs lists every
  * attribute it understands (others are refused); convert writes the IR
@@ -18,11 +19,11 @@
  * at run time Max and Min). */
 struct node_rule {
 	const char *onnx;                  /* ONNX op_type */
-	int min_in, max_in;                /* input count before rewriting */
+	int min_in, max_in;                /* input count before rewriting, or FROM_DEF */
 	const char *attrs[12];
 	int (*convert)(struct imp *im, struct ir_op *op);
 	const char *ir;                    /* IR op name, when not the ONNX name */
-	int max_out;                       /* outputs accepted (0: one) */
+	int max_out;                       /* outputs accepted (0: the IR op's) */
 };
 
 extern const struct node_rule node_rules[];

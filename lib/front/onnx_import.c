@@ -81,7 +81,7 @@ static int infer_node_ops(struct imp *im, int first)
 		if (op->type == OP_COUNT)
 			continue;   /* folded by its converter (import_quant.c) */
 		const struct op_def *def = op_defs[op->type];
-		if (!def->infer || def->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
+		if (!def->infer || op_infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
 		for (int j = 0; j < op->n_out; j++)
 			set_known(im, op->out[j]);
@@ -190,7 +190,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	int t = r ? op_type_from_name(r->ir ? r->ir : type) : -1;
 	if (!r || t < 0)
 		return node_err(im, "unsupported operator");
-	int n_out = 0, max_out = r->max_out ? r->max_out : 1;
+	struct op_io io = op_io_of((enum op_type)t);
+	int min_in = r->min_in == FROM_DEF ? io.min_in : r->min_in;
+	int max_in = r->max_in == FROM_DEF ? io.max_in == IO_ANY ? ANY : io.max_in : r->max_in;
+	int n_out = 0, max_out = r->max_out ? r->max_out : io.max_out == IO_ANY ? INT_MAX : io.max_out;
 	for (size_t i = 0; i < n->n_output; i++)
 		if (n->output[i] && *n->output[i]) {
 			if ((int)i >= max_out)
@@ -215,8 +218,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		if (!ok)
 			return node_err(im, "attribute '%s' is not supported", an);
 	}
-	if ((int)n->n_input < r->min_in || n->n_input > (size_t)r->max_in)
-		return node_err(im, "%zu inputs, expected %d to %d", n->n_input, r->min_in, r->max_in);
+	if ((int)n->n_input < min_in || n->n_input > (size_t)max_in)
+		return node_err(im, "%zu inputs, expected %d to %d", n->n_input, min_in, max_in);
 
 	int *in = xmalloc(sizeof(int) * (n->n_input + 1));
 	/* Identity of a constant is that constant (PyTorch shares weights
@@ -237,7 +240,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			free(in);
 			return -1;
 		}
-		if (in[i] < 0 && (int)i < r->min_in) {
+		if (in[i] < 0 && (int)i < min_in) {
 			free(in);
 			return node_err(im, "input %zu is required", i);
 		}
@@ -262,7 +265,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		snprintf(base, sizeof base, "%s_unsqueeze", im->node_name);
 		int u = graph_add_op(g, OP_UNSQUEEZE, base, 1, &in[0], 1, &x2);
 		op_set_ints(&g->ops[u], "axes", 1, (int64_t[]){ 2 });
-		if (op_defs[OP_UNSQUEEZE]->infer(g, &g->ops[u]) < 0) {
+		if (op_infer(g, &g->ops[u]) < 0) {
 			free(in);
 			return err_prefix("'%s'", im->path);
 		}

@@ -421,16 +421,7 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 		struct ir_op *co = &c->ops[k];
 		co->group = op->group;
 		co->place = op->place;
-		for (int j = 0; j < op->n_attr; j++) {
-			const struct ir_attr *a = &op->attr[j];
-			switch (a->kind) {
-			case ATTR_INT: op_set_int(co, a->name, a->i); break;
-			case ATTR_FLOAT: op_set_float(co, a->name, a->f); break;
-			case ATTR_INTS: op_set_ints(co, a->name, a->n, a->ints); break;
-			case ATTR_FLOATS: op_set_floats(co, a->name, a->n, a->floats); break;
-			case ATTR_STR: op_set_str(co, a->name, a->s); break;
-			}
-		}
+		op_copy_attrs(co, op);
 	}
 	c->n_inputs = g->n_inputs;
 	c->n_outputs = g->n_outputs;
@@ -645,4 +636,10 @@ void op_copy_attr(struct ir_op *op, const struct ir_attr *a)
 	case ATTR_FLOATS: op_set_floats(op, a->name, a->n, a->floats); break;
 	case ATTR_STR: op_set_str(op, a->name, a->s); break;
 	}
+}
+
+void op_copy_attrs(struct ir_op *dst, const struct ir_op *src)
+{
+	for (int i = 0; i < src->n_attr; i++)
+		op_copy_attr(dst, &src->attr[i]);
 }

@@ -340,6 +340,8 @@ const char *op_str(const struct ir_op *op, const char *name, const char *def);
 void op_del_attr(struct ir_op *op, const char *name);
 /* Set on OP a copy of attribute A (any kind), replacing one of its name. */
 void op_copy_attr(struct ir_op *op, const struct ir_attr *a);
+/* Set on DST a copy of every attribute of SRC (another op). */
+void op_copy_attrs(struct ir_op *dst, const struct ir_op *src);
 
 /* Serialisation (formats/tpuc-ir.5).  ir_read accepts "-" for stdin; weight
  * data is borrowed from the file buffer where it is aligned.  ir_write is

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "ir/limit.h"
 
 int64_t view_numel(const struct view *v)
@@ -44,6 +45,28 @@ int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in,
 	return 0;
 }
 
+int op_check_io(const struct ir_graph *g, const struct ir_op *op)
+{
+	struct op_io io = op_io_of(op->type);
+	int tpu = g->dialect == DIALECT_TPU;
+	int hi = tpu ? io.tpu_max_in : io.max_in;
+	if (op_check_arity(g, op, tpu ? io.tpu_min_in : io.min_in, hi == IO_ANY ? INT_MAX : hi) < 0)
+		return -1;
+	if (io.min_out == io.max_out && op->n_out != io.min_out)
+		return op_error(op, "has %d outputs, its definition gives %d", op->n_out, io.min_out);
+	if (io.max_out != IO_ANY && op->n_out > io.max_out)
+		return op_error(op, "has %d outputs, its definition gives at most %d", op->n_out,
+				io.max_out);
+	return 0;
+}
+
+int op_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_io(g, op) < 0)
+		return -1;
+	return op_defs[op->type]->infer(g, op);
+}
+
 void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
 		int rank, const int64_t *shape)
 {
@@ -56,8 +79,6 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 
 int infer_same(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, INT_MAX) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	op_set_out(g, op, 0, x->dtype, x->rank, x->shape);
 	return 0;
@@ -96,7 +117,7 @@ int graph_infer(struct ir_graph *g)
 		const struct op_def *d = op_defs[op->type];
 		if (!d->infer)
 			return op_error(op, "no shape inference");
-		if (d->infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
+		if (op_infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
 			return -1;
 	}
 	return 0;
@@ -125,7 +146,7 @@ static int infer_once(struct ir_graph *g, struct ir_op *op, int as_f32, enum ir_
 			in_dt[j] = t->dtype;
 			t->dtype = tpu_class(g, t->dtype);
 		}
-	int rc = op_defs[op->type]->infer(g, op);
+	int rc = op_infer(g, op);
 	if (rc == 0)
 		rc = limit_check_outputs(g, op);
 	for (int j = op->n_in - 1; j >= 0 && as_f32; j--)   /* last first: an input may repeat */

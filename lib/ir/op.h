@@ -123,6 +123,11 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 int infer_same(struct ir_graph *g, struct ir_op *op);
 /* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */
 int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in, int max_in);
+/* Fail unless op has the inputs and outputs its type's OP_IO line (lib/ir/op_traits.h)
+ * allows in g's dialect. */
+int op_check_io(const struct ir_graph *g, const struct ir_op *op);
+/* op_check_io, then the op's shape inference: how every stage infers. */
+int op_infer(struct ir_graph *g, struct ir_op *op);
 /* Record an error about op: "op 'NAME' (Type): ...". */
 int op_error(const struct ir_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Numpy broadcasting of two shapes into out (which may be a or b); -1 if

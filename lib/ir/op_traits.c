@@ -21,3 +21,22 @@ _Static_assert(sizeof op_traits / sizeof op_traits[0] == OP_COUNT, "one record p
 	_Static_assert(!((f) & OPF_COEFF) || ((f) & OPF_REQUANT_CHAN), #e ": OPF_COEFF needs OPF_REQUANT_CHAN");
 OP_TRAITS(X_COEFF)
 #undef X_COEFF
+
+/* The ops OP_IO lists; the others (all zero here) one in, one out. */
+#define X_IO(e, a, b, c, d, o1, o2) [OP_##e] = { a, b, c, d, o1, o2 },
+static const struct op_io io_listed[OP_COUNT] = { OP_IO(X_IO) };
+#undef X_IO
+
+struct op_io op_io_of(enum op_type t)
+{
+	static const struct op_io one = { 1, 1, 1, 1, 1, 1 };
+	return (unsigned)t < OP_COUNT && io_listed[t].max_out ? io_listed[t] : one;
+}
+
+#define X_ONCE(e, a, b, c, d, o1, o2) OP_IO_ONCE_##e,
+enum { OP_IO(X_ONCE) OP_IO_N };
+#undef X_ONCE
+#define X_SANE(e, a, b, c, d, o1, o2) \
+	_Static_assert((a) <= (b) && (c) <= (d) && 1 <= (o1) && (o1) <= (o2), #e ": bad OP_IO counts");
+OP_IO(X_SANE)
+#undef X_SANE

@@ -67,6 +67,82 @@ enum op_flag {
 	X(UNSQUEEZE, COST_VECTOR, OPF_COPY) \
 	X(IDENTITY, COST_VECTOR, OPF_COPY)
 
+/* X(ENUM, min_in, max_in, tpu_min_in, tpu_max_in, min_out, max_out): the
+ * inputs and outputs of the ops that do not take one input and give one
+ * output (the default).  tpu_*: in the Tpu dialect, where an int8 op gains
+ * its requantisation operands.  IO_ANY: no upper bound.  An absent
+ * optional input (-1) may stand below max_in, never below min_in.  The IR
+ * reader, shape inference (op_infer) and the ONNX importer's table all
+ * check against these. */
+#define IO_ANY 255
+#define OP_IO(X) \
+	X(CONV, 2, 3, 2, 5, 1, 1) \
+	X(CONVTRANSPOSE, 2, 3, 2, 5, 1, 1) \
+	X(GEMM, 2, 3, 2, 5, 1, 1) \
+	X(MATMUL, 2, 2, 2, 5, 1, 1) \
+	X(SCALE, 3, 3, 2, 5, 1, 1) \
+	X(BATCHNORM, 5, 5, 5, 5, 1, 1) \
+	X(ADD, 2, 2, 2, 2, 1, 1) \
+	X(MUL, 2, 2, 2, 2, 1, 1) \
+	X(SUB, 2, 2, 2, 2, 1, 1) \
+	X(DIV, 2, 2, 2, 2, 1, 1) \
+	X(POW, 2, 2, 2, 2, 1, 1) \
+	X(MOD, 2, 2, 2, 2, 1, 1) \
+	X(EQUAL, 2, 2, 2, 2, 1, 1) \
+	X(GREATER, 2, 2, 2, 2, 1, 1) \
+	X(LESS, 2, 2, 2, 2, 1, 1) \
+	X(GREATEROREQUAL, 2, 2, 2, 2, 1, 1) \
+	X(LESSOREQUAL, 2, 2, 2, 2, 1, 1) \
+	X(AND, 2, 2, 2, 2, 1, 1) \
+	X(OR, 2, 2, 2, 2, 1, 1) \
+	X(XOR, 2, 2, 2, 2, 1, 1) \
+	X(BITSHIFT, 2, 2, 2, 2, 1, 1) \
+	X(PRELU, 2, 2, 2, 2, 1, 1) \
+	X(WHERE, 3, 3, 3, 3, 1, 1) \
+	X(MAX, 1, IO_ANY, 1, IO_ANY, 1, 1) \
+	X(MIN, 1, IO_ANY, 1, IO_ANY, 1, 1) \
+	X(SUM, 1, IO_ANY, 1, IO_ANY, 1, 1) \
+	X(MEAN, 1, IO_ANY, 1, IO_ANY, 1, 1) \
+	X(CONCAT, 1, IO_ANY, 1, IO_ANY, 1, 1) \
+	X(GATHER, 2, 2, 2, 2, 1, 1) \
+	X(GATHERELEMENTS, 2, 2, 2, 2, 1, 1) \
+	X(GATHERND, 2, 2, 2, 2, 1, 1) \
+	X(SCATTERELEMENTS, 3, 3, 3, 3, 1, 1) \
+	X(SCATTERND, 3, 3, 3, 3, 1, 1) \
+	X(ONEHOT, 2, 2, 2, 2, 1, 1) \
+	X(RANGE, 3, 3, 3, 3, 1, 1) \
+	X(CONSTANTOFSHAPE, 0, 1, 0, 1, 1, 1) \
+	X(SPLIT, 1, 1, 1, 1, 1, IO_ANY) \
+	X(TOPK, 1, 1, 1, 1, 1, 2) \
+	X(LAYERNORM, 2, 3, 2, 3, 1, 3) \
+	X(INSTANCENORM, 3, 3, 3, 3, 1, 1) \
+	X(NLLLOSS, 2, 3, 2, 3, 1, 1) \
+	X(SCELOSS, 2, 3, 2, 3, 1, 2) \
+	X(LSTM, 3, 8, 3, 8, 1, 3) \
+	X(GRU, 3, 6, 3, 6, 1, 2) \
+	X(RNN, 3, 6, 3, 6, 1, 2) \
+	X(QUANTIZELINEAR, 2, 3, 2, 3, 1, 1) \
+	X(DEQUANTIZELINEAR, 2, 3, 2, 3, 1, 1) \
+	X(DYNAMICQUANTIZELINEAR, 1, 1, 1, 1, 3, 3) \
+	X(CAST, 1, 1, 1, 4, 1, 1) \
+	X(RESHAPE, 1, 2, 1, 1, 1, 1) \
+	X(EXPAND, 1, 2, 1, 1, 1, 1) \
+	X(TILE, 1, 2, 1, 1, 1, 1) \
+	X(HANNWINDOW, 0, 0, 0, 0, 1, 1) \
+	X(HAMMINGWINDOW, 0, 0, 0, 0, 1, 1) \
+	X(BLACKMANWINDOW, 0, 0, 0, 0, 1, 1) \
+	X(MELWEIGHTMATRIX, 0, 0, 0, 0, 1, 1) \
+	X(STFT, 1, 2, 1, 2, 1, 1) \
+	X(GRIDSAMPLE, 2, 2, 2, 2, 1, 1) \
+	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1)
+
+struct op_io {
+	unsigned char min_in, max_in, tpu_min_in, tpu_max_in, min_out, max_out;
+};
+
+/* The counts of op type T (OP_IO, or one and one). */
+struct op_io op_io_of(enum op_type t);
+
 struct op_traits {
 	unsigned char cost;     /* enum op_cost */
 	unsigned char flags;    /* enum op_flag */

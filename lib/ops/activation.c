@@ -11,8 +11,6 @@
 
 static int act_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	return infer_same(g, op);
 }
 

@@ -15,8 +15,6 @@
 
 static int bn_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 5, 5) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank < 2)
 		return op_error(op, "input must have a channel axis");
@@ -24,8 +22,6 @@ static int bn_infer(struct ir_graph *g, struct ir_op *op)
 		if (tensor_numel(op_in(g, op, i)) != x->shape[1])
 			return op_error(op, "parameter %d does not have %lld channels", i,
 					(long long)x->shape[1]);
-	if (op->n_out > 1)
-		return op_error(op, "training mode (extra outputs) is not supported");
 	return infer_same(g, op);
 }
 

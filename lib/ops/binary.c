@@ -10,8 +10,6 @@
 
 static int binary_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
-		return -1;
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	int64_t shape[IR_MAX_RANK];
 	int rank;

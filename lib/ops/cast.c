@@ -14,8 +14,6 @@
 static int cast_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu: [x] or, requantising an i32 accumulator, [x, bias, multiplier, shift] */
-	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TPU ? 4 : 1) < 0)
-		return -1;
 	if (op->n_in != 1 && op->n_in != 4)
 		return op_error(op, "takes 1 input, or 4 to requantise");
 	const struct ir_tensor *x = op_in(g, op, 0);

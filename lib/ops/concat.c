@@ -9,8 +9,6 @@
 
 static int concat_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, INT_MAX) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int axis = norm_axis(op_int(op, "axis", 1), x->rank);
 	if (axis < 0)

@@ -17,8 +17,6 @@ static int conv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
-		return -1;
 	if (op_in(g, op, 0)->rank == SPATIAL_ND + 2)
 		return spatial_nd_infer(g, op);   /* 3-D */
 	if (spatial_get(g, op, &s) < 0)

@@ -50,8 +50,6 @@ static int deconv_get(const struct ir_op *op, struct deconv *d)
 static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *b = op_in(g, op, 2);
 	struct deconv d;
 	if (deconv_get(op, &d) < 0)
@@ -79,6 +77,25 @@ static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
+/* The inner loops of both kernels: scatter input plane XVAL(i) (ih x iw,
+ * rows from k->in_row0) through kernel plane W (d.kh x d.kw, weights as
+ * WT) into output plane ACC (oh x ow, rows from k->out_row0). */
+#define DECONV_SCATTER(ACC, W, WT, XVAL) \
+	for (int64_t y0 = 0; y0 < ih; y0++) \
+		for (int64_t ky = 0; ky < d.kh; ky++) { \
+			int64_t yy = (y0 + k->in_row0) * d.sh - d.pt + ky * d.dh - k->out_row0; \
+			if (yy < 0 || yy >= oh) \
+				continue; \
+			for (int64_t kx = 0; kx < d.kw; kx++) { \
+				WT wv_ = (W)[ky * d.kw + kx]; \
+				for (int64_t x0 = 0; x0 < iw; x0++) { \
+					int64_t xx = x0 * d.sw - d.pl + kx * d.dw; \
+					if (xx >= 0 && xx < ow) \
+						(ACC)[yy * ow + xx] += XVAL(y0 * iw + x0) * wv_; \
+				} \
+			} \
+		}
+
 static int deconv_run(struct kern *k)
 {
 	if (kern_need_f32(k) < 0)
@@ -103,20 +120,9 @@ static int deconv_run(struct kern *k)
 		for (int64_t c = g * cig; c < (g + 1) * cig; c++) {
 			const float *xp = xd + (b * ci + c) * ih * iw;
 			const float *wp = wd + (c * cog + ocl) * d.kh * d.kw;
-			for (int64_t y0 = 0; y0 < ih; y0++)
-				for (int64_t ky = 0; ky < d.kh; ky++) {
-					int64_t yy = (y0 + k->in_row0) * d.sh - d.pt + ky * d.dh - k->out_row0;
-					if (yy < 0 || yy >= oh)
-						continue;
-					for (int64_t kx = 0; kx < d.kw; kx++) {
-						float wv = wp[ky * d.kw + kx];
-						for (int64_t x0 = 0; x0 < iw; x0++) {
-							int64_t xx = x0 * d.sw - d.pl + kx * d.dw;
-							if (xx >= 0 && xx < ow)
-								yp[yy * ow + xx] += xp[y0 * iw + x0] * wv;
-						}
-					}
-				}
+#define X_F32(i) xp[i]
+			DECONV_SCATTER(yp, wp, float, X_F32);
+#undef X_F32
 		}
 	}
 	return 0;
@@ -219,21 +225,9 @@ static int deconv_tpu(struct kern *k)
 			for (int64_t c = 0; c < cig; c++) {
 				int64_t xp = (b * ci + g * cig + c) * ih * iw;
 				const int8_t *wp = wd + (oc * cig + c) * kk;
-				for (int64_t y0 = 0; y0 < ih; y0++)
-					for (int64_t ky = 0; ky < d.kh; ky++) {
-						int64_t yy = (y0 + k->in_row0) * d.sh - d.pt + ky * d.dh - k->out_row0;
-						if (yy < 0 || yy >= oh)
-							continue;
-						for (int64_t kx = 0; kx < d.kw; kx++) {
-							int32_t wq = wp[ky * d.kw + kx];
-							for (int64_t x0 = 0; x0 < iw; x0++) {
-								int64_t xx = x0 * d.sw - d.pl + kx * d.dw;
-								if (xx >= 0 && xx < ow)
-									acc[yy * ow + xx] += wq *
-										(quant_get(xv->data, xv->dtype, xp + y0 * iw + x0) - zx);
-							}
-						}
-					}
+#define X_Q(i) (quant_get(xv->data, xv->dtype, xp + (i)) - zx)
+				DECONV_SCATTER(acc, wp, int32_t, X_Q);
+#undef X_Q
 			}
 			int64_t y0 = no * oh * ow;
 			if (raw)
@@ -251,8 +245,6 @@ static int deconv_tpu(struct kern *k)
 
 static int gmaxpool_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->dtype != DT_F32 || x->rank < 3)
 		return op_error(op, "needs an f32 input of rank 3 or more");

@@ -30,11 +30,6 @@ static int is_logic(enum op_type t)
 
 static int eltwise_infer(struct ir_graph *g, struct ir_op *op)
 {
-	int variadic = op->type == OP_MAX || op->type == OP_MIN || op->type == OP_SUM ||
-		       op->type == OP_MEAN;
-	int nin = op->type == OP_WHERE ? 3 : 2;
-	if (op_check_arity(g, op, variadic ? 1 : nin, variadic ? INT_MAX : nin) < 0)
-		return -1;
 	int rank = 0;
 	int64_t shape[IR_MAX_RANK];
 	const struct ir_tensor *x = op_in(g, op, op->type == OP_WHERE ? 1 : 0);

@@ -10,6 +10,7 @@
 
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ops/kern_util.h"
 #include "quant/quant.h"
 
 static int64_t ld_index(const struct view *v, int64_t i)
@@ -60,8 +61,6 @@ static int reduction(const struct ir_op *op)
 static int elements_infer(struct ir_graph *g, struct ir_op *op)
 {
 	int scatter = op->type == OP_SCATTERELEMENTS;
-	if (op_check_arity(g, op, scatter ? 3 : 2, scatter ? 3 : 2) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
 	if (!is_index(ix->dtype))
 		return op_error(op, "indices must be int32 or int64");
@@ -100,11 +99,7 @@ static int elements_run(struct kern *k)
 				(const char *)k->in[2].data + (size_t)e * es, x->dtype, red);
 		else
 			memcpy((char *)y->data + (size_t)e * es, (const char *)x->data + (size_t)off * es, es);
-		for (int d = r - 1; d >= 0; d--) {
-			if (++idx[d] < ix->shape[d])
-				break;
-			idx[d] = 0;
-		}
+		kern_index_next(r, ix->shape, idx);
 	}
 	return 0;
 }
@@ -114,8 +109,6 @@ static int elements_run(struct kern *k)
 static int nd_infer(struct ir_graph *g, struct ir_op *op)
 {
 	int scatter = op->type == OP_SCATTERND;
-	if (op_check_arity(g, op, scatter ? 3 : 2, scatter ? 3 : 2) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
 	int b = (int)op_int(op, "batch_dims", 0);
 	if (!is_index(ix->dtype) || ix->rank < 1)
@@ -178,8 +171,6 @@ static int nd_run(struct kern *k)
 
 static int onehot_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
-		return -1;
 	const struct ir_tensor *ix = op_in(g, op, 0), *v = op_in(g, op, 1);
 	int64_t depth = op_int(op, "depth", 0), shape[IR_MAX_RANK];
 	int r = ix->rank + 1, axis = norm_axis(op_int(op, "axis", -1), r);
@@ -218,8 +209,6 @@ static int onehot_run(struct kern *k)
 
 static int topk_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int axis = norm_axis(op_int(op, "axis", -1), x->rank);
 	int64_t kk = op_int(op, "k", -1), shape[IR_MAX_RANK];
@@ -289,8 +278,6 @@ static int topk_run(struct kern *k)
 
 static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (norm_axis(op_int(op, "axis", 0), x->rank) < 0)
 		return op_error(op, "axis out of range");
@@ -347,8 +334,6 @@ static int cumsum_run(struct kern *k)
 
 static int trilu_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (op->type == OP_EYELIKE) {
 		int dt = dtype_from_name(op_str(op, "dtype", dtype_name(x->dtype)));

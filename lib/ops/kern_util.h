@@ -46,6 +46,17 @@ struct kern_reduce {
 void kern_reduce_init(struct kern_reduce *rd, int rank, const int64_t *shape, const int *mask);
 /* The element reduction o starts at. */
 int64_t kern_reduce_base(const struct kern_reduce *rd, int64_t o);
+/* Step the row-major index idx (rank r) of an element of SHAPE to the
+ * next element (all 0 after the last). */
+static inline void kern_index_next(int r, const int64_t *shape, int64_t *idx)
+{
+	for (int d = r - 1; d >= 0; d--) {
+		if (++idx[d] < shape[d])
+			return;
+		idx[d] = 0;
+	}
+}
+
 /* Step element offset *off to the next element of its reduction; idx holds
  * rd->nr counters, all 0 at the reduction's start. */
 static inline void kern_reduce_next(const struct kern_reduce *rd, int64_t *idx, int64_t *off)

@@ -13,8 +13,6 @@
 
 static int loss_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *t = op_in(g, op, 1), *w = op_in(g, op, 2);
 	if (x->dtype != DT_F32 || (w && w->dtype != DT_F32))
 		return op_error(op, "input and weight must be f32");

@@ -15,8 +15,6 @@
 static int gemm_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu int8: [A, B, bias, multiplier, shift] or [A, B, coeff] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
-		return -1;
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	if (a->rank != 2 || b->rank != 2)
 		return op_error(op, "A and B must be matrices");
@@ -59,8 +57,6 @@ static int matmul_promote(int rank, const int64_t *shape, int is_b, int64_t *out
 static int matmul_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu int8: [A, B, bias, multiplier, shift] */
-	if (op_check_arity(g, op, 2, g->dialect == DIALECT_TPU ? 5 : 2) < 0)
-		return -1;
 	const struct ir_tensor *a = op_in(g, op, 0), *b = op_in(g, op, 1);
 	if (a->rank < 1 || b->rank < 1)
 		return op_error(op, "scalar operands");

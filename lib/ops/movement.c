@@ -14,6 +14,7 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "ops/runtime_shape.h"
+#include "ops/kern_util.h"
 #include "quant/quant.h"
 #include "ops/xformer_i8.h"
 
@@ -99,8 +100,6 @@ static int copy_same(struct kern *k)
 
 static int transpose_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t perm[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int seen[IR_MAX_RANK] = { 0 };
@@ -129,8 +128,6 @@ static int transpose_run(struct kern *k)
 
 static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t axes[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int mask[IR_MAX_RANK] = { 0 }, rank = 0;
@@ -166,8 +163,6 @@ static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 
 static int gather_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
 	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
 	if (axis < 0)
@@ -260,8 +255,6 @@ static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
 
 static int slice_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
 	if (slice_resolve(op, x->rank, x->shape, start, step, count) < 0)
@@ -290,8 +283,6 @@ static int slice_run(struct kern *k)
 
 static int split_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int axis = norm_axis(op_int(op, "axis", 0), x->rank);
 	if (axis < 0)
@@ -356,8 +347,6 @@ static int split_run(struct kern *k)
 
 static int expand_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", s, IR_MAX_RANK + 1), rank;
@@ -385,8 +374,6 @@ static int expand_run(struct kern *k)
 
 static int tile_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
@@ -418,11 +405,7 @@ static int tile_run(struct kern *k)
 		for (int d = 0; d < r; d++)
 			off += (idx[d] % x->shape[d]) * xs[d];
 		copy_elem(yp, (const char *)x->data + (size_t)off * es, es);
-		for (int d = r - 1; d >= 0; d--) {
-			if (++idx[d] < y->shape[d])
-				break;
-			idx[d] = 0;
-		}
+		kern_index_next(r, y->shape, idx);
 	}
 	return 0;
 }
@@ -431,8 +414,6 @@ static int tile_run(struct kern *k)
 
 static int d2s_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t b = op_int(op, "blocksize", 0), shape[4];
 	if (x->rank != 4 || b < 1)
@@ -490,8 +471,6 @@ static void shape_range(const struct ir_op *op, int r, int64_t *b, int64_t *e)
 
 static int shape_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t b, e, n;
 	if (op->type == OP_SIZE) {
@@ -569,7 +548,7 @@ static int range_values(const struct ir_graph *g, const struct ir_op *op, double
 static int range_infer(struct ir_graph *g, struct ir_op *op)
 {
 	double v[3];
-	if (op_check_arity(g, op, 3, 3) < 0 || range_values(g, op, v) < 0)
+	if (range_values(g, op, v) < 0)
 		return -1;
 	if (v[2] == 0)
 		return op_error(op, "delta is 0");

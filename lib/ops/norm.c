@@ -27,7 +27,7 @@ static int need_f32_in(struct ir_graph *g, struct ir_op *op)
 
 static int layernorm_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0 || need_f32_in(g, op) < 0)
+	if (need_f32_in(g, op) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *s = op_in(g, op, 1), *b = op_in(g, op, 2);
 	int axis = norm_axis(op_int(op, "axis", -1), x->rank);
@@ -88,7 +88,7 @@ static int layernorm_run(struct kern *k)
 
 static int instnorm_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 3, 3) < 0 || need_f32_in(g, op) < 0)
+	if (need_f32_in(g, op) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank < 3)
@@ -129,7 +129,7 @@ static int instnorm_run(struct kern *k)
 
 static int lrn_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0 || need_f32_in(g, op) < 0)
+	if (need_f32_in(g, op) < 0)
 		return -1;
 	if (op_in(g, op, 0)->rank < 2 || op_int(op, "size", 0) < 1)
 		return op_error(op, "needs rank 2 or more and a positive size");
@@ -165,7 +165,7 @@ static int lrn_run(struct kern *k)
 
 static int lpnorm_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0 || need_f32_in(g, op) < 0)
+	if (need_f32_in(g, op) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (op->type == OP_LPNORMALIZATION) {

@@ -38,8 +38,6 @@ static int64_t pad_src(int mode, int64_t i, int64_t n)
 
 static int pad_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t pads[2 * IR_MAX_RANK];
 	int n = op_ints(op, "pads", pads, 2 * IR_MAX_RANK);

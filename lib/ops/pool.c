@@ -15,14 +15,10 @@
 static int pool_infer(struct ir_graph *g, struct ir_op *op)
 {
 	struct spatial s;
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	if (op_in(g, op, 0)->rank == SPATIAL_ND + 2 && op->n_out == 1)
 		return spatial_nd_infer(g, op);   /* 3-D */
 	if (spatial_get(g, op, &s) < 0)
 		return -1;
-	if (op->n_out > 1)
-		return op_error(op, "the Indices output is not supported");
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank != 4)
 		return op_error(op, "only 2-D pooling (4-D input) is supported");
@@ -39,8 +35,6 @@ static int pool_infer(struct ir_graph *g, struct ir_op *op)
 
 static int gap_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank < 3)
 		return op_error(op, "input needs spatial axes");

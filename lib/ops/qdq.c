@@ -63,8 +63,6 @@ static int check_params(const struct ir_op *op, const struct ir_tensor *x,
 
 static int quantize_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *s = op_in(g, op, 1), *z = op_in(g, op, 2);
 	if (x->dtype != DT_F32)
 		return op_error(op, "input must be f32, not %s", dtype_name(x->dtype));
@@ -78,8 +76,6 @@ static int quantize_infer(struct ir_graph *g, struct ir_op *op)
 
 static int dequantize_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *s = op_in(g, op, 1), *z = op_in(g, op, 2);
 	if (x->dtype != DT_I8 && x->dtype != DT_U8 && x->dtype != DT_I32)
 		return op_error(op, "input must be i8, u8 or i32, not %s", dtype_name(x->dtype));
@@ -94,10 +90,6 @@ static int dequantize_infer(struct ir_graph *g, struct ir_op *op)
 
 static int dynquant_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
-	if (op->n_out != 3)
-		return op_error(op, "has %d outputs, expected 3", op->n_out);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->dtype != DT_F32)
 		return op_error(op, "input must be f32, not %s", dtype_name(x->dtype));

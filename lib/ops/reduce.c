@@ -55,8 +55,6 @@ static int reduce_mask(const struct ir_op *op, int r, int *mask, int *noop)
 
 static int reduce_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int mask[IR_MAX_RANK], noop;
 	if (reduce_mask(op, x->rank, mask, &noop) < 0)

@@ -19,8 +19,6 @@
 
 static int resize_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t sizes[IR_MAX_RANK];
 	if (x->dtype != DT_F32)

@@ -156,11 +156,6 @@ static const struct view *rnn_v(const struct kern *k, int slot)
  * outputs Y, Y_h (, Y_c). */
 static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 {
-	int lstm = op->type == OP_LSTM;
-	if (op_check_arity(g, op, 3, lstm ? 8 : 6) < 0)
-		return -1;
-	if (op->n_out > (lstm ? 3 : 2))
-		return op_error(op, "has %d outputs, at most %d", op->n_out, lstm ? 3 : 2);
 	for (int i = 0; i < 8; i++) {
 		const struct ir_tensor *t = rnn_t(g, op, i);
 		if (t && i != 4 && t->dtype != DT_F32)
@@ -182,7 +177,7 @@ static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 		return op_error(op, "R must be [%lld, %lld, %lld]", (long long)nd, (long long)gh,
 				(long long)H);
 	const struct ir_tensor *b = rnn_t(g, op, 3), *sl = rnn_t(g, op, 4);
-	int bp = lstm && op_int(op, "bp", 0);   /* B and P packed: [nd, 8H + 3H] */
+	int lstm = op->type == OP_LSTM, bp = lstm && op_int(op, "bp", 0);   /* B and P packed: [nd, 8H + 3H] */
 	if (b && !has_shape(b, 2, (int64_t[]){ nd, 2 * gh + (bp ? 3 * H : 0) }))
 		return op_error(op, "B must be [%lld, %lld]", (long long)nd,
 				(long long)(2 * gh + (bp ? 3 * H : 0)));
@@ -349,7 +344,7 @@ static int rnn_run(struct kern *k)
 	const float *peep = op->type == OP_LSTM ? DATA(7) : NULL;
 #undef DATA
 	/* B and P packed into input 3 ([nd, 8H + 3H], attribute bp) */
-	int bp = op->type == OP_LSTM && op_int(op, "bp", 0);
+	int lstm = op->type == OP_LSTM, bp = lstm && op_int(op, "bp", 0);
 	int64_t bstride = 2 * G * H + (bp ? 3 * H : 0), pstride = bp ? bstride : 3 * H;
 	if (bp && bias)
 		peep = bias + 2 * G * H;

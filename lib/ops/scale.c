@@ -10,8 +10,6 @@
 static int scale_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* Tpu int8: [x, scale, bias, multiplier, shift] or [x, scale, coeff] */
-	if (op_check_arity(g, op, g->dialect == DIALECT_TPU ? 2 : 3, g->dialect == DIALECT_TPU ? 5 : 3) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank < 2)
 		return op_error(op, "input must have a channel axis");

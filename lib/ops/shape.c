@@ -11,8 +11,6 @@
 
 static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t axis = op_int(op, "axis", 1);
 	if (axis < 0)
@@ -29,8 +27,6 @@ static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 static int reshape_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* a second input: the shape at run time (lib/ops/runtime_shape.c) */
-	if (op_check_arity(g, op, 1, g->dialect == DIALECT_TOP ? 2 : 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", shape, IR_MAX_RANK);
@@ -51,8 +47,6 @@ static int reshape_infer(struct ir_graph *g, struct ir_op *op)
 
 static int identity_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	return infer_same(g, op);
 }
 

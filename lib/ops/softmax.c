@@ -12,8 +12,6 @@
 
 static int softmax_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->dtype != DT_F32)
 		return op_error(op, "dtype %s is not supported (f32 only)", dtype_name(x->dtype));

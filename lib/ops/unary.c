@@ -88,8 +88,6 @@ static int is_int_dtype(enum ir_dtype t)
 
 static int unary_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 1) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0);
 	enum ir_dtype out = x->dtype;
 	switch (op->type) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "passes/match_act.h"
 #include "passes/passes.h"
 
 /* The constant operand of binary op i whose other operand is t: its values
@@ -70,24 +71,37 @@ static int scale_pattern(struct ir_graph *g, int i, int y, int p)
 	return 1;
 }
 
+/* 1 when op is a Mul or Add of two inputs: the affine step folded here. */
+static int is_affine_step(const struct ir_op *op)
+{
+	return (op->type == OP_MUL || op->type == OP_ADD) && op->n_in == 2;
+}
+
+/* The op of type t and rank `rank` producing input s of affine step i, read
+ * only there and with no fused activation, when the other input is a
+ * constant along axis 1 (*c); else -1. */
+static int affine_input(const struct ir_graph *g, int i, int s, enum op_type t, int rank, int *c)
+{
+	int y = g->ops[i].in[s], p = match_plain_use(g, y, t);
+	if (p < 0 || g->tensors[y].rank != rank)
+		return -1;
+	*c = per_axis_const(g, i, y, 1);
+	return *c < 0 ? -1 : p;
+}
+
 static int conv_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+	if (!is_affine_step(op))
 		return 0;
 	for (int s = 0; s < 2; s++) {
-		int y0 = op->in[s], p0 = pass_producer(g, y0);
-		if (p0 >= 0 && g->ops[p0].type == OP_SCALE && g->ops[p0].n_out == 1 && pass_uses(g, y0) == 1 &&
-		    !pass_is_output(g, y0) && g->tensors[y0].rank >= 2 && scale_pattern(g, i, y0, p0))
+		int y0 = op->in[s], p0 = match_only_use(g, y0, OP_SCALE);
+		if (p0 >= 0 && g->tensors[y0].rank >= 2 && scale_pattern(g, i, y0, p0))
 			return 1;
 	}
 	for (int s = 0; s < 2; s++) {
-		int y = op->in[s], p = pass_producer(g, y);
-		if (p < 0 || g->ops[p].type != OP_CONV || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
-		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 4)
-			continue;
-		int c = per_axis_const(g, i, y, 1);
-		if (c < 0)
+		int c, y = op->in[s];
+		if (affine_input(g, i, s, OP_CONV, 4, &c) < 0)
 			continue;
 		int64_t ch = g->tensors[y].shape[1];
 		char base[512];
@@ -117,19 +131,17 @@ static int conv_pattern(struct ir_graph *g, int i)
 static int gemm_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_MUL && op->type != OP_ADD) || op->n_in != 2)
+	if (!is_affine_step(op))
 		return 0;
 	for (int s = 0; s < 2; s++) {
-		int y = op->in[s], p = pass_producer(g, y);
-		if (p < 0 || g->ops[p].type != OP_GEMM || g->ops[p].n_out != 1 || pass_uses(g, y) != 1 ||
-		    pass_is_output(g, y) || op_int(&g->ops[p], "do_relu", 0) || g->tensors[y].rank != 2)
+		int c, y = op->in[s], p = affine_input(g, i, s, OP_GEMM, 2, &c);
+		if (p < 0)
 			continue;
-		int c = per_axis_const(g, i, y, 1);
 		const struct ir_op *gm = &g->ops[p];
 		const struct ir_tensor *b = &g->tensors[gm->in[1]];
 		int has_c = gm->n_in > 2 && gm->in[2] >= 0;
 		int64_t n = g->tensors[y].shape[1], m = g->tensors[y].shape[0];
-		if (c < 0 || !b->data || b->dtype != DT_F32 || b->rank != 2)
+		if (!b->data || b->dtype != DT_F32 || b->rank != 2)
 			continue;
 		if (has_c) {
 			const struct ir_tensor *ct = &g->tensors[gm->in[2]];

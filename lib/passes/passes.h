@@ -58,10 +58,6 @@ int pass_dce(struct ir_graph *g);
 int pass_fold_const(struct ir_graph *g);
 int pass_fuse_gelu(struct ir_graph *g);
 int pass_fuse_swish(struct ir_graph *g);
-/* The fused op x * ACT(x) is: SiLU for a Sigmoid, HardSwish for a
- * HardSigmoid of alpha 1/6 and beta 1/2, else OP_COUNT.  fuse-swish and
- * the interpreter's oneDNN post-ops (lib/run/plan_fuse.c) both ask it. */
-enum op_type pass_swish_of(const struct ir_op *act);
 int pass_fuse_layernorm(struct ir_graph *g);
 int pass_merge_layout(struct ir_graph *g);
 int pass_fold_affine(struct ir_graph *g);

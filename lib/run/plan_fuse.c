@@ -1,6 +1,7 @@
 /* plan_fuse.c - the ops a primitive of the plan computes after its
  * own (lib/run/plan_mem.h): activations, one-input elementwise ops, GELU,
- * swish and hard-swish subgraphs, binary ops with a weight and one Add of
+ * swish and hard-swish subgraphs (found by top-opt's matcher,
+ * lib/passes/match_act.c), binary ops with a weight and one Add of
  * an earlier tensor, as oneDNN post-ops.
  */
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 #include "run/plan_fuse.h"
 #include "run/plan_mem.h"
 #include "ir/op.h"
-#include "passes/passes.h"
+#include "passes/match_act.h"
+#include "passes/rewrite.h"
 
 static int po_add(struct postops *po, int sum, dnnl_alg_kind_t alg, float a, float b)
 {
@@ -131,6 +133,7 @@ static int *rx_start, *rx_ops;
 void fuse_readers_begin(const struct ir_graph *g)
 {
 	fuse_readers_end();
+	pass_index_drop();   /* the matcher's index (lib/passes/rewrite.h) starts afresh */
 	int *count = xcalloc((size_t)g->n_tensors + 1, sizeof *count);
 	int total = 0;
 	for (int i = 0; i < g->n_ops; i++)
@@ -231,60 +234,32 @@ static int po_binary(const struct ir_graph *g, const struct ir_op *o, int cur, s
 	return po_act(po, o);
 }
 
-/* 1 when tensor t is a scalar f32 weight within 1e-6 (relative) of v. */
-static int scalar_is(const struct ir_graph *g, int t, double v)
+/* The decomposed activation (lib/passes/match_act.h: GELU, SiLU,
+ * HardSwish) applied to tensor cur, whose readers are the two ops rd: the
+ * op that ends it is one of them or the one reader of one of them.  Sets
+ * *m and returns the index of that op, or -1. */
+static int chain_act(const struct ir_graph *g, int cur, const int *rd, struct act_match *m)
 {
-	if (t < 0 || !g->tensors[t].data || g->tensors[t].dtype != DT_F32 ||
-	    tensor_numel(&g->tensors[t]) != 1)
-		return 0;
-	return fabs(((const float *)g->tensors[t].data)[0] - v) <= 1e-6 * fabs(v);
-}
-
-/* The other input of two-input op o, or -1 when neither is t. */
-static int other_in(const struct ir_op *o, int t)
-{
-	if (o->n_in != 2)
-		return -1;
-	return o->in[0] == t ? o->in[1] : o->in[1] == t ? o->in[0] : -1;
-}
-
-/* The GELU subgraph x * 0.5 * (1 + Erf(x / sqrt 2)) on x = cur, as PyTorch
- * exports it (Div or Mul by the constant, Erf, Add 1, and the two Muls in
- * either order), each op the only reader of the tensor before it.  Sets
- * ops[5] and returns the index of the op writing the result, or -1. */
-static int match_gelu(const struct ir_graph *g, int cur, int after, int *ops)
-{
-	int rd[2], n = readers(g, cur, after, rd, 2), one;
-	if (n != 2)
-		return -1;
-	for (int k = 0; k < 2; k++) {
-		const struct ir_op *d = &g->ops[rd[k]], *m1 = &g->ops[rd[1 - k]];
-		if (d->n_out != 1 || d->in[0] != cur ||
-		    !((d->type == OP_DIV && scalar_is(g, d->in[1], M_SQRT2)) ||
-		      (d->type == OP_MUL && scalar_is(g, other_in(d, cur), M_SQRT1_2))))
+	for (int k = 0; k < 4; k++) {
+		int last = rd[k / 2], next;
+		if (k % 2) {
+			const struct ir_op *r = &g->ops[last];
+			if (r->n_out != 1 || readers(g, r->out[0], last, &next, 1) != 1)
+				continue;
+			last = next;
+		}
+		if (g->ops[last].n_out != 1 || !match_act(g, last, m) || m->x != cur)
 			continue;
-		int e, a, m2;
-		if (readers(g, d->out[0], after, &e, 1) != 1 || g->ops[e].type != OP_ERF ||
-		    readers(g, g->ops[e].out[0], after, &a, 1) != 1 || g->ops[a].type != OP_ADD ||
-		    !scalar_is(g, other_in(&g->ops[a], g->ops[e].out[0]), 1.0) ||
-		    m1->type != OP_MUL || m1->n_out != 1 ||
-		    readers(g, m1->out[0], after, &m2, 1) != 1 || g->ops[m2].type != OP_MUL ||
-		    g->ops[m2].n_out != 1 || op_int(&g->ops[e], "do_relu", 0) ||
-		    op_int(&g->ops[a], "do_relu", 0) || op_int(m1, "do_relu", 0))
-			continue;
-		int aout = g->ops[a].out[0], mout = m1->out[0];
-		/* x * (1 + erf) then * 0.5, or x * 0.5 then * (1 + erf) */
-		if (!((other_in(m1, cur) == aout && scalar_is(g, other_in(&g->ops[m2], mout), 0.5) &&
-		       readers(g, aout, after, &one, 1) == 1) ||
-		      (scalar_is(g, other_in(m1, cur), 0.5) && other_in(&g->ops[m2], mout) == aout &&
-		       readers(g, aout, after, &one, 1) == 1)))
-			continue;
-		ops[0] = rd[k];
-		ops[1] = e;
-		ops[2] = a;
-		ops[3] = rd[1 - k];
-		ops[4] = m2;
-		return m2;
+		/* both readers of cur belong to the pattern */
+		int in = 0;
+		for (int j = 0; j < 2; j++) {
+			int hit = rd[j] == last;
+			for (int i = 0; i < m->n; i++)
+				hit |= m->ops[i] == rd[j];
+			in += hit;
+		}
+		if (in == 2)
+			return last;
 	}
 	return -1;
 }
@@ -326,44 +301,27 @@ void chain_build(const struct plan *p, int opi, int fuse, int sum,
 			unary = 0;
 			po = c->po;
 		}
-		int gelu[5], gl = n == 2 && c->nskip < PO_MAX - 6 ? match_gelu(g, cur, opi, gelu) : -1;
+		struct act_match am;
+		int act = n == 2 ? chain_act(g, cur, rd, &am) : -1;
+		if (act >= 0 && c->nskip + am.n + 1 > PO_MAX)
+			break;
 		if (unary) {
 			c->skip[c->nskip++] = rd[0];
 			cur = g->ops[rd[0]].out[0];
-		} else if (gl >= 0) {
-			if (!po_add(&po, 0, dnnl_eltwise_gelu_erf, 0, 0) || !po_act(&po, &g->ops[gl]))
+		} else if (act >= 0) {
+			dnnl_alg_kind_t alg = am.type == OP_SILU ? dnnl_eltwise_swish :
+					      am.type == OP_HARDSWISH ? dnnl_eltwise_hardswish :
+					      am.tanh ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
+			if (!same_shape(ct, &g->tensors[g->ops[act].out[0]]) ||
+			    !po_add(&po, 0, alg, am.type == OP_SILU ? 1 : 0, 0) || !po_act(&po, &g->ops[act]))
 				break;
-			for (int i = 0; i < 5; i++)
-				c->skip[c->nskip++] = gelu[i];
-			cur = g->ops[gl].out[0];
+			for (int i = 0; i < am.n; i++)
+				c->skip[c->nskip++] = am.ops[i];
+			c->skip[c->nskip++] = act;
+			cur = g->ops[act].out[0];
 		} else if (n == 1 && po_binary(g, &g->ops[rd[0]], cur, &po)) {
 			c->skip[c->nskip++] = rd[0];
 			cur = g->ops[rd[0]].out[0];
-		} else if (n == 2) {
-			/* x * f(x): f one of the readers, the Mul the other */
-			int u = g->ops[rd[0]].type == OP_MUL ? rd[1] : rd[0];
-			int m = u == rd[0] ? rd[1] : rd[0];
-			const struct ir_op *uo = &g->ops[u], *mo = &g->ops[m];
-			int fu, one;
-			if (mo->type != OP_MUL || mo->n_in != 2 || mo->n_out != 1 ||
-			    uo->n_in != 1 || uo->n_out != 1 || op_int(uo, "do_relu", 0) ||
-			    !((mo->in[0] == cur && mo->in[1] == uo->out[0]) ||
-			      (mo->in[1] == cur && mo->in[0] == uo->out[0])) ||
-			    readers(g, uo->out[0], opi, &fu, 1) != 1 ||
-			    !same_shape(ct, &g->tensors[mo->out[0]]))
-				break;
-			enum op_type sw = pass_swish_of(uo);   /* as top-opt's fuse-swish */
-			if (sw == OP_SILU)
-				one = po_add(&po, 0, dnnl_eltwise_swish, 1, 0);
-			else if (sw == OP_HARDSWISH)
-				one = po_add(&po, 0, dnnl_eltwise_hardswish, 0, 0);
-			else
-				break;
-			if (!one || !po_act(&po, mo))
-				break;
-			c->skip[c->nskip++] = u;
-			c->skip[c->nskip++] = m;
-			cur = mo->out[0];
 		} else if (n == 1 && sum && c->sum_src < 0 && g->ops[rd[0]].type == OP_ADD &&
 			   g->ops[rd[0]].n_in == 2 && g->ops[rd[0]].n_out == 1) {
 			const struct ir_op *add = &g->ops[rd[0]];
