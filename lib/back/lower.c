@@ -46,6 +46,7 @@ int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int
 		case ATTR_INTS: op_set_ints(o, a->name, a->n, a->ints); break;
 		case ATTR_FLOATS: op_set_floats(o, a->name, a->n, a->floats); break;
 		case ATTR_STR: op_set_str(o, a->name, a->s); break;
+		case ATTR_GRAPH: op_copy_attr(o, a); break;
 		}
 	}
 	return k;

@@ -34,6 +34,10 @@ struct imp {
 	const Onnx__NodeProto *node;   /* node being imported */
 	int as2d;                      /* importing a 1-D Conv or pool as 2-D (H of 1) */
 	char *node_name;               /* its name, generated when unnamed */
+	struct imp *outer;             /* importing a subgraph (If, Loop, Scan body):
+					  the enclosing graph's state, else NULL */
+	int *caps, n_caps, cap_caps;   /* subgraph: the outer tensors it captures, in
+					  the order of its inputs after the formal ones */
 };
 
 /* An ONNX tensor decoded into IR terms.  data points into the message or,

@@ -18,6 +18,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/npz.h"
+#include "front/import_control.h"
 #include "front/import_ops.h"
 #include "front/import_table.h"
 #include "front/import_util.h"
@@ -72,7 +73,7 @@ static int import_constant(struct imp *im, const char *out)
 /* Infer the ops that the node being imported added, from op FIRST on:
  * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
  * constant, and refuse dtypes no kernel takes. */
-static int infer_node_ops(struct imp *im, int first)
+int import_infer_ops(struct imp *im, int first)
 {
 	struct ir_graph *g = im->g;
 	for (int i = first; i < g->n_ops; i++) {
@@ -88,7 +89,9 @@ static int infer_node_ops(struct imp *im, int first)
 		int f = pass_fold_op(g, i, SIZE_MAX);
 		if (f < 0)
 			return err_prefix("'%s'", im->path);
-		if (f || !op_has(op->type, OPF_F32_ONLY))
+		/* in a subgraph, integer arithmetic (a Loop's counter) runs by the
+		 * op's constant-folding kernel (lib/run/control.c) */
+		if (f || !op_has(op->type, OPF_F32_ONLY) || (im->outer && def->run_const))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
@@ -140,7 +143,7 @@ static int import_einsum(struct imp *im, const char *out0)
 	free(in);
 	if (rc < 0)
 		return err_prefix("'%s': node '%s' (Einsum)", im->path, im->node_name);
-	return infer_node_ops(im, first);
+	return import_infer_ops(im, first);
 }
 
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
@@ -177,9 +180,11 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (!strcmp(type, "Einsum"))
 		return import_einsum(im, out0);
+	if (!strcmp(type, "If") || !strcmp(type, "Loop") || !strcmp(type, "Scan"))
+		return import_control(im, out0);
 	if (!strcmp(type, "GroupNormalization")) {
 		int first = import_groupnorm(im, out0);
-		return first < 0 ? -1 : infer_node_ops(im, first);
+		return first < 0 ? -1 : import_infer_ops(im, first);
 	}
 
 	const struct node_rule *r = NULL;
@@ -302,7 +307,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (qd >= 0)
 		quant_direct_out(im, g->n_ops - 1, qd);
-	return infer_node_ops(im, first);
+	return import_infer_ops(im, first);
 }
 
 /* ---- graph ---- */
@@ -496,6 +501,32 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		if (name_index_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
 		    import_input(im, gp->input[i]) < 0)
 			return -1;
+	if (import_nodes(im, gp) < 0)
+		return -1;
+	if (!gp->n_output)
+		return err_set("'%s': the graph has no outputs", im->path);
+	g->outputs = xmalloc(sizeof(int) * gp->n_output);
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+		int t;
+		if (resolve_input(im, name, &t) < 0)
+			return -1;
+		if (t < 0)
+			return err_set("'%s': graph output %zu has no name", im->path, i);
+		for (int j = 0; j < g->n_outputs; j++)
+			if (g->outputs[j] == t)
+				return err_set("'%s': graph output '%s' is listed twice", im->path, name);
+		for (int j = 0; j < g->n_inputs; j++)
+			if (g->inputs[j] == t)
+				return err_set("'%s': graph output '%s' is a graph input: an output must "
+					       "be computed by a node", im->path, name);
+		g->outputs[g->n_outputs++] = t;
+	}
+	return 0;
+}
+
+int import_nodes(struct imp *im, Onnx__GraphProto *gp)
+{
 	/* Who writes each name, and node names used once: a qtable, a
 	 * calibration table and every message name ops by them. */
 	struct name_index names = { 0 };
@@ -521,25 +552,6 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 			return -1;
 	}
 	im->node = NULL;
-	if (!gp->n_output)
-		return err_set("'%s': the graph has no outputs", im->path);
-	g->outputs = xmalloc(sizeof(int) * gp->n_output);
-	for (size_t i = 0; i < gp->n_output; i++) {
-		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
-		int t;
-		if (resolve_input(im, name, &t) < 0)
-			return -1;
-		if (t < 0)
-			return err_set("'%s': graph output %zu has no name", im->path, i);
-		for (int j = 0; j < g->n_outputs; j++)
-			if (g->outputs[j] == t)
-				return err_set("'%s': graph output '%s' is listed twice", im->path, name);
-		for (int j = 0; j < g->n_inputs; j++)
-			if (g->inputs[j] == t)
-				return err_set("'%s': graph output '%s' is a graph input: an output must "
-					       "be computed by a node", im->path, name);
-		g->outputs[g->n_outputs++] = t;
-	}
 	return 0;
 }
 

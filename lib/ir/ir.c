@@ -50,6 +50,7 @@ static void attr_free(struct ir_attr *a)
 	free(a->ints);
 	free(a->floats);
 	free(a->s);
+	graph_free(a->graph);
 }
 
 static void op_free(struct ir_op *op)
@@ -421,13 +422,7 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 		co->place = op->place;
 		for (int j = 0; j < op->n_attr; j++) {
 			const struct ir_attr *a = &op->attr[j];
-			switch (a->kind) {
-			case ATTR_INT: op_set_int(co, a->name, a->i); break;
-			case ATTR_FLOAT: op_set_float(co, a->name, a->f); break;
-			case ATTR_INTS: op_set_ints(co, a->name, a->n, a->ints); break;
-			case ATTR_FLOATS: op_set_floats(co, a->name, a->n, a->floats); break;
-			case ATTR_STR: op_set_str(co, a->name, a->s); break;
-			}
+			op_copy_attr(co, a);
 		}
 	}
 	c->n_inputs = g->n_inputs;
@@ -559,6 +554,21 @@ int ir_verify(const struct ir_graph *g)
 			goto out;
 		}
 	}
+	/* subgraphs (If, Loop, Scan bodies): the same checks, nested */
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_attr; j++) {
+			const struct ir_attr *a = &g->ops[i].attr[j];
+			if (a->kind != ATTR_GRAPH)
+				continue;
+			if (a->graph->dialect != g->dialect) {
+				err_set("op '%s': subgraph '%s' is of another dialect", g->ops[i].name, a->name);
+				goto out;
+			}
+			if (ir_verify(a->graph) < 0) {
+				err_prefix("op '%s': subgraph '%s'", g->ops[i].name, a->name);
+				goto out;
+			}
+		}
 	rc = 0;
 out:
 	free(made);
@@ -642,5 +652,19 @@ void op_copy_attr(struct ir_op *op, const struct ir_attr *a)
 	case ATTR_INTS: op_set_ints(op, a->name, a->n, a->ints); break;
 	case ATTR_FLOATS: op_set_floats(op, a->name, a->n, a->floats); break;
 	case ATTR_STR: op_set_str(op, a->name, a->s); break;
+	case ATTR_GRAPH: op_set_graph(op, a->name, graph_clone(a->graph)); break;
 	}
+}
+
+void op_set_graph(struct ir_op *op, const char *name, struct ir_graph *sub)
+{
+	struct ir_attr *a = attr_slot(op, name);
+	a->kind = ATTR_GRAPH;
+	a->graph = sub;
+}
+
+struct ir_graph *op_graph(const struct ir_op *op, const char *name)
+{
+	const struct ir_attr *a = op_attr(op, name);
+	return a && a->kind == ATTR_GRAPH ? a->graph : NULL;
 }
