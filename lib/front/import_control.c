@@ -110,8 +110,9 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 		g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 		g->inputs[g->n_inputs++] = t;
 	}
-	if (rc == 0)
-		rc = import_nodes(&im, gp);
+	if (rc == 0 && (rc = import_nodes(&im, gp)) < 0)
+		err_prefix("'%s': node '%s' (%s): in its body", outer->path, outer->node_name,
+			   outer->node->op_type);
 	/* outputs: a value an op computes, each once; an input or a repeated
 	 * value goes through an Identity */
 	g->outputs = xmalloc(sizeof(int) * (gp->n_output + 1));
@@ -203,6 +204,12 @@ static int make_outputs(struct imp *im, int n, int *outs)
 	return 0;
 }
 
+static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	return a->dtype == b->dtype && a->rank == b->rank &&
+	       !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
+}
+
 /* Replace the If being imported by the ops of body B, whose outputs become
  * the node's outputs. */
 static int inline_body(struct imp *im, struct body *b)
@@ -218,6 +225,14 @@ static int inline_body(struct imp *im, struct body *b)
 		const struct ir_tensor *t = &s->tensors[i];
 		if (map[i] >= 0 || !t->data)
 			continue;
+		/* a constant the branch copied from here is that constant */
+		int same = graph_find_tensor(g, t->name);
+		const struct ir_tensor *o = same >= 0 ? &g->tensors[same] : NULL;
+		if (o && o->data && same_shape(o, t) && o->nbytes == t->nbytes &&
+		    !memcmp(o->data, t->data, t->nbytes)) {
+			map[i] = same;
+			continue;
+		}
 		char *name = graph_unique_name(g, t->name, 1);
 		map[i] = graph_add_weight(g, name, t->dtype, t->rank, t->shape, t->data);
 		free(name);

@@ -230,7 +230,7 @@ static void put_params(FILE *f, const struct ir_graph *g, int n, const int *ts)
 	}
 }
 
-static void put_func(FILE *f, const struct ir_graph *g, const char *name);
+static void put_func(FILE *f, const struct ir_graph *g, const char *name, const char *prefix);
 
 int ir_print_text(FILE *f, const struct ir_graph *g)
 {
@@ -242,13 +242,14 @@ int ir_print_text(FILE *f, const struct ir_graph *g)
 		fprintf(f, ", neuron %lld bytes, coeff %lld bytes",
 			(long long)g->neuron_bytes, (long long)g->coeff_bytes);
 	fputc('\n', f);
-	put_func(f, g, g->name && *g->name ? g->name : "graph");
+	put_func(f, g, g->name && *g->name ? g->name : "graph", "");
 	return finish(f);
 }
 
 /* One graph as func @NAME(...) { ... }, then each subgraph of its ops
- * (If, Loop, Scan bodies) as func @OP.ATTR, nested names joined by '.'. */
-static void put_func(FILE *f, const struct ir_graph *g, const char *name)
+ * (If, Loop, Scan bodies) as func @PREFIX OP.ATTR, a nested one's name
+ * after its enclosing subgraph's: @Loop_s.body.If_s_out.then_branch. */
+static void put_func(FILE *f, const struct ir_graph *g, const char *name, const char *prefix)
 {
 	fputs("func @", f);
 	if (plain_name(name))
@@ -273,10 +274,13 @@ static void put_func(FILE *f, const struct ir_graph *g, const char *name)
 			const struct ir_attr *a = &g->ops[i].attr[j];
 			if (a->kind != ATTR_GRAPH)
 				continue;
-			size_t len = strlen(name) + strlen(g->ops[i].name) + strlen(a->name) + 3;
+			size_t len = strlen(prefix) + strlen(g->ops[i].name) + strlen(a->name) + 3;
 			char *sub = xmalloc(len);
-			snprintf(sub, len, "%s.%s", g->ops[i].name, a->name);
-			put_func(f, a->graph, sub);
+			snprintf(sub, len, "%s%s.%s", prefix, g->ops[i].name, a->name);
+			char *pre = xmalloc(len + 1);
+			snprintf(pre, len + 1, "%s.", sub);
+			put_func(f, a->graph, sub, pre);
+			free(pre);
 			free(sub);
 		}
 }

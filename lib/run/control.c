@@ -447,7 +447,20 @@ static int scan_run(struct kern *k)
 	return rc;
 }
 
+/* The back end has no host subnets yet (formats/tpuc-tmodel.5, "Host
+ * subnets", the design): it refuses a control op top-opt could not fold. */
+static int control_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	(void)lc;
+	return op_error(op, "control flow runs on the host, and host subnets are not in the "
+			"back end yet (ir-run runs the model; bind a constant condition with "
+			"onnx2top --bind to fold an If)");
+}
+
 /* The kernels run the body in its own dialect: one hook serves both. */
-const struct op_def op_def_IF = { .infer = if_infer, .run_f32 = if_run, .run_tpu = if_run };
-const struct op_def op_def_LOOP = { .infer = loop_infer, .run_f32 = loop_run, .run_tpu = loop_run };
-const struct op_def op_def_SCAN = { .infer = scan_infer, .run_f32 = scan_run, .run_tpu = scan_run };
+const struct op_def op_def_IF = { .infer = if_infer, .run_f32 = if_run, .run_tpu = if_run,
+				  .lower = control_lower };
+const struct op_def op_def_LOOP = { .infer = loop_infer, .run_f32 = loop_run, .run_tpu = loop_run,
+				    .lower = control_lower };
+const struct op_def op_def_SCAN = { .infer = scan_infer, .run_f32 = scan_run, .run_tpu = scan_run,
+				    .lower = control_lower };
