@@ -22,7 +22,7 @@ setup() {
 		onnx2top "$FX/if.onnx" | top-opt | ir-run - -i "$FX/if_${c}_in.npz" -o "$T/if_$c.npz"
 		assert_close "$T/if_$c.npz" "$FX/if_${c}_expect.npz"
 	done
-	for m in loop loop_while scan; do
+	for m in loop loop4 loop_while scan; do
 		onnx2top "$FX/$m.onnx" -o "$T/$m.top"
 		top-opt "$T/$m.top" -o "$T/$m.opt"
 		ir-run "$T/$m.opt" -i "$FX/${m}_in.npz" -o "$T/$m.npz"
@@ -47,6 +47,16 @@ setup() {
 	cmp "$T/a.top" "$T/b.top"
 	run ir-print "$T/b.top"
 	assert_line --partial '%big = Greater(%i, @one)'
+}
+
+@test "control flow: a Loop of a constant trip count up to 64 is unrolled, its nested If folded" {
+	onnx2top "$FX/loop4.onnx" -o "$T/l4.top"
+	run ir-print "$T/l4.top"
+	refute_output --partial 'Loop('
+	refute_output --partial 'If('
+	assert_line --regexp '^  %ss = Concat\(.*\) \{axis=0\} : .* -> f32\[4,3\]'
+	run ir-print <(onnx2top "$FX/loop.onnx")
+	assert_line --partial 'Loop(@M, none, %s0, %x, %w)'
 }
 
 @test "control flow: an If on a constant condition (--bind) is its branch; on a run-time one it stays" {

@@ -14,6 +14,7 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "onnx.pb-c.h"
+#include "run/control.h"
 
 int import_capture(struct imp *im, const char *name, int *t)
 {
@@ -104,9 +105,16 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 			rc = node_err(outer, "subgraph input %d has no name or a repeated one", i);
 			break;
 		}
-		int t = graph_add_tensor(g, name, formal[i].dtype, formal[i].rank, formal[i].shape);
+		/* a formal input given a value (an unrolled Loop's iteration) is a
+		 * constant of the body */
+		int t = formal[i].data ? graph_add_weight(g, name, formal[i].dtype, formal[i].rank,
+							   formal[i].shape, formal[i].data)
+				       : graph_add_tensor(g, name, formal[i].dtype, formal[i].rank,
+							  formal[i].shape);
 		set_known(&im, t);
 		name_index_set(&im.tensors, name, t);
+		if (formal[i].data)
+			continue;
 		g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 		g->inputs[g->n_inputs++] = t;
 	}
@@ -210,22 +218,23 @@ static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
 	       !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
 }
 
-/* Replace the If being imported by the ops of body B, whose outputs become
- * the node's outputs. */
-static int inline_body(struct imp *im, struct body *b)
+/* Append the ops of body S to the graph being imported: its inputs are
+ * the tensors IN (one per input), its outputs become the tensors OUTS
+ * (made by the caller, one per output); then infer and fold them. */
+static int inline_graph(struct imp *im, const struct ir_graph *s, const int *in_map, const int *outs)
 {
-	struct ir_graph *g = im->g, *s = b->g;
-	int first = g->n_ops, rc = 0;
+	struct ir_graph *g = im->g;
+	int first = g->n_ops;
 	int *map = xmalloc(sizeof(int) * (size_t)(s->n_tensors + 1));
 	for (int i = 0; i < s->n_tensors; i++)
 		map[i] = -1;
 	for (int i = 0; i < s->n_inputs; i++)
-		map[s->inputs[i]] = b->caps[i];
+		map[s->inputs[i]] = in_map[i];
 	for (int i = 0; i < s->n_tensors; i++) {
 		const struct ir_tensor *t = &s->tensors[i];
 		if (map[i] >= 0 || !t->data)
 			continue;
-		/* a constant the branch copied from here is that constant */
+		/* a constant the body copied from here is that constant */
 		int same = graph_find_tensor(g, t->name);
 		const struct ir_tensor *o = same >= 0 ? &g->tensors[same] : NULL;
 		if (o && o->data && same_shape(o, t) && o->nbytes == t->nbytes &&
@@ -237,12 +246,6 @@ static int inline_body(struct imp *im, struct body *b)
 		map[i] = graph_add_weight(g, name, t->dtype, t->rank, t->shape, t->data);
 		free(name);
 		set_known(im, map[i]);
-	}
-	int *outs = xmalloc(sizeof(int) * (size_t)(s->n_outputs + 1));
-	if (make_outputs(im, s->n_outputs, outs) < 0) {
-		free(map);
-		free(outs);
-		return -1;
 	}
 	/* an output an op of the body computes is that op's output here */
 	char *direct = xcalloc((size_t)s->n_outputs + 1, 1);
@@ -273,15 +276,24 @@ static int inline_body(struct imp *im, struct body *b)
 	}
 	for (int i = 0; i < s->n_outputs; i++)
 		if (!direct[i]) {
-			char name[512];
-			snprintf(name, sizeof name, "%s_out%d", im->node_name, i);
+			char *name = graph_unique_name(g, g->tensors[outs[i]].name, 1);
 			graph_add_op(g, OP_IDENTITY, name, 1, &map[s->outputs[i]], 1, &outs[i]);
+			free(name);
 		}
 	free(direct);
 	free(map);
-	free(outs);
+	return import_infer_ops(im, first);
+}
+
+/* Replace the If being imported by the ops of body B, whose outputs become
+ * the node's outputs. */
+static int inline_body(struct imp *im, struct body *b)
+{
+	int *outs = xmalloc(sizeof(int) * (size_t)(b->g->n_outputs + 1));
+	int rc = make_outputs(im, b->g->n_outputs, outs);
 	if (rc == 0)
-		rc = import_infer_ops(im, first);
+		rc = inline_graph(im, b->g, b->caps, outs);
+	free(outs);
 	return rc;
 }
 
@@ -403,6 +415,131 @@ static int add_control(struct imp *im, enum op_type t, int n_in, const int *in, 
 	return rc;
 }
 
+/* Undo the ops appended from FIRST on (graph_compact drops them and the
+ * tensors only they used). */
+static void roll_back(struct imp *im, int first)
+{
+	for (int i = first; i < im->g->n_ops; i++)
+		im->g->ops[i].type = OP_COUNT;
+}
+
+/* A Loop with a constant trip count of at most CONTROL_UNROLL_MAX and no
+ * condition (or a constant true one) is unrolled: the body once per
+ * iteration, the iteration a constant in each, so that what depends on it
+ * folds (a Slice at the iteration, a nested If); the scan outputs are the
+ * iterations' values stacked by Unsqueeze and Concat.  Every iteration's
+ * condition must fold.  1 when unrolled, 0 when the Loop stays a Loop
+ * (nothing added), -1 on error. */
+static int unroll_loop(struct imp *im, const Onnx__GraphProto *gp, const int *in, int nv)
+{
+	struct ir_graph *g = im->g;
+	const struct ir_tensor *mt = in[0] >= 0 ? &g->tensors[in[0]] : NULL;
+	const struct ir_tensor *ct = in[1] >= 0 ? &g->tensors[in[1]] : NULL;
+	if (!mt || !mt->data || (ct && (!ct->data || !dtype_get(ct->data, ct->dtype, 0))))
+		return 0;
+	int64_t trip = dtype_get_int(mt->data, mt->dtype, 0);
+	if (trip < 1 || trip > CONTROL_UNROLL_MAX)
+		return 0;
+	int first = g->n_ops, k = -1, rc = 0;
+	int64_t iters = 0, iv;
+	unsigned char yes = 1;
+	int *cur = xmalloc(sizeof(int) * (size_t)(nv + 1)), *scan = NULL;
+	memcpy(cur, in + 2, sizeof(int) * (size_t)nv);
+	struct ir_tensor *formal = xcalloc((size_t)nv + 2, sizeof *formal);
+	for (int64_t i = 0; i < trip && rc == 0; i++) {
+		iv = i;
+		formal[0] = (struct ir_tensor){ .dtype = DT_I64, .data = &iv, .nbytes = 8 };
+		formal[1] = (struct ir_tensor){ .dtype = DT_BOOL, .data = &yes, .nbytes = 1 };
+		for (int j = 0; j < nv; j++)
+			formal[2 + j] = g->tensors[cur[j]];
+		struct body b;
+		if (import_body(im, gp, nv + 2, formal, &b) < 0) {
+			rc = 1;   /* the Loop as a Loop says what is wrong */
+			break;
+		}
+		if (k < 0 && (k = b.g->n_outputs - 1 - nv) >= 0)
+			scan = xmalloc(sizeof(int) * (size_t)(trip * k + 1));
+		if (k < 0 || b.g->n_outputs != 1 + nv + k) {
+			body_free(&b);
+			rc = 1;
+			break;
+		}
+		int *map = xmalloc(sizeof(int) * (size_t)(b.g->n_inputs + 1)), nm = 0;
+		for (int j = 0; j < nv; j++)
+			if (!formal[2 + j].data)
+				map[nm++] = cur[j];
+		memcpy(map + nm, b.caps, sizeof(int) * (size_t)b.n_caps);
+		int *outs = xmalloc(sizeof(int) * (size_t)(b.g->n_outputs + 1));
+		for (int j = 0; j < b.g->n_outputs; j++) {
+			char base[512];
+			snprintf(base, sizeof base, "%s_iter%lld_%d", im->node_name, (long long)i, j);
+			char *name = graph_unique_name(g, base, 1);
+			outs[j] = graph_add_tensor(g, name, DT_F32, 0, NULL);
+			free(name);
+		}
+		int r = inline_graph(im, b.g, map, outs);
+		body_free(&b);
+		free(map);
+		const struct ir_tensor *c = &g->tensors[outs[0]];
+		if (r < 0)
+			rc = -1;
+		else if (!c->data)
+			rc = 1;   /* the condition is computed: stays a Loop */
+		else {
+			for (int j = 0; j < nv; j++)
+				cur[j] = outs[1 + j];
+			for (int j = 0; j < k; j++)
+				scan[i * k + j] = outs[1 + nv + j];
+			iters++;
+			if (!dtype_get(c->data, c->dtype, 0))
+				i = trip;
+		}
+		free(outs);
+	}
+	free(formal);
+	if (rc == 0) {
+		int start = g->n_ops;
+		int *outs = xmalloc(sizeof(int) * (size_t)(nv + k + 1));
+		rc = make_outputs(im, nv + k, outs);
+		for (int j = 0; j < nv && rc == 0; j++) {
+			char *name = graph_unique_name(g, g->tensors[outs[j]].name, 1);
+			graph_add_op(g, OP_IDENTITY, name, 1, &cur[j], 1, &outs[j]);
+			free(name);
+		}
+		for (int j = 0; j < k && rc == 0; j++) {
+			int *parts = xmalloc(sizeof(int) * (size_t)(iters + 1));
+			for (int64_t i = 0; i < iters; i++) {
+				char *name = graph_unique_name(g, g->tensors[scan[i * k + j]].name, 1);
+				char base[600];
+				snprintf(base, sizeof base, "%s_stack", name);
+				char *un = graph_unique_name(g, base, 1);
+				parts[i] = iters == 1 ? outs[nv + j] : graph_add_tensor(g, un, DT_F32, 0, NULL);
+				int u = graph_add_op(g, OP_UNSQUEEZE, un, 1, &scan[i * k + j], 1, &parts[i]);
+				op_set_ints(&g->ops[u], "axes", 1, (int64_t[]){ 0 });
+				free(name);
+				free(un);
+			}
+			if (iters > 1) {
+				char *name = graph_unique_name(g, g->tensors[outs[nv + j]].name, 1);
+				int cc = graph_add_op(g, OP_CONCAT, name, (int)iters, parts, 1, &outs[nv + j]);
+				op_set_int(&g->ops[cc], "axis", 0);
+				free(name);
+			}
+			free(parts);
+		}
+		free(outs);
+		if (rc == 0)
+			rc = import_infer_ops(im, start);
+		rc = rc < 0 ? -1 : 1;
+	} else if (rc == 1) {
+		roll_back(im, first);
+		rc = 0;
+	}
+	free(cur);
+	free(scan);
+	return rc;
+}
+
 static int import_loop(struct imp *im)
 {
 	static const char *const attrs[] = { "body", NULL };
@@ -434,6 +571,11 @@ static int import_loop(struct imp *im)
 			formal[i] = *x;
 	}
 	struct body b = { 0 };
+	if (rc == 0 && (rc = unroll_loop(im, gp, in, nv)) != 0) {
+		free(formal);
+		free(in);
+		return rc < 0 ? -1 : 0;
+	}
 	if (rc == 0)
 		rc = import_body(im, gp, nv + 2, formal, &b);
 	free(formal);

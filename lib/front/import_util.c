@@ -156,7 +156,8 @@ int add_initializer(struct imp *im, int i)
 		return err_prefix("'%s': initializer '%s'", im->path, t->name);
 	int k = graph_add_weight(im->g, t->name, d.dt, d.rank, d.shape, d.data);
 	free(d.tmp);
-	if (t->has_raw_data) {
+	/* a subgraph's initializers stay: an unrolled Loop imports it again */
+	if (t->has_raw_data && !im->outer) {
 		free(t->raw_data.data);   /* protobuf-c's default allocator is malloc */
 		t->raw_data.data = NULL;
 		t->raw_data.len = 0;

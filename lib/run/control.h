@@ -39,6 +39,11 @@
  * as runaway (an error naming the op). */
 #define CONTROL_MAX_ITERS ((int64_t)1 << 24)
 
+/* Most iterations of a Loop with a constant trip count that onnx2top
+ * unrolls (lib/front/import_control.c): each a copy of the body with the
+ * iteration a constant, so the model needs no control flow at run time. */
+#define CONTROL_UNROLL_MAX 64
+
 /* 1 if T is If, Loop or Scan. */
 int control_op(enum op_type t);
 
