@@ -14,9 +14,11 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "onnx.pb-c.h"
-#include "run/control.h"
 
-int import_capture(struct imp *im, const char *name, int *t)
+/* Resolve NAME, not defined in the subgraph being imported, in the
+ * enclosing graphs: a constant is copied in as a weight, any other value
+ * becomes a new input of the subgraph (a capture).  *T is its index. */
+static int import_capture(struct imp *im, const char *name, int *t)
 {
 	struct imp *o = im->outer;
 	int ot;
@@ -85,7 +87,9 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 	if (gp->n_input != (size_t)n)
 		return node_err(outer, "subgraph '%s' has %zu inputs, expected %d",
 				gp->name ? gp->name : "", gp->n_input, n);
-	struct imp im = { .path = outer->path, .opset = outer->opset, .outer = outer, .gp = gp };
+	struct imp im = { .path = outer->path, .opset = outer->opset, .outer = outer, .gp = gp,
+			  .nodes = outer->nodes, .infer_ops = outer->infer_ops,
+			  .capture = import_capture };
 	struct ir_graph *g = im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	g->name = xstrdup(gp->name ? gp->name : "");
 	int rc = 0;
@@ -118,7 +122,7 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 		g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 		g->inputs[g->n_inputs++] = t;
 	}
-	if (rc == 0 && (rc = import_nodes(&im, gp)) < 0)
+	if (rc == 0 && (rc = im.nodes(&im, gp)) < 0)
 		err_prefix("'%s': node '%s' (%s): in its body", outer->path, outer->node_name,
 			   outer->node->op_type);
 	/* outputs: a value an op computes, each once; an input or a repeated
@@ -282,7 +286,7 @@ static int inline_graph(struct imp *im, const struct ir_graph *s, const int *in_
 		}
 	free(direct);
 	free(map);
-	return import_infer_ops(im, first);
+	return im->infer_ops(im, first);
 }
 
 /* Replace the If being imported by the ops of body B, whose outputs become
@@ -383,7 +387,7 @@ static int import_if(struct imp *im)
 		op_set_graph(&im->g->ops[k], "then_branch", bt.g);
 		op_set_graph(&im->g->ops[k], "else_branch", be.g);
 		bt.g = be.g = NULL;
-		rc = import_infer_ops(im, first);
+		rc = im->infer_ops(im, first);
 	}
 	free(outs);
 	free(u);
@@ -529,7 +533,7 @@ static int unroll_loop(struct imp *im, const Onnx__GraphProto *gp, const int *in
 		}
 		free(outs);
 		if (rc == 0)
-			rc = import_infer_ops(im, start);
+			rc = im->infer_ops(im, start);
 		rc = rc < 0 ? -1 : 1;
 	} else if (rc == 1) {
 		roll_back(im, first);
@@ -587,7 +591,7 @@ static int import_loop(struct imp *im)
 		rc = add_control(im, OP_LOOP, 2 + nv, in, &b, b.g->n_outputs - 1, &op);
 	free(in);
 	body_free(&b);
-	return rc < 0 ? -1 : import_infer_ops(im, first);
+	return rc < 0 ? -1 : im->infer_ops(im, first);
 }
 
 static int import_scan(struct imp *im)
@@ -660,7 +664,7 @@ static int import_scan(struct imp *im)
 		if (nv)
 			op_set_ints(op, lists[i], nv, v);
 	}
-	return import_infer_ops(im, first);
+	return im->infer_ops(im, first);
 }
 
 int import_control(struct imp *im, const char *out0)

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "front/import_util.h"
-#include "front/import_control.h"
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/op.h"
@@ -180,8 +179,8 @@ int resolve_input(struct imp *im, const char *name, int *t)
 		return 0;
 	int i = name_index_get(&im->inits, name);
 	/* a subgraph reads a value of an enclosing graph (lib/run/control.h) */
-	if (i < 0 && im->outer && name_index_get(&im->producers, name) < 0)
-		return import_capture(im, name, t);
+	if (i < 0 && im->capture && name_index_get(&im->producers, name) < 0)
+		return im->capture(im, name, t);
 	if (i < 0 && im->node) {
 		int p = name_index_get(&im->producers, name);
 		if (p == im->node_index)

@@ -73,7 +73,7 @@ static int import_constant(struct imp *im, const char *out)
 /* Infer the ops that the node being imported added, from op FIRST on:
  * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
  * constant, and refuse dtypes no kernel takes. */
-int import_infer_ops(struct imp *im, int first)
+static int import_infer_ops(struct imp *im, int first)
 {
 	struct ir_graph *g = im->g;
 	for (int i = first; i < g->n_ops; i++) {
@@ -478,6 +478,8 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 	return 0;
 }
 
+static int import_nodes(struct imp *im, Onnx__GraphProto *gp);
+
 static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 {
 	struct ir_graph *g = im->g;
@@ -525,7 +527,7 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 	return 0;
 }
 
-int import_nodes(struct imp *im, Onnx__GraphProto *gp)
+static int import_nodes(struct imp *im, Onnx__GraphProto *gp)
 {
 	/* Who writes each name, and node names used once: a qtable, a
 	 * calibration table and every message name ops by them. */
@@ -647,7 +649,8 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 		return err_set("'%s': ir_version %lld is not supported (1 to %d)", path, v,
 			       ONNX_IR_VERSION_MAX);
 	}
-	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes };
+	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes,
+			  .nodes = import_nodes, .infer_ops = import_infer_ops };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)

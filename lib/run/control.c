@@ -447,8 +447,9 @@ static int scan_run(struct kern *k)
 	return rc;
 }
 
-/* The back end has no host subnets yet (formats/tpuc-tmodel.5, "Host
- * subnets", the design): it refuses a control op top-opt could not fold. */
+/* The back end has no host subnets yet (ARCHITECTURE.md, "Control flow,
+ * state and host subnets", has the design): it refuses a control op that
+ * import could not fold or unroll. */
 static int control_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	(void)lc;

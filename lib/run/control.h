@@ -25,6 +25,8 @@
  *         scan_input_axes, scan_input_directions, scan_output_axes,
  *         scan_output_directions
  *
+ * onnx2top unrolls a Loop of a constant trip count up to 64
+ * (lib/front/import_control.h) and folds an If on a constant.
  * Loop-carried values keep their shape from one iteration to the next.
  * The kernels run a body op by op with each op's kernel of the body's
  * dialect (run_f32 in Top, run_tpu in Tpu), so a body may hold control
@@ -38,11 +40,6 @@
 /* Most iterations a Loop without a trip count runs before it is stopped
  * as runaway (an error naming the op). */
 #define CONTROL_MAX_ITERS ((int64_t)1 << 24)
-
-/* Most iterations of a Loop with a constant trip count that onnx2top
- * unrolls (lib/front/import_control.c): each a copy of the body with the
- * iteration a constant, so the model needs no control flow at run time. */
-#define CONTROL_UNROLL_MAX 64
 
 /* 1 if T is If, Loop or Scan. */
 int control_op(enum op_type t);
