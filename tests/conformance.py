@@ -156,7 +156,9 @@ CLASSES = [
     ("zero-size", False, r"is not static|has no elements",
      "zero-size tensors (empty axes, splits, reshapes): the suite declares their inputs without a "
      "static shape, and tpuc has no empty tensors"),
-    ("control flow", False, r"\((If|Loop|Scan)\)", "subgraphs (If, Loop, Scan)"),
+    ("control flow", False, r"\((Loop|Scan)\): (in its body|the opset 8 form)",
+     "Scan's opset 8 form with a batch axis; a Loop body that needs its iteration as a "
+     "constant beyond 64 unrolled iterations"),
     ("detection", False, r"\((NonMaxSuppression|RoiAlign|MaxUnpool)\)",
      "detection post-processing: NonMaxSuppression (its output size depends on the data), "
      "RoiAlign, MaxUnpool"),

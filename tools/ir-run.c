@@ -15,11 +15,14 @@
 #include "ir/ir.h"
 #include "ir/npz.h"
 #include "ir/op.h"
+#include "run/frames.h"
 
 static const char prog[] = "ir-run";
 static const char usage[] =
 	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
-	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n";
+	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n"
+	"       ir-run IN -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]] [-o OUT.npz]\n"
+	"       [--dump-all] [--threads N] [-v] [--max-memory SIZE]\n";
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
  * a message on stderr when it is not one. */
@@ -157,11 +160,14 @@ int main(int argc, char **argv)
 		{ "profile", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "max-memory", required_argument, NULL, 'M' },
+		{ "frames", required_argument, NULL, 'F' },
+		{ "state", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *in_npz = NULL, *out = NULL;
 	int dump_all = 0, threads = 1, repeat = 1, bench = 0, profile = 0, verbose = 0, c;
+	struct frames fr = { 0 };
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:vh", longopts, NULL)) != -1) {
@@ -187,6 +193,23 @@ int main(int argc, char **argv)
 			if (cli_max_memory("ir-run", usage, optarg))
 				return 2;
 			break;
+		case 'F': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > (1LL << 30)) {
+				frames_free(&fr);
+				return cli_usage_error(prog, usage, "--frames: expected a whole number from 1");
+			}
+			fr.n = v;
+			break;
+		}
+		case 'S':
+			if (frames_parse_state(&fr, optarg) < 0) {
+				frames_free(&fr);
+				fprintf(stderr, "%s: %s\n%s", prog, err_msg(), usage);
+				return 2;
+			}
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
@@ -200,13 +223,23 @@ int main(int argc, char **argv)
 	if (!strcmp(in, "-") && !strcmp(in_npz, "-"))
 		return cli_usage_error(prog, usage,
 				       "the IR and the inputs cannot both come from stdin");
-	if (cli_check_stdout(prog, usage, out, "an .npz"))
+	if (fr.n_state && !fr.n) {
+		frames_free(&fr);
+		return cli_usage_error(prog, usage, "--state needs --frames");
+	}
+	if (fr.n && (repeat > 1 || bench || profile)) {
+		frames_free(&fr);
+		return cli_usage_error(prog, usage, "--frames runs once: no --repeat, --bench or --profile");
+	}
+	if (cli_check_stdout(prog, usage, out, "an .npz")) {
+		frames_free(&fr);
 		return 2;
+	}
 	if (threads == 0)
 		threads = omp_get_num_procs();
 
 	struct ir_graph *g = NULL;
-	struct npz zin = { 0 }, zout = { 0 };
+	struct npz zin = { 0 }, zout = { 0 }, zframes = { 0 };
 	struct interp it = { 0 };
 	int rc = 1;
 	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0)
@@ -216,6 +249,40 @@ int main(int argc, char **argv)
 	it.keep_all = dump_all;   /* every activation stays readable */
 	if (profile)
 		it.op_ms = xcalloc((size_t)(g->n_ops ? g->n_ops : 1), sizeof *it.op_ms);
+	if (fr.n) {
+		/* frame by frame, state fed back (lib/run/frames.h) */
+		struct npz frame = { 0 }, fout = { 0 };
+		int frc = frames_check(&fr, g, cli_shown(in));
+		double t0 = now_seconds();
+		for (int64_t f = 0; f < fr.n && frc == 0; f++) {
+			npz_free(&fout);
+			if ((frc = frames_input(&fr, &zin, cli_shown(in_npz), f, &zout, &frame)) < 0 ||
+			    (frc = interp_set_inputs(&it, &frame, cli_shown(in_npz))) < 0)
+				break;
+			if ((frc = interp_run(&it, NULL, NULL)) < 0) {
+				err_prefix("'%s': frame %lld", cli_shown(in), (long long)f);
+				break;
+			}
+			if ((frc = collect(&fout, &it, dump_all)) < 0)
+				break;
+			/* zout holds the previous frame's outputs until stacked */
+			npz_free(&zout);
+			for (int i = 0; i < fout.n; i++)
+				npz_add(&zout, fout.a[i].name, fout.a[i].dtype, fout.a[i].rank,
+					fout.a[i].shape, fout.a[i].data);
+			if ((frc = frames_collect(&fr, &zframes, &fout, f)) < 0)
+				break;
+		}
+		if (verbose && frc == 0)
+			fprintf(stderr, "%s: %lld frames, %.3f ms per frame\n", prog, (long long)fr.n,
+				(now_seconds() - t0) * 1e3 / (double)fr.n);
+		npz_free(&frame);
+		npz_free(&fout);
+		if (frc < 0 || npz_write(out, &zframes, 0) < 0)
+			goto fail;
+		rc = 0;
+		goto done;
+	}
 	if (interp_set_inputs(&it, &zin, cli_shown(in_npz)) < 0)
 		goto fail;
 	double best = 1e30, total = 0;
@@ -250,6 +317,8 @@ done:
 		interp_free(&it);
 	npz_free(&zin);
 	npz_free(&zout);
+	npz_free(&zframes);
+	frames_free(&fr);
 	graph_free(g);
 	return rc;
 }

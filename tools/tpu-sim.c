@@ -3,6 +3,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "back/addr.h"
@@ -12,11 +13,14 @@
 #include "ir/npz.h"
 #include "ir/op.h"
 #include "sim/sim.h"
+#include "run/frames.h"
 #include "chip/tmodel.h"
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
 	"               [--max-memory SIZE]\n"
+	"       tpu-sim MODEL.tmodel -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]]\n"
+	"               [-o OUT.npz] [-p] [-q] [--max-memory SIZE]\n"
 	"       tpu-sim MODEL.tmodel -t [-p] [-q]\n";
 
 static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
@@ -55,10 +59,13 @@ int main(int argc, char **argv)
 		return std_rc;
 	const char *in = NULL, *out = NULL;
 	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
+	struct frames fr = { 0 };
 	opterr = 0;
 	static const struct option longopts[] = {
 		{ "dump-all", no_argument, NULL, 'D' },
 		{ "max-memory", required_argument, NULL, 'M' },
+		{ "frames", required_argument, NULL, 'F' },
+		{ "state", required_argument, NULL, 'S' },
 		{ 0, 0, 0, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
@@ -66,6 +73,23 @@ int main(int argc, char **argv)
 		case 'M':
 			if (cli_max_memory("tpu-sim", usage, optarg))
 				return 2;
+			break;
+		case 'F': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > (1LL << 30)) {
+				frames_free(&fr);
+				return cli_usage_error("tpu-sim", usage, "--frames: expected a whole number from 1");
+			}
+			fr.n = v;
+			break;
+		}
+		case 'S':
+			if (frames_parse_state(&fr, optarg) < 0) {
+				frames_free(&fr);
+				fprintf(stderr, "tpu-sim: %s\n%s", err_msg(), usage);
+				return 2;
+			}
 			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'i': in = optarg; break;
@@ -77,8 +101,18 @@ int main(int argc, char **argv)
 		default: return cli_bad_option("tpu-sim", usage, argv, "io");
 		}
 	}
-	if (argc - optind != 1)
+	if (fr.n_state && !fr.n) {
+		frames_free(&fr);
+		return cli_usage_error("tpu-sim", usage, "--state needs --frames");
+	}
+	if (fr.n && (timed || dump)) {
+		frames_free(&fr);
+		return cli_usage_error("tpu-sim", usage, "--frames runs on data: no -t or --dump-all");
+	}
+	if (argc - optind != 1) {
+		frames_free(&fr);
 		return cli_operands("tpu-sim", usage, 1, argc - optind);
+	}
 	if (timed && (in || out || dump))
 		return cli_usage_error("tpu-sim", usage, "-t runs without data: no -i, -o or --dump-all");
 	if (!in && !timed)
@@ -101,14 +135,44 @@ int main(int argc, char **argv)
 		rc = err_set("'%s': unknown chip '%s'", shown, m->chip);
 	if (!rc && in)
 		rc = npz_read(in, &inputs);
-	if (!rc)
+	int64_t frame_cycles = 0;
+	if (!rc && fr.n) {
+		/* frame by frame, state fed back (lib/run/frames.h) */
+		struct npz frame = { 0 }, fout = { 0 }, all = { 0 };
+		rc = frames_check(&fr, m->g, shown);
+		for (int64_t f = 0; f < fr.n && !rc; f++) {
+			sim_stats_free(&st);
+			npz_free(&fout);
+			rc = frames_input(&fr, &inputs, cli_shown(in), f, &outputs, &frame);
+			if (!rc && (rc = sim_run(m, chip, shown, &frame, in, &fout, &st, 0)) < 0)
+				err_prefix("frame %lld", (long long)f);
+			if (rc)
+				break;
+			frame_cycles += st.cycles;
+			npz_free(&outputs);
+			for (int i = 0; i < fout.n; i++)
+				npz_add(&outputs, fout.a[i].name, fout.a[i].dtype, fout.a[i].rank,
+					fout.a[i].shape, fout.a[i].data);
+			rc = frames_collect(&fr, &all, &fout, f);
+		}
+		if (!rc)
+			rc = npz_write(out, &all, 0);
+		npz_free(&frame);
+		npz_free(&fout);
+		npz_free(&all);
+	} else if (!rc) {
 		rc = sim_run(m, chip, shown, &inputs, in, &outputs, &st,
 			     (timed ? SIM_TIMED_ONLY : 0) | (dump ? SIM_DUMP_ALL : 0));
-	if (!rc && !timed)
-		rc = npz_write(out, &outputs, 0);
+		if (!rc && !timed)
+			rc = npz_write(out, &outputs, 0);
+	}
 	if (rc) {
 		cli_fail("tpu-sim");
 	} else {
+		if (!quiet && fr.n)
+			fprintf(stderr, "tpu-sim: %lld frames: %lld cycles, %lld per frame (the last "
+				"frame below)\n", (long long)fr.n, (long long)frame_cycles,
+				(long long)(frame_cycles / fr.n));
 		if (!quiet)
 			report(m, chip, &st);
 		if (prof)
@@ -118,5 +182,6 @@ int main(int argc, char **argv)
 	npz_free(&inputs);
 	npz_free(&outputs);
 	tmodel_free(m);
+	frames_free(&fr);
 	return rc ? 1 : 0;
 }

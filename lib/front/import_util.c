@@ -174,7 +174,8 @@ int add_initializer(struct imp *im, int i)
 		return err_prefix("'%s': initializer '%s'", im->path, t->name);
 	int k = graph_add_weight(im->g, t->name, d.dt, d.rank, d.shape, d.data);
 	free(d.tmp);
-	if (t->has_raw_data) {
+	/* a subgraph's initializers stay: an unrolled Loop imports it again */
+	if (t->has_raw_data && !im->outer) {
 		free(t->raw_data.data);   /* protobuf-c's default allocator is malloc */
 		t->raw_data.data = NULL;
 		t->raw_data.len = 0;
@@ -196,6 +197,9 @@ int resolve_input(struct imp *im, const char *name, int *t)
 	if (*t >= 0)
 		return 0;
 	int i = name_index_get(&im->inits, name);
+	/* a subgraph reads a value of an enclosing graph (lib/run/control.h) */
+	if (i < 0 && im->capture && name_index_get(&im->producers, name) < 0)
+		return im->capture(im, name, t);
 	if (i < 0 && im->node) {
 		int p = name_index_get(&im->producers, name);
 		if (p == im->node_index)

@@ -34,6 +34,17 @@ struct imp {
 	const Onnx__NodeProto *node;   /* node being imported */
 	int as2d;                      /* importing a 1-D Conv or pool as 2-D (H of 1) */
 	char *node_name;               /* its name, generated when unnamed */
+	struct imp *outer;             /* importing a subgraph (If, Loop, Scan body):
+					  the enclosing graph's state, else NULL */
+	int *caps, n_caps, cap_caps;   /* subgraph: the outer tensors it captures, in
+					  the order of its inputs after the formal ones */
+	/* Hooks the dispatcher (onnx_import.c) and import_control.c hand down,
+	 * so that neither module calls the other back: import every node of a
+	 * graph; infer and fold the ops from FIRST on; resolve a name of an
+	 * enclosing graph (subgraphs only, else NULL). */
+	int (*nodes)(struct imp *im, Onnx__GraphProto *gp);
+	int (*infer_ops)(struct imp *im, int first);
+	int (*capture)(struct imp *im, const char *name, int *t);
 };
 
 /* An ONNX tensor decoded into IR terms.  data points into the message or,

@@ -18,6 +18,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/npz.h"
+#include "front/import_control.h"
 #include "front/import_ops.h"
 #include "front/import_table.h"
 #include "front/import_util.h"
@@ -73,7 +74,7 @@ static int import_constant(struct imp *im, const char *out)
 /* Infer the ops that the node being imported added, from op FIRST on:
  * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
  * constant, and refuse dtypes no kernel takes. */
-static int infer_node_ops(struct imp *im, int first)
+static int import_infer_ops(struct imp *im, int first)
 {
 	struct ir_graph *g = im->g;
 	for (int i = first; i < g->n_ops; i++) {
@@ -89,7 +90,9 @@ static int infer_node_ops(struct imp *im, int first)
 		int f = pass_fold_op(g, i, SIZE_MAX);
 		if (f < 0)
 			return err_prefix("'%s'", im->path);
-		if (f || !op_has(op->type, OPF_F32_ONLY))
+		/* in a subgraph, integer arithmetic (a Loop's counter) runs by the
+		 * op's constant-folding kernel (lib/run/control.c) */
+		if (f || !op_has(op->type, OPF_F32_ONLY) || (im->outer && def->run_const))
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
@@ -141,7 +144,7 @@ static int import_einsum(struct imp *im, const char *out0)
 	free(in);
 	if (rc < 0)
 		return err_prefix("'%s': node '%s' (Einsum)", im->path, im->node_name);
-	return infer_node_ops(im, first);
+	return import_infer_ops(im, first);
 }
 
 static int import_node(struct imp *im, const Onnx__NodeProto *n)
@@ -178,9 +181,11 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (!strcmp(type, "Einsum"))
 		return import_einsum(im, out0);
+	if (!strcmp(type, "If") || !strcmp(type, "Loop") || !strcmp(type, "Scan"))
+		return import_control(im, out0);
 	if (!strcmp(type, "GroupNormalization")) {
 		int first = import_groupnorm(im, out0);
-		return first < 0 ? -1 : infer_node_ops(im, first);
+		return first < 0 ? -1 : import_infer_ops(im, first);
 	}
 
 	const struct node_rule *r = NULL;
@@ -321,7 +326,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	if (qd >= 0)
 		quant_direct_out(im, g->n_ops - 1, qd);
-	return infer_node_ops(im, first);
+	return import_infer_ops(im, first);
 }
 
 /* ---- graph ---- */
@@ -492,6 +497,8 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 	return 0;
 }
 
+static int import_nodes(struct imp *im, Onnx__GraphProto *gp);
+
 static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 {
 	struct ir_graph *g = im->g;
@@ -515,6 +522,32 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 		if (name_index_get(&im->inits, gp->input[i]->name ? gp->input[i]->name : "") < 0 &&
 		    import_input(im, gp->input[i]) < 0)
 			return -1;
+	if (import_nodes(im, gp) < 0)
+		return -1;
+	if (!gp->n_output)
+		return err_set("'%s': the graph has no outputs", im->path);
+	g->outputs = xmalloc(sizeof(int) * gp->n_output);
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+		int t;
+		if (resolve_input(im, name, &t) < 0)
+			return -1;
+		if (t < 0)
+			return err_set("'%s': graph output %zu has no name", im->path, i);
+		for (int j = 0; j < g->n_outputs; j++)
+			if (g->outputs[j] == t)
+				return err_set("'%s': graph output '%s' is listed twice", im->path, name);
+		for (int j = 0; j < g->n_inputs; j++)
+			if (g->inputs[j] == t)
+				return err_set("'%s': graph output '%s' is a graph input: an output must "
+					       "be computed by a node", im->path, name);
+		g->outputs[g->n_outputs++] = t;
+	}
+	return 0;
+}
+
+static int import_nodes(struct imp *im, Onnx__GraphProto *gp)
+{
 	/* Who writes each name, and node names used once: a qtable, a
 	 * calibration table and every message name ops by them. */
 	struct name_index names = { 0 };
@@ -540,25 +573,6 @@ static int import_graph(struct imp *im, Onnx__GraphProto *gp)
 			return -1;
 	}
 	im->node = NULL;
-	if (!gp->n_output)
-		return err_set("'%s': the graph has no outputs", im->path);
-	g->outputs = xmalloc(sizeof(int) * gp->n_output);
-	for (size_t i = 0; i < gp->n_output; i++) {
-		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
-		int t;
-		if (resolve_input(im, name, &t) < 0)
-			return -1;
-		if (t < 0)
-			return err_set("'%s': graph output %zu has no name", im->path, i);
-		for (int j = 0; j < g->n_outputs; j++)
-			if (g->outputs[j] == t)
-				return err_set("'%s': graph output '%s' is listed twice", im->path, name);
-		for (int j = 0; j < g->n_inputs; j++)
-			if (g->inputs[j] == t)
-				return err_set("'%s': graph output '%s' is a graph input: an output must "
-					       "be computed by a node", im->path, name);
-		g->outputs[g->n_outputs++] = t;
-	}
 	return 0;
 }
 
@@ -654,7 +668,8 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 		return err_set("'%s': ir_version %lld is not supported (1 to %d)", path, v,
 			       ONNX_IR_VERSION_MAX);
 	}
-	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes };
+	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes,
+			  .nodes = import_nodes, .infer_ops = import_infer_ops };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)

@@ -52,6 +52,7 @@ static void attr_free(struct ir_attr *a)
 	free(a->ints);
 	free(a->floats);
 	free(a->s);
+	graph_free(a->graph);
 }
 
 static void op_free(struct ir_op *op)
@@ -552,6 +553,21 @@ int ir_verify(const struct ir_graph *g)
 			goto out;
 		}
 	}
+	/* subgraphs (If, Loop, Scan bodies): the same checks, nested */
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_attr; j++) {
+			const struct ir_attr *a = &g->ops[i].attr[j];
+			if (a->kind != ATTR_GRAPH)
+				continue;
+			if (a->graph->dialect != g->dialect) {
+				err_set("op '%s': subgraph '%s' is of another dialect", g->ops[i].name, a->name);
+				goto out;
+			}
+			if (ir_verify(a->graph) < 0) {
+				err_prefix("op '%s': subgraph '%s'", g->ops[i].name, a->name);
+				goto out;
+			}
+		}
 	rc = 0;
 out:
 	free(made);
@@ -635,6 +651,7 @@ void op_copy_attr(struct ir_op *op, const struct ir_attr *a)
 	case ATTR_INTS: op_set_ints(op, a->name, a->n, a->ints); break;
 	case ATTR_FLOATS: op_set_floats(op, a->name, a->n, a->floats); break;
 	case ATTR_STR: op_set_str(op, a->name, a->s); break;
+	case ATTR_GRAPH: op_set_graph(op, a->name, graph_clone(a->graph)); break;
 	}
 }
 
@@ -642,4 +659,17 @@ void op_copy_attrs(struct ir_op *dst, const struct ir_op *src)
 {
 	for (int i = 0; i < src->n_attr; i++)
 		op_copy_attr(dst, &src->attr[i]);
+}
+
+void op_set_graph(struct ir_op *op, const char *name, struct ir_graph *sub)
+{
+	struct ir_attr *a = attr_slot(op, name);
+	a->kind = ATTR_GRAPH;
+	a->graph = sub;
+}
+
+struct ir_graph *op_graph(const struct ir_op *op, const char *name)
+{
+	const struct ir_attr *a = op_attr(op, name);
+	return a && a->kind == ATTR_GRAPH ? a->graph : NULL;
 }

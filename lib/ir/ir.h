@@ -204,6 +204,9 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
 	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
 	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear") \
+	X(IF, 203, "If") \
+	X(LOOP, 204, "Loop") \
+	X(SCAN, 205, "Scan") \
 	X(HANNWINDOW, 230, "HannWindow") \
 	X(HAMMINGWINDOW, 231, "HammingWindow") \
 	X(BLACKMANWINDOW, 232, "BlackmanWindow") \
@@ -225,7 +228,10 @@ int op_type_from_name(const char *s);    /* -1 if unknown */
 int op_code(enum op_type t);
 int op_from_code(int code);
 
-enum attr_kind { ATTR_INT, ATTR_FLOAT, ATTR_INTS, ATTR_FLOATS, ATTR_STR };
+/* ATTR_GRAPH: a subgraph (the body of If, Loop, Scan), owned by the
+ * attribute; see lib/run/control.h for how its inputs and outputs line up
+ * with the op's. */
+enum attr_kind { ATTR_INT, ATTR_FLOAT, ATTR_INTS, ATTR_FLOATS, ATTR_STR, ATTR_GRAPH };
 
 struct ir_attr {
 	char *name;
@@ -236,6 +242,7 @@ struct ir_attr {
 	int64_t *ints;      /* ATTR_INTS */
 	float *floats;      /* ATTR_FLOATS */
 	char *s;            /* ATTR_STR */
+	struct ir_graph *graph;  /* ATTR_GRAPH */
 };
 
 struct ir_tensor {
@@ -337,6 +344,10 @@ double op_float(const struct ir_op *op, const char *name, double def);
 /* Copy up to max ints into v; returns the count found, or 0 (v untouched). */
 int op_ints(const struct ir_op *op, const char *name, int64_t *v, int max);
 const char *op_str(const struct ir_op *op, const char *name, const char *def);
+/* Set attribute NAME to subgraph SUB, which the op then owns. */
+void op_set_graph(struct ir_op *op, const char *name, struct ir_graph *sub);
+/* The subgraph of attribute NAME, or NULL. */
+struct ir_graph *op_graph(const struct ir_op *op, const char *name);
 void op_del_attr(struct ir_op *op, const char *name);
 /* Set on OP a copy of attribute A (any kind), replacing one of its name. */
 void op_copy_attr(struct ir_op *op, const struct ir_attr *a);

@@ -42,6 +42,38 @@ void mp_pack_shape(msgpack_packer *pk, const struct ir_tensor *t)
 		msgpack_pack_int64(pk, t->shape[j]);
 }
 
+/* Where each weight's payload goes in the data section: the weights of
+ * the graph and of its subgraphs (If, Loop, Scan bodies), in the order
+ * pack_graph meets them (a graph's tensors, then its ops' subgraphs). */
+struct dlayout {
+	const struct ir_tensor **t;
+	uint64_t *off;
+	int n, cap, cur;
+	size_t len;
+};
+static _Thread_local struct dlayout *packing;   /* set while ir_write packs */
+
+static void layout_walk(struct dlayout *L, const struct ir_graph *g)
+{
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].data) {
+			if (L->n == L->cap) {
+				L->cap = L->cap ? 2 * L->cap : 16;
+				L->t = xrealloc(L->t, sizeof *L->t * (size_t)L->cap);
+				L->off = xrealloc(L->off, sizeof *L->off * (size_t)L->cap);
+			}
+			L->t[L->n] = &g->tensors[i];
+			L->off[L->n++] = L->len;
+			L->len = align_up(L->len + g->tensors[i].nbytes);
+		}
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_attr; j++)
+			if (g->ops[i].attr[j].kind == ATTR_GRAPH)
+				layout_walk(L, g->ops[i].attr[j].graph);
+}
+
+static void pack_body(msgpack_packer *pk, const struct ir_graph *g);
+
 static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 {
 	mp_pack_str(pk, a->name);
@@ -63,6 +95,12 @@ static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 		msgpack_pack_array(pk, (size_t)a->n);
 		for (int i = 0; i < a->n; i++)
 			msgpack_pack_float(pk, a->floats[i]);
+		break;
+	case ATTR_GRAPH:
+		/* a map: the subgraph's name, tensors, ops, inputs, outputs */
+		msgpack_pack_map(pk, 5);
+		mp_pack_str(pk, "name"); mp_pack_str(pk, a->graph->name);
+		pack_body(pk, a->graph);
 		break;
 	}
 }
@@ -86,18 +124,9 @@ void ir_pack_op(msgpack_packer *pk, const struct ir_op *op, int groups)
 	}
 }
 
-static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint64_t *offs)
+/* tensors, ops, inputs and outputs: four key-value pairs */
+static void pack_body(msgpack_packer *pk, const struct ir_graph *g)
 {
-	int n = 9 + (g->chip != NULL) + (g->mode != MODE_NONE);
-	msgpack_pack_map(pk, (size_t)n);
-	mp_pack_str(pk, "dialect"); mp_pack_str(pk, dialect_name(g->dialect));
-	mp_pack_str(pk, "stage"); mp_pack_str(pk, stage_name(g->stage));
-	mp_pack_str(pk, "name"); mp_pack_str(pk, g->name);
-	if (g->chip) { mp_pack_str(pk, "chip"); mp_pack_str(pk, g->chip); }
-	if (g->mode != MODE_NONE) { mp_pack_str(pk, "mode"); mp_pack_str(pk, mode_name(g->mode)); }
-	mp_pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, g->neuron_bytes);
-	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, g->coeff_bytes);
-
 	mp_pack_str(pk, "tensors");
 	msgpack_pack_array(pk, (size_t)g->n_tensors);
 	for (int i = 0; i < g->n_tensors; i++) {
@@ -109,9 +138,10 @@ static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint6
 		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
 		mp_pack_str(pk, "shape"); mp_pack_shape(pk, t);
 		if (t->data) {
+			struct dlayout *L = packing;
 			mp_pack_str(pk, "data");
 			msgpack_pack_array(pk, 2);
-			msgpack_pack_uint64(pk, offs[i]);
+			msgpack_pack_uint64(pk, L && L->cur < L->n ? L->off[L->cur++] : 0);
 			msgpack_pack_uint64(pk, t->nbytes);
 		}
 		if (t->scale != 0) { mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
@@ -128,6 +158,20 @@ static void pack_graph(msgpack_packer *pk, const struct ir_graph *g, const uint6
 	mp_pack_str(pk, "outputs"); mp_pack_ints(pk, g->n_outputs, g->outputs);
 }
 
+static void pack_graph(msgpack_packer *pk, const struct ir_graph *g)
+{
+	int n = 9 + (g->chip != NULL) + (g->mode != MODE_NONE);
+	msgpack_pack_map(pk, (size_t)n);
+	mp_pack_str(pk, "dialect"); mp_pack_str(pk, dialect_name(g->dialect));
+	mp_pack_str(pk, "stage"); mp_pack_str(pk, stage_name(g->stage));
+	mp_pack_str(pk, "name"); mp_pack_str(pk, g->name);
+	if (g->chip) { mp_pack_str(pk, "chip"); mp_pack_str(pk, g->chip); }
+	if (g->mode != MODE_NONE) { mp_pack_str(pk, "mode"); mp_pack_str(pk, mode_name(g->mode)); }
+	mp_pack_str(pk, "neuron_bytes"); msgpack_pack_int64(pk, g->neuron_bytes);
+	mp_pack_str(pk, "coeff_bytes"); msgpack_pack_int64(pk, g->coeff_bytes);
+	pack_body(pk, g);
+}
+
 int ir_write(const char *path, const struct ir_graph *g)
 {
 	const char *shown = !path || !strcmp(path, "-") ? "<stdout>" : path;
@@ -135,19 +179,17 @@ int ir_write(const char *path, const struct ir_graph *g)
 		return err_prefix("'%s': refusing to write an invalid graph", shown);
 
 	/* Lay out the data section: each payload at a 64-byte boundary. */
-	uint64_t *offs = xcalloc((size_t)g->n_tensors + 1, sizeof *offs);
-	size_t data_len = 0;
-	for (int i = 0; i < g->n_tensors; i++)
-		if (g->tensors[i].data) {
-			offs[i] = data_len;
-			data_len = align_up(data_len + g->tensors[i].nbytes);
-		}
+	struct dlayout L = { 0 };
+	layout_walk(&L, g);
+	size_t data_len = L.len;
 
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	pack_graph(&pk, g, offs);
+	packing = &L;
+	pack_graph(&pk, g);
+	packing = NULL;
 
 	unsigned char hdr[IR_HEADER_BYTES] = { 0 };
 	size_t data_off = align_up(IR_HEADER_BYTES + sb.size);
@@ -167,13 +209,11 @@ int ir_write(const char *path, const struct ir_graph *g)
 	bad |= fwrite(sb.data, 1, sb.size, o.fp) != sb.size;
 	bad |= fwrite(zeros, 1, data_off - IR_HEADER_BYTES - sb.size, o.fp) != data_off - IR_HEADER_BYTES - sb.size;
 	size_t pos = 0;
-	for (int i = 0; i < g->n_tensors && !bad; i++) {
-		const struct ir_tensor *t = &g->tensors[i];
-		if (!t->data)
-			continue;
-		bad |= fwrite(zeros, 1, offs[i] - pos, o.fp) != offs[i] - pos;
+	for (int i = 0; i < L.n && !bad; i++) {
+		const struct ir_tensor *t = L.t[i];
+		bad |= fwrite(zeros, 1, L.off[i] - pos, o.fp) != L.off[i] - pos;
 		bad |= fwrite(t->data, 1, t->nbytes, o.fp) != t->nbytes;
-		pos = offs[i] + t->nbytes;
+		pos = L.off[i] + t->nbytes;
 	}
 	if (!bad)
 		bad |= fwrite(zeros, 1, data_len - pos, o.fp) != data_len - pos;
@@ -185,22 +225,13 @@ int ir_write(const char *path, const struct ir_graph *g)
 	rc = out_commit(&o);
 done:
 	msgpack_sbuffer_destroy(&sb);
-	free(offs);
+	free(L.t);
+	free(L.off);
 	return rc;
 }
 
 /* ---- reading ---- */
 
-struct rd {
-	const char *file;      /* for messages */
-	const unsigned char *data;
-	size_t data_len;
-};
-
-static int bad(const struct rd *r, const char *what)
-{
-	return err_set("'%s': corrupt IR: %s", r->file, what);
-}
 
 int mp_key_is(const msgpack_object_kv *kv, const char *k)
 {
@@ -263,8 +294,55 @@ int mp_indices(const msgpack_object *o, int lo, int limit, int **out, int *n)
 	return 0;
 }
 
+struct rd {
+	const char *file;      /* for messages */
+	const unsigned char *data;
+	size_t data_len;
+};
+
+static int bad(const struct rd *r, const char *what)
+{
+	return err_set("'%s': corrupt IR: %s", r->file, what);
+}
+
+static int read_body(struct rd *r, struct ir_graph *g, const msgpack_object *tensors,
+		     const msgpack_object *ops, const msgpack_object *ins, const msgpack_object *outs);
+
+/* A subgraph attribute (a map: name, tensors, ops, inputs, outputs) of an
+ * op of PARENT, whose dialect and stage it takes; NULL when malformed (R
+ * NULL: no data section, as in a .tmodel, where no subgraph may be). */
+static struct ir_graph *read_subgraph(struct rd *r, const struct ir_graph *parent,
+				      const msgpack_object *o)
+{
+	if (!r)
+		return NULL;
+	const msgpack_object *tensors = NULL, *ops = NULL, *ins = NULL, *outs = NULL;
+	struct ir_graph *sub = graph_new(parent->dialect, parent->stage);
+	sub->mode = parent->mode;
+	sub->name = xstrdup("");
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		if (mp_key_is(kv, "name"))
+			mp_str(&kv->val, &sub->name);
+		else if (mp_key_is(kv, "tensors"))
+			tensors = &kv->val;
+		else if (mp_key_is(kv, "ops"))
+			ops = &kv->val;
+		else if (mp_key_is(kv, "inputs"))
+			ins = &kv->val;
+		else if (mp_key_is(kv, "outputs"))
+			outs = &kv->val;
+	}
+	if (read_body(r, sub, tensors, ops, ins, outs) < 0) {
+		graph_free(sub);
+		return NULL;
+	}
+	return sub;
+}
+
 /* One attribute, its kind told by the value's msgpack type. */
-static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
+static int read_attr(struct rd *r, const struct ir_graph *g, struct ir_op *op,
+		     const msgpack_object_kv *kv)
 {
 	char *name = NULL;
 	if (mp_str(&kv->key, &name) < 0)
@@ -314,6 +392,14 @@ static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
 		}
 		break;
 	}
+	case MSGPACK_OBJECT_MAP: {
+		struct ir_graph *sub = read_subgraph(r, g, v);
+		if (sub)
+			op_set_graph(op, name, sub);
+		else
+			rc = -1;
+		break;
+	}
 	default:
 		rc = -1;
 	}
@@ -321,8 +407,8 @@ static int read_attr(struct ir_op *op, const msgpack_object_kv *kv)
 	return rc;
 }
 
-int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
-		 const char *kind, const char *noun)
+static int unpack_op(struct rd *r, struct ir_graph *g, const msgpack_object *o, const char *file,
+		     const char *kind, const char *noun)
 {
 	char *type = NULL, *name = NULL;
 	int *in = NULL, *out = NULL, n_in = 0, n_out = 0, ok = o->type == MSGPACK_OBJECT_MAP;
@@ -362,7 +448,7 @@ int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
 		op->place = (enum placement)place;
 		rc = 0;
 		for (uint32_t i = 0; attrs && i < attrs->via.map.size && rc == 0; i++)
-			if (read_attr(op, &attrs->via.map.ptr[i]) < 0)
+			if (read_attr(r, g, op, &attrs->via.map.ptr[i]) < 0)
 				rc = err_set("'%s': corrupt %s: malformed attribute", file, kind);
 	}
 	free(type);
@@ -370,6 +456,12 @@ int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
 	free(in);
 	free(out);
 	return rc;
+}
+
+int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
+		 const char *kind, const char *noun)
+{
+	return unpack_op(NULL, g, o, file, kind, noun);
 }
 
 static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o)
@@ -449,7 +541,7 @@ static int read_op(struct rd *r, struct ir_graph *g, const msgpack_object *o)
 {
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "op is not a map");
-	return ir_unpack_op(g, o, r->file, "IR", "op");
+	return unpack_op(r, g, o, r->file, "IR", "op");
 }
 
 static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *root)
@@ -513,7 +605,31 @@ static int read_graph(struct rd *r, struct ir_graph *g, const msgpack_object *ro
 			outs = &kv->val;
 		}
 	}
-	if (!have_dialect || !have_stage || !tensors || !ops || !ins || !outs ||
+	if (!have_dialect || !have_stage)
+		return bad(r, "graph lacks dialect, stage, tensors, ops, inputs or outputs");
+	return read_body(r, g, tensors, ops, ins, outs);
+}
+
+/* The subgraphs of G take its dialect, stage and mode (a subgraph is read
+ * before the keys that name them may come). */
+static void subgraphs_follow(struct ir_graph *g)
+{
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_attr; j++) {
+			struct ir_graph *sub = g->ops[i].attr[j].kind == ATTR_GRAPH ? g->ops[i].attr[j].graph : NULL;
+			if (!sub)
+				continue;
+			sub->dialect = g->dialect;
+			sub->stage = g->stage;
+			sub->mode = g->mode;
+			subgraphs_follow(sub);
+		}
+}
+
+static int read_body(struct rd *r, struct ir_graph *g, const msgpack_object *tensors,
+		     const msgpack_object *ops, const msgpack_object *ins, const msgpack_object *outs)
+{
+	if (!tensors || !ops || !ins || !outs ||
 	    tensors->type != MSGPACK_OBJECT_ARRAY || ops->type != MSGPACK_OBJECT_ARRAY)
 		return bad(r, "graph lacks dialect, stage, tensors, ops, inputs or outputs");
 	for (uint32_t i = 0; i < tensors->via.array.size; i++)
@@ -573,6 +689,7 @@ int ir_read(const char *path, struct ir_graph **out)
 	}
 	if (read_graph(&r, g, &res.data) < 0)
 		goto out;
+	subgraphs_follow(g);
 	g->backing = buf;
 	g->backing_len = len;
 	buf = NULL;

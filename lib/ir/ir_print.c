@@ -132,6 +132,9 @@ static void put_attr(FILE *f, const struct ir_attr *a)
 	case ATTR_STR:
 		put_quoted(f, a->s ? a->s : "");
 		break;
+	case ATTR_GRAPH:   /* printed after the graph, as func @OP.NAME */
+		fprintf(f, "func(%d ops)", a->graph->n_ops);
+		break;
 	}
 }
 
@@ -227,6 +230,8 @@ static void put_params(FILE *f, const struct ir_graph *g, int n, const int *ts)
 	}
 }
 
+static void put_func(FILE *f, const struct ir_graph *g, const char *name, const char *prefix);
+
 int ir_print_text(FILE *f, const struct ir_graph *g)
 {
 	fprintf(f, "// tpuc ir: dialect %s, stage %s, chip %s, mode %s, %d ops, %d tensors",
@@ -236,8 +241,17 @@ int ir_print_text(FILE *f, const struct ir_graph *g)
 	if (g->neuron_bytes > 0 || g->coeff_bytes > 0)
 		fprintf(f, ", neuron %lld bytes, coeff %lld bytes",
 			(long long)g->neuron_bytes, (long long)g->coeff_bytes);
-	fputs("\nfunc @", f);
-	const char *name = g->name && *g->name ? g->name : "graph";
+	fputc('\n', f);
+	put_func(f, g, g->name && *g->name ? g->name : "graph", "");
+	return finish(f);
+}
+
+/* One graph as func @NAME(...) { ... }, then each subgraph of its ops
+ * (If, Loop, Scan bodies) as func @PREFIX OP.ATTR, a nested one's name
+ * after its enclosing subgraph's: @Loop_s.body.If_s_out.then_branch. */
+static void put_func(FILE *f, const struct ir_graph *g, const char *name, const char *prefix)
+{
+	fputs("func @", f);
 	if (plain_name(name))
 		fputs(name, f);
 	else
@@ -255,7 +269,20 @@ int ir_print_text(FILE *f, const struct ir_graph *g)
 		put_ref(f, g, g->outputs[i]);
 	}
 	fputs("\n}\n", f);
-	return finish(f);
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_attr; j++) {
+			const struct ir_attr *a = &g->ops[i].attr[j];
+			if (a->kind != ATTR_GRAPH)
+				continue;
+			size_t len = strlen(prefix) + strlen(g->ops[i].name) + strlen(a->name) + 3;
+			char *sub = xmalloc(len);
+			snprintf(sub, len, "%s%s.%s", prefix, g->ops[i].name, a->name);
+			char *pre = xmalloc(len + 1);
+			snprintf(pre, len + 1, "%s.", sub);
+			put_func(f, a->graph, sub, pre);
+			free(pre);
+			free(sub);
+		}
 }
 
 /* ---- DOT ---- */

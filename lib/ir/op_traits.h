@@ -134,7 +134,10 @@ enum op_flag {
 	X(MELWEIGHTMATRIX, 0, 0, 0, 0, 1, 1) \
 	X(STFT, 1, 2, 1, 2, 1, 1) \
 	X(GRIDSAMPLE, 2, 2, 2, 2, 1, 1) \
-	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1)
+	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1) \
+	X(IF, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY) \
+	X(LOOP, 0, IO_ANY, 0, IO_ANY, 1, IO_ANY) \
+	X(SCAN, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY)
 
 struct op_io {
 	unsigned char min_in, max_in, tpu_min_in, tpu_max_in, min_out, max_out;

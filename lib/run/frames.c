@@ -1,0 +1,134 @@
+/* frames.c - frame-by-frame runs with state fed back (lib/run/frames.h). */
+#include "run/frames.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+
+int frames_parse_state(struct frames *fr, const char *arg)
+{
+	const char *p = arg;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		if (!eq || eq == p || eq + 1 == p + len)
+			return err_set("--state '%s': expected OUT=IN[,OUT=IN...]", arg);
+		char *o = xmalloc((size_t)(eq - p) + 1), *i = xmalloc(len - (size_t)(eq - p));
+		memcpy(o, p, (size_t)(eq - p));
+		o[eq - p] = 0;
+		memcpy(i, eq + 1, len - (size_t)(eq - p) - 1);
+		i[len - (size_t)(eq - p) - 1] = 0;
+		for (int k = 0; k < fr->n_state; k++)
+			if (!strcmp(fr->in[k], i)) {
+				err_set("--state '%s': input '%s' is fed twice", arg, i);
+				free(o);
+				free(i);
+				return -1;
+			}
+		fr->out = xrealloc(fr->out, sizeof *fr->out * (size_t)(fr->n_state + 1));
+		fr->in = xrealloc(fr->in, sizeof *fr->in * (size_t)(fr->n_state + 1));
+		fr->out[fr->n_state] = o;
+		fr->in[fr->n_state++] = i;
+		p += len;
+		if (!*p++)
+			return 0;
+	}
+}
+
+static int state_of(const struct frames *fr, const char *input)
+{
+	for (int k = 0; k < fr->n_state; k++)
+		if (!strcmp(fr->in[k], input))
+			return k;
+	return -1;
+}
+
+int frames_input(const struct frames *fr, const struct npz *in, const char *file, int64_t f,
+		 const struct npz *prev, struct npz *frame)
+{
+	npz_free(frame);
+	for (int i = 0; i < in->n; i++) {
+		const struct npz_array *a = &in->a[i];
+		int s = state_of(fr, a->name);
+		if (s >= 0 && f > 0)
+			continue;   /* from the previous frame, below */
+		if (s >= 0) {
+			if (!npz_add(frame, a->name, a->dtype, a->rank, a->shape, a->data))
+				return -1;
+			continue;
+		}
+		if (a->rank < 1 || a->shape[0] != fr->n)
+			return err_set("'%s': array '%s' holds %lld frames on its first axis, "
+				       "--frames is %lld", file, a->name,
+				       a->rank < 1 ? 0LL : (long long)a->shape[0], (long long)fr->n);
+		size_t bytes = a->nbytes / (size_t)fr->n;
+		if (!npz_add(frame, a->name, a->dtype, a->rank - 1, a->shape + 1,
+			     (const char *)a->data + (size_t)f * bytes))
+			return -1;
+	}
+	for (int k = 0; k < fr->n_state && f > 0; k++) {
+		const struct npz_array *o = npz_find(prev, fr->out[k]);
+		if (!o)
+			return err_set("--state: the model has no output '%s'", fr->out[k]);
+		if (!npz_add(frame, fr->in[k], o->dtype, o->rank, o->shape, o->data))
+			return -1;
+	}
+	return 0;
+}
+
+int frames_collect(const struct frames *fr, struct npz *all, const struct npz *out, int64_t f)
+{
+	for (int i = 0; i < out->n; i++) {
+		const struct npz_array *a = &out->a[i];
+		struct npz_array *s = npz_find(all, a->name);
+		if (!s) {
+			if (a->rank >= IR_MAX_RANK)
+				return err_set("output '%s': rank %d leaves no axis for frames", a->name,
+					       a->rank);
+			int64_t sh[IR_MAX_RANK];
+			sh[0] = fr->n;
+			memcpy(sh + 1, a->shape, sizeof(int64_t) * (size_t)a->rank);
+			if (!(s = npz_add(all, a->name, a->dtype, a->rank + 1, sh, NULL)))
+				return -1;
+		}
+		memcpy((char *)s->data + (size_t)f * a->nbytes, a->data, a->nbytes);
+	}
+	return 0;
+}
+
+static const struct ir_tensor *io_named(const struct ir_graph *g, int outputs, const char *name)
+{
+	int n = outputs ? g->n_outputs : g->n_inputs;
+	const int *ts = outputs ? g->outputs : g->inputs;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(g->tensors[ts[i]].name, name))
+			return &g->tensors[ts[i]];
+	return NULL;
+}
+
+int frames_check(const struct frames *fr, const struct ir_graph *g, const char *file)
+{
+	for (int k = 0; k < fr->n_state; k++) {
+		const struct ir_tensor *o = io_named(g, 1, fr->out[k]), *i = io_named(g, 0, fr->in[k]);
+		if (!o)
+			return err_set("'%s': --state: '%s' is not a graph output", file, fr->out[k]);
+		if (!i)
+			return err_set("'%s': --state: '%s' is not a graph input", file, fr->in[k]);
+		if (o->rank != i->rank || memcmp(o->shape, i->shape, sizeof(int64_t) * (size_t)o->rank))
+			return err_set("'%s': --state: output '%s' and input '%s' differ in shape", file,
+				       o->name, i->name);
+	}
+	return 0;
+}
+
+void frames_free(struct frames *fr)
+{
+	for (int k = 0; k < fr->n_state; k++) {
+		free(fr->out[k]);
+		free(fr->in[k]);
+	}
+	free(fr->out);
+	free(fr->in);
+	memset(fr, 0, sizeof *fr);
+}
