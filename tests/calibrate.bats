@@ -479,12 +479,77 @@ with open('$T/big.table', 'w') as f:
 	grep -v '^#' "$T/b.qt" | awk 'NF != 2 || $2 != "bf16" { exit 1 }'
 }
 
+@test "--search-qtable selects on held-out samples and reports their cosine" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 5
+	assert_success
+	assert_output --regexp '^calibrate: [1-9][0-9]* of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 3 fit samples, 0\.[0-9]+ expected on unseen input \(5 held out; all int8: 0\.[0-9]+\), goal 0\.99999$'
+	fit=$(printf '%s\n' "$output" | sed -n 's/.*: cosine \([0-9.]*\) on .*/\1/p')
+	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	head -2 "$T/q.qt" | tail -1 | grep -q "^# .*expected on unseen input (5 held out"
+	# what top2tpu and ir-run give on samples 0-2 and on the held-out 3-7
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	for i in 0 1 2 3 4 5 6 7 8; do
+		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
+		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
+		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
+	done > "$T/cos"
+	run awk -v fit="$fit" -v held="$held" '
+		$1 < 3 && (f == "" || $2 < f) { f = $2 }
+		$1 >= 3 && $1 < 8 && (h == "" || $2 < h) { h = $2 }
+		END { d1 = f - fit; d2 = h - held
+		      print (d1 < 2e-6 && d1 > -2e-6 && d2 < 2e-6 && d2 > -2e-6 && h >= 0.99999) }' "$T/cos"
+	assert_output 1
+	# --search-holdout 0: selected on the fit samples alone
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/z.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 0
+	assert_success
+	assert_output --partial 'on 3 fit samples, 1.000000 expected on unseen input (0 held out;'
+	# -n bounds the held-out samples too
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 5 -o "$T/t.table" --search-qtable "$T/n.qt" \
+		--expected-cos 0.99999 --search-samples 3
+	assert_success
+	assert_output --partial 'on 3 fit samples'
+	assert_output --partial '(2 held out;'
+}
+
+@test "--search-qtable: a one-number output is judged by its error and decision, not its cosine" {
+	$PY "$BATS_TEST_DIRNAME/fixtures/score_net.py" "$T/sc"
+	onnx2top "$T/sc/net.onnx" | top-opt -o "$T/sc.top"
+	# a probability near 0 becomes exactly 0 in int8: cosine 0, error tiny
+	run calibrate "$T/sc.top" -d "$T/sc/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt"
+	assert_success
+	assert_output --regexp '^calibrate: 0 of 3 ops in f32: .*, goal 0\.99; 1 one-number output scored by error$'
+	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	top2tpu "$T/sc.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	for i in $(seq 0 23); do
+		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$T/sc/calib.npz')['x'][$i])"
+		ir-run "$T/sc.top" -i "$T/s.npz" -o "$T/f.npz"
+		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		$PY -c "
+import numpy as np
+a = float(np.load('$T/f.npz')['p'].ravel()[0]); b = float(np.load('$T/m.npz')['p'].ravel()[0])
+print(a, b)"
+	done > "$T/p"
+	# within 0.02 and on the same side of 0.5; some near 0 are exactly 0 in
+	# int8 (the cosine 0 that kept every op in f32), some above 0.5
+	awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 0.02 || ($1 >= 0.5) != ($2 >= 0.5)) bad++
+	       if ($2 == 0 && $1 > 0) zero++; if ($1 >= 0.5) high++ }
+	     END { exit !(NR == 24 && !bad && zero && high) }' "$T/p"
+	# the score it expects on unseen input: 1 - (1 - goal) |err| / 0.02 for
+	# the largest error over the held-out samples 4-19
+	awk -v held="$held" '{ d = $1 - $2; if (d < 0) d = -d }
+	     NR > 4 && NR <= 20 && d > m { m = d }
+	     END { s = 1 - 0.01 * m / 0.02; exit !(m > 0 && s - held < 2e-6 && held - s < 2e-6) }' "$T/p"
+}
+
 @test "--search-qtable --asymmetric: the search lowers as top2tpu --asymmetric does" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/a.qt" \
 		--expected-cos 0.99999 --search-samples 6 --asymmetric
 	assert_success
-	assert_output --regexp '^calibrate: [0-9]+ of [0-9]+ ops in f32: cosine 0\.[0-9]+ \(all int8: '
-	asym=$(printf '%s\n' "$output" | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+	assert_output --regexp '^calibrate: [0-9]+ of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 6 fit samples, 0\.[0-9]+ expected on unseen input \(10 held out; all int8: '
+	asym=$(printf '%s\n' "$output" | sed -n 's/.*; all int8: \([0-9.]*\)).*/\1/p')
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --asymmetric --calib "$T/t.table" \
 		--qtable "$T/a.qt" -o "$T/a.tpu"
 	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][0])"
@@ -494,7 +559,7 @@ with open('$T/big.table', 'w') as f:
 	assert_success
 	# the all-int8 cosine it reports is the asymmetric graph's
 	sym=$(calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t2.table" --search-qtable "$T/s.qt" \
-		--expected-cos 0.99999 --search-samples 6 2>&1 | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+		--expected-cos 0.99999 --search-samples 6 2>&1 | sed -n 's/.*; all int8: \([0-9.]*\)).*/\1/p')
 	[ -n "$sym" ] && [ -n "$asym" ] && [ "$sym" != "$asym" ]
 }
 
@@ -505,12 +570,12 @@ with open('$T/big.table', 'w') as f:
 		run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/$m.qt" \
 			--search-mode $m
 		assert_success
-		assert_output --regexp "^calibrate: 0 of 10 ops in f32: cosine [0-9.]+ \(all $m: [0-9.]+\), goal 0\.999"
+		assert_output --regexp "^calibrate: 0 of 10 ops in f32: cosine [0-9.]+ on 4 fit samples, [0-9.]+ expected on unseen input \(12 held out; all $m: [0-9.]+\), goal 0\.999"
 		# a goal it does not reach: every candidate is an op, kept in f32
 		run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/$m.qt" \
 			--search-mode $m --expected-cos 0.99999999 --search-samples 6
 		assert_success
-		assert_output --regexp "^calibrate: [1-9][0-9]* of 10 ops in f32: cosine [0-9.]+ \(all $m: "
+		assert_output --regexp "^calibrate: [1-9][0-9]* of 10 ops in f32: cosine [0-9.]+ on 6 fit samples, [0-9.]+ expected on unseen input \(10 held out; all $m: "
 		grep -v '^#' "$T/$m.qt" | awk 'NF != 2 || $2 != "f32" { exit 1 }'
 		top2tpu "$QN/net.top" --chip tpu-a --mode $m --qtable "$T/$m.qt" -o "$T/q.tpu"
 		top2tpu "$QN/net.top" --chip tpu-a --mode $m -o "$T/p.tpu"
@@ -528,6 +593,9 @@ with open('$T/big.table', 'w') as f:
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --expected-cos 2
 	assert_failure 2
 	assert_output --partial "--expected-cos needs a cosine in (-1, 1], not '2'"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --search-holdout -1
+	assert_failure 2
+	assert_output --partial "--search-holdout needs a count, not '-1'"
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --keep-mode int8
 	assert_failure 2
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --chip tpu-z

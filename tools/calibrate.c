@@ -21,8 +21,8 @@ static const char usage[] =
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
 	"                 [--shard K/N] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
-	"                  [--search-mode int8|bf16|f16] [--keep-mode f32|bf16|f16]\n"
-	"                  [--chip CHIP] [--asymmetric]]\n"
+	"                  [--search-holdout N] [--search-mode int8|bf16|f16]\n"
+	"                  [--keep-mode f32|bf16|f16] [--chip CHIP] [--asymmetric]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
 
 /* A positive integer (that fits in a long long), or -1. */
@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 		{ "search-qtable", required_argument, NULL, 'Q' },
 		{ "expected-cos", required_argument, NULL, 'C' },
 		{ "search-samples", required_argument, NULL, 'S' },
+		{ "search-holdout", required_argument, NULL, 'H' },
 		{ "chip", required_argument, NULL, 'c' },
 		{ "keep-mode", required_argument, NULL, 'K' },
 		{ "search-mode", required_argument, NULL, 'D' },
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
 	const char *qfile = NULL;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
-		.samples = 4, .nthreads = 1, .prog = prog,
+		.samples = 4, .holdout = 16, .nthreads = 1, .prog = prog,
 	};
 	/* One thread by default: per-op work is small at batch 1, and idle
 	 * OpenMP threads spinning between ops cost more than they save on a
@@ -154,6 +155,16 @@ int main(int argc, char **argv)
 						       "--search-samples needs a positive count, not '%s'",
 						       optarg);
 			so.samples = v;
+			break;
+		case 'H':
+			/* 0 allowed: select on the fit samples, as before */
+			if (!strcmp(optarg, "0"))
+				v = 0;
+			else if ((v = parse_count(optarg)) < 0)
+				return cli_usage_error(prog, usage,
+						       "--search-holdout needs a count, not '%s'",
+						       optarg);
+			so.holdout = v;
 			break;
 		case 'c':
 			if (!lower_chip_known(optarg))
@@ -271,18 +282,28 @@ int main(int argc, char **argv)
 	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };
-		char note[200];
+		char note[400];
 		so.nthreads = opts.nthreads;
 		so.progress = opts.progress;
 		if (opts.max_samples > 0 && opts.max_samples < so.samples)
 			so.samples = opts.max_samples;
+		/* -n bounds the samples the search holds out too */
+		if (opts.max_samples > 0 && so.holdout > opts.max_samples - so.samples)
+			so.holdout = opts.max_samples - so.samples;
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
 		}
-		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
+		char scored[80] = "";
+		if (res.scores)
+			snprintf(scored, sizeof scored, "; %d one-number output%s scored by error",
+				 res.scores, res.scores > 1 ? "s" : "");
+		snprintf(note, sizeof note,
+			 "%d of %d ops in %s: cosine %.6f on %lld fit samples, %.6f expected on "
+			 "unseen input (%lld held out; all %s: %.6f), goal %g%s",
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
-			 mode_name(so.mode), res.base_cos, so.expected_cos);
+			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
+			 mode_name(so.mode), res.base_cos, so.expected_cos, scored);
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)
