@@ -544,6 +544,65 @@ print(a, b)"
 	     END { s = 1 - 0.01 * m / 0.02; exit !(m > 0 && s - held < 2e-6 && held - s < 2e-6) }' "$T/p"
 }
 
+@test "--noise-report: each op's SQNR alone and in the full int8 net, and the ops to keep" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/r" \
+		--noise-keep-db 38 --search-samples 2
+	assert_success
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/u.table"
+	cmp "$T/t.table" "$T/u.table"
+	grep -q '^# tpuc noise report: SQNR in dB against f32 over 2 samples, int8' "$T/r"
+	# one row per candidate op in graph order: name, its output, three dB, an error
+	run awk '!/^#/ { printf "%s %s|", $1, $2 }' "$T/r"
+	assert_output 'conv1 r1|conv2 c2|add r2|avg ap|cat cat|bn bn|gap gap|fc y|'
+	awk '!/^#/ && (NF != 6 || $3 !~ /^[0-9.]+$|^inf$/ || $6 < 0) { exit 1 }' "$T/r"
+	# the first op alone and in the full net see the same (float) input: equal
+	[ "$(awk '$1 == "conv1" { print ($3 == $4) }' "$T/r")" = 1 ]
+	# full-net SQNR of the graph output is what top2tpu and ir-run give
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/m.tpu"
+	$PY -c "
+import numpy as np
+x = np.load('$QN/calib.npz')['x']
+np.savez('$T/s0.npz', x=x[0]); np.savez('$T/s1.npz', x=x[1])"
+	for i in 0 1; do
+		ir-run "$QN/net.top" -i "$T/s$i.npz" -o "$T/f$i.npz"
+		ir-run "$T/m.tpu" -i "$T/s$i.npz" -o "$T/q$i.npz"
+	done
+	want=$($PY -c "
+import numpy as np
+a = np.concatenate([np.load('$T/f%d.npz' % i)['y'].ravel() for i in (0, 1)]).astype(np.float64)
+b = np.concatenate([np.load('$T/q%d.npz' % i)['y'].ravel() for i in (0, 1)]).astype(np.float64)
+print('%.2f' % (10 * np.log10((a * a).sum() / ((a - b) ** 2).sum())))")
+	grep -qx "# graph output y, every op in int8: $want" "$T/r"
+	# the ops named are those below 38 dB alone
+	named=$(sed -n 's/^# keep in f32 ([^)]*): //p' "$T/r" | tr ' ' '\n' | sort | tr '\n' ' ')
+	below=$(awk '!/^#/ && $3 < 38 { print $1 }' "$T/r" | sort | tr '\n' ' ')
+	[ -n "$below" ] && [ "$named" = "$below" ]
+	# none below -1000 dB
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/n" \
+		--noise-keep-db -1000 --search-samples 1
+	grep -q '^# keep in f32 (.*): none$' "$T/n"
+	# a probability near 0 that int8 rounds to 0 has 0 dB but a tiny error: not named
+	$PY "$BATS_TEST_DIRNAME/fixtures/score_net.py" "$T/sc"
+	onnx2top "$T/sc/net.onnx" | top-opt -o "$T/sc.top"
+	calibrate "$T/sc.top" -d "$T/sc/calib.npz" -o "$T/t.table" --noise-report "$T/s"
+	grep -q '^sigmoid p ' "$T/s"
+	grep -q '^# keep in f32 (.*): none$' "$T/s"
+	# errors: usage, and nothing written when the report cannot be
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-keep-db 20
+	assert_failure 2
+	assert_output --partial '--noise-keep-db goes with --noise-report'
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/r" --noise-keep-db x
+	assert_failure 2
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/p" --shard 1/2 --noise-report "$T/r"
+	assert_failure 2
+	rm -f "$T/v.table"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/v.table" --noise-report "$T/no/such/r"
+	assert_failure 1
+	[ ! -e "$T/v.table" ]
+	run ls "$T"/.*tmp* "$T"/*.tmp*
+	assert_failure
+}
+
 @test "--search-qtable --asymmetric: the search lowers as top2tpu --asymmetric does" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/a.qt" \
 		--expected-cos 0.99999 --search-samples 6 --asymmetric
