@@ -24,6 +24,12 @@
 #                     euclidean similarity, SQNR) in graph order, then the
 #                     first layer below TOL; printed too; succeeds either way
 #   check             the same, but fails when a layer is below TOL
+#   task              $(OUT)/task.txt: the graph outputs of Top and Tpu on
+#                     INPUT compared by cosine and by a task-level check
+#                     (npz-compare --task TASK): top-1/top-5 for a
+#                     classifier, CTC text for a text recogniser, binary or
+#                     argmax map agreement, error and decision for one
+#                     number; printed too; fails when an output fails
 #   bisect            $(OUT)/bisect.txt: the first layer whose tpu-sim output
 #                     differs from ir-run's, or whose output falls below
 #                     cosine BISECT_COS against F32, found by cutting the
@@ -33,6 +39,8 @@
 #   clean
 #
 # BISECT_COS  cosine against F32 a layer must keep (default: TOL's cosine)
+# TASK    the task check of each output, as npz-compare --task takes it
+#         (default auto: chosen by the output's shape and values)
 
 ACC_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 MODE ?= int8
@@ -41,6 +49,7 @@ CALIB_METHOD ?= kld
 TPUC_BIN ?=
 QTABLE ?=
 SHAPE ?=
+TASK ?= auto
 SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
 
 ifndef MODEL
@@ -73,7 +82,7 @@ TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
 BISECT_COS ?= $(firstword $(subst $(comma), ,$(TOL)))
 comma := ,
 
-.PHONY: layers check bisect clean FORCE
+.PHONY: layers check task bisect clean FORCE
 layers: $(OUT)/layers.txt
 	@cat $<
 
@@ -117,6 +126,23 @@ $(OUT)/layers.txt: $(OUT)/top_all.npz $(OUT)/tpu_all.npz $(call tooldep,npz-comp
 	rm -f $@.first
 	mv $@.tmp $@
 
+task: $(OUT)/task.txt
+	@cat $<
+	@grep -q '^task: every output passes' $<
+
+$(OUT)/top_out.npz: $(OUT)/canonical.top $(INPUT) $(call tooldep,ir-run)
+	$(call tool,ir-run) $< -i $(INPUT) -o $@
+
+$(OUT)/tpu_out.npz: $(OUT)/lowered.tpu $(INPUT) $(call tooldep,ir-run)
+	$(call tool,ir-run) $< -i $(INPUT) -o $@
+
+# Remade every time: TASK is not among the settings in accuracy.cfg.
+$(OUT)/task.txt: $(OUT)/top_out.npz $(OUT)/tpu_out.npz FORCE $(call tooldep,npz-compare)
+	if $(call tool,npz-compare) $(OUT)/top_out.npz $(OUT)/tpu_out.npz --tolerance $(TOL) \
+		--task $(TASK) > $@.tmp 2>&1; then echo "task: every output passes" >> $@.tmp; \
+	else echo "task: an output fails" >> $@.tmp; fi
+	mv $@.tmp $@
+
 bisect: $(OUT)/bisect.txt
 	@cat $<
 
@@ -130,6 +156,7 @@ $(OUT)/bisect.txt: $(OUT)/lowered.tpu $(OUT)/top_all.npz $(OUT)/tpu_all.npz $(IN
 
 clean:
 	rm -rf $(OUT)/accuracy.cfg $(OUT)/canonical.top $(OUT)/cali.table $(OUT)/lowered.tpu \
-		$(OUT)/top_all.npz $(OUT)/tpu_all.npz $(OUT)/layers.txt $(OUT)/bisect.txt $(OUT)/bisect
+		$(OUT)/top_all.npz $(OUT)/tpu_all.npz $(OUT)/layers.txt $(OUT)/bisect.txt $(OUT)/bisect \
+		$(OUT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/task.txt
 
 FORCE:

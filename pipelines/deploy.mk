@@ -21,8 +21,10 @@
 #         calibration samples so that the outputs reach EXPECTED_COS against
 #         F32 (default by MODE: int8 0.99, bf16 0.999, f16 0.9999); the
 #         search writes $(OUT)/auto.qtable with the table
-# SEARCH_N  samples the search measures on (default calibrate's, 4): the
-#         smallest cosine over more samples leaves a margin for new inputs
+# SEARCH_N  samples the search ranks ops on (default calibrate's, 4)
+# SEARCH_HOLDOUT  samples after those it selects on (default calibrate's,
+#         16): the qtable must reach EXPECTED_COS on them too, and their
+#         score is what the search expects on the test input
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
 # OUT     output folder, one per model and mode (required)
 # TPUC_BIN  folder holding the tools (default: found on PATH)
@@ -50,6 +52,7 @@ EXPECTED_COS_bf16 := 0.999
 EXPECTED_COS_f16 := 0.9999
 EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
 SEARCH_N ?=
+SEARCH_HOLDOUT ?=
 SHAPE ?=
 SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
 
@@ -110,7 +113,7 @@ all: $(STAGES)
 
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything.
-CFG := $(MODEL) $(SHAPE) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N)) \
+CFG := $(MODEL) $(SHAPE) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
@@ -135,7 +138,8 @@ $(OUT)/auto.qtable: $(OUT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call toold
 		$(if $(CALIB_N),-n $(CALIB_N)) -o $(OUT)/cali.table \
 		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
 		--chip $(CHIP) $(ASYMFLAG) \
-		$(if $(SEARCH_N),--search-samples $(SEARCH_N))
+		$(if $(SEARCH_N),--search-samples $(SEARCH_N)) \
+		$(if $(SEARCH_HOLDOUT),--search-holdout $(SEARCH_HOLDOUT))
 endif
 
 $(OUT)/lowered.tpu: $(OUT)/canonical.top $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)

@@ -94,3 +94,17 @@ PY
 	assert_line --regexp '^layers 1-[0-9]+ of 11 \(to .*\): tpu-sim differs from ir-run at down/Clip_output_0$'
 	assert_line "first bad layer: down/Clip_output_0 (tpu-sim differs from ir-run)"
 }
+
+@test "task: the graph outputs judged by cosine and by the task the shape implies" {
+	run acc OUT="$T/t" task
+	assert_success
+	# quant_net's y [1,10] is a classifier
+	assert_output --regexp 'task class: top-1 [0-9] = [0-9], top-5 [0-9]/5: PASS'
+	assert_line 'task: every output passes'
+	[ -e "$T/t/top_out.npz" ] && [ -e "$T/t/tpu_out.npz" ]
+	# forced onto a shape it does not fit: fails, and says so
+	run acc OUT="$T/t" TASK=ctc task
+	assert_failure
+	assert_output --partial 'ctc: shape does not fit a ctc check'
+	assert_line 'task: an output fails'
+}

@@ -200,6 +200,45 @@ np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
 	cmp "$T/kld.table" "$T/m2.table"
 }
 
+@test "zeros of either sign: the table does not depend on sample order or shards" {
+	# -0 == +0, so a min or max of zeros kept whichever came first: the
+	# table said -0 or 0 by the order of samples and of merged shards
+	$PY -c "
+import numpy as np
+x = np.abs(np.load('$QN/calib.npz')['x'][:4]) + 0.01
+x[0].flat[::7] = 0.0
+x[1].flat[::7] = -0.0
+x[2] = -x[2]
+x[2].flat[::5] = 0.0
+x[3] = -x[3]
+x[3].flat[::5] = -0.0
+np.savez('$T/a.npz', x=x); np.savez('$T/b.npz', x=x[::-1])
+# only the graph input: its min and max are 0 of either sign
+np.savez('$T/c.npz', x=np.stack([np.where(x[0] == 0, 0.0, 1.0), np.where(x[1] == 0, -0.0, 1.0)]).astype(np.float32))"
+	for m in minmax kld; do
+		for f in a b c; do
+			calibrate "$QN/net.top" -d "$T/$f.npz" --method $m -o "$T/$f.table"
+			calibrate "$QN/net.top" -d "$T/$f.npz" --method $m --shard 1/2 -o "$T/p1"
+			calibrate "$QN/net.top" -d "$T/$f.npz" --method $m --shard 2/2 -o "$T/p2"
+			calibrate --merge "$T/p2" "$T/p1" -o "$T/m1.table"
+			calibrate --merge "$T/p1" "$T/p2" -o "$T/m2.table"
+			cmp "$T/$f.table" "$T/m1.table"
+			cmp "$T/$f.table" "$T/m2.table"
+			run grep -c -- ' -0\( \|$\)' "$T/$f.table"
+			assert_output 0
+		done
+		cmp "$T/a.table" "$T/b.table"
+	done
+	# a part holding -0 (as older calibrates wrote) reads as +0
+	calibrate "$QN/net.top" -d "$T/c.npz" --method minmax --shard 1/1 -o "$T/p"
+	grep -q '^t x 0x0p+0 0x1p+0 ' "$T/p"
+	sed 's/^t x 0x0p+0 /t x -0x0p+0 /' "$T/p" > "$T/neg"
+	calibrate --merge "$T/neg" -o "$T/neg.table"
+	calibrate --merge "$T/p" -o "$T/pos.table"
+	cmp "$T/neg.table" "$T/pos.table"
+	grep -q '^x [^ ]* 0 1$' "$T/pos.table"
+}
+
 @test "merge refuses bad parts and leaves no table" {
 	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 1/2 -o "$T/p1"
 	calibrate "$QN/net.top" -d "$QN/calib.npz" --shard 2/2 --method mse -o "$T/p2"
@@ -442,12 +481,136 @@ with open('$T/big.table', 'w') as f:
 	grep -v '^#' "$T/b.qt" | awk 'NF != 2 || $2 != "bf16" { exit 1 }'
 }
 
+@test "--search-qtable selects on held-out samples and reports their cosine" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 5
+	assert_success
+	assert_output --regexp '^calibrate: [1-9][0-9]* of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 3 fit samples, 0\.[0-9]+ expected on unseen input \(5 held out; all int8: 0\.[0-9]+\), goal 0\.99999$'
+	fit=$(printf '%s\n' "$output" | sed -n 's/.*: cosine \([0-9.]*\) on .*/\1/p')
+	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	head -2 "$T/q.qt" | tail -1 | grep -q "^# .*expected on unseen input (5 held out"
+	# what top2tpu and ir-run give on samples 0-2 and on the held-out 3-7
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	for i in 0 1 2 3 4 5 6 7 8; do
+		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
+		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
+		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
+	done > "$T/cos"
+	run awk -v fit="$fit" -v held="$held" '
+		$1 < 3 && (f == "" || $2 < f) { f = $2 }
+		$1 >= 3 && $1 < 8 && (h == "" || $2 < h) { h = $2 }
+		END { d1 = f - fit; d2 = h - held
+		      print (d1 < 2e-6 && d1 > -2e-6 && d2 < 2e-6 && d2 > -2e-6 && h >= 0.99999) }' "$T/cos"
+	assert_output 1
+	# --search-holdout 0: selected on the fit samples alone
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/z.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 0
+	assert_success
+	assert_output --partial 'on 3 fit samples, 1.000000 expected on unseen input (0 held out;'
+	# -n bounds the held-out samples too
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 5 -o "$T/t.table" --search-qtable "$T/n.qt" \
+		--expected-cos 0.99999 --search-samples 3
+	assert_success
+	assert_output --partial 'on 3 fit samples'
+	assert_output --partial '(2 held out;'
+}
+
+@test "--search-qtable: a one-number output is judged by its error and decision, not its cosine" {
+	$PY "$BATS_TEST_DIRNAME/fixtures/score_net.py" "$T/sc"
+	onnx2top "$T/sc/net.onnx" | top-opt -o "$T/sc.top"
+	# a probability near 0 becomes exactly 0 in int8: cosine 0, error tiny
+	run calibrate "$T/sc.top" -d "$T/sc/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt"
+	assert_success
+	assert_output --regexp '^calibrate: 0 of 3 ops in f32: .*, goal 0\.99; 1 one-number output scored by error$'
+	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	top2tpu "$T/sc.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
+	for i in $(seq 0 23); do
+		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$T/sc/calib.npz')['x'][$i])"
+		ir-run "$T/sc.top" -i "$T/s.npz" -o "$T/f.npz"
+		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		$PY -c "
+import numpy as np
+a = float(np.load('$T/f.npz')['p'].ravel()[0]); b = float(np.load('$T/m.npz')['p'].ravel()[0])
+print(a, b)"
+	done > "$T/p"
+	# within 0.02 and on the same side of 0.5; some near 0 are exactly 0 in
+	# int8 (the cosine 0 that kept every op in f32), some above 0.5
+	awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 0.02 || ($1 >= 0.5) != ($2 >= 0.5)) bad++
+	       if ($2 == 0 && $1 > 0) zero++; if ($1 >= 0.5) high++ }
+	     END { exit !(NR == 24 && !bad && zero && high) }' "$T/p"
+	# the score it expects on unseen input: 1 - (1 - goal) |err| / 0.02 for
+	# the largest error over the held-out samples 4-19
+	awk -v held="$held" '{ d = $1 - $2; if (d < 0) d = -d }
+	     NR > 4 && NR <= 20 && d > m { m = d }
+	     END { s = 1 - 0.01 * m / 0.02; exit !(m > 0 && s - held < 2e-6 && held - s < 2e-6) }' "$T/p"
+}
+
+@test "--noise-report: each op's SQNR alone and in the full int8 net, and the ops to keep" {
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/r" \
+		--noise-keep-db 38 --search-samples 2
+	assert_success
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/u.table"
+	cmp "$T/t.table" "$T/u.table"
+	grep -q '^# tpuc noise report: SQNR in dB against f32 over 2 samples, int8' "$T/r"
+	# one row per candidate op in graph order: name, its output, three dB, an error
+	run awk '!/^#/ { printf "%s %s|", $1, $2 }' "$T/r"
+	assert_output 'conv1 r1|conv2 c2|add r2|avg ap|cat cat|bn bn|gap gap|fc y|'
+	awk '!/^#/ && (NF != 6 || $3 !~ /^[0-9.]+$|^inf$/ || $6 < 0) { exit 1 }' "$T/r"
+	# the first op alone and in the full net see the same (float) input: equal
+	[ "$(awk '$1 == "conv1" { print ($3 == $4) }' "$T/r")" = 1 ]
+	# full-net SQNR of the graph output is what top2tpu and ir-run give
+	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/m.tpu"
+	$PY -c "
+import numpy as np
+x = np.load('$QN/calib.npz')['x']
+np.savez('$T/s0.npz', x=x[0]); np.savez('$T/s1.npz', x=x[1])"
+	for i in 0 1; do
+		ir-run "$QN/net.top" -i "$T/s$i.npz" -o "$T/f$i.npz"
+		ir-run "$T/m.tpu" -i "$T/s$i.npz" -o "$T/q$i.npz"
+	done
+	want=$($PY -c "
+import numpy as np
+a = np.concatenate([np.load('$T/f%d.npz' % i)['y'].ravel() for i in (0, 1)]).astype(np.float64)
+b = np.concatenate([np.load('$T/q%d.npz' % i)['y'].ravel() for i in (0, 1)]).astype(np.float64)
+print('%.2f' % (10 * np.log10((a * a).sum() / ((a - b) ** 2).sum())))")
+	grep -qx "# graph output y, every op in int8: $want" "$T/r"
+	# the ops named are those below 38 dB alone
+	named=$(sed -n 's/^# keep in f32 ([^)]*): //p' "$T/r" | tr ' ' '\n' | sort | tr '\n' ' ')
+	below=$(awk '!/^#/ && $3 < 38 { print $1 }' "$T/r" | sort | tr '\n' ' ')
+	[ -n "$below" ] && [ "$named" = "$below" ]
+	# none below -1000 dB
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/n" \
+		--noise-keep-db -1000 --search-samples 1
+	grep -q '^# keep in f32 (.*): none$' "$T/n"
+	# a probability near 0 that int8 rounds to 0 has 0 dB but a tiny error: not named
+	$PY "$BATS_TEST_DIRNAME/fixtures/score_net.py" "$T/sc"
+	onnx2top "$T/sc/net.onnx" | top-opt -o "$T/sc.top"
+	calibrate "$T/sc.top" -d "$T/sc/calib.npz" -o "$T/t.table" --noise-report "$T/s"
+	grep -q '^sigmoid p ' "$T/s"
+	grep -q '^# keep in f32 (.*): none$' "$T/s"
+	# errors: usage, and nothing written when the report cannot be
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-keep-db 20
+	assert_failure 2
+	assert_output --partial '--noise-keep-db goes with --noise-report'
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/r" --noise-keep-db x
+	assert_failure 2
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/p" --shard 1/2 --noise-report "$T/r"
+	assert_failure 2
+	rm -f "$T/v.table"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/v.table" --noise-report "$T/no/such/r"
+	assert_failure 1
+	[ ! -e "$T/v.table" ]
+	run ls "$T"/.*tmp* "$T"/*.tmp*
+	assert_failure
+}
+
 @test "--search-qtable --asymmetric: the search lowers as top2tpu --asymmetric does" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/a.qt" \
 		--expected-cos 0.99999 --search-samples 6 --asymmetric
 	assert_success
-	assert_output --regexp '^calibrate: [0-9]+ of [0-9]+ ops in f32: cosine 0\.[0-9]+ \(all int8: '
-	asym=$(printf '%s\n' "$output" | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+	assert_output --regexp '^calibrate: [0-9]+ of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 6 fit samples, 0\.[0-9]+ expected on unseen input \(10 held out; all int8: '
+	asym=$(printf '%s\n' "$output" | sed -n 's/.*; all int8: \([0-9.]*\)).*/\1/p')
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --asymmetric --calib "$T/t.table" \
 		--qtable "$T/a.qt" -o "$T/a.tpu"
 	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][0])"
@@ -457,7 +620,7 @@ with open('$T/big.table', 'w') as f:
 	assert_success
 	# the all-int8 cosine it reports is the asymmetric graph's
 	sym=$(calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t2.table" --search-qtable "$T/s.qt" \
-		--expected-cos 0.99999 --search-samples 6 2>&1 | sed -n 's/.*(all int8: \([0-9.]*\)).*/\1/p')
+		--expected-cos 0.99999 --search-samples 6 2>&1 | sed -n 's/.*; all int8: \([0-9.]*\)).*/\1/p')
 	[ -n "$sym" ] && [ -n "$asym" ] && [ "$sym" != "$asym" ]
 }
 
@@ -468,12 +631,12 @@ with open('$T/big.table', 'w') as f:
 		run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/$m.qt" \
 			--search-mode $m
 		assert_success
-		assert_output --regexp "^calibrate: 0 of 10 ops in f32: cosine [0-9.]+ \(all $m: [0-9.]+\), goal 0\.999"
+		assert_output --regexp "^calibrate: 0 of 10 ops in f32: cosine [0-9.]+ on 4 fit samples, [0-9.]+ expected on unseen input \(12 held out; all $m: [0-9.]+\), goal 0\.999"
 		# a goal it does not reach: every candidate is an op, kept in f32
 		run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/$m.qt" \
 			--search-mode $m --expected-cos 0.99999999 --search-samples 6
 		assert_success
-		assert_output --regexp "^calibrate: [1-9][0-9]* of 10 ops in f32: cosine [0-9.]+ \(all $m: "
+		assert_output --regexp "^calibrate: [1-9][0-9]* of 10 ops in f32: cosine [0-9.]+ on 6 fit samples, [0-9.]+ expected on unseen input \(10 held out; all $m: "
 		grep -v '^#' "$T/$m.qt" | awk 'NF != 2 || $2 != "f32" { exit 1 }'
 		top2tpu "$QN/net.top" --chip tpu-a --mode $m --qtable "$T/$m.qt" -o "$T/q.tpu"
 		top2tpu "$QN/net.top" --chip tpu-a --mode $m -o "$T/p.tpu"
@@ -491,6 +654,9 @@ with open('$T/big.table', 'w') as f:
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --expected-cos 2
 	assert_failure 2
 	assert_output --partial "--expected-cos needs a cosine in (-1, 1], not '2'"
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --search-holdout -1
+	assert_failure 2
+	assert_output --partial "--search-holdout needs a count, not '-1'"
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --keep-mode int8
 	assert_failure 2
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" --chip tpu-z
@@ -538,15 +704,20 @@ int8_cosine() {
 	awk -v c="$output" 'BEGIN { exit !(c >= 0.95) }'
 }
 
-@test "resnet18: two shards merge into the table of one run; bf16 and f16 close to float" {
+@test "resnet18: two shards merge into the table of one run (kld, percentile); bf16 and f16 close to float" {
 	need_models resnet18
 	local M=$MODELS/resnet18
 	onnx2top "$M/model.onnx" | top-opt -o "$T/m.top"
-	calibrate "$T/m.top" -d "$M/calib.npz" -o "$T/one.table"
-	calibrate "$T/m.top" -d "$M/calib.npz" --shard 1/2 -o "$T/p1"
-	calibrate "$T/m.top" -d "$M/calib.npz" --shard 2/2 -o "$T/p2"
-	calibrate --merge "$T/p2" "$T/p1" -o "$T/merged.table"
-	cmp "$T/one.table" "$T/merged.table"
+	for m in kld percentile; do
+		calibrate "$T/m.top" -d "$M/calib.npz" --method $m -o "$T/one.table"
+		calibrate "$T/m.top" -d "$M/calib.npz" --method $m --shard 1/2 -o "$T/p1"
+		calibrate "$T/m.top" -d "$M/calib.npz" --method $m --shard 2/2 -o "$T/p2"
+		calibrate --merge "$T/p2" "$T/p1" -o "$T/merged.table"
+		cmp "$T/one.table" "$T/merged.table"
+		# no zero of either sign depends on which shard saw it first
+		run grep -c -- ' -0\( \|$\)' "$T/one.table"
+		assert_output 0
+	done
 	ir-run "$T/m.top" -i "$M/input.npz" -o "$T/f.npz"
 	for m in bf16:0.999 f16:0.9999; do
 		top2tpu "$T/m.top" --chip tpu-a --mode ${m%:*} -o "$T/h.tpu"

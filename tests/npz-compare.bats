@@ -324,3 +324,62 @@ np.savez('calib_np.npz', input=z)"
 	assert_success
 	assert_line --index 1 --partial " inf  PASS"
 }
+
+@test "--task: top-1/top-5, CTC text, map agreement and a probability's error and decision" {
+	$PY -c "
+import numpy as np
+r = np.random.default_rng(0)
+c = r.standard_normal((1, 1000)).astype(np.float32)
+tie = c.copy(); i = int(np.argmax(c)); tie[0, (i + 1) % 1000] = c[0, i] - 1e-4
+eye = np.eye(6, dtype=np.float32)
+a = dict(cls=c, tie=tie, p=np.array([[0.3]], np.float32),
+         ctc=eye[[0, 1, 1, 0, 2, 3, 3, 0]][None], m=r.uniform(0, 1, (1, 1, 16, 16)).astype(np.float32),
+         seg=eye[:3, :3][r.integers(0, 3, (8, 8))].transpose(2, 0, 1)[None].copy(),
+         feat=r.standard_normal((1, 4, 8, 8)).astype(np.float32))
+np.savez('$T/a.npz', **a)
+# small changes a task does not see: CTC repeats merge, a tie swaps
+b = dict(a); ctc = a['ctc'].copy(); ctc[0, 3] = eye[1]; b['ctc'] = ctc
+t2 = tie.copy(); t2[0, (i + 1) % 1000] = c[0, i] + 1e-4; b['tie'] = t2
+b['p'] = np.array([[0.31]], np.float32)
+np.savez('$T/ok.npz', **b)
+# changes it does see
+c2 = c.copy(); c2[0, 3] = c.max() + 1
+m = a['m'].copy(); m[0, 0, :4] = 1 - m[0, 0, :4]
+ctc = a['ctc'].copy(); ctc[0, 4] = eye[4]
+seg = a['seg'][:, [1, 2, 0]].copy()
+np.savez('$T/bad.npz', cls=c2, tie=tie, p=np.array([[0.51]], np.float32), ctc=ctc, m=m, seg=seg,
+         feat=a['feat'])
+np.savez('$T/p.npz', p=np.array([[0.001]], np.float32)); np.savez('$T/z.npz', p=np.array([[0.0]], np.float32))"
+	run npz-compare "$T/a.npz" "$T/ok.npz" --task auto --tolerance 0.5,-10
+	assert_success
+	assert_line --regexp '^    task class: top-1 [0-9]+ = [0-9]+, top-5 5/5: PASS$'
+	assert_line --regexp '^    task class: top-1 ([0-9]+) != [0-9]+ \(a tie in A\), top-5 5/5: PASS$'
+	assert_line '    task ctc: CTC text equal (3 labels): PASS'
+	assert_line --regexp '^    task score: \|a-b\| 0\.01 .*same side of 0\.5: PASS$'
+	assert_line --regexp '^    task map: binary maps at 0\.5 agree on 1\.0000 of 256 pixels'
+	assert_line --regexp '^    task seg: argmax maps agree on 1\.0000 of 64 pixels'
+	# a feature map has no task: cosine only
+	assert_line --regexp '^feat .* PASS$'
+	refute_line --partial 'task none'
+	run npz-compare "$T/a.npz" "$T/bad.npz" --task auto --tolerance 0.5,-10
+	assert_failure 1
+	assert_line --regexp '^cls .* FAIL  class: top-1 [0-9]+ != 3, top-5 4/5$'
+	assert_line --regexp '^p .* FAIL  score: \|a-b\| 0\.21 .*opposite sides of 0\.5$'
+	assert_line --regexp '^ctc .* FAIL  ctc: CTC text differs: 3 vs 3 labels, first at label 1$'
+	assert_line --regexp '^m .* FAIL  map: binary maps at 0\.5 agree on 0\.7500 of 256 pixels'
+	assert_line --regexp '^seg .* FAIL  seg: argmax maps agree on 0\.0000 of 64 pixels'
+	# a probability near 0 rounded to 0: cosine 0, but the score passes
+	run npz-compare "$T/p.npz" "$T/z.npz"
+	assert_failure 1
+	run npz-compare "$T/p.npz" "$T/z.npz" --task auto
+	assert_success
+	# a task forced on a shape it does not fit; without --task, cosine only
+	run npz-compare "$T/a.npz" "$T/a.npz" --task ctc
+	assert_failure 1
+	assert_line --regexp '^cls .* FAIL  ctc: shape does not fit a ctc check$'
+	run npz-compare "$T/a.npz" "$T/bad.npz" --tolerance 0.5,-10
+	refute_output --partial 'task'
+	run npz-compare "$T/a.npz" "$T/a.npz" --task words
+	assert_failure 2
+	assert_output --partial "unknown --task 'words'"
+}

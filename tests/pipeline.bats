@@ -212,12 +212,13 @@ real_model() {
 # its input to int8 already costs 1.5% of cosine) does not reach 0.99 in
 # pure INT8 (0.972 measured): hold it to what pure INT8 gives, 0.96, and
 # check that the qtable `calibrate --search-qtable --expected-cos 0.99`
-# finds on 16 calibration samples brings the test input to >= 0.99.
+# finds with its defaults (ranked on 4 calibration samples, chosen so that
+# the 16 after them reach the goal too) brings the test input to >= 0.99.
 @test "mobilenet_v2 through every stage in int8 and f32 (real model); searched qtable >= 0.99" {
 	real_model mobilenet_v2 TOL_TPU=0.96,0.7
 	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
 		MODEL="$MODELS/mobilenet_v2/model.onnx" INPUT="$MODELS/mobilenet_v2/input.npz" \
-		CALIB="$MODELS/mobilenet_v2/calib.npz" MODE=int8 QTABLE=auto SEARCH_N=16 \
+		CALIB="$MODELS/mobilenet_v2/calib.npz" MODE=int8 QTABLE=auto \
 		EXPECTED_COS=0.99 OUT="$T/mq" compare
 	show
 	assert_success

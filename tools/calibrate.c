@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "calib/calib.h"
 #include "calib/calib_search.h"
 #include "calib/calib_tune.h"
+#include "calib/calib_noise.h"
 #include "tool/cli.h"
 #include "ir/ir.h"
 #include "ir/npz.h"
@@ -22,8 +24,9 @@ static const char usage[] =
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
 	"                 [--shard K/N] [--tune] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
-	"                  [--search-mode int8|bf16|f16] [--keep-mode f32|bf16|f16]\n"
-	"                  [--chip CHIP] [--asymmetric]]\n"
+	"                  [--search-holdout N] [--search-mode int8|bf16|f16]\n"
+	"                  [--keep-mode f32|bf16|f16] [--chip CHIP] [--asymmetric]]\n"
+	"                 [--noise-report REPORT [--noise-keep-db DB]]\n"
 	"       calibrate --merge PART... -o TABLE\n";
 
 /* A positive integer (that fits in a long long), or -1. */
@@ -98,6 +101,9 @@ int main(int argc, char **argv)
 		{ "search-qtable", required_argument, NULL, 'Q' },
 		{ "expected-cos", required_argument, NULL, 'C' },
 		{ "search-samples", required_argument, NULL, 'S' },
+		{ "search-holdout", required_argument, NULL, 'H' },
+		{ "noise-report", required_argument, NULL, 'R' },
+		{ "noise-keep-db", required_argument, NULL, 'B' },
 		{ "chip", required_argument, NULL, 'c' },
 		{ "keep-mode", required_argument, NULL, 'K' },
 		{ "search-mode", required_argument, NULL, 'D' },
@@ -112,10 +118,12 @@ int main(int argc, char **argv)
 	static const char **data;
 	data = xcalloc((size_t)argc + 1, sizeof *data);
 	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0, tune = 0;
-	const char *qfile = NULL;
+	const char *qfile = NULL, *rfile = NULL;
+	double keep_db = CALIB_NOISE_KEEP_DB;
+	int db_given = 0;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
-		.samples = 4, .nthreads = 1, .prog = prog,
+		.samples = 4, .holdout = 16, .nthreads = 1, .prog = prog,
 	};
 	/* One thread by default: per-op work is small at batch 1, and idle
 	 * OpenMP threads spinning between ops cost more than they save on a
@@ -143,6 +151,15 @@ int main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'M': merging = 1; break;
 		case 'Q': qfile = optarg; break;
+		case 'R': rfile = optarg; break;
+		case 'B':
+			keep_db = strtod(optarg, &end);
+			db_given = 1;
+			if (end == optarg || *end || !isfinite(keep_db))
+				return cli_usage_error(prog, usage,
+						       "--noise-keep-db needs a number of dB, not '%s'",
+						       optarg);
+			break;
 		case 'C':
 			so.expected_cos = strtod(optarg, &end);
 			cos_given = 1;
@@ -157,6 +174,16 @@ int main(int argc, char **argv)
 						       "--search-samples needs a positive count, not '%s'",
 						       optarg);
 			so.samples = v;
+			break;
+		case 'H':
+			/* 0 allowed: select on the fit samples, as before */
+			if (!strcmp(optarg, "0"))
+				v = 0;
+			else if ((v = parse_count(optarg)) < 0)
+				return cli_usage_error(prog, usage,
+						       "--search-holdout needs a count, not '%s'",
+						       optarg);
+			so.holdout = v;
 			break;
 		case 'c':
 			if (!lower_chip_known(optarg))
@@ -249,12 +276,21 @@ int main(int argc, char **argv)
 				       "--search-qtable needs the whole table, not a --shard");
 	if (tune && opts.nshards)
 		return cli_usage_error(prog, usage, "--tune needs the whole table, not a --shard");
+	if (rfile && opts.nshards)
+		return cli_usage_error(prog, usage,
+				       "--noise-report needs the whole table, not a --shard");
+	if (db_given && !rfile)
+		return cli_usage_error(prog, usage, "--noise-keep-db goes with --noise-report");
 	const char *in = argv[optind];
 
 	struct ir_graph *g = NULL;
 	struct calib_stats *st = NULL;
 	struct calib_table *t = NULL;
 	struct qtable *qt = NULL;
+	char *report = NULL;
+	size_t report_len = 0;
+	struct out_file orep;
+	int rep_open = 0;
 	struct npz *z = xcalloc((size_t)ndata, sizeof *z);
 	int rc = 1;
 	if (ir_read(in, &g) < 0 ||
@@ -286,20 +322,54 @@ int main(int argc, char **argv)
 			goto fail;
 		}
 	}
+	if (rfile) {
+		/* measured before any file is written: all of them or none */
+		FILE *mf = open_memstream(&report, &report_len);
+		struct calib_search_opts no = so;
+		no.nthreads = opts.nthreads;
+		no.progress = opts.progress;
+		if (opts.max_samples > 0 && opts.max_samples < no.samples)
+			no.samples = opts.max_samples;
+		int nrc = !mf ? err_set("out of memory") :
+			  calib_noise_report(g, ndata, z, data, t, &no, keep_db, mf);
+		if (mf)
+			fclose(mf);
+		if (nrc < 0) {
+			err_prefix("'%s': noise report", cli_shown(in));
+			goto fail;
+		}
+	}
+	/* the report's file opened first: one that cannot be written leaves
+	 * no table either */
+	if (rfile) {
+		if (out_open(&orep, rfile) < 0)
+			goto fail;
+		rep_open = 1;
+	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };
-		char note[200];
+		char note[400];
 		so.nthreads = opts.nthreads;
 		so.progress = opts.progress;
 		if (opts.max_samples > 0 && opts.max_samples < so.samples)
 			so.samples = opts.max_samples;
+		/* -n bounds the samples the search holds out too */
+		if (opts.max_samples > 0 && so.holdout > opts.max_samples - so.samples)
+			so.holdout = opts.max_samples - so.samples;
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
 		}
-		snprintf(note, sizeof note, "%d of %d ops in %s: cosine %.6f (all %s: %.6f), goal %g",
+		char scored[80] = "";
+		if (res.scores)
+			snprintf(scored, sizeof scored, "; %d one-number output%s scored by error",
+				 res.scores, res.scores > 1 ? "s" : "");
+		snprintf(note, sizeof note,
+			 "%d of %d ops in %s: cosine %.6f on %lld fit samples, %.6f expected on "
+			 "unseen input (%lld held out; all %s: %.6f), goal %g%s",
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
-			 mode_name(so.mode), res.base_cos, so.expected_cos);
+			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
+			 mode_name(so.mode), res.base_cos, so.expected_cos, scored);
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)
@@ -317,11 +387,20 @@ int main(int argc, char **argv)
 	} else if (!opts.nshards && calib_table_write(out, t, g) < 0) {
 		goto fail;
 	}
+	if (rep_open) {
+		rep_open = 0;
+		fwrite(report, 1, report_len, orep.fp);
+		if (out_commit(&orep) < 0)
+			goto fail;
+	}
 	rc = 0;
 	goto done;
 fail:
+	if (rep_open)
+		out_abort(&orep);
 	cli_fail(prog);
 done:
+	free(report);
 	calib_table_free(t);
 	qtable_free(qt);
 	calib_stats_free(st);

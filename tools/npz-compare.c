@@ -11,9 +11,12 @@
 #include "tool/cli.h"
 #include "ir/compare.h"
 #include "ir/npz.h"
+#include "ir/task_check.h"
 
 static const char *prog = "npz-compare";
-static const char usage[] = "usage: npz-compare A.npz B.npz [--tolerance COS[,EUC]] [-v]\n";
+static const char usage[] =
+	"usage: npz-compare A.npz B.npz [--tolerance COS[,EUC]]\n"
+	"                   [--task auto|class|ctc|map|seg|score|none] [-v]\n";
 
 /* "COS" or "COS,EUC": finite numbers, each at most 1; EUC keeps its value
  * when only COS is given. */
@@ -66,11 +69,12 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "tolerance", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "task", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	double min_cos = COMPARE_DEFAULT_COSINE, min_euc = COMPARE_DEFAULT_EUCLID;
-	int verbose = 0, c;
+	int verbose = 0, c, task = TASK_NONE;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -83,6 +87,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'v': verbose = 1; break;
+		case 'T':
+			if ((task = task_from_name(optarg)) < 0)
+				return cli_usage_error(prog, usage,
+						       "unknown --task '%s' (auto, class, ctc, map, seg, "
+						       "score or none)", optarg);
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
@@ -116,7 +126,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < za.n; i++) {
 		const struct npz_array *a = &za.a[i], *b = npz_find(&zb, a->name);
 		char shape[IR_MAX_RANK * 21 + 3], bshape[sizeof shape], why[256] = "";
-		char cs[32] = "-", es[32] = "-", ss[32] = "-";
+		char cs[32] = "-", es[32] = "-", ss[32] = "-", tw[300] = "";
+		enum task t = TASK_NONE;
+		int tpass = 1;
 		struct compare_result r;
 		int pass = 0;
 		if (!b)
@@ -132,9 +144,24 @@ int main(int argc, char **argv)
 		} else {
 			float *fa = npz_to_f32(a), *fb = npz_to_f32(b);
 			compare_f32(fa, fb, (size_t)npz_numel(a), &r);
+			pass = compare_check(&r, min_cos, min_euc, why, sizeof why);
+			t = task == TASK_AUTO ? task_pick(a->shape, a->rank, fa, npz_numel(a))
+					      : (enum task)task;
+			if (t != TASK_NONE) {
+				tpass = task_check(t, a->shape, a->rank, fa, fb, npz_numel(a), tw,
+						   sizeof tw) > 0;
+				/* one number: its error and decision, never its cosine */
+				if (t == TASK_SCORE) {
+					pass = tpass;
+					why[0] = '\0';
+				} else {
+					pass = pass && tpass;
+				}
+				if (!tpass)
+					snprintf(why, sizeof why, "%s: %s", task_name(t), tw);
+			}
 			free(fa);
 			free(fb);
-			pass = compare_check(&r, min_cos, min_euc, why, sizeof why);
 			fmt_metric(cs, sizeof cs, r.cosine, "%9.6f");
 			fmt_metric(es, sizeof es, r.euclid, "%9.6f");
 			fmt_metric(ss, sizeof ss, r.sqnr_db, "%8.2f");
@@ -143,6 +170,8 @@ int main(int argc, char **argv)
 		}
 		printf("%-*s  %-*s  %9s  %9s  %8s  %s%s%s\n", wname, a->name, wshape, shape,
 		       cs, es, ss, pass ? "PASS" : "FAIL", why[0] ? "  " : "", why);
+		if (t != TASK_NONE)
+			printf("    task %s: %s: %s\n", task_name(t), tw, tpass ? "PASS" : "FAIL");
 		if (verbose && npz_numel(a) == npz_numel(b))
 			printf("    A %s %s, B %s %s; max |a-b| %g at element %lld\n",
 			       dtype_name(a->dtype), shape, dtype_name(b->dtype), bshape,

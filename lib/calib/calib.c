@@ -163,6 +163,14 @@ static void observe_values(struct calib_stats *st, int s, const float *x, int64_
 				hi = x[i] > hi ? x[i] : hi;
 			}
 	}
+	/* -0 and +0 compare equal, so which one a min or max keeps depends
+	 * on which came first: in the samples, in the SIMD lanes, in the
+	 * order shards merge.  Zero is kept as +0 so that the table never
+	 * depends on that order. */
+	if (lo == 0)
+		lo = 0;
+	if (hi == 0)
+		hi = 0;
 	st->min[s] = lo < mn ? lo : mn;
 	st->max[s] = hi > mx ? hi : mx;
 	float am = lo <= hi ? fmaxf(fabsf(lo), fabsf(hi)) : 0;
@@ -359,8 +367,9 @@ int calib_stats_merge(struct calib_stats *d, const struct calib_stats *s, const 
 	}
 	/* every count now fits: no bin or sum exceeds td + ts */
 	for (int i = 0; i < d->n; i++) {
-		d->min[i] = fmin(d->min[i], s->min[i]);
-		d->max[i] = fmax(d->max[i], s->max[i]);
+		/* + 0.0: a part written before zero was kept as +0 may hold -0 */
+		d->min[i] = fmin(d->min[i], s->min[i]) + 0.0;
+		d->max[i] = fmax(d->max[i], s->max[i]) + 0.0;
 		d->zeros[i] += s->zeros[i];
 		uint64_t *dh = d->hist + (size_t)i * CALIB_BINS;
 		uint64_t sh[CALIB_BINS];
@@ -587,8 +596,8 @@ static const char *stats_tensor(struct calib_stats *st, int s, char *rest)
 	if (empty && (z || k >= 0))
 		return "a tensor without values has zeros or bins";
 	double am = fmax(fabs(mn), fabs(mx));
-	st->min[s] = mn;
-	st->max[s] = mx;
+	st->min[s] = mn + 0.0;   /* -0 read as +0, as collected */
+	st->max[s] = mx + 0.0;
 	st->zeros[s] = z;
 	if (k < 0) {
 		if (e != 0)

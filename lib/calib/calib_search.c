@@ -19,13 +19,18 @@ struct search {
 	const char *const *files;
 	int nfiles;
 	int64_t *first;              /* per file: global index of its first sample */
-	int64_t nsamples;            /* samples evaluated */
+	int64_t nsamples;            /* samples evaluated: fit, then held out */
+	int64_t nfit;                /* the first nfit are the fit set */
+	int64_t *order;              /* per set, the order its samples are tried in:
+					the last to fail first */
 	const struct calib_table *tab;
 	const struct calib_search_opts *o;
 	float **ref;                 /* per graph output: nsamples * numel floats */
 	int64_t *numel;              /* per graph output */
 	int evals;                   /* evaluations so far */
 };
+
+enum set { FIT, HELD };
 
 /* Point sample I (global index) at its file. */
 static int set_sample(struct search *s, struct interp *it, int64_t i)
@@ -36,8 +41,33 @@ static int set_sample(struct search *s, struct interp *it, int64_t i)
 	return interp_set_sample(it, &s->samples[f], s->files[f], i - s->first[f]);
 }
 
+/* The score of output J of sample SMP, OUT against the float reference:
+ * the cosine, or for one number the absolute error scaled so that
+ * CALIB_SCORE_ABS scores the goal, -1 when the decision (>= 0.5) differs. */
+static double score(const struct search *s, int j, int64_t smp, const float *out)
+{
+	const float *ref = s->ref[j] + smp * s->numel[j];
+	double c;
+	if (s->numel[j] == 1) {
+		double a = ref[0], b = out[0], goal = s->o->expected_cos;
+		c = 1 - (1 - goal) * fabs(a - b) / CALIB_SCORE_ABS;
+		if ((a >= 0.5) != (b >= 0.5))
+			c = -1;
+	} else {
+		double dot = 0, na = 0, nb = 0;
+		for (int64_t i = 0; i < s->numel[j]; i++) {
+			double a = ref[i], b = out[i];
+			dot += a * b;
+			na += a * a;
+			nb += b * b;
+		}
+		c = na == 0 && nb == 0 ? 1 : na == 0 || nb == 0 ? 0 : dot / sqrt(na * nb);
+	}
+	return c >= -1 ? c : -1;   /* NaN: the worst */
+}
+
 /* Run G over the samples, writing output j of sample i to
- * out[j] + i * numel[j]. */
+ * out[j] + i * numel[j]: the float reference. */
 static int run_graph(struct search *s, const struct ir_graph *g, float **out)
 {
 	struct interp it;
@@ -57,40 +87,46 @@ static int run_graph(struct search *s, const struct ir_graph *g, float **out)
 	return rc;
 }
 
-/* The smallest over samples and graph outputs of the cosine of the
- * lowered graph against the float one. */
-static int evaluate(struct search *s, const struct qtable *qt, double *cos)
+/* The smallest score over the samples of SET and the graph outputs of the
+ * graph lowered with QT.  EARLY: stop at the first sample below the goal
+ * (a pass-or-fail question), and try that sample first next time. */
+static int evaluate(struct search *s, const struct qtable *qt, enum set set, int early,
+		    double *cos)
 {
+	int64_t n0 = set == FIT ? 0 : s->nfit, n = set == FIT ? s->nfit : s->nsamples - s->nfit;
+	int64_t *order = s->order + n0;
+	*cos = 1;
+	if (n <= 0)
+		return 0;
 	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only,
 				 .asymmetric = s->o->asymmetric, .qt = qt };
 	struct ir_graph *g = NULL;
 	if (lower_graph_opts(s->top, s->o->chip, s->o->mode, &lo, &g) < 0)
 		return -1;
-	int n = s->top->n_outputs;
-	float **out = xcalloc((size_t)n + 1, sizeof *out);
-	for (int j = 0; j < n; j++)
-		out[j] = xmalloc(sizeof(float) * (size_t)(s->nsamples * s->numel[j] + 1));
-	int rc = run_graph(s, g, out);
-	*cos = 1;
-	for (int j = 0; rc == 0 && j < n; j++)
-		for (int64_t smp = 0; smp < s->nsamples; smp++) {
-			double dot = 0, na = 0, nb = 0;
-			for (int64_t i = smp * s->numel[j]; i < (smp + 1) * s->numel[j]; i++) {
-				double a = s->ref[j][i], b = out[j][i];
-				dot += a * b;
-				na += a * a;
-				nb += b * b;
-			}
-			double c = na == 0 && nb == 0 ? 1 : na == 0 || nb == 0 ? 0
-				 : dot / sqrt(na * nb);
-			if (!(c >= -1))
-				c = -1;   /* NaN */
-			if (c < *cos)
-				*cos = c;
+	struct interp it;
+	int rc = interp_init(&it, g, s->o->nthreads);
+	for (int64_t k = 0; rc == 0 && k < n; k++) {
+		int64_t smp = order[k];
+		double worst = 1;
+		rc = set_sample(s, &it, smp);
+		if (rc == 0)
+			rc = interp_run(&it, NULL, NULL);
+		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
+			float *v = interp_get_f32(&it, g->outputs[j]);
+			double c = score(s, j, smp, v);
+			free(v);
+			worst = c < worst ? c : worst;
 		}
-	for (int j = 0; j < n; j++)
-		free(out[j]);
-	free(out);
+		if (rc == 0 && worst < *cos)
+			*cos = worst;
+		if (rc == 0 && early && worst < s->o->expected_cos) {
+			memmove(order + 1, order, sizeof *order * (size_t)k);
+			order[0] = smp;
+			break;
+		}
+	}
+	if (it.val)
+		interp_free(&it);
 	graph_free(g);
 	s->evals++;
 	return rc;
@@ -128,6 +164,59 @@ static int by_damage(const void *a, const void *b)
 	return x->op - y->op;                      /* then graph order: deterministic */
 }
 
+/* Whether the graph with the ops OPS[0..N-1] in KEEP reaches the goal on
+ * the fit set and, when HELD, on the held-out set too; *FIT_COS and
+ * *HELD_COS (either may be NULL) get the smallest scores, exact when the
+ * goal is reached (early exit otherwise). */
+static int reaches(struct search *s, const struct ir_graph *top, const int *ops, int n,
+		   int held, double *fit_cos, double *held_cos, int *ok)
+{
+	struct qtable *q = make_qtable(top, ops, n, s->o->keep);
+	double fc = -1, hc = -1;
+	int rc = evaluate(s, q, FIT, 1, &fc);
+	*ok = rc == 0 && fc >= s->o->expected_cos;
+	if (*ok && held) {
+		rc = evaluate(s, q, HELD, 1, &hc);
+		*ok = rc == 0 && hc >= s->o->expected_cos;
+	}
+	qtable_free(q);
+	if (fit_cos)
+		*fit_cos = fc;
+	if (held_cos)
+		*held_cos = hc;
+	return rc;
+}
+
+/* The smallest K in [LO, HI] for which the first K ranked candidates in
+ * KEEP reach the goal (on the held-out set too when HELD), assuming more
+ * ops in float never hurts; *FOUND 0 and HI when none does. */
+static int smallest_prefix(struct search *s, const struct ir_graph *top, const struct ranked *cand,
+			   int *ops, int lo, int hi, int held, int *k, int *found)
+{
+	int rc = 0, ok;
+	*found = 0;
+	while (rc == 0 && lo < hi) {
+		int mid = (lo + hi) / 2;
+		progress(s, held ? "ops in float (held out)" : "ops in float", mid, hi);
+		for (int i = 0; i < mid; i++)
+			ops[i] = cand[i].op;
+		rc = reaches(s, top, ops, mid, held, NULL, NULL, &ok);
+		if (rc == 0 && ok) {
+			hi = mid;
+			*found = 1;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	if (rc == 0 && !*found) {   /* HI itself: not yet evaluated */
+		for (int i = 0; i < hi; i++)
+			ops[i] = cand[i].op;
+		rc = reaches(s, top, ops, hi, held, NULL, NULL, found);
+	}
+	*k = hi;
+	return rc;
+}
+
 int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz *samples,
 			const char *const *files, const struct calib_table *tab,
 			const struct calib_search_opts *o, struct qtable **out,
@@ -150,14 +239,31 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		total += !a ? 0 : a->rank == in0->rank + 1 ? a->shape[0]
 			: in0->shape[0] > 0 ? a->shape[0] / in0->shape[0] : 0;
 	}
-	s.nsamples = o->samples > 0 && o->samples < total ? o->samples : total;
+	/* the fit set, then up to HOLDOUT samples after it; too few samples
+	 * for both: half and half (none held out from one sample) */
+	s.nfit = o->samples > 0 && o->samples < total ? o->samples : total;
+	int64_t held = total - s.nfit < o->holdout ? total - s.nfit : o->holdout;
+	if (held < 1 && total > 1 && o->holdout > 0) {
+		s.nfit = (total + 1) / 2;
+		held = total - s.nfit < o->holdout ? total - s.nfit : o->holdout;
+	}
+	if (held < 0)
+		held = 0;
+	s.nsamples = s.nfit + held;
+	s.order = xmalloc(sizeof(int64_t) * (size_t)(s.nsamples + 1));
+	for (int64_t i = 0; i < s.nsamples; i++)
+		s.order[i] = i;
 	int n = top->n_outputs, rc = 0;
 	s.ref = xcalloc((size_t)n + 1, sizeof *s.ref);
 	s.numel = xcalloc((size_t)n + 1, sizeof *s.numel);
+	res->scores = 0;
 	for (int j = 0; j < n; j++) {
 		s.numel[j] = tensor_numel(&top->tensors[top->outputs[j]]);
 		s.ref[j] = xmalloc(sizeof(float) * (size_t)(s.nsamples * s.numel[j] + 1));
+		res->scores += s.numel[j] == 1;
 	}
+	res->fit_samples = s.nfit;
+	res->held_samples = held;
 	if (s.nsamples < 1)
 		rc = err_set("no samples to search on");
 	if (rc == 0)
@@ -174,109 +280,88 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 			cand[nc++] = (struct ranked){ .op = i };
 	}
 	int *ops = xmalloc(sizeof(int) * (size_t)(top->n_ops + 1));
-	double cos = 0;
-	struct qtable *best = NULL;
-	/* 1. the whole graph in MODE */
+	int *keep = xmalloc(sizeof(int) * (size_t)(nc + 1));
+	double cos = 0, hcos = 0;
+	int k = 0, ok = 0, found = 0;
+	/* 1. the whole graph in MODE, scored on both sets in full */
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
-		rc = evaluate(&s, q, &cos);
+		rc = evaluate(&s, q, FIT, 0, &cos);
+	if (rc == 0)
+		rc = evaluate(&s, q, HELD, 0, &hcos);
 	qtable_free(q);
-	res->base_cos = cos;
-	if (rc == 0 && cos >= o->expected_cos) {
-		best = make_qtable(top, NULL, 0, o->keep);
-		goto done;
-	}
-	/* 2. sensitivity: each candidate alone in MODE, every other op in KEEP */
+	res->base_cos = cos < hcos ? cos : hcos;
+	if (rc == 0 && cos >= o->expected_cos && hcos >= o->expected_cos)
+		goto report;
+	/* 2. sensitivity on the fit set: each candidate alone in MODE, every
+	 * other op in KEEP */
 	for (int c = 0; rc == 0 && c < nc; c++) {
 		progress(&s, "sensitivity of op", c + 1, nc);
-		int k = 0;
+		int m = 0;
 		for (int i = 0; i < top->n_ops; i++)
 			if (i != cand[c].op && top->ops[i].name)
-				ops[k++] = i;
-		q = make_qtable(top, ops, k, o->keep);
-		rc = evaluate(&s, q, &cand[c].cos);
+				ops[m++] = i;
+		q = make_qtable(top, ops, m, o->keep);
+		rc = evaluate(&s, q, FIT, 0, &cand[c].cos);
 		qtable_free(q);
 	}
 	if (rc == 0)
 		qsort(cand, (size_t)nc, sizeof *cand, by_damage);
-	/* 3. the fewest most damaging ops in KEEP: binary search on the count
-	 * (assuming more ops in float never hurts), then drop any op whose
-	 * removal still reaches the goal, least damaging first */
-	int lo = 0, hi = nc, have_hi = 0;
-	double hi_cos = 0;
-	while (rc == 0 && lo < hi) {
-		int mid = (lo + hi) / 2;
-		progress(&s, "ops in float", mid, nc);
-		for (int i = 0; i < mid; i++)
-			ops[i] = cand[i].op;
-		q = make_qtable(top, ops, mid, o->keep);
-		rc = evaluate(&s, q, &cos);
-		qtable_free(q);
-		if (rc == 0 && cos >= o->expected_cos) {
-			hi = mid;
-			hi_cos = cos;
-			have_hi = 1;
-		} else {
-			lo = mid + 1;
-		}
-	}
-	int k = hi;
-	int *keep = xmalloc(sizeof(int) * (size_t)(nc + 1));
+	/* 3. the fewest most damaging ops in KEEP that reach the goal on the
+	 * fit set, then on both sets; then drop any op whose removal still
+	 * reaches it on both, least damaging first */
+	if (rc == 0)
+		rc = smallest_prefix(&s, top, cand, ops, 0, nc, 0, &k, &found);
+	if (rc == 0 && found)
+		rc = smallest_prefix(&s, top, cand, ops, k, nc, 1, &k, &found);
 	for (int i = 0; i < k; i++)
 		keep[i] = 1;
-	if (rc == 0 && !have_hi) {
-		/* every candidate in KEEP: evaluate that too */
-		for (int i = 0; i < k; i++)
-			ops[i] = cand[i].op;
-		q = make_qtable(top, ops, k, o->keep);
-		rc = evaluate(&s, q, &hi_cos);
-		qtable_free(q);
-	}
-	cos = hi_cos;
-	for (int d = k - 1; rc == 0 && have_hi && d >= 0; d--) {
+	for (int d = k - 1; rc == 0 && found && d >= 0; d--) {
 		progress(&s, "pruning", k - d, k);
 		int m = 0;
 		for (int i = 0; i < k; i++)
 			if (keep[i] && i != d)
 				ops[m++] = cand[i].op;
-		double c2;
-		q = make_qtable(top, ops, m, o->keep);
-		rc = evaluate(&s, q, &c2);
-		qtable_free(q);
-		if (rc == 0 && c2 >= o->expected_cos) {
+		rc = reaches(&s, top, ops, m, 1, NULL, NULL, &ok);
+		if (rc == 0 && ok)
 			keep[d] = 0;
-			cos = c2;
+	}
+	/* the qtable in graph order */
+	int m = 0;
+	for (int i = 0; rc == 0 && i < top->n_ops; i++)
+		for (int j = 0; j < k; j++)
+			if (keep[j] && cand[j].op == i)
+				ops[m++] = i;
+	k = m;
+report:
+	if (rc == 0) {
+		/* the scores of the result, in full on both sets */
+		q = make_qtable(top, ops, k, o->keep);
+		rc = evaluate(&s, q, FIT, 0, &cos);
+		if (rc == 0)
+			rc = evaluate(&s, q, HELD, 0, &hcos);
+		if (rc == 0) {
+			res->cos = cos;
+			res->held_cos = hcos;
+			res->kept = q->n;
+			res->candidates = nc;
+			res->evaluations = s.evals;
+			res->reached = cos >= o->expected_cos && hcos >= o->expected_cos;
+			*out = q;
+		} else {
+			qtable_free(q);
 		}
 	}
-	if (rc == 0) {
-		/* the qtable in graph order */
-		int m = 0;
-		for (int i = 0; i < top->n_ops; i++)
-			for (int j = 0; j < k; j++)
-				if (keep[j] && cand[j].op == i)
-					ops[m++] = i;
-		best = make_qtable(top, ops, m, o->keep);
-		res->reached = cos >= o->expected_cos;
-	}
-	free(keep);
-done:
 	if (o->progress && rc == 0)
 		fputc('\n', stderr);
-	if (best) {
-		res->cos = cos;
-		res->kept = best->n;
-		res->candidates = nc;
-		res->evaluations = s.evals;
-		if (res->base_cos >= o->expected_cos)
-			res->reached = 1;
-		*out = best;
-	}
 	for (int j = 0; j < n; j++)
 		free(s.ref[j]);
 	free(s.ref);
 	free(s.numel);
 	free(s.first);
+	free(s.order);
 	free(cand);
+	free(keep);
 	free(ops);
 	return rc < 0 ? -1 : 0;
 }

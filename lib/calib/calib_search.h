@@ -2,15 +2,24 @@
  * which ops to keep in a float mode so that the lowered graph's outputs
  * reach a cosine against the float Top graph on calibration samples.
  *
+ * The samples split in two: the first SAMPLES are the fit set, the next
+ * HOLDOUT the held-out set.  A graph "reaches" the goal on a set when the
+ * score of every output on every sample of it is at least the goal: the
+ * cosine against float, or for an output of one number (a probability or
+ * a score, where a cosine says nothing) 1 - (1 - goal) |err| / 0.02, and
+ * -1 when the two are on different sides of 0.5.
+ *
  * The search (formats/tpuc-quant.5, "Mixed precision"):
- *   1. the whole graph in MODE: done if it reaches the cosine;
- *   2. sensitivity: for each candidate op (in int8 one whose lowering is
- *      more than a copy: Conv, Gemm, Add, pools...; in bf16 or f16 every
- *      op), the cosine with only that op in
- *      MODE and every other op in KEEP; most damaging first;
+ *   1. the whole graph in MODE: done if it reaches the goal on both sets;
+ *   2. sensitivity, on the fit set: for each candidate op (in int8 one
+ *      whose lowering is more than a copy: Conv, Gemm, Add, pools...; in
+ *      bf16 or f16 every op), the score with only that op in MODE and
+ *      every other op in KEEP; most damaging first;
  *   3. the smallest count k of the most damaging ops in KEEP that reaches
- *      the cosine (binary search), then each of those k, least damaging
- *      first, goes back to MODE if the cosine still holds without it.
+ *      the goal on the fit set, then on both sets (binary searches), then
+ *      each of those k, least damaging first, goes back to MODE if both
+ *      sets still reach the goal without it.
+ * The score reported as expected on unseen input is the held-out one.
  */
 #ifndef TPUC_CALIB_SEARCH_H
 #define TPUC_CALIB_SEARCH_H
@@ -24,7 +33,9 @@ struct calib_search_opts {
 	enum ir_mode keep;        /* the mode of the ops kept, e.g. MODE_F32 */
 	double expected_cos;         /* goal: smallest cosine over samples and
 					outputs >= this */
-	int64_t samples;             /* evaluate on the first this many samples; <= 0 all */
+	int64_t samples;             /* fit on the first this many samples; <= 0 all */
+	int64_t holdout;             /* select on at most this many samples after
+					them (fewer when the files hold fewer) */
 	int signed_only;             /* as lower_opts */
 	int asymmetric;              /* as lower_opts: search for --asymmetric */
 	int nthreads;
@@ -32,13 +43,19 @@ struct calib_search_opts {
 	const char *prog;
 };
 
+#define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
+
 struct calib_search_result {
-	double base_cos;             /* the whole graph in MODE */
-	double cos;                  /* with the qtable */
+	double base_cos;             /* the whole graph in MODE (fit and held out) */
+	double cos;                  /* with the qtable, on the fit set */
+	double held_cos;             /* with the qtable, on the held-out set: the
+					score expected on unseen input */
+	int64_t fit_samples, held_samples;
+	int scores;                  /* outputs of one number, scored by error */
 	int kept;                    /* ops in the qtable */
 	int candidates;              /* ops the search could keep */
 	int evaluations;             /* lowered graphs run */
-	int reached;                 /* 1 if cos >= expected_cos */
+	int reached;                 /* 1 if cos and held_cos >= expected_cos */
 };
 
 /* Search on the samples of the NFILES archives SAMPLES (as calib_collect)
