@@ -249,8 +249,23 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 	return 0;
 }
 
-int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
-		  const float *bias, float *dst, int nthreads)
+int dnnl_int8_exact(void)
+{
+	static int exact = -1;
+	if (exact < 0) {
+		const char *e = getenv("TPUC_DNNL_INT8");
+		unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+		/* 0x40: AVX-512 VNNI (and AMX, which has it); 0x400: AVX-VNNI */
+		exact = !(e && !strcmp(e, "0")) && (isa & 0x440) != 0;
+	}
+	return exact;
+}
+
+/* One convolution of source type SDT, weight type WDT, destination type
+ * DDT (bias, when given, of the destination's float type). */
+static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
+		    dnnl_data_type_t ddt, const void *src, const void *w, const float *bias,
+		    void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -265,16 +280,16 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
 	int g = c->group > 1;
 
-	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, dnnl_f32, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, dnnl_f32, dnnl_nchw);
+	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, sdt, sstr);
+	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dnnl_nchw);
 	if (g)
-		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, dnnl_f32, dnnl_goihw);
+		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, wdt, dnnl_goihw);
 	else
-		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, dnnl_f32, dnnl_oihw);
+		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, wdt, dnnl_oihw);
 	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
-	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, dnnl_f32,
+	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, sdt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, ddt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, wdt,
 				     dnnl_format_tag_any);
 
 	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
@@ -308,6 +323,21 @@ out:
 	dnnl_primitive_desc_destroy(pd);
 	mems_free(&ms);
 	return rc;
+}
+
+int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
+		  const float *bias, float *dst, int nthreads)
+{
+	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, src, w, bias, dst, nthreads);
+}
+
+int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
+		 int32_t *dst, int nthreads)
+{
+	struct dnnl_conv plain = *c;
+	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
+	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, src, w, NULL, dst,
+			nthreads);
 }
 
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
