@@ -10,6 +10,7 @@
 #include "ir/base.h"
 #include "chip/chip.h"
 #include "tool/cli.h"
+#include "tool/heap.h"
 #include "ir/npz.h"
 #include "ir/op.h"
 #include "sim/sim.h"
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
 	int std_rc = cli_help_version("tpu-sim", usage, argc, argv);
 	if (std_rc >= 0)
 		return std_rc;
+	heap_keep();
 	const char *in = NULL, *out = NULL, *trace = NULL;
 	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
 	opterr = 0;
