@@ -34,6 +34,9 @@ struct imp {
 	const Onnx__NodeProto *node;   /* node being imported */
 	int as2d;                      /* importing a 1-D Conv or pool as 2-D (H of 1) */
 	char *node_name;               /* its name, generated when unnamed */
+	const unsigned char *file;     /* the model's bytes: initializers' raw data points here */
+	size_t file_len;
+	int release;                   /* 1: the pages of raw data once copied may be dropped */
 };
 
 /* An ONNX tensor decoded into IR terms.  data points into the message or,
