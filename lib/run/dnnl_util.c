@@ -340,8 +340,8 @@ int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const i
 			nthreads);
 }
 
-int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
-		    float *dst, int nthreads)
+static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_data_type_t bdt,
+		      dnnl_data_type_t cdt, const void *a, const void *b, void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -360,12 +360,12 @@ int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 	}
 	dnnl_dense_strides(r, m->c_dims, (int64_t *)cs);
 	dnnl_memory_desc_t a_md, b_md, c_md, any_a, any_b, any_c;
-	dnnl_memory_desc_init_by_strides(&a_md, r, ad, dnnl_f32, as);
-	dnnl_memory_desc_init_by_strides(&b_md, r, bd, dnnl_f32, bs);
-	dnnl_memory_desc_init_by_strides(&c_md, r, cd, dnnl_f32, cs);
-	dnnl_memory_desc_init_by_tag(&any_a, r, ad, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_b, r, bd, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_c, r, cd, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_strides(&a_md, r, ad, adt, as);
+	dnnl_memory_desc_init_by_strides(&b_md, r, bd, bdt, bs);
+	dnnl_memory_desc_init_by_strides(&c_md, r, cd, cdt, cs);
+	dnnl_memory_desc_init_by_tag(&any_a, r, ad, adt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_b, r, bd, bdt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_c, r, cd, cdt, dnnl_format_tag_any);
 
 	dnnl_matmul_desc_t md;
 	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
@@ -392,4 +392,21 @@ out:
 	dnnl_primitive_desc_destroy(pd);
 	mems_free(&ms);
 	return rc;
+}
+
+int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
+		    float *dst, int nthreads)
+{
+	return matmul_run(m, dnnl_f32, dnnl_f32, dnnl_f32, a, b, dst, nthreads);
+}
+
+int dnnl_matmul_s8(const struct dnnl_matmul *m, const void *a, int a_u8, const void *b, int b_u8,
+		   int32_t *dst, int nthreads)
+{
+	struct dnnl_matmul plain = *m;
+	plain.alpha = 1;
+	plain.accumulate = 0;
+	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
+	return matmul_run(&plain, a_u8 ? dnnl_u8 : dnnl_s8, b_u8 ? dnnl_u8 : dnnl_s8, dnnl_s32,
+			  a, b, dst, nthreads);
 }

@@ -76,6 +76,12 @@ struct dnnl_matmul {
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 		    float *dst, int nthreads);
 
+/* The same product on int8 (A and B s8, or u8 when flagged), into the
+ * exact s32 sums (alpha, accumulate and act are ignored).  Exact only where
+ * dnnl_int8_exact(). */
+int dnnl_matmul_s8(const struct dnnl_matmul *m, const void *a, int a_u8, const void *b, int b_u8,
+		   int32_t *dst, int nthreads);
+
 /* Weights reordered to oneDNN's layouts are kept between calls, keyed by
  * the caller's buffer, while the cache is on: dnnl_weights_cache(1) empties
  * and starts it, (0) empties and stops it.  Only buffers flagged constant
