@@ -113,6 +113,13 @@ check: $(TOOL_BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 check-quick: $(TOOL_BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 	B=$(B) QUICK=1 bash tests/run
 
+# The quick tier without the long table-driven sweeps (the zoo, the op
+# sweep, the ONNX conformance suite: make check runs them) nor the tests
+# that do not run tpuc's C code: what CI runs under ASan + UBSan.
+SAN_SKIP := zoo op-sweep conformance valgrind deps
+check-san: $(TOOL_BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
+	B=$(B) QUICK=1 SKIP="$(SAN_SKIP)" bash tests/run
+
 lint-man:
 	mandoc -Tlint -W warning $(MAN1) $(MAN5) $(MAN3)
 
@@ -170,7 +177,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all check check-quick lint-man deps example models install uninstall clean
+.PHONY: all check check-quick check-san lint-man deps example models install uninstall clean
 .SECONDARY:
 
 include pipelines/conformance.mk

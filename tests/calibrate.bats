@@ -373,11 +373,13 @@ with open('$T/big.table', 'w') as f:
     f.write(open('$T/t.table').read())
     for i in range(200000):
         f.write('unknown/tensor_%d 1.5 -1 1\n' % i)"
-	start=$(date +%s%N)
-	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/big.table" -o "$T/big.tpu"
-	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	echo "200,000-line table: $ms ms" >&3
-	[ "$ms" -lt 3000 ]
+	# CPU seconds, not wall time: a loaded machine must not fail it
+	local TIMEFORMAT='%3U %3S' cpu
+	cpu=$( { time top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/big.table" \
+		-o "$T/big.tpu" 2>/dev/null; } 2>&1)
+	[ -s "$T/big.tpu" ]
+	echo "200,000-line table: $cpu s CPU (user, system)" >&3
+	awk -v u="${cpu% *}" -v s="${cpu#* }" 'BEGIN { exit !(u + s < 3) }'
 	# a name listed twice is found at once, too
 	echo 'unknown/tensor_7 1 0 1' >>"$T/big.table"
 	run top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/big.table" -o "$T/x.tpu"

@@ -178,3 +178,25 @@ PYEOF
 	echo "ten convs: cosine vs onnxruntime $c"
 	awk -v c="$c" 'BEGIN { exit !(c >= 0.999) }'
 }
+
+@test "onnxruntime: QDQ MobileNet-V2, whole model within three times onnxruntime's own rounding noise" {
+	need_models mobilenet_v2
+	need_ort
+	M=$MODELS/mobilenet_v2
+	onnx2top "$M/model.onnx" -o "$T/f.top"
+	top-opt "$T/f.top" -o "$T/f.opt.top"
+	calibrate "$T/f.opt.top" -d "$M/calib.npz" -n 8 --method minmax -o "$T/t.table"
+	$PY "$REPO/tests/qmodels.py" qdq "$M/model.onnx" "$T/t.table" "$T/q.onnx"
+	run deploy mv2 "$T/q.onnx" "$M/input.npz"
+	assert_success
+	$PY "$REPO/tests/qcompare.py" ort "$T/q.onnx" "$M/input.npz" "$T/ort.npz"
+	c=$($PY "$REPO/tests/qcompare.py" cos "$T/ort.npz" "$T/mv2/sim_out.npz")
+	# onnxruntime's own noise: how far it moves from itself when every
+	# QuantizeLinear scale moves one ulp, so that values on a rounding
+	# boundary round the other way (a depthwise network amplifies them)
+	$PY "$REPO/tests/qcompare.py" ort "$T/q.onnx" "$M/input.npz" "$T/ulp.npz" --ulp
+	u=$($PY "$REPO/tests/qcompare.py" cos "$T/ort.npz" "$T/ulp.npz")
+	echo "cosine vs onnxruntime $c; onnxruntime vs itself one ulp apart $u"
+	awk -v u="$u" 'BEGIN { exit !(u < 0.9999) }' || fail "no rounding noise to measure against"
+	awk -v c="$c" -v u="$u" 'BEGIN { exit !(1 - c <= 3 * (1 - u)) }'
+}
