@@ -815,7 +815,10 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' "$@"
 	size=$(stat -c %s "$T/big.onnx")
 	[ "$size" -gt $((48 << 20)) ]
 	echo "peak $big, base $base, model $size" >&2
-	[ $(( (big - base) * 100 / size )) -le 125 ] || fail "peak $big - $base for a $size-byte model"
+	# (AddressSanitizer's shadow and quarantine make the figure meaningless)
+	if ! ldd "$TPUC_BUILD/bin/onnx2top" | grep -q libasan; then
+		[ $(( (big - base) * 100 / size )) -le 125 ] || fail "peak $big - $base for a $size-byte model"
+	fi
 	# the weights are the model's: the graph computes what numpy does
 	# (values near 100: float rounding of 12 sums of 1024 products)
 	ir-run "$T/big.top" -i "$T/in.npz" -o "$T/out.npz"
