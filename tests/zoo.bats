@@ -87,11 +87,13 @@ deploy_all() {
 }
 
 @test "zoo, int8 asymmetric on tpu-b" {
+	[ "${TPUC_QUICK:-0}" != 1 ] || skip "full suite only (TPUC_QUICK=1)"
 	deploy_all MODE=int8 ASYM=1 CHIP=tpu-b
 	[ -z "$failed" ] || fail "failed:$failed"
 }
 
 @test "zoo, f32 on tpu-b matches the reference; bf16 and f16 on tpu-a" {
+	[ "${TPUC_QUICK:-0}" != 1 ] || skip "full suite only (TPUC_QUICK=1)"
 	local m
 	for m in "MODE=f32 CHIP=tpu-b" "MODE=bf16" "MODE=f16"; do
 		deploy_all $m
