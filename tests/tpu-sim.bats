@@ -87,11 +87,93 @@ print(a.files == b.files, len(a.files) > 10, all(np.array_equal(a[k], b[k]) for 
 	assert_success
 	assert_output ''
 	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
-	assert_line --index 0 --regexp '^layer +type +slices +cycles +start +end +name$'
+	assert_line --index 0 --regexp '^layer +type +slices +cycles +start +end +dma +macs +bound +eff +name$'
 	run irq "$FX/int8.addressed.tpu" 'len(O)'
 	local n=$output
 	run tpu-sim -q -p "$FX/int8.tmodel" -i "$TINY/input.npz" -o /dev/null
 	[ "$(grep -c '^[0-9]' <<<"$output")" -eq "$n" ]
+}
+
+@test "-p: each layer's MACs, its own roofline bound and efficiency" {
+	run tpu-sim -p "$FX/int8.tmodel" -t
+	assert_success
+	# The layers' MACs add up to the model's; each layer's bound is
+	# max(ceil(MACs / peak), ceil(its own DDR bytes / ddr_bpc)) with the
+	# peak taken from the summary (MACs / (cycles * utilisation)), and its
+	# efficiency is the bound over its busier engine's cycles.
+	run $PY -c 'import sys, re, math
+lines = sys.stdin.read().splitlines()
+cyc = int(re.search(r"int8: (\d+) cycles", lines[0]).group(1))
+m = re.search(r"([0-9.e+-]+) GMAC, MAC utilisation ([0-9.]+)%", lines[2])
+rows = [l.split() for l in lines if re.match(r"^\d", l)]
+macs = sum(int(r[7]) for r in rows)
+peak = macs / (cyc * float(m.group(2)) / 100)
+ok = abs(macs / 1e9 - float(m.group(1))) <= 1e-3 * macs / 1e9 and macs > 0
+convs = [r for r in rows if r[1] == "Conv"]
+for r in rows:
+    cycles, dma, mac, bound, eff = int(r[3]), int(r[6]), int(r[7]), int(r[8]), float(r[9][:-1])
+    ok &= bound >= math.ceil(mac / round(peak, -1)) and (mac == 0 or r[1] in ("Conv", "Gemm", "MatMul"))
+    busy = max(cycles, dma)
+    ok &= abs(eff - (100 * bound / busy if busy else 0)) < 0.01 and eff <= 100
+print(ok, len(convs) > 0, all(int(r[7]) > 0 for r in convs))' <<<"$output"
+	assert_output 'True True True'
+}
+
+@test "--trace: the engines' commands as valid Chrome trace JSON" {
+	tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/sim.npz" --trace "$T/t.json" 2>"$T/err"
+	cmp "$T/sim.npz" <(tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz" -o -)
+	run $PY - "$T/t.json" "$T/err" "$FX/int8.tmodel" <<'PYEOF'
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+cycles = int(re.search(r"int8: (\d+) cycles", err).group(1))
+dma_busy, cmp_busy = map(int, re.search(r"dma (\d+) cycles, compute (\d+) cycles", err).groups())
+ev = doc["traceEvents"]
+meta = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+x = [e for e in ev if e["ph"] == "X"]
+ok = all(set(e) >= {"name", "ph", "ts", "dur", "pid", "tid"} for e in x)
+ok &= all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 for e in x)
+ok &= all(": " in e["name"] and not e["name"].startswith("?") for e in x)
+by = {t: sorted((e for e in x if e["tid"] == t), key=lambda e: e["ts"]) for t in meta}
+# one engine's commands never overlap, and each engine's durations sum
+# to its busy cycles (1 GHz: 1 cycle = 0.001 us)
+for t, es in by.items():
+    ok &= all(a["args"]["start"] + a["args"]["cycles"] <= b["args"]["start"] for a, b in zip(es, es[1:]))
+busy = {meta[t]: sum(e["args"]["cycles"] for e in es) for t, es in by.items()}
+dur = {meta[t]: sum(e["dur"] for e in es) for t, es in by.items()}
+end = max(e["args"]["start"] + e["args"]["cycles"] for e in x)
+ok &= abs(max(e["ts"] + e["dur"] for e in x) - cycles / 1000) < 1e-3
+ok &= abs(dur["DMA"] - dma_busy / 1000) < 1e-3 and abs(dur["compute"] - cmp_busy / 1000) < 1e-3
+kinds = {e["name"].split(": ")[1] for e in x}
+print(sorted(meta.values()), ok, busy == {"DMA": dma_busy, "compute": cmp_busy}, end == cycles,
+      {"load", "store", "Conv"} <= kinds)
+PYEOF
+	assert_output "['DMA', 'compute'] True True True True"
+	# as many slices as commands; timing only gives the same trace
+	local want
+	want=$(tmodel_dump "$FX/int8.tmodel" | sed -n '1s/.* dma=\([0-9]*\) cmp=\([0-9]*\) .*/\1 + \2/p')
+	want=$((want))
+	[ "$want" -gt 2 ]
+	run $PY -c 'import json, sys; print(sum(e["ph"] == "X" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$T/t.json"
+	assert_output "$want"
+	tpu-sim -q "$FX/int8.tmodel" -t --trace "$T/t2.json"
+	cmp "$T/t.json" "$T/t2.json"
+}
+
+@test "--trace: a bad path is one line, and no output is left" {
+	run -1 tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/o.npz" --trace "$T/no/t.json"
+	assert_output "tpu-sim: cannot create '$T/no/t.json': No such file or directory"
+	[ ! -e "$T/o.npz" ]
+	run -1 tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/no/o.npz" --trace "$T/t.json"
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$T/t.json" ]
+	run -1 tpu-sim "$T/nope.tmodel" -t --trace "$T/t.json"
+	[ ! -e "$T/t.json" ]
+	[ -z "$(ls "$T")" ]
+	run -2 tpu-sim "$FX/int8.tmodel" -t --trace -
+	assert_output --partial 'the trace needs a file of its own'
+	run -2 tpu-sim "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/x" --trace "$T/x"
+	run -2 tpu-sim "$FX/int8.tmodel" -t --trace
 }
 
 @test "timing only gives the cycles of the full run, without an input" {

@@ -11,6 +11,7 @@
 
 #include "ir/base.h"
 #include "tool/cli.h"
+#include "tool/heap.h"
 #include "run/interp.h"
 #include "ir/ir.h"
 #include "ir/npz.h"
@@ -150,6 +151,7 @@ int main(int argc, char **argv)
 	int std_rc = cli_help_version(prog, usage, argc, argv);
 	if (std_rc >= 0)
 		return std_rc;
+	heap_keep();
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },

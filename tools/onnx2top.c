@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	struct npz consts = { 0 };
 	int rc = bind ? npz_read(bind, &consts) : 0;
 	if (rc >= 0 && (rc = file_read_all(path, &buf, &len)) >= 0) {
-		rc = onnx_import_shaped(buf, len, shown, bind ? &consts : NULL, shapes, n_shapes, &g);
+		rc = onnx_import_consume(buf, len, shown, bind ? &consts : NULL, shapes, n_shapes, &g);
 		free(buf);
 	}
 	npz_free(&consts);

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "back/addr.h"
 #include "ir/base.h"
 #include "chip/chip.h"
 #include "tool/cli.h"
+#include "tool/heap.h"
 #include "ir/npz.h"
 #include "ir/op.h"
 #include "sim/sim.h"
@@ -18,10 +20,10 @@
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
-	"               [--max-memory SIZE]\n"
+	"               [--trace FILE.json] [--max-memory SIZE]\n"
 	"       tpu-sim MODEL.tmodel -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]]\n"
 	"               [-o OUT.npz] [-p] [-q] [--max-memory SIZE]\n"
-	"       tpu-sim MODEL.tmodel -t [-p] [-q]\n";
+	"       tpu-sim MODEL.tmodel -t [-p] [-q] [--trace FILE.json]\n";
 
 static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
 {
@@ -42,13 +44,15 @@ static void report(const struct tmodel *m, const struct chip *c, const struct si
 
 static void profile(const struct tmodel *m, const struct sim_stats *st)
 {
-	fprintf(stderr, "%-6s %-18s %6s %10s %10s %10s  %s\n", "layer", "type", "slices", "cycles",
-		"start", "end", "name");
+	fprintf(stderr, "%-6s %-18s %6s %10s %10s %10s %10s %12s %10s %7s  %s\n", "layer", "type",
+		"slices", "cycles", "start", "end", "dma", "macs", "bound", "eff", "name");
 	for (int i = 0; i < st->n_layers; i++) {
 		const struct ir_op *op = &m->g->ops[i];
 		const struct sim_layer *l = &st->layer[i];
-		fprintf(stderr, "%-6d %-18s %6d %10lld %10lld %10lld  %s\n", i, op_name(op->type),
-			l->slices, (long long)l->cycles, (long long)l->start, (long long)l->end, op->name);
+		fprintf(stderr, "%-6d %-18s %6d %10lld %10lld %10lld %10lld %12lld %10lld %6.2f%%  %s\n",
+			i, op_name(op->type), l->slices, (long long)l->cycles, (long long)l->start,
+			(long long)l->end, (long long)l->dma_cycles, (long long)l->macs,
+			(long long)l->bound, 100 * l->efficiency, op->name);
 	}
 }
 
@@ -57,7 +61,8 @@ int main(int argc, char **argv)
 	int std_rc = cli_help_version("tpu-sim", usage, argc, argv);
 	if (std_rc >= 0)
 		return std_rc;
-	const char *in = NULL, *out = NULL;
+	heap_keep();
+	const char *in = NULL, *out = NULL, *trace = NULL;
 	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
 	struct frames fr = { 0 };
 	opterr = 0;
@@ -66,6 +71,7 @@ int main(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "frames", required_argument, NULL, 'F' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ 0, 0, 0, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
@@ -98,6 +104,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 't': timed = 1; break;
 		case 'D': dump = 1; break;
+		case 'T': trace = optarg; break;
 		default: return cli_bad_option("tpu-sim", usage, argv, "io");
 		}
 	}
@@ -105,9 +112,10 @@ int main(int argc, char **argv)
 		frames_free(&fr);
 		return cli_usage_error("tpu-sim", usage, "--state needs --frames");
 	}
-	if (fr.n && (timed || dump)) {
+	if (fr.n && (timed || dump || trace)) {
 		frames_free(&fr);
-		return cli_usage_error("tpu-sim", usage, "--frames runs on data: no -t or --dump-all");
+		return cli_usage_error("tpu-sim", usage,
+				       "--frames runs on data: no -t, --dump-all or --trace");
 	}
 	if (argc - optind != 1) {
 		frames_free(&fr);
@@ -124,13 +132,20 @@ int main(int argc, char **argv)
 	/* Outputs go to -o FILE or, as with ir-run, to standard output. */
 	if (!timed && cli_check_stdout("tpu-sim", usage, out, "an .npz"))
 		return 2;
+	if (trace && (!strcmp(trace, "-") || (out && !strcmp(trace, out))))
+		return cli_usage_error("tpu-sim", usage,
+				       "the trace needs a file of its own (--trace FILE.json)");
 	const char *shown = cli_shown(path);
 
 	struct tmodel *m = NULL;
 	struct npz inputs = { 0 }, outputs = { 0 };
 	struct sim_stats st = { 0 };
 	const struct chip *chip = NULL;
-	int rc = tmodel_read(path, &m);
+	struct out_file tf = { 0 };
+	/* The trace file is opened first, so a bad path fails before the run. */
+	int rc = trace ? out_open(&tf, trace) : 0;
+	if (!rc)
+		rc = tmodel_read(path, &m);
 	if (!rc && !(chip = chip_find(m->chip)))
 		rc = err_set("'%s': unknown chip '%s'", shown, m->chip);
 	if (!rc && in)
@@ -162,10 +177,21 @@ int main(int argc, char **argv)
 		npz_free(&all);
 	} else if (!rc) {
 		rc = sim_run(m, chip, shown, &inputs, in, &outputs, &st,
-			     (timed ? SIM_TIMED_ONLY : 0) | (dump ? SIM_DUMP_ALL : 0));
-		if (!rc && !timed)
-			rc = npz_write(out, &outputs, 0);
+			     (timed ? SIM_TIMED_ONLY : 0) | (dump ? SIM_DUMP_ALL : 0) |
+			     (trace ? SIM_TRACE : 0) | (prof ? SIM_PROFILE : 0));
 	}
+	if (!rc && trace && sim_trace_write(tf.fp, m, chip, &st) < 0)
+		rc = err_set("'%s': cannot write the trace", trace);
+	/* The trace is committed first and taken back if the outputs fail. */
+	int renamed = trace && tf.tmp;
+	if (trace && tf.fp) {
+		if (rc)
+			out_abort(&tf);
+		else
+			rc = out_commit(&tf);
+	}
+	if (!rc && !timed && !fr.n && (rc = npz_write(out, &outputs, 0)) < 0 && renamed)
+		unlink(trace);
 	if (rc) {
 		cli_fail("tpu-sim");
 	} else {

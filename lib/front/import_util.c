@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "front/import_util.h"
 #include "ir/base.h"
@@ -163,6 +165,17 @@ int tensor_decode(const Onnx__TensorProto *t, struct decoded *d)
 	return 0;
 }
 
+/* Give back to the system the whole pages inside [p, p + n), which the
+ * caller will never read again (their contents become undefined). */
+static void release_pages(const void *p, size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
+	if (pg > 0 && e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* Add initializer number i of the graph as a weight; returns its tensor
  * index or -1.  Its payload in the message is freed at once: it is never
  * needed again and this keeps peak memory near one copy of the weights. */
@@ -176,7 +189,14 @@ int add_initializer(struct imp *im, int i)
 	free(d.tmp);
 	/* a subgraph's initializers stay: an unrolled Loop imports it again */
 	if (t->has_raw_data && !im->outer) {
-		free(t->raw_data.data);   /* protobuf-c's default allocator is malloc */
+		const unsigned char *r = t->raw_data.data;
+		if (im->file && r >= im->file && r < im->file + im->file_len) {
+			/* in the model's bytes (onnx_strip.c): read once, never again */
+			if (im->release)
+				release_pages(r, t->raw_data.len);
+		} else {
+			free(t->raw_data.data);   /* protobuf-c's default allocator is malloc */
+		}
 		t->raw_data.data = NULL;
 		t->raw_data.len = 0;
 		t->has_raw_data = 0;

@@ -45,6 +45,9 @@ struct imp {
 	int (*nodes)(struct imp *im, Onnx__GraphProto *gp);
 	int (*infer_ops)(struct imp *im, int first);
 	int (*capture)(struct imp *im, const char *name, int *t);
+	const unsigned char *file;     /* the model's bytes: initializers' raw data points here */
+	size_t file_len;
+	int release;                   /* 1: the pages of raw data once copied may be dropped */
 };
 
 /* An ONNX tensor decoded into IR terms.  data points into the message or,

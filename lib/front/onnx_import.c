@@ -25,6 +25,7 @@
 #include "onnx.pb-c.h"
 #include "front/onnx_depth.h"
 #include "front/onnx_einsum.h"
+#include "front/onnx_strip.h"
 #include "ir/limit.h"
 #include "ir/op.h"
 #include "ir/op_traits.h"
@@ -650,13 +651,54 @@ int onnx_input_shape_parse(const char *arg, struct onnx_input_shape *s)
 	}
 }
 
-int onnx_import_shaped(const void *buf, size_t len, const char *path, const struct npz *consts,
-		       const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
+/* Initializer raw data that onnx_strip_raw took out of the message: point
+ * it back into the model's bytes (how much the decoder saw), or (UNDO) take
+ * every such pointer out again before the message is freed. */
+static void raw_points(Onnx__ModelProto *m, const struct onnx_stripped *st, const void *buf,
+		       size_t len, int undo)
+{
+	if (!m->graph)
+		return;
+	Onnx__GraphProto *gp = m->graph;
+	const unsigned char *lo = buf, *hi = lo + len;
+	if (undo) {
+		for (size_t i = 0; i < gp->n_initializer; i++) {
+			Onnx__TensorProto *t = gp->initializer[i];
+			if (t->has_raw_data && t->raw_data.data >= lo && t->raw_data.data < hi) {
+				t->raw_data.data = NULL;
+				t->raw_data.len = 0;
+				t->has_raw_data = 0;
+			}
+		}
+		return;
+	}
+	for (int i = 0; i < st->n_raw; i++) {
+		if ((size_t)st->raw[i].index >= gp->n_initializer)
+			continue;
+		Onnx__TensorProto *t = gp->initializer[st->raw[i].index];
+		t->has_raw_data = 1;
+		t->raw_data.data = (uint8_t *)lo + st->raw[i].offset;
+		t->raw_data.len = st->raw[i].len;
+	}
+}
+
+static int import_bytes(const void *buf, size_t len, int release, const char *path,
+			const struct npz *consts, const struct onnx_input_shape *shapes,
+			int n_shapes, struct ir_graph **out)
 {
 	*out = NULL;
 	if (onnx_check_depth(buf, len, path) < 0)
 		return -1;
-	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+	/* The decoder sees the model without its weights' bytes, which are
+	 * read from buf: one copy of each weight, the graph's. */
+	struct onnx_stripped st;
+	int stripped = onnx_strip_raw(buf, len, &st);
+	Onnx__ModelProto *m = stripped ? onnx__model_proto__unpack(NULL, st.len, st.buf)
+				       : onnx__model_proto__unpack(NULL, len, buf);
+	if (m && stripped)
+		raw_points(m, &st, buf, len, 0);
+	if (stripped)
+		onnx_stripped_free(&st);
 	if (!m || !m->graph) {
 		if (m)
 			onnx__model_proto__free_unpacked(m, NULL);
@@ -664,16 +706,19 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 	}
 	if (m->ir_version < 1 || m->ir_version > ONNX_IR_VERSION_MAX) {
 		long long v = m->ir_version;
+		raw_points(m, NULL, buf, len, 1);
 		onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': ir_version %lld is not supported (1 to %d)", path, v,
 			       ONNX_IR_VERSION_MAX);
 	}
 	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes,
-			  .nodes = import_nodes, .infer_ops = import_infer_ops };
+			  .nodes = import_nodes, .infer_ops = import_infer_ops,
+			  .file = buf, .file_len = len, .release = release };
 	im.g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
 	int rc = im.opset = model_opset(path, m);
 	if (rc >= 0)
 		rc = import_graph(&im, m->graph);
+	raw_points(m, NULL, buf, len, 1);
 	name_index_free(&im.tensors);
 	name_index_free(&im.inits);
 	name_index_free(&im.outputs);
@@ -692,4 +737,16 @@ int onnx_import_shaped(const void *buf, size_t len, const char *path, const stru
 	}
 	*out = im.g;
 	return 0;
+}
+
+int onnx_import_shaped(const void *buf, size_t len, const char *path, const struct npz *consts,
+		       const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
+{
+	return import_bytes(buf, len, 0, path, consts, shapes, n_shapes, out);
+}
+
+int onnx_import_consume(void *buf, size_t len, const char *path, const struct npz *consts,
+			const struct onnx_input_shape *shapes, int n_shapes, struct ir_graph **out)
+{
+	return import_bytes(buf, len, 1, path, consts, shapes, n_shapes, out);
 }

@@ -60,6 +60,14 @@ int onnx_input_shape_parse(const char *arg, struct onnx_input_shape *s);
 int onnx_import_shaped(const void *buf, size_t len, const char *path_for_messages,
 		       const struct npz *consts, const struct onnx_input_shape *shapes,
 		       int n_shapes, struct ir_graph **out);
+/* onnx_import_shaped on a buffer the caller gives up: the pages of each
+ * weight's bytes are handed back to the system once the weight is copied,
+ * so that the file and the graph are not both held whole (peak memory
+ * about once the model).  BUF's contents are undefined afterwards; the
+ * caller still frees it. */
+int onnx_import_consume(void *buf, size_t len, const char *path_for_messages,
+			const struct npz *consts, const struct onnx_input_shape *shapes,
+			int n_shapes, struct ir_graph **out);
 
 /* The ONNX operator types the importer accepts, sorted by name: fills
  * names[0..max) and returns the full count (call with max 0 to size it). */

@@ -3,6 +3,7 @@
  * (attributes do_relu, relu_limit).  Inputs x [N,C,H,W], w [OC,C/g,KH,KW],
  * optional b [OC]; output [N,OC,OH,OW].
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,6 +228,85 @@ static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, i
 	return 0;
 }
 
+/* y[i] = requantised a[i] for n accumulators of one channel, as
+ * conv_block's loop (quant_requant_zp of the saturated sum with the bias),
+ * in a form the compiler vectorises. */
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+static void requant_row(const int32_t *a, int64_t n, int32_t bias, int32_t mult, int32_t shift,
+			int zp, int lo, int hi, void *y, int u8)
+{
+	int64_t round = shift > 0 ? (int64_t)1 << (shift - 1) : 0;
+	int sh = shift > 0 ? shift : 0;
+	int8_t *ys = y;
+	uint8_t *yu = y;
+	if (u8) {
+		#pragma omp simd
+		for (int64_t i = 0; i < n; i++) {
+			int64_t s = (int64_t)a[i] + bias;
+			s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+			int64_t v = ((s * mult + round) >> sh) + zp;
+			yu[i] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+		}
+	} else {
+		#pragma omp simd
+		for (int64_t i = 0; i < n; i++) {
+			int64_t s = (int64_t)a[i] + bias;
+			s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+			int64_t v = ((s * mult + round) >> sh) + zp;
+			ys[i] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+		}
+	}
+}
+
+/* The same on oneDNN's int8 convolution (s32 accumulators, exact where
+ * dnnl_int8_exact()), then tpuc's requantisation as conv_block's: for an
+ * input without a zero point, whose padding is then oneDNN's zero.
+ * Returns 1 when done, 0 when it does not apply, -1 on error. */
+static int conv_dnnl(struct kern *k, const struct conv_i8 *cv, const struct kern_rows *rows)
+{
+	const struct view *xv = &k->in[0], *yv = &k->out[0];
+	if (cv->zx != 0 || !dnnl_int8_exact())
+		return 0;
+	const struct spatial *s = &cv->s;
+	int64_t ih = xv->shape[2], iw = cv->iw;
+	struct dnnl_conv c = {
+		.n = xv->shape[0], .ic = cv->c, .ih = rows->n, .iw = iw,
+		.src_stride = { cv->c * ih * iw, ih * iw, iw, 1 },
+		.oc = cv->oc, .oh = cv->oh, .ow = cv->ow,
+		.kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .dh = s->dh, .dw = s->dw,
+		.pt = rows->pt, .pb = rows->pb, .pl = s->pl,
+		.group = s->group, .const_weights = kern_is_const(k, 1),
+	};
+	int64_t pr = (c.ow - 1) * s->sw + (int64_t)(s->kw - 1) * s->dw + 1 - iw - s->pl;
+	if (pr < 0) {
+		c.iw += pr;
+		pr = 0;
+	}
+	c.pr = (int)pr;
+	size_t es = dtype_size(xv->dtype);
+	const unsigned char *src = (const unsigned char *)xv->data + (size_t)(rows->first * iw) * es;
+	int64_t plane = cv->oh * cv->ow, nout = view_numel(yv);
+	int32_t *acc = xaligned(sizeof *acc * (size_t)nout + 64);
+	int nt = k->nthreads > 0 ? k->nthreads : 1, err = 0;
+	if (dnnl_conv_s8(&c, src, xv->dtype == DT_U8, cv->w, acc, nt) < 0) {
+		free(acc);
+		return op_error(k->op, "%s", err_msg());
+	}
+	#pragma omp parallel for num_threads(nt) schedule(static) reduction(max:err)
+	for (int64_t bo = 0; bo < c.n * cv->oc; bo++) {
+		int32_t bias, mult, shift;
+		int o = (int)(bo % cv->oc);
+		if (quant_channel_params(k, 2, o, &bias, &mult, &shift) < 0) {
+			err = 1;
+			continue;
+		}
+		requant_row(acc + bo * plane, plane, bias, mult, shift, cv->zy, cv->lo, cv->hi,
+			    (unsigned char *)cv->y + bo * plane, cv->ydt == DT_U8);
+	}
+	free(acc);
+	return err ? -1 : 1;
+}
+
 static int conv_tpu(struct kern *k)
 {
 	if (quant_is_float(k->out[0].dtype))
@@ -267,6 +347,9 @@ static int conv_tpu(struct kern *k)
 	if (!raw && quant_check_channel_params(k, 2, cv.oc) < 0)
 		return -1;
 	quant_out_bounds(k->op, yv->dtype, yv->scale, yv->zero_point, &cv.lo, &cv.hi);
+	int done = conv_dnnl(k, &cv, &rows);
+	if (done)
+		return done < 0 ? -1 : 0;
 
 	/* Tiles of output rows whose unfolded input fits CONV_TILE_BYTES. */
 	int64_t tile = CONV_TILE_BYTES / ((int64_t)sizeof(int16_t) * cv.kk * cv.ow);

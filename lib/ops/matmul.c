@@ -213,6 +213,36 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
+/* Int8 products on oneDNN (exact s32 sums where dnnl_int8_exact()), for
+ * A without a zero point and B i8 without one: NB * M rows of N sums into
+ * acc, then y[row][j] = requantised acc with parameters PAR (3 per column,
+ * or 3 for all when NP is 1) plus the output zero point.  Returns 1 when
+ * done, 0 when it does not apply, -1 on error. */
+static int mm_dnnl(struct kern *k, const struct dnnl_matmul *mm, int64_t rows, int64_t n,
+		   const int32_t *par, int64_t np, int lo, int hi)
+{
+	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
+	if (a->zero_point || b->zero_point || b->dtype != DT_I8 || !dnnl_int8_exact())
+		return 0;
+	int nt = k->nthreads > 0 ? k->nthreads : 1;
+	int32_t *acc = xaligned(sizeof *acc * (size_t)(rows * n) + 64);
+	if (dnnl_matmul_s8(mm, a->data, a->dtype == DT_U8, b->data, 0, acc, nt) < 0) {
+		free(acc);
+		return op_error(k->op, "%s", err_msg());
+	}
+	int zy = y->zero_point;
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < n; j++) {
+			const int32_t *q = par + 3 * (np == 1 ? 0 : j);
+			quant_put(y->data, y->dtype, i * n + j,
+				  quant_requant_zp(quant_add_sat32(acc[i * n + j], q[0]), q[1], q[2], zy,
+						   lo, hi));
+		}
+	free(acc);
+	return 1;
+}
+
 /* The int8 Gemm kernel: exact int32 dot products of (A - za) and B over K,
  * then the per-column requantisation plus the output zero point; B is
  * [K,N], or [N,K] with transB. */
@@ -234,6 +264,23 @@ static int gemm_tpu(struct kern *k)
 		return -1;
 	int lo, hi;
 	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
+	if (a->zero_point == 0 && dnnl_int8_exact()) {
+		int32_t *par = xmalloc(sizeof(int32_t) * (size_t)(3 * n + 1));
+		int rc = 0;
+		for (int64_t j = 0; j < n && rc >= 0; j++)
+			rc = quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1],
+						  &par[3 * j + 2]);
+		struct dnnl_matmul mm = {
+			.rank = 2, .a_dims = { m, kk }, .a_stride = { kk, 1 },
+			.b_dims = { kk, n }, .b_stride = { tb ? 1 : n, tb ? kk : 1 },
+			.c_dims = { m, n }, .alpha = 1, .const_b = kern_is_const(k, 1),
+		};
+		if (rc >= 0)
+			rc = mm_dnnl(k, &mm, m, n, par, n, lo, hi);
+		free(par);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
 	const int8_t *bd = b->data;
 	int za = a->zero_point, zy = y->zero_point;
 	int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(n + 1));
@@ -364,6 +411,23 @@ static int matmul_tpu(struct kern *k)
 	for (int64_t j = 0; j < np; j++)
 		if (quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1], &par[3 * j + 2]) < 0)
 			goto fail;
+	if (r <= 12) {
+		struct dnnl_matmul mm = { .rank = r, .alpha = 1, .const_b = kern_is_const(k, 1) };
+		for (int i = 0; i < r; i++) {
+			mm.a_dims[i] = ad[i];
+			mm.a_stride[i] = as[i];
+			mm.b_dims[i] = bd[i];
+			mm.b_stride[i] = bs[i];
+			mm.c_dims[i] = i < r - 2 ? (ad[i] > bd[i] ? ad[i] : bd[i]) : i == r - 2 ? m : n;
+		}
+		int rc = mm_dnnl(k, &mm, nb * m, n, par, np, lo, hi);
+		if (rc) {
+			free(ar);
+			free(bt);
+			free(par);
+			return rc < 0 ? -1 : 0;
+		}
+	}
 	for (int64_t bi = 0; bi < nb; bi++) {
 		/* this batch's offsets in A and B, broadcasting size-1 axes */
 		int64_t rem = bi, oa = 0, ob = 0;

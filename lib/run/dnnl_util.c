@@ -249,8 +249,23 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 	return 0;
 }
 
-int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
-		  const float *bias, float *dst, int nthreads)
+int dnnl_int8_exact(void)
+{
+	static int exact = -1;
+	if (exact < 0) {
+		const char *e = getenv("TPUC_DNNL_INT8");
+		unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+		/* 0x40: AVX-512 VNNI (and AMX, which has it); 0x400: AVX-VNNI */
+		exact = !(e && !strcmp(e, "0")) && (isa & 0x440) != 0;
+	}
+	return exact;
+}
+
+/* One convolution of source type SDT, weight type WDT, destination type
+ * DDT (bias, when given, of the destination's float type). */
+static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
+		    dnnl_data_type_t ddt, const void *src, const void *w, const float *bias,
+		    void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -265,16 +280,16 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
 	int g = c->group > 1;
 
-	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, dnnl_f32, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, dnnl_f32, dnnl_nchw);
+	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, sdt, sstr);
+	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dnnl_nchw);
 	if (g)
-		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, dnnl_f32, dnnl_goihw);
+		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, wdt, dnnl_goihw);
 	else
-		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, dnnl_f32, dnnl_oihw);
+		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, wdt, dnnl_oihw);
 	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
-	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, dnnl_f32,
+	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, sdt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, ddt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, wdt,
 				     dnnl_format_tag_any);
 
 	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
@@ -310,8 +325,23 @@ out:
 	return rc;
 }
 
-int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
-		    float *dst, int nthreads)
+int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
+		  const float *bias, float *dst, int nthreads)
+{
+	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, src, w, bias, dst, nthreads);
+}
+
+int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
+		 int32_t *dst, int nthreads)
+{
+	struct dnnl_conv plain = *c;
+	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
+	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, src, w, NULL, dst,
+			nthreads);
+}
+
+static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_data_type_t bdt,
+		      dnnl_data_type_t cdt, const void *a, const void *b, void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -330,12 +360,12 @@ int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 	}
 	dnnl_dense_strides(r, m->c_dims, (int64_t *)cs);
 	dnnl_memory_desc_t a_md, b_md, c_md, any_a, any_b, any_c;
-	dnnl_memory_desc_init_by_strides(&a_md, r, ad, dnnl_f32, as);
-	dnnl_memory_desc_init_by_strides(&b_md, r, bd, dnnl_f32, bs);
-	dnnl_memory_desc_init_by_strides(&c_md, r, cd, dnnl_f32, cs);
-	dnnl_memory_desc_init_by_tag(&any_a, r, ad, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_b, r, bd, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_c, r, cd, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_strides(&a_md, r, ad, adt, as);
+	dnnl_memory_desc_init_by_strides(&b_md, r, bd, bdt, bs);
+	dnnl_memory_desc_init_by_strides(&c_md, r, cd, cdt, cs);
+	dnnl_memory_desc_init_by_tag(&any_a, r, ad, adt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_b, r, bd, bdt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_c, r, cd, cdt, dnnl_format_tag_any);
 
 	dnnl_matmul_desc_t md;
 	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
@@ -362,4 +392,21 @@ out:
 	dnnl_primitive_desc_destroy(pd);
 	mems_free(&ms);
 	return rc;
+}
+
+int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
+		    float *dst, int nthreads)
+{
+	return matmul_run(m, dnnl_f32, dnnl_f32, dnnl_f32, a, b, dst, nthreads);
+}
+
+int dnnl_matmul_s8(const struct dnnl_matmul *m, const void *a, int a_u8, const void *b, int b_u8,
+		   int32_t *dst, int nthreads)
+{
+	struct dnnl_matmul plain = *m;
+	plain.alpha = 1;
+	plain.accumulate = 0;
+	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
+	return matmul_run(&plain, a_u8 ? dnnl_u8 : dnnl_s8, b_u8 ? dnnl_u8 : dnnl_s8, dnnl_s32,
+			  a, b, dst, nthreads);
 }

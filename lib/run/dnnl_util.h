@@ -47,6 +47,17 @@ struct dnnl_conv {
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		  const float *bias, float *dst, int nthreads);
 
+/* The same convolution on int8: source s8 (or u8 when SRC_U8), weights
+ * s8, destination the exact s32 accumulators (no bias, scale or
+ * activation; c->act is ignored).  Exact only where dnnl_int8_exact(). */
+int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
+		 int32_t *dst, int nthreads);
+/* 1 when oneDNN's int8 products are exact s32 sums on this CPU (it has
+ * VNNI: without it oneDNN halves s8 weights against overflow) and the
+ * environment does not turn them off (TPUC_DNNL_INT8=0); the int8
+ * kernels then use them, else their own C loops. */
+int dnnl_int8_exact(void);
+
 /* Batched matrix product dst = alpha * a · b (+ dst when accumulate), then
  * act.  All three have the same rank r (2 to 12); the last two axes are
  * [m, k], [k, n] and [m, n]; batch axes of a and b are equal or 1
@@ -64,6 +75,12 @@ struct dnnl_matmul {
 };
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
 		    float *dst, int nthreads);
+
+/* The same product on int8 (A and B s8, or u8 when flagged), into the
+ * exact s32 sums (alpha, accumulate and act are ignored).  Exact only where
+ * dnnl_int8_exact(). */
+int dnnl_matmul_s8(const struct dnnl_matmul *m, const void *a, int a_u8, const void *b, int b_u8,
+		   int32_t *dst, int nthreads);
 
 /* Weights reordered to oneDNN's layouts are kept between calls, keyed by
  * the caller's buffer, while the cache is on: dnnl_weights_cache(1) empties

@@ -405,16 +405,37 @@ static void get_outputs(struct machine *mc, struct npz *out)
 
 /* ---- the run ---- */
 
+/* 1 if tensor t is one of the n entries of list. */
+static int listed(const int *list, int n, int t)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == t)
+			return 1;
+	return 0;
+}
+
 static void stats_static(const struct tmodel *m, const struct chip *c, struct sim_stats *st)
 {
 	const struct ir_graph *g = m->g;
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
+		struct sim_layer *l = &st->layer[i];
 		if ((op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
 		     op->type == OP_MATMUL || op->type == OP_LSTM || op->type == OP_GRU ||
 		     op->type == OP_RNN) &&
 		    op_defs[op->type]->macs)
-			st->macs += op_defs[op->type]->macs(g, op);
+			l->macs = op_defs[op->type]->macs(g, op);
+		st->macs += l->macs;
+		/* The layer's own minimum DDR traffic, as the model's below. */
+		for (int j = 0; j < op->n_in; j++) {
+			int t = op->in[j];
+			if (t >= 0 && (g->tensors[t].data || listed(g->inputs, g->n_inputs, t)))
+				l->min_ddr_bytes += g->tensors[t].data ? (int64_t)g->tensors[t].nbytes
+								       : (int64_t)tensor_bytes(&g->tensors[t]);
+		}
+		for (int j = 0; j < op->n_out; j++)
+			if (op->out[j] >= 0 && listed(g->outputs, g->n_outputs, op->out[j]))
+				l->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[op->out[j]]);
 	}
 	for (int i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].data)
@@ -428,6 +449,12 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	st->peak_macs = chip_cube_macs(c, dt);
 	int64_t a = ceil_div(st->macs, st->peak_macs), b = ceil_div(st->min_ddr_bytes, c->ddr_bpc);
 	st->bound = a > b ? a : b;
+	for (int i = 0; i < g->n_ops; i++) {
+		struct sim_layer *l = &st->layer[i];
+		a = ceil_div(l->macs, st->peak_macs);
+		b = ceil_div(l->min_ddr_bytes, c->ddr_bpc);
+		l->bound = a > b ? a : b;
+	}
 }
 
 /* The DDR the model needs: up to the end of its coefficients and of its
@@ -479,6 +506,8 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 	st->n_layers = m->g->n_ops;
 	st->layer = xcalloc((size_t)m->g->n_ops + 1, sizeof *st->layer);
 	stats_static(m, c, st);
+	if (flags & SIM_TRACE)
+		st->event = xmalloc(sizeof *st->event * ((size_t)m->n_dma + (size_t)m->n_cmp + 1));
 
 	for (int i = 0; i < m->n_dma; i++)
 		if (check_dma(&mc, &m->dma[i]) < 0)
@@ -525,6 +554,16 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 			int64_t cy = cost_dma_cycles(c, d);
 			if (!timed_only)
 				dma_run(&mc, d);
+			if (flags & (SIM_TRACE | SIM_PROFILE)) {
+				int tensor, layer;
+				sim_dma_layer(m, d, &tensor, &layer);
+				if (layer >= 0)
+					st->layer[layer].dma_cycles += cy;
+				if (flags & SIM_TRACE)
+					st->event[st->n_events++] = (struct sim_event){
+						.engine = 0, .index = id, .layer = layer,
+						.tensor = tensor, .start = sd, .cycles = cy };
+			}
 			td = end_d[id] = sd + cy;
 			st->dma_busy += cy;
 			st->ddr_bytes += (int64_t)d->n * d->c * d->h * d->w * (int64_t)dtype_size(d->dtype);
@@ -540,6 +579,10 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 				l->start = sc;
 			l->cycles += cy;
 			l->end = tc;
+			if (flags & SIM_TRACE)
+				st->event[st->n_events++] = (struct sim_event){
+					.engine = 1, .index = ic, .layer = (int)k->layer,
+					.tensor = -1, .start = sc, .cycles = cy };
 			ic++;
 		}
 	}
@@ -548,6 +591,11 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 	if (st->cycles) {
 		st->mac_util = (double)st->macs / ((double)st->cycles * st->peak_macs);
 		st->efficiency = (double)st->bound / (double)st->cycles;
+	}
+	for (int i = 0; i < st->n_layers; i++) {
+		struct sim_layer *l = &st->layer[i];
+		int64_t busy = l->cycles > l->dma_cycles ? l->cycles : l->dma_cycles;
+		l->efficiency = busy ? (double)l->bound / (double)busy : 0;
 	}
 	if (out && !timed_only)
 		get_outputs(&mc, out);
@@ -569,4 +617,7 @@ void sim_stats_free(struct sim_stats *st)
 {
 	free(st->layer);
 	st->layer = NULL;
+	free(st->event);
+	st->event = NULL;
+	st->n_events = 0;
 }
