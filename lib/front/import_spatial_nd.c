@@ -8,7 +8,7 @@
 #include "front/import_ops.h"
 #include "front/import_util.h"
 #include "ir/op.h"
-#include "ops/spatial_nd.h"
+#include "ir/op_traits.h"
 
 int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 {

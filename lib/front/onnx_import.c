@@ -29,7 +29,6 @@
 #include "ir/limit.h"
 #include "ir/op.h"
 #include "ir/op_traits.h"
-#include "ops/anydtype.h"
 #include "passes/passes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -97,7 +96,7 @@ static int import_infer_ops(struct imp *im, int first)
 			continue;
 		for (int j = 0; j < op->n_in + op->n_out; j++) {
 			int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
-			if (ti >= 0 && !anydtype_takes(op->type, g->tensors[ti].dtype))
+			if (ti >= 0 && !op_takes_dtype(op->type, g->tensors[ti].dtype))
 				return node_err(im, "dtype %s is not supported (f32 only)",
 						dtype_name(g->tensors[ti].dtype));
 		}

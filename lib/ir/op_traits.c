@@ -1,6 +1,7 @@
 /* op_traits.c - the table of lib/ir/op_traits.h, indexed by op type: the
  * ops OP_TRAITS lists, every other op a vector op with no flags. */
 #include "ir/op_traits.h"
+#include "ir/convert.h"
 
 #define X_TRAIT(e, c, f) [OP_##e] = { .cost = (c), .flags = (f) },
 const struct op_traits op_traits[OP_COUNT] = { OP_TRAITS(X_TRAIT) };
@@ -40,3 +41,21 @@ enum { OP_IO(X_ONCE) OP_IO_N };
 	_Static_assert((a) <= (b) && (c) <= (d) && 1 <= (o1) && (o1) <= (o2), #e ": bad OP_IO counts");
 OP_IO(X_SANE)
 #undef X_SANE
+
+/* The f32-only ops ir-run also computes in other dtypes (lib/ops/anydtype.c). */
+int op_takes_dtype(enum op_type t, enum ir_dtype dt)
+{
+	if (dt == DT_F32)
+		return 1;
+	switch (t) {
+	case OP_ADD: case OP_MUL: case OP_CLIP: case OP_RELU:
+	case OP_MATMUL: case OP_GEMM:
+		return dt != DT_BOOL;
+	case OP_MAXPOOL:
+		return dt != DT_BOOL;
+	case OP_AVGPOOL:
+		return dtype_is_float(dt);
+	default:
+		return 0;
+	}
+}

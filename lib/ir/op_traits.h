@@ -163,4 +163,12 @@ static inline enum op_cost op_cost_class(enum op_type t)
 	return (unsigned)t < OP_COUNT ? (enum op_cost)op_traits[t].cost : COST_VECTOR;
 }
 
+/* 1 when ir-run computes op type T with tensors of dtype DT: f32 always;
+ * an f32-only op in other dtypes only where lib/ops/anydtype.c has its
+ * kernel. */
+int op_takes_dtype(enum op_type t, enum ir_dtype dt);
+
+/* The spatial dimensions of the N-D (3-D) Conv and pooling forms. */
+#define SPATIAL_ND 3
+
 #endif

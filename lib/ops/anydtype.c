@@ -16,23 +16,6 @@
 #include "ops/eltwise.h"
 #include "ops/kern_util.h"
 
-int anydtype_takes(enum op_type t, enum ir_dtype dt)
-{
-	if (dt == DT_F32)
-		return 1;
-	switch (t) {
-	case OP_ADD: case OP_MUL: case OP_CLIP: case OP_RELU:
-	case OP_MATMUL: case OP_GEMM:
-		return dt != DT_BOOL;
-	case OP_MAXPOOL:
-		return dt != DT_BOOL;
-	case OP_AVGPOOL:
-		return dtype_is_float(dt);
-	default:
-		return 0;
-	}
-}
-
 int kern_all_f32(const struct kern *k)
 {
 	for (int i = 0; i < k->n_in; i++)

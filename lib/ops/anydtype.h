@@ -8,8 +8,7 @@
 
 #include "ir/op.h"
 
-/* 1 when ir-run computes op type T with tensors of dtype DT (f32 always). */
-int anydtype_takes(enum op_type t, enum ir_dtype dt);
+/* Which dtypes these take: op_takes_dtype (ir/op_traits.h). */
 /* 1 when every present view of k is f32. */
 int kern_all_f32(const struct kern *k);
 

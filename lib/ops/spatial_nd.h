@@ -7,9 +7,9 @@
 #define TPUC_SPATIAL_ND_H
 
 #include "ir/op.h"
+#include "ir/op_traits.h"
 
 /* The spatial axes of a 3-D op (rank-5 input). */
-#define SPATIAL_ND 3
 
 int spatial_nd_infer(struct ir_graph *g, struct ir_op *op);
 int spatial_nd_run(struct kern *k);
