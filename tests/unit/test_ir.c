@@ -73,8 +73,8 @@ static struct ir_graph *sample(int tpu)
 	int bi = graph_add_weight(g, "conv.b", DT_F32, 1, (int64_t[]){4}, b);
 	int8_t q[5] = { -128, -1, 0, 1, 127 };
 	int qi = graph_add_weight(g, "q", DT_I8, 1, (int64_t[]){5}, q);
-	int64_t s = 42;
-	int si = graph_add_weight(g, "scalar", DT_I64, 0, NULL, &s);
+	int8_t s = 42;   /* Add takes one dtype (i64 weights: the shape tensors of ir-format.bats) */
+	int si = graph_add_weight(g, "scalar", DT_I8, 0, NULL, &s);
 	int y = graph_add_tensor(g, "y", DT_F32, 4, (int64_t[]){1, 4, 8, 8});
 	int z = graph_add_tensor(g, "z", DT_F32, 4, (int64_t[]){1, 4, 8, 8});
 	g->tensors[qi].scale = 0.125f;
@@ -115,6 +115,8 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+static void check_same(const struct ir_graph *a, const struct ir_graph *b);
+
 static void check_same_attr(const struct ir_attr *a, const struct ir_attr *b)
 {
 	CHECK(!strcmp(a->name, b->name));
@@ -130,6 +132,9 @@ static void check_same_attr(const struct ir_attr *a, const struct ir_attr *b)
 		break;
 	case ATTR_FLOATS:
 		CHECK(a->n == b->n && !memcmp(a->floats, b->floats, sizeof(float) * (size_t)a->n));
+		break;
+	case ATTR_GRAPH:
+		check_same(a->graph, b->graph);
 		break;
 	}
 }
