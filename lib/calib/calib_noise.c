@@ -143,14 +143,7 @@ int calib_noise_report(const struct ir_graph *top, int nfiles, const struct npz 
 		return err_set("the graph has no ops or no outputs");
 	struct noise s = { .top = top, .samples = samples, .files = files, .nfiles = nfiles, .o = o };
 	s.first = xmalloc(sizeof(int64_t) * (size_t)(nfiles + 1));
-	int64_t total = 0;
-	for (int f = 0; f < nfiles; f++) {
-		s.first[f] = total;
-		const struct ir_tensor *in0 = &top->tensors[top->inputs[0]];
-		const struct npz_array *a = npz_find(&samples[f], in0->name);
-		total += !a ? 0 : a->rank == in0->rank + 1 ? a->shape[0]
-			: in0->shape[0] > 0 ? a->shape[0] / in0->shape[0] : 0;
-	}
+	int64_t total = calib_sample_starts(top, nfiles, samples, s.first);
 	s.nsamples = o->samples > 0 && o->samples < total ? o->samples : total;
 	/* candidates: as the search's, with a float output of their own */
 	s.cand = xmalloc(sizeof(int) * (size_t)(top->n_ops + 1));

@@ -217,6 +217,20 @@ static int smallest_prefix(struct search *s, const struct ir_graph *top, const s
 	return rc;
 }
 
+int64_t calib_sample_starts(const struct ir_graph *top, int nfiles, const struct npz *samples,
+			    int64_t *first)
+{
+	int64_t total = 0;
+	for (int f = 0; f < nfiles; f++) {
+		first[f] = total;
+		const struct ir_tensor *in0 = &top->tensors[top->inputs[0]];
+		const struct npz_array *a = npz_find(&samples[f], in0->name);
+		total += !a ? 0 : a->rank == in0->rank + 1 ? a->shape[0]
+			: in0->shape[0] > 0 ? a->shape[0] / in0->shape[0] : 0;
+	}
+	return total;
+}
+
 int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz *samples,
 			const char *const *files, const struct calib_table *tab,
 			const struct calib_search_opts *o, struct qtable **out,
@@ -231,14 +245,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		.tab = tab, .o = o,
 	};
 	s.first = xmalloc(sizeof(int64_t) * (size_t)(nfiles + 1));
-	int64_t total = 0;
-	for (int f = 0; f < nfiles; f++) {
-		s.first[f] = total;
-		const struct ir_tensor *in0 = &top->tensors[top->inputs[0]];
-		const struct npz_array *a = npz_find(&samples[f], in0->name);
-		total += !a ? 0 : a->rank == in0->rank + 1 ? a->shape[0]
-			: in0->shape[0] > 0 ? a->shape[0] / in0->shape[0] : 0;
-	}
+	int64_t total = calib_sample_starts(top, nfiles, samples, s.first);
 	/* the fit set, then up to HOLDOUT samples after it; too few samples
 	 * for both: half and half (none held out from one sample) */
 	s.nfit = o->samples > 0 && o->samples < total ? o->samples : total;

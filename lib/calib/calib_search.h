@@ -58,6 +58,12 @@ struct calib_search_result {
 	int reached;                 /* 1 if cos and held_cos >= expected_cos */
 };
 
+/* The samples of NFILES sample files (a stack along a new first axis, or
+ * the batch of the graph's first input): FIRST[f] is file f's first sample;
+ * the total is returned. */
+int64_t calib_sample_starts(const struct ir_graph *top, int nfiles, const struct npz *samples,
+			    int64_t *first);
+
 /* Search on the samples of the NFILES archives SAMPLES (as calib_collect)
  * with the thresholds of TAB; *Q gets the qtable (empty when the whole
  * graph reaches the goal; every candidate when even that does not, with
