@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
 #include "chip/chip.h"
 #include "ir/ir.h"
 #include "ir/npz.h"
@@ -271,6 +272,39 @@ struct tpuc_npz {
 	char *path;       /* as messages show it; "<new>" for tpuc_npz_new */
 };
 
+/* Arrays of the IR's Top-only dtypes (numpy's f64 and wide unsigned
+ * integers) as the chip's: f32 and i64, as tpu-sim takes them. */
+static void chip_dtypes(struct npz *z)
+{
+	int other = 0;
+	for (int i = 0; i < z->n; i++)
+		other |= (unsigned)z->a[i].dtype >= TPUC_DTYPES;
+	if (!other)
+		return;
+	struct npz c = { 0 };
+	for (int i = 0; i < z->n; i++) {
+		const struct npz_array *a = &z->a[i];
+		if ((unsigned)a->dtype < TPUC_DTYPES) {
+			npz_add(&c, a->name, a->dtype, a->rank, a->shape, a->data);
+			continue;
+		}
+		enum ir_dtype to = dtype_is_float(a->dtype) ? DT_F32 : DT_I64;
+		int64_t n = (int64_t)(a->nbytes / dtype_size(a->dtype));
+		void *v = xmalloc(dtype_size(to) * (size_t)(n + 1));
+		dtype_convert(v, to, a->data, a->dtype, n);
+		npz_add(&c, a->name, to, a->rank, a->shape, v);
+		free(v);
+	}
+	/* the members npz_read left out stay listed */
+	c.n_skipped = z->n_skipped;
+	c.cap_skipped = z->cap_skipped;
+	c.skipped = z->skipped;
+	z->n_skipped = z->cap_skipped = 0;
+	z->skipped = NULL;
+	npz_free(z);
+	*z = c;
+}
+
 tpuc_npz *tpuc_npz_load(const char *path)
 {
 	tpuc_npz *z = xcalloc(1, sizeof *z);
@@ -284,6 +318,7 @@ tpuc_npz *tpuc_npz_load(const char *path)
 		return NULL;
 	}
 	z->path = xstrdup(strcmp(path, "-") ? path : "<stdin>");
+	chip_dtypes(&z->z);
 	return z;
 }
 

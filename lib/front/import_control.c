@@ -380,7 +380,8 @@ static int import_if(struct imp *im)
 	if (rc == 0) {
 		int *in = xmalloc(sizeof(int) * (size_t)(nu + 1));
 		in[0] = c;
-		memcpy(in + 1, u, sizeof(int) * (size_t)nu);
+		if (nu > 0)
+			memcpy(in + 1, u, sizeof(int) * (size_t)nu);
 		int first = im->g->n_ops;
 		int k = graph_add_op(im->g, OP_IF, im->node_name, nu + 1, in, n_out, outs);
 		free(in);
@@ -402,8 +403,10 @@ static int add_control(struct imp *im, enum op_type t, int n_in, const int *in, 
 		       int n_out, struct ir_op **made)
 {
 	int *all = xmalloc(sizeof(int) * (size_t)(n_in + b->n_caps + 1));
-	memcpy(all, in, sizeof(int) * (size_t)n_in);
-	memcpy(all + n_in, b->caps, sizeof(int) * (size_t)b->n_caps);
+	if (n_in > 0)
+		memcpy(all, in, sizeof(int) * (size_t)n_in);
+	if (b->n_caps > 0)
+		memcpy(all + n_in, b->caps, sizeof(int) * (size_t)b->n_caps);
 	int *outs = xmalloc(sizeof(int) * (size_t)(n_out + 1));
 	int rc = make_outputs(im, n_out, outs);
 	if (rc == 0) {
@@ -472,7 +475,8 @@ static int unroll_loop(struct imp *im, const Onnx__GraphProto *gp, const int *in
 		for (int j = 0; j < nv; j++)
 			if (!formal[2 + j].data)
 				map[nm++] = cur[j];
-		memcpy(map + nm, b.caps, sizeof(int) * (size_t)b.n_caps);
+		if (b.n_caps > 0)
+			memcpy(map + nm, b.caps, sizeof(int) * (size_t)b.n_caps);
 		int *outs = xmalloc(sizeof(int) * (size_t)(b.g->n_outputs + 1));
 		for (int j = 0; j < b.g->n_outputs; j++) {
 			char base[512];

@@ -269,7 +269,9 @@ int div_lower(struct lower_ctx *lc, const struct ir_op *op)
 int div_tpu(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	if (!quant_is_q(y->dtype))
+	/* the rescaling form only: quantised codes (a scale), not a plain
+	 * integer Div of u8 or i8 tensors */
+	if (!quant_is_q(y->dtype) || !(y->scale > 0) || !(x->scale > 0))
 		return quant_run_f32(k);
 	int64_t n = view_numel(y);
 	if (x->dtype != y->dtype || x->zero_point != y->zero_point || view_numel(x) != n)
