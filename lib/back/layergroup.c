@@ -4,6 +4,7 @@
  * local search that moves, merges and splits the boundaries of the better
  * one, every candidate timed by codegen as it would generate it.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,21 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 	}
 }
 
+/* The dynamic program and the greedy cut each time about n * w runs of up
+ * to w ops: n * w^2 op timings.  Past LG_SEARCH_WORK of them (graphs of
+ * more than a thousand ops or so) their runs are shortened so that the
+ * work stays within it and the time linear in n; the refinement may still
+ * merge runs up to max_ops. */
+#define LG_SEARCH_WORK 1500000.0
+
+static int search_window(int n, int max_ops)
+{
+	double w = n > 0 ? sqrt(LG_SEARCH_WORK / n) : max_ops;
+	if (w >= max_ops)
+		return max_ops;
+	return w < 2 ? 2 : (int)w;
+}
+
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 {
 	int n = g->n_ops;
@@ -278,8 +294,9 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 	if (max_ops > 1) {
 		codegen_uses_begin(g);
 		struct cut y = { 0 };
-		cut_dp(g, c, max_ops, &x);
-		cut_greedy(g, c, max_ops, &y);
+		int w = search_window(n, max_ops);
+		cut_dp(g, c, w, &x);
+		cut_greedy(g, c, w, &y);
 		int64_t tx = cut_time(g, c, &x), ty = cut_time(g, c, &y);
 		if (ty < tx) {
 			free(x.r);
