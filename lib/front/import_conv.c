@@ -106,11 +106,6 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		op_set_ints(op, "dilations", 2, d);
 	else if (d[0] != 1 || d[1] != 1)
 		return node_err(im, "dilations other than 1 are not supported for AveragePool");
-	return cv_spatial_attrs(im, op, kind);
-}
-
-int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind)
-{
 	int64_t v;
 	if (kind == SP_CONV) {
 		if (attr_int(im, "group", 1, &v) < 0)

@@ -16,9 +16,6 @@ enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
 int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind);
 /* 3-D (rank-5) Conv and pooling (import_spatial_nd.c). */
 int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind);
-/* The attributes after the window's (Conv's group; a pool's ceil_mode,
- * storage_order, count_include_pad), for 2-D and N-D alike. */
-int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind);
 int cv_conv(struct imp *im, struct ir_op *op);
 int cv_maxpool(struct imp *im, struct ir_op *op);
 int cv_avgpool(struct imp *im, struct ir_op *op);
