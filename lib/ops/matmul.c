@@ -216,7 +216,8 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 /* Int8 products on oneDNN (exact s32 sums where dnnl_int8_exact()), for
  * A without a zero point and B i8 without one: NB * M rows of N sums into
  * acc, then y[row][j] = requantised acc with parameters PAR (3 per column,
- * or 3 for all when NP is 1) plus the output zero point.  Returns 1 when
+ * or 3 for all when NP is 1) plus the output zero point; an i32 output
+ * (a partial sum) takes the raw sums.  Returns 1 when
  * done, 0 when it does not apply, -1 on error. */
 static int mm_dnnl(struct kern *k, const struct dnnl_matmul *mm, int64_t rows, int64_t n,
 		   const int32_t *par, int64_t np, int lo, int hi)
@@ -229,6 +230,12 @@ static int mm_dnnl(struct kern *k, const struct dnnl_matmul *mm, int64_t rows, i
 	if (dnnl_matmul_s8(mm, a->data, a->dtype == DT_U8, b->data, 0, acc, nt) < 0) {
 		free(acc);
 		return op_error(k->op, "%s", err_msg());
+	}
+	if (y->dtype == DT_I32) {
+		/* a partial sum of a split K (attribute acc): the raw sums */
+		memcpy(y->data, acc, sizeof *acc * (size_t)(rows * n));
+		free(acc);
+		return 1;
 	}
 	int zy = y->zero_point;
 	#pragma omp parallel for num_threads(nt) schedule(static)
@@ -267,7 +274,7 @@ static int gemm_tpu(struct kern *k)
 	if (a->zero_point == 0 && dnnl_int8_exact()) {
 		int32_t *par = xmalloc(sizeof(int32_t) * (size_t)(3 * n + 1));
 		int rc = 0;
-		for (int64_t j = 0; j < n && rc >= 0; j++)
+		for (int64_t j = 0; j < n && rc >= 0 && !raw; j++)
 			rc = quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1],
 						  &par[3 * j + 2]);
 		struct dnnl_matmul mm = {
