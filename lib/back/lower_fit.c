@@ -136,33 +136,6 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
-/* Columns [c0, c1) of weight t along its last axis as a new weight. */
-static int weight_cols(struct ir_graph *g, int t, int64_t c0, int64_t c1)
-{
-	const struct ir_tensor *w = &g->tensors[t];
-	int64_t n = w->shape[w->rank - 1], rows = n ? tensor_numel(w) / n : 0;
-	size_t es = dtype_size(w->dtype);
-	int64_t shape[IR_MAX_RANK];
-	memcpy(shape, w->shape, sizeof shape);
-	shape[w->rank - 1] = c1 - c0;
-	char *buf = xmalloc((size_t)(rows * (c1 - c0)) * es + 1);
-	for (int64_t r = 0; r < rows; r++)
-		memcpy(buf + (size_t)(r * (c1 - c0)) * es,
-		       (const char *)w->data + (size_t)(r * n + c0) * es, (size_t)(c1 - c0) * es);
-	char base[512];
-	snprintf(base, sizeof base, "%s_cols%lld", w->name, (long long)c0);
-	char *name = graph_unique_name(g, base, 1);
-	enum ir_dtype dt = w->dtype;
-	float scale = w->scale;
-	int zp = w->zero_point, rank = w->rank;
-	int k = graph_add_weight(g, name, dt, rank, shape, buf);
-	g->tensors[k].scale = scale;
-	g->tensors[k].zero_point = zp;
-	free(name);
-	free(buf);
-	return k;
-}
-
 /* MatMul i whose B has the output's columns on its last axis: blocks of
  * columns, each small enough that B's block holds at most a quarter of
  * local memory per lane.  0 when it is not such a MatMul or one block
@@ -214,7 +187,7 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 		memcpy(in, op->in, sizeof *in * (size_t)n_in);
 		char base[512];
 		if (g->tensors[in[1]].data) {
-			in[1] = weight_cols(g, in[1], c0, c1);
+			in[1] = graph_weight_slice(g, in[1], g->tensors[in[1]].rank - 1, c0, c1, "cols");
 		} else {
 			const struct ir_tensor *bb = &g->tensors[in[1]];
 			int64_t shape[IR_MAX_RANK];
@@ -233,7 +206,7 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 		}
 		for (int j = 2; j < n_in; j++)
 			if (in[j] >= 0 && tensor_numel(&g->tensors[in[j]]) == n)
-				in[j] = weight_cols(g, in[j], c0, c1);
+				in[j] = graph_weight_slice(g, in[j], g->tensors[in[j]].rank - 1, c0, c1, "cols");
 		const struct ir_tensor *yy = &g->tensors[g->ops[i].out[0]];
 		int64_t shape[IR_MAX_RANK];
 		memcpy(shape, yy->shape, sizeof shape);
@@ -250,15 +223,7 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 	}
 	/* op i becomes the Concat of the parts */
 	struct ir_op *o = &g->ops[i];
-	for (int a = 0; a < o->n_attr; a++) {
-		free(o->attr[a].name);
-		free(o->attr[a].ints);
-		free(o->attr[a].floats);
-		free(o->attr[a].s);
-	}
-	free(o->attr);
-	o->attr = NULL;
-	o->n_attr = 0;
+	op_clear_attrs(o);
 	o->type = OP_CONCAT;
 	op_set_inputs(o, parts, pout);
 	op_set_int(o, "axis", -1);

@@ -170,37 +170,6 @@ static int add_act(struct ir_graph *g, const char *base, enum ir_dtype dt, float
 	return t;
 }
 
-/* Elements [k0, k1) of weight t along axis ax, as a new weight. */
-static int weight_part(struct ir_graph *g, int t, int ax, int64_t k0, int64_t k1)
-{
-	const struct ir_tensor *w = &g->tensors[t];
-	int64_t outer = 1, inner = 1, n = w->shape[ax], m = k1 - k0;
-	for (int d = 0; d < ax; d++)
-		outer *= w->shape[d];
-	for (int d = ax + 1; d < w->rank; d++)
-		inner *= w->shape[d];
-	size_t es = dtype_size(w->dtype), run = (size_t)(m * inner) * es;
-	char *buf = xmalloc((size_t)outer * run + 1);
-	for (int64_t o = 0; o < outer; o++)
-		memcpy(buf + (size_t)o * run, (const char *)w->data + (size_t)((o * n + k0) * inner) * es,
-		       run);
-	int64_t shape[IR_MAX_RANK];
-	memcpy(shape, w->shape, sizeof shape);
-	shape[ax] = m;
-	char base[512];
-	snprintf(base, sizeof base, "%s_k%lld", w->name, (long long)k0);
-	char *name = graph_unique_name(g, base, 1);
-	enum ir_dtype dt = w->dtype;
-	float scale = w->scale;
-	int zp = w->zero_point, rank = w->rank;
-	int k = graph_add_weight(g, name, dt, rank, shape, buf);
-	g->tensors[k].scale = scale;
-	g->tensors[k].zero_point = zp;
-	free(name);
-	free(buf);
-	return k;
-}
-
 /* Elements [k0, k1) of activation t along axis ax: a Slice before op i. */
 static int act_part(struct kin *s, int t, int ax, int64_t k0, int64_t k1)
 {
@@ -289,7 +258,8 @@ int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note,
 		int in[3], n = 2;
 		in[0] = act_part(&s, g->ops[i].in[0], ax, k0, k1);
 		int b = g->ops[i].in[1];
-		in[1] = g->tensors[b].data ? weight_part(g, b, bx, k0, k1) : act_part(&s, b, bx, k0, k1);
+		in[1] = g->tensors[b].data ? graph_weight_slice(g, b, bx, k0, k1, "k")
+					   : act_part(&s, b, bx, k0, k1);
 		if (!q && p == 0 && g->ops[i].n_in > 2 && g->ops[i].in[2] >= 0)
 			in[n++] = g->ops[i].in[2];
 		char sfx[32];
@@ -332,15 +302,7 @@ int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note,
 		o = &g->ops[i];
 		op_set_inputs(o, 1, &acc);
 	}
-	for (int a = 0; a < o->n_attr; a++) {
-		free(o->attr[a].name);
-		free(o->attr[a].ints);
-		free(o->attr[a].floats);
-		free(o->attr[a].s);
-	}
-	free(o->attr);
-	o->attr = NULL;
-	o->n_attr = 0;
+	op_clear_attrs(o);
 	o->type = OP_CAST;
 	op_set_str(o, "to", dtype_name(ydt));
 	if (q && relu) {

@@ -123,8 +123,7 @@ int lower_wsplit(struct ir_graph *g, int i, const struct chip *c, kin_note_fn no
 		k = graph_add_op(g, g->ops[i].type, name, n_in, in, 1, &yp);
 		free(name);
 		free(in);
-		for (int t = 0; t < g->ops[i].n_attr; t++)
-			op_copy_attr(&g->ops[k], &g->ops[i].attr[t]);
+		op_copy_attrs(&g->ops[k], &g->ops[i]);
 		int64_t pads[4] = { s.pt, a - i0, s.pb, i1 - b };
 		op_set_ints(&g->ops[k], "pads", 4, pads);
 		note(ctx, k, i);
@@ -134,15 +133,7 @@ int lower_wsplit(struct ir_graph *g, int i, const struct chip *c, kin_note_fn no
 	}
 	/* op i becomes the Concat of the blocks */
 	struct ir_op *o = &g->ops[i];
-	for (int a = 0; a < o->n_attr; a++) {
-		free(o->attr[a].name);
-		free(o->attr[a].ints);
-		free(o->attr[a].floats);
-		free(o->attr[a].s);
-	}
-	free(o->attr);
-	o->attr = NULL;
-	o->n_attr = 0;
+	op_clear_attrs(o);
 	o->type = OP_CONCAT;
 	op_set_inputs(o, parts, pout);
 	op_set_int(o, "axis", 3);

@@ -195,20 +195,13 @@ static int check_attrs(struct imp *im, const char *const *allowed)
 static int make_outputs(struct imp *im, int n, int *outs)
 {
 	const Onnx__NodeProto *nd = im->node;
-	struct ir_graph *g = im->g;
 	for (int i = 0; i < n; i++) {
 		const char *on = (size_t)i < nd->n_output && nd->output[i] && *nd->output[i] ?
 				 nd->output[i] : NULL;
 		if (on && i && (name_index_get(&im->tensors, on) >= 0 ||
 				name_index_get(&im->inits, on) >= 0))
 			return node_err(im, "tensor '%s' is defined twice", on);
-		char base[512];
-		snprintf(base, sizeof base, "%s_unused_%d", im->node_name, i);
-		char *name = on ? NULL : graph_unique_name(g, base, 1);
-		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
-		free(name);
-		if (on)
-			name_index_set(&im->tensors, on, outs[i]);
+		outs[i] = add_node_output(im, i, on);
 	}
 	for (size_t i = (size_t)n; i < nd->n_output; i++)
 		if (nd->output[i] && *nd->output[i])

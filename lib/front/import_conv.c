@@ -106,30 +106,7 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		op_set_ints(op, "dilations", 2, d);
 	else if (d[0] != 1 || d[1] != 1)
 		return node_err(im, "dilations other than 1 are not supported for AveragePool");
-	int64_t v;
-	if (kind == SP_CONV) {
-		if (attr_int(im, "group", 1, &v) < 0)
-			return -1;
-		if (v < 1 || v > SPATIAL_MAX)
-			return node_err(im, "attribute 'group' value %lld is out of range [1, %d]",
-					(long long)v, SPATIAL_MAX);
-		op_set_int(op, "group", v);
-		return 0;
-	}
-	if (attr_bool(im, "ceil_mode", 0, &v) < 0)
-		return -1;
-	op_set_int(op, "ceil_mode", v != 0);
-	if (kind == SP_MAXPOOL) {
-		if (attr_int(im, "storage_order", 0, &v) < 0)
-			return -1;
-		if (v != 0)
-			return node_err(im, "storage_order %lld is not supported", (long long)v);
-	} else {
-		if (attr_bool(im, "count_include_pad", 0, &v) < 0)
-			return -1;
-		op_set_int(op, "count_include_pad", v != 0);
-	}
-	return 0;
+	return cv_spatial_attrs(im, op, kind);
 }
 
 int cv_conv(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_CONV); }

@@ -10,8 +10,6 @@
 #include "front/import_util.h"
 #include "ir/ir.h"
 
-enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
-
 /* lib/front/import_conv.c */
 int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind);
 /* 3-D (rank-5) Conv and pooling (import_spatial_nd.c). */

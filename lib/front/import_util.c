@@ -545,3 +545,43 @@ int import_extra_op(struct imp *im, int k, enum op_type t, int n_in, const int *
 	free(ins);
 	return r;
 }
+
+int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind)
+{
+	int64_t v;
+	if (kind == SP_CONV) {
+		if (attr_int(im, "group", 1, &v) < 0)
+			return -1;
+		if (v < 1 || v > SPATIAL_MAX)
+			return node_err(im, "attribute 'group' value %lld is out of range [1, %d]",
+					(long long)v, SPATIAL_MAX);
+		op_set_int(op, "group", v);
+		return 0;
+	}
+	if (attr_bool(im, "ceil_mode", 0, &v) < 0)
+		return -1;
+	op_set_int(op, "ceil_mode", v != 0);
+	if (kind == SP_MAXPOOL) {
+		if (attr_int(im, "storage_order", 0, &v) < 0)
+			return -1;
+		if (v != 0)
+			return node_err(im, "storage_order %lld is not supported", (long long)v);
+	} else {
+		if (attr_bool(im, "count_include_pad", 0, &v) < 0)
+			return -1;
+		op_set_int(op, "count_include_pad", v != 0);
+	}
+	return 0;
+}
+
+int add_node_output(struct imp *im, int i, const char *on)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_unused_%d", im->node_name, i);
+	char *name = on ? NULL : graph_unique_name(im->g, base, 1);
+	int t = graph_add_tensor(im->g, on ? on : name, DT_F32, 0, NULL);
+	free(name);
+	if (on)
+		name_index_set(&im->tensors, on, t);
+	return t;
+}

@@ -66,6 +66,16 @@ struct decoded {
 #define SPATIAL_MAX (1 << 24)
 
 /* "'m.onnx': node 'conv1' (Conv): <message>"; returns -1. */
+/* Output I of the node: tensor ON, or "<node>_unused_<I>" when the node
+ * leaves it unnamed; its shape comes from inference. */
+int add_node_output(struct imp *im, int i, const char *on);
+
+enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
+
+/* The attributes after a window's (Conv's group; a pool's ceil_mode,
+ * storage_order, count_include_pad), for the 2-D and N-D importers. */
+int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind);
+
 int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void set_known(struct imp *im, int t);
 const struct ir_tensor *known_tensor(const struct imp *im, int t);

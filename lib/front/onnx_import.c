@@ -303,14 +303,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	}
 	int *outs = xcalloc((size_t)n_out + 1, sizeof *outs);
 	for (int i = 0; i < n_out; i++) {
-		const char *on = n->output[i] && *n->output[i] ? n->output[i] : NULL;
-		char base[512];
-		snprintf(base, sizeof base, "%s_unused_%d", im->node_name, i);
-		char *name = on ? NULL : graph_unique_name(g, base, 1);
-		outs[i] = graph_add_tensor(g, on ? on : name, DT_F32, 0, NULL);
-		free(name);
-		if (on)
-			name_index_set(&im->tensors, on, outs[i]);
+		outs[i] = add_node_output(im, i, n->output[i] && *n->output[i] ? n->output[i] : NULL);
 	}
 	int k = graph_add_op(g, (enum op_type)t, im->node_name, (int)n->n_input, in, n_out, outs);
 	free(in);

@@ -157,6 +157,36 @@ void tensor_set_data(struct ir_tensor *t, const void *data, size_t nbytes)
 	t->owns_data = 1;
 }
 
+int graph_weight_slice(struct ir_graph *g, int t, int ax, int64_t k0, int64_t k1, const char *tag)
+{
+	const struct ir_tensor *w = &g->tensors[t];
+	int64_t outer = 1, inner = 1, n = w->shape[ax], m = k1 - k0;
+	for (int d = 0; d < ax; d++)
+		outer *= w->shape[d];
+	for (int d = ax + 1; d < w->rank; d++)
+		inner *= w->shape[d];
+	size_t es = dtype_size(w->dtype), run = (size_t)(m * inner) * es;
+	char *buf = xmalloc((size_t)outer * run + 1);
+	for (int64_t o = 0; o < outer; o++)
+		memcpy(buf + (size_t)o * run, (const char *)w->data + (size_t)((o * n + k0) * inner) * es,
+		       run);
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, w->shape, sizeof shape);
+	shape[ax] = m;
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s%lld", w->name, tag, (long long)k0);
+	char *name = graph_unique_name(g, base, 1);
+	enum ir_dtype dt = w->dtype;
+	float scale = w->scale;
+	int zp = w->zero_point, rank = w->rank;
+	int k = graph_add_weight(g, name, dt, rank, shape, buf);
+	g->tensors[k].scale = scale;
+	g->tensors[k].zero_point = zp;
+	free(name);
+	free(buf);
+	return k;
+}
+
 int graph_add_weight(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape, const void *data)
 {
@@ -653,6 +683,15 @@ void op_copy_attr(struct ir_op *op, const struct ir_attr *a)
 	case ATTR_STR: op_set_str(op, a->name, a->s); break;
 	case ATTR_GRAPH: op_set_graph(op, a->name, graph_clone(a->graph)); break;
 	}
+}
+
+void op_clear_attrs(struct ir_op *op)
+{
+	for (int i = 0; i < op->n_attr; i++)
+		attr_free(&op->attr[i]);
+	free(op->attr);
+	op->attr = NULL;
+	op->n_attr = 0;
 }
 
 void op_copy_attrs(struct ir_op *dst, const struct ir_op *src)

@@ -301,6 +301,9 @@ void graph_free(struct ir_graph *g);
 int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape);
 /* Add a weight tensor holding a copy of data (nbytes must match the shape). */
+/* Elements [k0, k1) of weight T along axis AX as a new weight named
+ * "<T>_<TAG><k0>", with T's dtype, scale and zero point. */
+int graph_weight_slice(struct ir_graph *g, int t, int ax, int64_t k0, int64_t k1, const char *tag);
 int graph_add_weight(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape, const void *data);
 /* Find a tensor by name; -1 if absent. */
@@ -353,6 +356,8 @@ void op_del_attr(struct ir_op *op, const char *name);
 void op_copy_attr(struct ir_op *op, const struct ir_attr *a);
 /* Set on DST a copy of every attribute of SRC (another op). */
 void op_copy_attrs(struct ir_op *dst, const struct ir_op *src);
+/* Drop every attribute of OP (an op rewritten into another type). */
+void op_clear_attrs(struct ir_op *op);
 
 /* Serialisation (formats/tpuc-ir.5).  ir_read accepts "-" for stdin; weight
  * data is borrowed from the file buffer where it is aligned.  ir_write is
