@@ -25,6 +25,9 @@ static int groupable(const struct ir_graph *g, int k)
 	return op_defs[g->ops[k].type]->run_tpu != NULL;
 }
 
+/* The search's budget of op timings (search_window, cut_refine). */
+#define LG_SEARCH_WORK 1500000.0
+
 static const int64_t unknown = INT64_MAX / 4;
 
 /* The run of ops [first, first + n) as a layer group. */
@@ -216,7 +219,11 @@ static void cut_replace(struct cut *x, int k, int m, const struct lg_group *rep,
 static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x,
 		       int shift, int passes)
 {
-	int64_t total = cut_time(g, c, x);
+	/* Timing the whole cut for every local gain costs n_ops per gain: past
+	 * LG_SEARCH_WORK (a long cut of a large graph) a wider window decides,
+	 * so that the time stays linear in n. */
+	int whole = (double)g->n_ops * x->n <= LG_SEARCH_WORK;
+	int64_t total = whole ? cut_time(g, c, x) : 0;
 	for (int p = 0; p < passes; p++) {
 		int changed = 0;
 		for (int k = 0; k + 1 < x->n; k++) {
@@ -251,7 +258,15 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 					npick = 2;
 				}
 			}
-			if (npick && best < now) {
+			if (npick && best < now && !whole) {
+				/* the window sped up; on a long cut, keep it when a
+				 * wider window (four runs either side) does too */
+				if (window_time(g, c, x, k - 4, k + 6, k, 2, pick, npick) <
+				    window_time(g, c, x, k - 4, k + 6, k, 2, &x->r[k], 2)) {
+					cut_replace(x, k, 2, pick, npick);
+					changed = 1;
+				}
+			} else if (npick && best < now) {
 				/* the window sped up; keep it when the whole does too */
 				struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
 				memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
@@ -277,7 +292,6 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
  * more than a thousand ops or so) their runs are shortened so that the
  * work stays within it and the time linear in n; the refinement may still
  * merge runs up to max_ops. */
-#define LG_SEARCH_WORK 1500000.0
 
 static int search_window(int n, int max_ops)
 {
