@@ -29,6 +29,7 @@ struct unit {
 	struct group *G;           /* local group, else NULL */
 	int64_t base, need;        /* region: bytes [base, base + need) of every lane */
 	uint32_t last_cmp;         /* its last compute command, once generated */
+	uint32_t upto_cmp;         /* the largest last_cmp of the units up to this one */
 	int started;               /* a load of its inputs has been emitted */
 };
 
@@ -101,11 +102,13 @@ static int overlap(const struct unit *a, const struct unit *b)
 	return a->base < b->base + b->need && b->base < a->base + a->need;
 }
 
-/* The last compute command of a unit before `upto` whose region overlaps u. */
+/* The last compute command of a unit before `upto` whose region overlaps u:
+ * from the latest back, until no earlier unit has a later command (a scan of
+ * every unit per call is quadratic in the units). */
 static uint32_t region_wait(const struct unit *un, int upto, const struct unit *u)
 {
 	uint32_t w = 0;
-	for (int j = 0; j < upto; j++)
+	for (int j = upto - 1; j >= 0 && un[j].upto_cmp > w; j--)
 		if (overlap(&un[j], u) && un[j].last_cmp > w)
 			w = un[j].last_cmp;
 	return w;
@@ -233,6 +236,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 				goto out;
 			u->last_cmp = u->L.last_cmp;
 		}
+		u->upto_cmp = i && un[i - 1].upto_cmp > u->last_cmp ? un[i - 1].upto_cmp : u->last_cmp;
 	}
 	rc = 0;
 out:

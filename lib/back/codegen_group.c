@@ -79,7 +79,8 @@ void cg_group_free(struct group *G)
  * output used after the group or by the graph, broadcast inputs from
  * outside. */
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
- * index of the last op reading it, n_ops for a graph output, -1 if none. */
+ * index of the last op reading it, n_ops for a graph output, -1 if none;
+ * its writer through cg_producer's index. */
 static const struct ir_graph *uses_g;
 static void memo_reset(int on);
 static int *uses_last;
@@ -96,6 +97,7 @@ void codegen_uses_begin(const struct ir_graph *g)
 				uses_last[g->ops[k].in[i]] = k;
 	for (int o = 0; o < g->n_outputs; o++)
 		uses_last[g->outputs[o]] = g->n_ops;
+	cg_producer_index(g);
 	uses_g = g;
 	memo_reset(1);
 }
@@ -104,6 +106,7 @@ void codegen_uses_end(void)
 {
 	free(uses_last);
 	uses_last = NULL;
+	cg_producer_index(NULL);
 	uses_g = NULL;
 	memo_reset(0);
 }

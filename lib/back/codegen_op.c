@@ -231,12 +231,8 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
 		if (o->t < 0 || o->sliced || o->split || L->loaded[i])
 			continue;
 		if (only_before >= 0 && !cg_is_weight(cg->g, o->t)) {
-			int prod = -1;
-			for (int j = 0; j < L->op && prod < 0; j++)
-				for (int k = 0; k < cg->g->ops[j].n_out; k++)
-					if (cg->g->ops[j].out[k] == o->t)
-						prod = j;
-			if (prod >= only_before)
+			int prod = cg_producer(cg->g, o->t);
+			if (prod < L->op && prod >= only_before)
 				continue;
 		}
 		int r = cg_load_whole(cg, o->t, o->addr[0], &wait, budget, avoid);

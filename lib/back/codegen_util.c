@@ -280,8 +280,30 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 	return (uint32_t)(high ? base + need - (a - base) - size : a);
 }
 
+/* The first op writing each tensor of prod_g (cg_producer_index). */
+static const struct ir_graph *prod_g;
+static int *prod_tab;
+
+void cg_producer_index(const struct ir_graph *g)
+{
+	free(prod_tab);
+	prod_tab = NULL;
+	prod_g = g;
+	if (!g)
+		return;
+	prod_tab = xmalloc(sizeof *prod_tab * ((size_t)g->n_tensors + 1));
+	for (int t = 0; t < g->n_tensors; t++)
+		prod_tab[t] = -1;
+	for (int k = g->n_ops - 1; k >= 0; k--)
+		for (int i = 0; i < g->ops[k].n_out; i++)
+			if (g->ops[k].out[i] >= 0)
+				prod_tab[g->ops[k].out[i]] = k;
+}
+
 int cg_producer(const struct ir_graph *g, int t)
 {
+	if (g == prod_g)
+		return prod_tab[t];
 	for (int k = 0; k < g->n_ops; k++)
 		for (int i = 0; i < g->ops[k].n_out; i++)
 			if (g->ops[k].out[i] == t)

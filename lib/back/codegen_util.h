@@ -79,6 +79,9 @@ struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait);
 uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int high);
 /* Producer op of tensor t, -1 for graph inputs and weights. */
 int cg_producer(const struct ir_graph *g, int t);
+/* Index G's writers once, so that cg_producer on G is a lookup (a scan
+ * per call is quadratic in the ops); NULL drops the index. */
+void cg_producer_index(const struct ir_graph *g);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */
 int64_t cg_load_cycles(const struct gen *cg, int t);
