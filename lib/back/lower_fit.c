@@ -309,7 +309,10 @@ static void kin_note(void *ctx, int k, int owner)
 	note(ctx, k, owner, 0);
 }
 
-int lower_fit(struct ir_graph *g, const struct chip *chip)
+/* One pass over the graph's ops: each that does not fit is rewritten,
+ * and the new ops are put before or after the op they serve, in the order
+ * made (a stable bucket sort by owner).  Returns 1 if any op changed. */
+static int fit_pass(struct ir_graph *g, const struct chip *chip)
 {
 	struct chip c = *chip;
 	c.lmem_bytes = chip->lmem_bytes / 8 * 7;
@@ -326,24 +329,42 @@ int lower_fit(struct ir_graph *g, const struct chip *chip)
 	}
 	err_set("%s", "");
 	if (any) {
-		/* Each new op before or after the op it serves, in the order made;
-		 * then, for ops split further, verify shapes by inference. */
-		int n = g->n_ops;
+		int n = g->n_ops, m = n - f.n0;
+		/* first[i], first[i + 1]: op i's new ops, in the order made */
+		int *first = xcalloc((size_t)f.n0 + 2, sizeof *first), *by = xmalloc(sizeof *by * (size_t)(m + 1));
+		for (int j = 0; j < m; j++)
+			first[f.owner[j] + 2]++;
+		for (int i = 0; i < f.n0; i++)
+			first[i + 2] += first[i + 1];
+		for (int j = 0; j < m; j++)
+			by[first[f.owner[j] + 1]++] = f.n0 + j;
 		struct ir_op *ops = xmalloc(sizeof *ops * (size_t)n);
 		int k = 0;
 		for (int i = 0; i < f.n0; i++) {
-			for (int j = f.n0; j < n; j++)
-				if (f.owner[j - f.n0] == i && !f.after[j - f.n0])
-					ops[k++] = g->ops[j];
+			for (int q = first[i]; q < first[i + 1]; q++)
+				if (!f.after[by[q] - f.n0])
+					ops[k++] = g->ops[by[q]];
 			ops[k++] = g->ops[i];
-			for (int j = f.n0; j < n; j++)
-				if (f.owner[j - f.n0] == i && f.after[j - f.n0])
-					ops[k++] = g->ops[j];
+			for (int q = first[i]; q < first[i + 1]; q++)
+				if (f.after[by[q] - f.n0])
+					ops[k++] = g->ops[by[q]];
 		}
 		memcpy(g->ops, ops, sizeof *ops * (size_t)n);
 		free(ops);
+		free(first);
+		free(by);
 	}
 	free(f.owner);
 	free(f.after);
+	return any;
+}
+
+/* Passes until every op fits or none changes: a part made by one split
+ * (a MatMul's part of K) may need another (its columns).  Each pass only
+ * makes smaller ops, and a few suffice; the bound keeps a bug from looping. */
+int lower_fit(struct ir_graph *g, const struct chip *chip)
+{
+	for (int pass = 0; pass < 4 && fit_pass(g, chip); pass++)
+		;
 	return 0;
 }
