@@ -39,6 +39,8 @@ int import_groupnorm(struct imp *im, const char *out0);
  * (lib/front/import_datadep.c); 0 or -1 with the message set. */
 int is_datadep_op(const char *type);
 int import_datadep(struct imp *im);
+int cv_maxunpool(struct imp *im, struct ir_op *op);
+int cv_roialign(struct imp *im, struct ir_op *op);
 int cv_isinf(struct imp *im, struct ir_op *op);
 int cv_mod(struct imp *im, struct ir_op *op);
 int cv_bitshift(struct imp *im, struct ir_op *op);

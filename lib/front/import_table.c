@@ -122,6 +122,10 @@ const struct node_rule node_rules[] = {
 	{ "GridSample", 2, 2, { "align_corners", "mode", "padding_mode" }, cv_gridsample, NULL, 0 },
 	UNARY("Det"),
 	{ "ReverseSequence", 2, 2, { "batch_axis", "time_axis" }, cv_reversesequence, NULL, 0 },
+	/* ir-run only (lib/front/import_detect.c) */
+	{ "MaxUnpool", 2, 3, { "kernel_shape", "pads", "strides" }, cv_maxunpool, NULL, 0 },
+	{ "RoiAlign", 3, 3, { "coordinate_transformation_mode", "mode", "output_height", "output_width",
+			      "sampling_ratio", "spatial_scale" }, cv_roialign, NULL, 0 },
 	/* recurrent */
 	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
 	  cv_rnn, NULL, 3 },
