@@ -26,7 +26,7 @@ back_refusals_documented() {
 	# losses, and control flow (host subnets are not in the back end yet)
 	other=$(grep '^BACK REFUSED' <<<"$output" | grep -v "(NegativeLogLikelihoodLoss)\|(SoftmaxCrossEntropyLoss)\|(If)\|(Loop)\|(Scan)" |
 		grep -v ": refused: top2tpu: .*\(dtype [a-z0-9]* is\|3-D (rank-5 input) is\) not supported on the chip" |
-		grep -v ": refused: top2tpu: .*(\(DFT\|STFT\|GridSample\|Det\|ReverseSequence\)): cannot be lowered" || true)
+		grep -v ": refused: top2tpu: .*(\(DFT\|STFT\|GridSample\|Det\|ReverseSequence\|MaxUnpool\|RoiAlign\)): cannot be lowered" || true)
 	[ -z "$other" ] || fail "back-end refusals other than losses, control flow, dtypes, 3-D and ir-run-only ops: $other"
 }
 
@@ -85,4 +85,15 @@ PY
 	[ "$types" -ge 100 ]
 	passed=$(tail -n 1 <<<"$output" | cut -d' ' -f1)
 	[ "$passed" -ge 822 ]
+}
+
+@test "conformance: MaxUnpool, RoiAlign, NonMaxSuppression, NonZero, Unique and Compress cases pass in ir-run" {
+	run env TPUC_BIN="$TPUC_BUILD/bin" "$BATS_TEST_DIRNAME/conformance.sh" -v \
+		'test_[cmnru][aon][mxin][puzamq]*'
+	assert_success
+	refute_line --regexp '^UNSUPPORTED test_(maxunpool|roialign|nonmaxsuppression|nonzero|unique|compress)'
+	assert_line --regexp '^[0-9]+ passed, 0 failed, [0-9]+ unsupported$'
+	for op in MaxUnpool RoiAlign NonMaxSuppression NonZero Unique Compress; do
+		assert_line --regexp "^operator types passing a case .* $op( |\$)"
+	done
 }

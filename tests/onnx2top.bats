@@ -593,7 +593,8 @@ EOF
 	for op in Conv Constant Einsum Resize Upsample Slice Split Gather Softmax LayerNormalization Where; do
 		assert_line "$op"
 	done
-	refute_line NonZero
+	assert_line NonZero
+	refute_line StringNormalizer
 	[ "${#lines[@]}" -ge 80 ]
 	[ "$output" = "$(LC_ALL=C sort -u <<<"$output")" ]
 }
@@ -824,4 +825,40 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' "$@"
 	ir-run "$T/big.top" -i "$T/in.npz" -o "$T/out.npz"
 	run npz_maxdiff "$T/out.npz" "$T/ref.npz"
 	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-2 else 1)" || fail "difference $output"
+}
+
+@test "NonZero, Unique: computed at import from constants, refused on a run-time input" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+c = numpy_helper.from_array(np.float32([3, 1, 3, 2]), "c")
+g = helper.make_graph([helper.make_node("Unique", ["c"], ["u", "", "inv", "cnt"], sorted=1),
+                       helper.make_node("Add", ["x", "u"], ["y"]),
+                       helper.make_node("NonZero", ["c"], ["nz"])], "dd",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3]),
+                       helper.make_tensor_value_info("inv", TensorProto.INT64, [4]),
+                       helper.make_tensor_value_info("cnt", TensorProto.INT64, [3]),
+                       helper.make_tensor_value_info("nz", TensorProto.INT64, [1, 4])], [c])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/ok.onnx")
+g = helper.make_graph([helper.make_node("NonZero", ["x"], ["y"])], "rt",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 3])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/rt.onnx")
+np.savez(d + "/in.npz", x=np.float32([10, 20, 30]))
+PY
+	run onnx2top "$BATS_TEST_TMPDIR/ok.onnx" -o "$BATS_TEST_TMPDIR/ok.top"
+	assert_success
+	run ir-run "$BATS_TEST_TMPDIR/ok.top" -i "$BATS_TEST_TMPDIR/in.npz" -o "$BATS_TEST_TMPDIR/out.npz"
+	assert_success
+	run /usr/bin/python3 -c "import numpy as np; o = np.load('$BATS_TEST_TMPDIR/out.npz')
+print(o['y'].tolist(), o['inv'].tolist(), o['cnt'].tolist(), o['nz'].tolist())"
+	assert_output '[11.0, 22.0, 33.0] [2.0, 0.0, 2.0, 1.0] [1.0, 1.0, 2.0] [[0.0, 1.0, 2.0, 3.0]]'
+	run onnx2top "$BATS_TEST_TMPDIR/rt.onnx" -o "$BATS_TEST_TMPDIR/rt.top"
+	assert_failure 1
+	assert_output --regexp "^onnx2top: .*\(NonZero\): input 'x' must be a constant: the output shape depends on its values"
+	[ ! -e "$BATS_TEST_TMPDIR/rt.top" ]
 }
