@@ -110,7 +110,31 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 }
 
 int cv_conv(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_CONV); }
-int cv_maxpool(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_MAXPOOL); }
+/* MaxPool; its optional Indices output (2-D pools) is a MaxPoolIndices op
+ * beside it (lib/ops/detect.c), with the same window. */
+int cv_maxpool(struct imp *im, struct ir_op *op)
+{
+	struct ir_graph *g = im->g;
+	int k = (int)(op - g->ops), ind = op->n_out > 1 ? op->out[1] : -1;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (ind >= 0 && (im->as2d || !x || x->rank != 4))
+		return node_err(im, "the Indices output needs a 2-D (NCHW) MaxPool");
+	op->n_out = 1;
+	if (cv_spatial(im, op, SP_MAXPOOL) < 0)
+		return -1;
+	if (ind < 0)
+		return 0;
+	int64_t so;
+	if (attr_int(im, "storage_order", 0, &so) < 0)
+		return -1;
+	char base[512];
+	snprintf(base, sizeof base, "%s_indices", im->node_name);
+	int in0 = g->ops[k].in[0];
+	int i = graph_add_op(g, OP_MAXPOOLINDICES, base, 1, &in0, 1, &ind);
+	op_copy_attrs(&g->ops[i], &g->ops[k]);
+	op_set_int(&g->ops[i], "storage_order", so);
+	return 0;
+}
 int cv_avgpool(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_AVGPOOL); }
 
 int cv_batchnorm(struct imp *im, struct ir_op *op)

@@ -22,7 +22,7 @@ const struct node_rule node_rules[] = {
 	UNARY("Relu"),
 	{ "Clip", 1, 3, { "min", "max" }, cv_clip, NULL, 0 },
 	{ "MaxPool", 1, 1, { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-			     "storage_order", "strides" }, cv_maxpool, NULL, 0 },
+			     "storage_order", "strides" }, cv_maxpool, NULL, 2 },
 	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "dilations",
 				 "kernel_shape", "pads", "strides" }, cv_avgpool, NULL, 0 },
 	UNARY("GlobalAveragePool"),

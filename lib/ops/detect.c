@@ -1,4 +1,4 @@
-/* detect.c - MaxUnpool and RoiAlign for ir-run (the chip has neither: no
+/* detect.c - MaxUnpool, MaxPool's Indices and RoiAlign for ir-run (the chip has neither: no
  * lower hook, top2tpu refuses them by name).  Computed in double, any
  * float dtype.
  *
@@ -8,6 +8,11 @@
  *       third input) -> Y: zeros with X[i] at flat index I[i] of the
  *       shape (D - 1) * stride - pads + kernel; a larger output_shape
  *       holds that at its origin, zeros beyond (as the ONNX reference).
+ *   MaxPoolIndices  X [N, C, H, W] with MaxPool's attributes (and
+ *       storage_order) -> the int64 flat index into X of each window's
+ *       maximum (the first on ties, taps in the padding skipped): ONNX
+ *       MaxPool's second output, (n * C + c) * H * W + h * W + w, or with
+ *       storage_order 1 (n * C + c) * H * W + h + w * H.
  *   RoiAlign  X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices
  *       [R] (int64) -> Y [R, C, output_height, output_width]: the average
  *       (mode avg) or maximum (mode max) of bilinear samples on a grid of
@@ -224,5 +229,63 @@ static int roialign_run(struct kern *k)
 	return 0;
 }
 
+static int poolidx_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op_check_arity(g, op, 1, 1) < 0)
+		return -1;
+	const struct ir_tensor *x = op_in(g, op, 0);
+	struct spatial s;
+	if (x->rank != 4 || spatial_get(g, op, &s) < 0)
+		return op_error(op, "needs a 4-D input and 2-D window attributes");
+	int64_t so = op_int(op, "storage_order", 0);
+	if (so != 0 && so != 1)
+		return op_error(op, "storage_order %lld is not 0 or 1", (long long)so);
+	int64_t shape[4] = {
+		x->shape[0], x->shape[1],
+		spatial_out((int)x->shape[2], s.kh, s.sh, s.dh, s.pt, s.pb, s.ceil_mode),
+		spatial_out((int)x->shape[3], s.kw, s.sw, s.dw, s.pl, s.pr, s.ceil_mode),
+	};
+	if (shape[2] < 1 || shape[3] < 1)
+		return op_error(op, "window larger than the padded input");
+	op_set_out(g, op, 0, DT_I64, 4, shape);
+	return 0;
+}
+
+static int poolidx_run(struct kern *k)
+{
+	const struct view *x = &k->in[0], *y = &k->out[0];
+	struct spatial s;
+	if (spatial_get(k->g, k->op, &s) < 0)
+		return -1;
+	int so = (int)op_int(k->op, "storage_order", 0);
+	int64_t nc = x->shape[0] * x->shape[1], h = x->shape[2], w = x->shape[3];
+	int64_t oh = y->shape[2], ow = y->shape[3];
+	int64_t *out = y->data;
+	for (int64_t p = 0; p < nc; p++)
+		for (int64_t i = 0; i < oh; i++)
+			for (int64_t j = 0; j < ow; j++) {
+				int64_t best = -1;
+				double bv = 0;
+				for (int a = 0; a < s.kh; a++) {
+					int64_t yy = i * s.sh - s.pt + (int64_t)a * s.dh;
+					if (yy < 0 || yy >= h)
+						continue;
+					for (int b = 0; b < s.kw; b++) {
+						int64_t xx = j * s.sw - s.pl + (int64_t)b * s.dw;
+						if (xx < 0 || xx >= w)
+							continue;
+						double v = dtype_get(x->data, x->dtype, (p * h + yy) * w + xx);
+						if (best < 0 || v > bv) {
+							bv = v;
+							best = so ? yy + xx * h : yy * w + xx;
+						}
+					}
+				}
+				out[(p * oh + i) * ow + j] = p * h * w + (best < 0 ? 0 : best);
+			}
+	return 0;
+}
+
+const struct op_def op_def_MAXPOOLINDICES = { .infer = poolidx_infer, .run_f32 = poolidx_run };
 const struct op_def op_def_MAXUNPOOL = { .infer = unpool_infer, .run_f32 = unpool_run };
 const struct op_def op_def_ROIALIGN = { .infer = roialign_infer, .run_f32 = roialign_run };
