@@ -162,7 +162,6 @@ CLASSES = [
     ("einsum diagonal", False, r"diagonals and traces are not supported",
      "Einsum with an index repeated in one operand (a diagonal or trace)"),
     ("rank", False, r"only 2-D", "3-D ConvTranspose (no N-D kernel in ir-run)"),
-    ("conv output_shape", False, r"output_shape is larger", "ConvTranspose output_shape beyond the convolution"),
 ]
 
 

@@ -217,11 +217,21 @@ int cv_convtranspose(struct imp *im, struct ir_op *op)
 		for (int i = 0; i < 2; i++) {
 			int64_t in = x->shape[2 + i], out = nos ? os[i] : in * s[i];
 			int64_t total = s[i] * (in - 1) + opad[i] + (k[i] - 1) * d[i] + 1 - out;
-			if (total < 0)
-				return node_err(im, "output_shape is larger than the convolution gives");
+			/* ONNX's split of the total (rounding down, also below 0) */
+			int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
 			int upper = !strcmp(autopad, "SAME_UPPER");
-			p[i] = upper ? total / 2 : total - total / 2;
-			p[i + 2] = upper ? total - total / 2 : total / 2;
+			p[i] = upper ? half : total - half;
+			p[i + 2] = upper ? total - half : half;
+			/* an output larger than the convolution's: the rows past its
+			 * end are output_padding (bias only); rows before its start
+			 * are not expressible */
+			if (p[i] < 0)
+				return node_err(im, "output_shape is larger than the convolution gives "
+						"and needs padding before it");
+			if (p[i + 2] < 0) {
+				opad[i] -= p[i + 2];
+				p[i + 2] = 0;
+			}
 		}
 	}
 	op_set_ints(op, "kernel_shape", 2, k);
