@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """conformance.py - the numpy half of tests/conformance.sh.
 
-usage: conformance.py prepare DATA_DIR WORK_DIR [PATTERN]
+usage: conformance.py prepare DATA_DIR WORK_DIR [PATTERNS]
        conformance.py report WORK_DIR
 
 prepare: for every ONNX backend node test under DATA_DIR whose name
-matches the shell PATTERN (default test_*), writes WORK_DIR/<case>/input.npz
+matches one of the shell PATTERNS (separated by spaces, default test_*), writes WORK_DIR/<case>/input.npz
 and ref.npz from test_data_set_0 (TensorProto .pb files, keyed by the
 model's graph input and output names), bind1.npz with every input but the
 first (for onnx2top --bind, when a case passes parameters such as Slice's
@@ -62,7 +62,7 @@ def read_pb(path):
 def prepare(data, work, pattern):
     os.makedirs(work, exist_ok=True)
     cases = sorted(c for c in os.listdir(data)
-                   if fnmatch.fnmatch(c, pattern) and
+                   if any(fnmatch.fnmatch(c, p) for p in pattern.split()) and
                    os.path.isfile(os.path.join(data, c, "model.onnx")))
     with open(os.path.join(work, "cases"), "w") as f:
         f.write("".join(c + "\n" for c in cases))
