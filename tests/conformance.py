@@ -159,7 +159,6 @@ CLASSES = [
     ("control flow", False, r"\((Loop|Scan)\): (in its body|the opset 8 form)",
      "Scan's opset 8 form with a batch axis; a Loop body that needs its iteration as a "
      "constant beyond 64 unrolled iterations"),
-    ("rank", False, r"only 2-D", "3-D ConvTranspose (no N-D kernel in ir-run)"),
 ]
 
 

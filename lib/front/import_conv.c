@@ -15,6 +15,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "onnx.pb-c.h"
 
 /* Conv, MaxPool, AveragePool: 2-D only; every attribute written out
@@ -177,8 +178,10 @@ int cv_convtranspose(struct imp *im, struct ir_op *op)
 	int64_t opad[2] = { 0, 0 }, os[4], grp;
 	int nk, ns, nd, np, no, nos;
 	const struct ir_tensor *x = known_tensor(im, op->in[0]), *w = &im->g->tensors[op->in[1]];
+	if (x && x->rank == SPATIAL_ND + 2 && !im->as2d)
+		return cv_convtranspose_nd(im, op);
 	if (!x || x->rank != 4 || w->rank != 4)
-		return node_err(im, "only 2-D (NCHW) inputs are supported");
+		return node_err(im, "only 1-D, 2-D and 3-D inputs are supported");
 	if (attr_spatial(im, "kernel_shape", 1, k, 2, &nk) < 0 ||
 	    attr_spatial(im, "strides", 1, s, 2, &ns) < 0 ||
 	    attr_spatial(im, "dilations", 1, d, 2, &nd) < 0 ||

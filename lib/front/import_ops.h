@@ -41,6 +41,7 @@ int is_datadep_op(const char *type);
 int import_datadep(struct imp *im);
 int cv_maxunpool(struct imp *im, struct ir_op *op);
 int cv_roialign(struct imp *im, struct ir_op *op);
+int cv_convtranspose_nd(struct imp *im, struct ir_op *op);   /* 3-D, import_deconv_nd.c */
 int cv_isinf(struct imp *im, struct ir_op *op);
 int cv_mod(struct imp *im, struct ir_op *op);
 int cv_bitshift(struct imp *im, struct ir_op *op);
