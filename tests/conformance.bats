@@ -87,12 +87,12 @@ PY
 	[ "$passed" -ge 822 ]
 }
 
-@test "conformance: MaxUnpool, RoiAlign, MaxPool indices, NonMaxSuppression, NonZero, Unique, Compress, 1-D ConvTranspose cases pass in ir-run" {
+@test "conformance: MaxUnpool, RoiAlign, MaxPool indices, NonMaxSuppression, NonZero, Unique, Compress, 1-D and 3-D ConvTranspose cases pass in ir-run" {
 	run env TPUC_BIN="$TPUC_BUILD/bin" "$BATS_TEST_DIRNAME/conformance.sh" -v \
 		'test_[cmnru][aon][mxin][uzmqv][nzpeat]*' 'test_roialign*' 'test_unique*' 'test_compress*' \
 		'test_maxpool_with_argmax*'
 	assert_success
-	refute_line --regexp '^UNSUPPORTED test_(maxunpool|roialign|nonmaxsuppression|nonzero|unique|compress|maxpool_with_argmax|convtranspose_(1d|output_shape))'
+	refute_line --regexp '^UNSUPPORTED test_(maxunpool|roialign|nonmaxsuppression|nonzero|unique|compress|maxpool_with_argmax|convtranspose_(1d|3d|output_shape))'
 	assert_line --regexp '^[0-9]+ passed, 0 failed, [0-9]+ unsupported$'
 	for op in MaxUnpool RoiAlign NonMaxSuppression NonZero Unique Compress; do
 		assert_line --regexp "^operator types passing a case .* $op( |\$)"

@@ -156,9 +156,6 @@ CLASSES = [
     ("zero-size", False, r"is not static|has no elements",
      "zero-size activations (a Slice whose start is past the end of a run-time input): tpuc has "
      "no empty tensors at run time, only empty constants"),
-    ("control flow", False, r"\((Loop|Scan)\): (in its body|the opset 8 form)",
-     "Scan's opset 8 form with a batch axis; a Loop body that needs its iteration as a "
-     "constant beyond 64 unrolled iterations"),
 ]
 
 

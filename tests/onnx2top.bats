@@ -863,3 +863,37 @@ print(o['y'].tolist(), o['inv'].tolist(), o['cnt'].tolist(), o['nz'].tolist())"
 	assert_output --regexp "^onnx2top: .*\(NonZero\): input 'x' must be a constant: the output shape depends on its values"
 	[ ! -e "$BATS_TEST_TMPDIR/rt.top" ]
 }
+
+@test "Scan's opset 8 form (batch axis) runs one Scan per batch entry" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+d = sys.argv[1]
+vi = helper.make_tensor_value_info
+body = helper.make_graph([helper.make_node("Add", ["s", "v"], ["s2"]),
+                          helper.make_node("Mul", ["s2", "v"], ["o"])], "body",
+                         [vi("s", TensorProto.FLOAT, [2]), vi("v", TensorProto.FLOAT, [2])],
+                         [vi("s2", TensorProto.FLOAT, [2]), vi("o", TensorProto.FLOAT, [2])])
+node = helper.make_node("Scan", ["", "init", "x"], ["y", "z"], body=body, num_scan_inputs=1,
+                        directions=[1])
+g = helper.make_graph([node], "s8", [vi("init", TensorProto.FLOAT, [3, 2]),
+                                     vi("x", TensorProto.FLOAT, [3, 4, 2])],
+                      [vi("y", TensorProto.FLOAT, [3, 2]), vi("z", TensorProto.FLOAT, [3, 4, 2])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)]), d + "/s8.onnx")
+rng = np.random.default_rng(1)
+init, x = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((3, 4, 2)).astype(np.float32)
+np.savez(d + "/in.npz", init=init, x=x)
+y, z = init.copy(), np.zeros_like(x)
+for k in range(4):   # directions [1]: iteration k reads step 3 - k, writes z[:, k]
+    y = y + x[:, 3 - k]
+    z[:, k] = y * x[:, 3 - k]
+np.savez(d + "/ref.npz", y=y, z=z)
+PY
+	onnx2top "$BATS_TEST_TMPDIR/s8.onnx" -o "$BATS_TEST_TMPDIR/s8.top"
+	ir-run "$BATS_TEST_TMPDIR/s8.top" -i "$BATS_TEST_TMPDIR/in.npz" -o "$BATS_TEST_TMPDIR/out.npz"
+	run /usr/bin/python3 -c "import numpy as np; o, r = np.load('$BATS_TEST_TMPDIR/out.npz'), np.load('$BATS_TEST_TMPDIR/ref.npz')
+print(all(o[k].shape == r[k].shape and np.allclose(o[k], r[k], atol=1e-5) for k in 'yz'))"
+	assert_output True
+}
