@@ -26,7 +26,8 @@ int lower_dtype_check(const struct ir_graph *top)
 	}
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct ir_op *op = &top->ops[i];
-		if ((op->type == OP_CONV || op->type == OP_MAXPOOL || op->type == OP_AVGPOOL) &&
+		if ((op->type == OP_CONV || op->type == OP_MAXPOOL || op->type == OP_AVGPOOL ||
+		     op->type == OP_CONVTRANSPOSE) &&
 		    top->tensors[op->in[0]].rank == 5)
 			return err_set("op '%s' (%s): 3-D (rank-5 input) is not supported on the chip "
 				       "(ir-run computes it)", op->name, op_name(op->type));

@@ -591,6 +591,137 @@ static int import_loop(struct imp *im)
 	return rc < 0 ? -1 : im->infer_ops(im, first);
 }
 
+/* A new tensor named after the node with SUFFIX and number I. */
+static int scan8_tensor(struct imp *im, const char *suffix, int i)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s%d", im->node_name, suffix, i);
+	char *name = graph_unique_name(im->g, base, 1);
+	int t = graph_add_tensor(im->g, name, DT_F32, 0, NULL);
+	free(name);
+	return t;
+}
+
+/* Scan's opset 8 form: inputs [sequence_lens (absent)], states [B, ...],
+ * scan inputs [B, T, ...]; outputs final states [B, ...] and scan outputs
+ * [B, T, ...].  Each batch entry b is an opset 9 Scan over entry b of
+ * every input (Gather at b, axis 0), its outputs stacked again by
+ * Unsqueeze and Concat. */
+static int import_scan8(struct imp *im)
+{
+	static const char *const attrs[] = { "body", "num_scan_inputs", "directions", NULL };
+	const Onnx__NodeProto *n = im->node;
+	struct ir_graph *g = im->g;
+	if (check_attrs(im, attrs) < 0)
+		return -1;
+	if (n->n_input < 2)
+		return node_err(im, "%zu inputs, expected at least 2", n->n_input);
+	if (n->input[0] && *n->input[0])
+		return node_err(im, "the opset %d form with sequence_lens is not supported (opset 9 "
+				"or later)", im->opset);
+	const Onnx__GraphProto *gp = graph_attr(im, "body");
+	int64_t m, dirs[64];
+	int nd = 0, nin = (int)n->n_input - 1;
+	if (!gp || attr_int(im, "num_scan_inputs", -1, &m) < 0 ||
+	    attr_ints(im, "directions", dirs, 64, &nd) < 0)
+		return -1;
+	if (m < 1 || m > nin)
+		return node_err(im, "num_scan_inputs %lld does not fit its %d inputs", (long long)m, nin);
+	int ns = nin - (int)m;
+	int *x = xmalloc(sizeof(int) * (size_t)(nin + 1));
+	struct ir_tensor *formal = xcalloc((size_t)nin + 1, sizeof *formal);
+	int64_t nb = -1;
+	int rc = 0;
+	for (int i = 0; i < nin && rc == 0; i++) {
+		if ((rc = resolve_input(im, n->input[i + 1], &x[i])) < 0)
+			break;
+		const struct ir_tensor *t = known_tensor(im, x[i]);
+		int drop = i < ns ? 1 : 2;   /* the batch axis, and the scan axis */
+		if (!t || t->rank < drop || (nb >= 0 && t->shape[0] != nb)) {
+			rc = node_err(im, "input %d must have the batch axis%s", i + 1,
+				      i < ns ? "" : " and the scan axis");
+			break;
+		}
+		nb = t->shape[0];
+		formal[i] = *t;
+		formal[i].rank = t->rank - drop;
+		memmove(formal[i].shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->rank - drop));
+	}
+	int first = g->n_ops, n_out = -1;
+	int *outs = NULL, **stack = NULL, *in = xmalloc(sizeof(int) * (size_t)(nin + 1));
+	for (int64_t b = 0; b < nb && rc == 0; b++) {
+		struct body bd = { 0 };
+		if ((rc = import_body(im, gp, nin, formal, &bd)) < 0)
+			break;
+		if (n_out < 0) {
+			n_out = bd.g->n_outputs;
+			outs = xcalloc((size_t)n_out + 1, sizeof *outs);
+			stack = xcalloc((size_t)n_out + 1, sizeof *stack);
+			for (int j = 0; j < n_out; j++)
+				stack[j] = xcalloc((size_t)nb + 1, sizeof **stack);
+			if (n_out < ns)
+				rc = node_err(im, "the body gives %d outputs, expected at least %d", n_out, ns);
+			else
+				rc = make_outputs(im, n_out, outs);
+			if (rc < 0) {
+				body_free(&bd);
+				break;
+			}
+		}
+		char base[512];
+		snprintf(base, sizeof base, "%s_b%lld", im->node_name, (long long)b);
+		char *name = graph_unique_name(g, base, 1);
+		int idx = graph_add_weight(g, name, DT_I64, 0, NULL, &b);
+		free(name);
+		for (int i = 0; i < nin; i++) {
+			int gin[2] = { x[i], idx };
+			in[i] = scan8_tensor(im, "in", i);
+			int k = graph_add_op(g, OP_GATHER, g->tensors[in[i]].name, 2, gin, 1, &in[i]);
+			op_set_int(&g->ops[k], "axis", 0);
+		}
+		int *so = xmalloc(sizeof(int) * (size_t)(n_out + 1));
+		for (int j = 0; j < n_out; j++)
+			so[j] = scan8_tensor(im, "out", j);
+		int *all = xmalloc(sizeof(int) * (size_t)(nin + bd.n_caps + 1));
+		memcpy(all, in, sizeof(int) * (size_t)nin);
+		if (bd.n_caps > 0)
+			memcpy(all + nin, bd.caps, sizeof(int) * (size_t)bd.n_caps);
+		int k = graph_add_op(g, OP_SCAN, base, nin + bd.n_caps, all, n_out, so);
+		struct ir_op *op = &g->ops[k];
+		op_set_graph(op, "body", bd.g);
+		bd.g = NULL;
+		op_set_int(op, "captures", bd.n_caps);
+		op_set_int(op, "num_scan_inputs", m);
+		if (nd)
+			op_set_ints(op, "scan_input_directions", nd < (int)m ? nd : (int)m, dirs);
+		free(all);
+		body_free(&bd);
+		for (int j = 0; j < n_out; j++) {
+			int u = nb == 1 ? outs[j] : scan8_tensor(im, "stack", j);
+			int ku = graph_add_op(g, OP_UNSQUEEZE, g->tensors[so[j]].name, 1, &so[j], 1, &u);
+			op_set_ints(&g->ops[ku], "axes", 1, (int64_t[]){ 0 });
+			stack[j][b] = u;
+		}
+		free(so);
+	}
+	for (int j = 0; j < n_out && rc == 0 && nb > 1; j++) {
+		char base[512];
+		snprintf(base, sizeof base, "%s_concat%d", im->node_name, j);
+		int k = graph_add_op(g, OP_CONCAT, base, (int)nb, stack[j], 1, &outs[j]);
+		op_set_int(&g->ops[k], "axis", 0);
+	}
+	for (int j = 0; j < n_out; j++)
+		free(stack[j]);
+	free(stack);
+	free(outs);
+	free(in);
+	free(x);
+	free(formal);
+	if (rc < 0)
+		return -1;
+	return im->infer_ops(im, first);
+}
+
 static int import_scan(struct imp *im)
 {
 	static const char *const attrs[] = { "body", "num_scan_inputs", "scan_input_axes",
@@ -599,8 +730,7 @@ static int import_scan(struct imp *im)
 		"scan_output_axes", "scan_output_directions" };
 	const Onnx__NodeProto *n = im->node;
 	if (im->opset < 9)
-		return node_err(im, "the opset %d form (a batch axis, sequence lengths) is not "
-				"supported (opset 9 or later)", im->opset);
+		return import_scan8(im);
 	if (check_attrs(im, attrs) < 0)
 		return -1;
 	const Onnx__GraphProto *gp = graph_attr(im, "body");

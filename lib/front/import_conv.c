@@ -15,6 +15,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "ir/op_traits.h"
 #include "onnx.pb-c.h"
 
 /* Conv, MaxPool, AveragePool: 2-D only; every attribute written out
@@ -110,7 +111,31 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 }
 
 int cv_conv(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_CONV); }
-int cv_maxpool(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_MAXPOOL); }
+/* MaxPool; its optional Indices output (2-D pools) is a MaxPoolIndices op
+ * beside it (lib/ops/detect.c), with the same window. */
+int cv_maxpool(struct imp *im, struct ir_op *op)
+{
+	struct ir_graph *g = im->g;
+	int k = (int)(op - g->ops), ind = op->n_out > 1 ? op->out[1] : -1;
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (ind >= 0 && (im->as2d || !x || x->rank != 4))
+		return node_err(im, "the Indices output needs a 2-D (NCHW) MaxPool");
+	op->n_out = 1;
+	if (cv_spatial(im, op, SP_MAXPOOL) < 0)
+		return -1;
+	if (ind < 0)
+		return 0;
+	int64_t so;
+	if (attr_int(im, "storage_order", 0, &so) < 0)
+		return -1;
+	char base[512];
+	snprintf(base, sizeof base, "%s_indices", im->node_name);
+	int in0 = g->ops[k].in[0];
+	int i = graph_add_op(g, OP_MAXPOOLINDICES, base, 1, &in0, 1, &ind);
+	op_copy_attrs(&g->ops[i], &g->ops[k]);
+	op_set_int(&g->ops[i], "storage_order", so);
+	return 0;
+}
 int cv_avgpool(struct imp *im, struct ir_op *op) { return cv_spatial(im, op, SP_AVGPOOL); }
 
 int cv_batchnorm(struct imp *im, struct ir_op *op)
@@ -153,8 +178,10 @@ int cv_convtranspose(struct imp *im, struct ir_op *op)
 	int64_t opad[2] = { 0, 0 }, os[4], grp;
 	int nk, ns, nd, np, no, nos;
 	const struct ir_tensor *x = known_tensor(im, op->in[0]), *w = &im->g->tensors[op->in[1]];
+	if (x && x->rank == SPATIAL_ND + 2 && !im->as2d)
+		return cv_convtranspose_nd(im, op);
 	if (!x || x->rank != 4 || w->rank != 4)
-		return node_err(im, "only 2-D (NCHW) inputs are supported");
+		return node_err(im, "only 1-D, 2-D and 3-D inputs are supported");
 	if (attr_spatial(im, "kernel_shape", 1, k, 2, &nk) < 0 ||
 	    attr_spatial(im, "strides", 1, s, 2, &ns) < 0 ||
 	    attr_spatial(im, "dilations", 1, d, 2, &nd) < 0 ||
@@ -193,11 +220,21 @@ int cv_convtranspose(struct imp *im, struct ir_op *op)
 		for (int i = 0; i < 2; i++) {
 			int64_t in = x->shape[2 + i], out = nos ? os[i] : in * s[i];
 			int64_t total = s[i] * (in - 1) + opad[i] + (k[i] - 1) * d[i] + 1 - out;
-			if (total < 0)
-				return node_err(im, "output_shape is larger than the convolution gives");
+			/* ONNX's split of the total (rounding down, also below 0) */
+			int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
 			int upper = !strcmp(autopad, "SAME_UPPER");
-			p[i] = upper ? total / 2 : total - total / 2;
-			p[i + 2] = upper ? total - total / 2 : total / 2;
+			p[i] = upper ? half : total - half;
+			p[i + 2] = upper ? total - half : half;
+			/* an output larger than the convolution's: the rows past its
+			 * end are output_padding (bias only); rows before its start
+			 * are not expressible */
+			if (p[i] < 0)
+				return node_err(im, "output_shape is larger than the convolution gives "
+						"and needs padding before it");
+			if (p[i + 2] < 0) {
+				opad[i] -= p[i + 2];
+				p[i + 2] = 0;
+			}
 		}
 	}
 	op_set_ints(op, "kernel_shape", 2, k);

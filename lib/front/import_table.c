@@ -22,7 +22,7 @@ const struct node_rule node_rules[] = {
 	UNARY("Relu"),
 	{ "Clip", 1, 3, { "min", "max" }, cv_clip, NULL, 0 },
 	{ "MaxPool", 1, 1, { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-			     "storage_order", "strides" }, cv_maxpool, NULL, 0 },
+			     "storage_order", "strides" }, cv_maxpool, NULL, 2 },
 	{ "AveragePool", 1, 1, { "auto_pad", "ceil_mode", "count_include_pad", "dilations",
 				 "kernel_shape", "pads", "strides" }, cv_avgpool, NULL, 0 },
 	UNARY("GlobalAveragePool"),
@@ -122,6 +122,10 @@ const struct node_rule node_rules[] = {
 	{ "GridSample", 2, 2, { "align_corners", "mode", "padding_mode" }, cv_gridsample, NULL, 0 },
 	UNARY("Det"),
 	{ "ReverseSequence", 2, 2, { "batch_axis", "time_axis" }, cv_reversesequence, NULL, 0 },
+	/* ir-run only (lib/front/import_detect.c) */
+	{ "MaxUnpool", 2, 3, { "kernel_shape", "pads", "strides" }, cv_maxunpool, NULL, 0 },
+	{ "RoiAlign", 3, 3, { "coordinate_transformation_mode", "mode", "output_height", "output_width",
+			      "sampling_ratio", "spatial_scale" }, cv_roialign, NULL, 0 },
 	/* recurrent */
 	{ "LSTM", 3, 8, { "activations", "clip", "direction", "hidden_size", "input_forget", "layout" },
 	  cv_rnn, NULL, 3 },
@@ -153,7 +157,8 @@ const struct node_rule node_rules[] = {
 
 int onnx_supported_ops(const char **names, int max)
 {
-	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization" };   /* import_node */
+	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization",   /* import_node */
+						"NonZero", "Compress", "Unique", "NonMaxSuppression" };
 	int n = 0;
 	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
 		if (n < max)

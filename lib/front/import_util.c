@@ -562,10 +562,11 @@ int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		return -1;
 	op_set_int(op, "ceil_mode", v != 0);
 	if (kind == SP_MAXPOOL) {
+		/* the layout of the Indices output only (cv_maxpool) */
 		if (attr_int(im, "storage_order", 0, &v) < 0)
 			return -1;
-		if (v != 0)
-			return node_err(im, "storage_order %lld is not supported", (long long)v);
+		if (v != 0 && v != 1)
+			return node_err(im, "storage_order %lld is not 0 or 1", (long long)v);
 	} else {
 		if (attr_bool(im, "count_include_pad", 0, &v) < 0)
 			return -1;

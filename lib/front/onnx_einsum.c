@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
 
 /* Index labels: 'A'..'Z' are 0..25 and 'a'..'z' 26..51, so that label
  * order is ASCII order (numpy's for an implicit output); broadcast
@@ -75,11 +76,11 @@ static int parse_term(const struct ein *e, const char *s, size_t n, int *tl)
 /* The labels of operand WHICH, term s[0..n), of RANK axes: sets *n_ell
  * to the dimensions its "..." stands for and, when E >= 0, fills
  * lab[0..rank) with "..." as the last *n_ell of the E broadcast dims.
- * Refuses a repeated index. */
+ * An index may repeat (a diagonal). */
 static int operand_labels(const struct ein *e, const char *s, size_t n, int which, int rank,
 			  int E, int *lab, int *n_ell)
 {
-	int tl[IR_MAX_RANK + 1], seen[N_LABELS] = { 0 };
+	int tl[IR_MAX_RANK + 1];
 	int k = parse_term(e, s, n, tl);
 	if (k < 0)
 		return -1;
@@ -100,10 +101,8 @@ static int operand_labels(const struct ein *e, const char *s, size_t n, int whic
 				lab[r++] = ELL0 + E - *n_ell + d;
 			continue;
 		}
-		if (seen[tl[j]]++)
-			return err_set("index '%s' repeats in operand %d ('%.*s'): diagonals and traces "
-				       "are not supported", label_str(tl[j], c), which, (int)n, s);
-		lab[r++] = tl[j];
+		(void)c;
+		lab[r++] = tl[j];   /* a repeat: a diagonal, taken by diagonal() */
 	}
 	return 0;
 }
@@ -145,6 +144,54 @@ static void reduce(struct ein *e, struct operand *x, const int *drop, const char
 	op_set_ints(op, "axes", n, axes);
 	x->t = y;
 	x->rank = r;
+}
+
+/* An index that repeats in x (axes a < b, "ii"): x times an identity
+ * matrix over those two axes, summed over b, until none repeats. */
+static int diagonal(struct ein *e, struct operand *x)
+{
+	for (int a = 0; a < x->rank; a++)
+		for (int b = a + 1; b < x->rank; b++) {
+			if (x->lab[a] != x->lab[b])
+				continue;
+			char c[2];
+			int64_t n = x->shape[a], ws[IR_MAX_RANK];
+			if (x->shape[b] != n)
+				return err_set("equation '%s': index '%s' has sizes %lld and %lld in one "
+					       "operand", e->eq, label_str(x->lab[a], c), (long long)n,
+					       (long long)x->shape[b]);
+			for (int d = 0; d < x->rank; d++)
+				ws[d] = d == a || d == b ? n : 1;
+			float *eye = xcalloc((size_t)(n * n), sizeof *eye);
+			for (int64_t i = 0; i < n; i++)
+				eye[i * n + i] = 1;
+			char base[512];
+			snprintf(base, sizeof base, "%s_eye", e->name);
+			char *name = graph_unique_name(e->g, base, 1);
+			/* in the operand's dtype (an input of the node: known) */
+			enum ir_dtype dt = e->g->tensors[x->t].dtype;
+			void *w = xmalloc(dtype_size(dt) * (size_t)(n * n));
+			dtype_convert(w, dt, eye, DT_F32, n * n);
+			int in[2] = { x->t, graph_add_weight(e->g, name, dt, x->rank, ws, w) };
+			free(name);
+			free(w);
+			free(eye);
+			int y;
+			emit(e, OP_MUL, 2, in, "diag", &y);
+			x->t = y;
+			int64_t ax = b;
+			struct ir_op *op = emit(e, OP_REDUCESUM, 1, &x->t, "diag_sum", &y);
+			op_set_int(op, "keepdims", 0);
+			op_set_ints(op, "axes", 1, &ax);
+			x->t = y;
+			for (int d = b; d + 1 < x->rank; d++) {
+				x->lab[d] = x->lab[d + 1];
+				x->shape[d] = x->shape[d + 1];
+			}
+			x->rank--;
+			b = a;   /* look again from a's next axis */
+		}
+	return 0;
 }
 
 /* Reorder x's axes: new axis d is old axis perm[d]. */
@@ -356,6 +403,10 @@ static int build(struct ein *e, char *work, struct operand *op, int n_in, const 
 			if (size[l] <= 1)
 				size[l] = s;
 		}
+
+	for (int i = 0; i < n_in; i++)
+		if (diagonal(e, &op[i]) < 0)
+			return -1;
 
 	/* the output's labels: given, or "..." and the letters used once */
 	int out_lab[IR_MAX_RANK], n_out = 0, in_out[N_LABELS] = { 0 };

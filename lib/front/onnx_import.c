@@ -183,6 +183,8 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return import_einsum(im, out0);
 	if (!strcmp(type, "If") || !strcmp(type, "Loop") || !strcmp(type, "Scan"))
 		return import_control(im, out0);
+	if (is_datadep_op(type))
+		return import_datadep(im);
 	if (!strcmp(type, "GroupNormalization")) {
 		int first = import_groupnorm(im, out0);
 		return first < 0 ? -1 : import_infer_ops(im, first);
@@ -284,7 +286,7 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 			in[1] = graph_add_weight(g, name, w->dtype, 4, ws, w->data);
 			free(name);
 			set_known(im, in[1]);
-		} else if (t == OP_CONV && w && w->rank == 3) {
+		} else if ((t == OP_CONV || t == OP_CONVTRANSPOSE) && w && w->rank == 3) {
 			/* a run-time weight [OC, C/g, K] is unsqueezed like x */
 			snprintf(base, sizeof base, "%s_2d", w->name);
 			name = graph_unique_name(g, base, 1);

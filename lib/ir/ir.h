@@ -215,7 +215,10 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(STFT, 235, "STFT") \
 	X(GRIDSAMPLE, 236, "GridSample") \
 	X(DET, 237, "Det") \
-	X(REVERSESEQUENCE, 238, "ReverseSequence")
+	X(REVERSESEQUENCE, 238, "ReverseSequence") \
+	X(MAXUNPOOL, 239, "MaxUnpool") \
+	X(ROIALIGN, 240, "RoiAlign") \
+	X(MAXPOOLINDICES, 241, "MaxPoolIndices")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };

@@ -135,6 +135,8 @@ enum op_flag {
 	X(STFT, 1, 2, 1, 2, 1, 1) \
 	X(GRIDSAMPLE, 2, 2, 2, 2, 1, 1) \
 	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1) \
+	X(MAXUNPOOL, 2, 2, 2, 2, 1, 1) \
+	X(ROIALIGN, 3, 3, 3, 3, 1, 1) \
 	X(IF, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY) \
 	X(LOOP, 0, IO_ANY, 0, IO_ANY, 1, IO_ANY) \
 	X(SCAN, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY)

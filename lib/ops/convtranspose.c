@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/kern_util.h"
+#include "ops/spatial_nd.h"
 #include "back/lower.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -52,6 +53,8 @@ static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *b = op_in(g, op, 2);
 	struct deconv d;
+	if (x->rank == SPATIAL_ND + 2 && g->dialect == DIALECT_TOP)
+		return deconv_nd_infer(g, op);   /* 3-D */
 	if (deconv_get(op, &d) < 0)
 		return -1;
 	/* Tpu int8 (an i8 weight): the weight is [C_out, C_in/group, KH, KW] */
@@ -98,6 +101,8 @@ static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 
 static int deconv_run(struct kern *k)
 {
+	if (k->in[0].rank == SPATIAL_ND + 2)
+		return deconv_nd_run(k);
 	if (kern_need_f32(k) < 0)
 		return -1;
 	struct deconv d;

@@ -13,5 +13,8 @@
 
 int spatial_nd_infer(struct ir_graph *g, struct ir_op *op);
 int spatial_nd_run(struct kern *k);
+/* 3-D ConvTranspose (lib/ops/deconv_nd.c). */
+int deconv_nd_infer(struct ir_graph *g, struct ir_op *op);
+int deconv_nd_run(struct kern *k);
 
 #endif
