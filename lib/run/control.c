@@ -53,25 +53,12 @@ struct body {
 static void body_init(struct body *b, const struct ir_graph *g)
 {
 	b->g = g;
-	b->val = xcalloc((size_t)g->n_tensors + 1, sizeof *b->val);
-	for (int i = 0; i < g->n_tensors; i++) {
-		const struct ir_tensor *t = &g->tensors[i];
-		if (t->data) {
-			b->val[i] = t->data;
-			continue;
-		}
-		size_t n = tensor_bytes(t);
-		b->val[i] = xaligned(n ? n : 1);
-		memset(b->val[i], 0, n ? n : 1);
-	}
+	b->val = graph_values_new(g);
 }
 
 static void body_free(struct body *b)
 {
-	for (int i = 0; i < b->g->n_tensors; i++)
-		if (!b->g->tensors[i].data)
-			free(b->val[i]);
-	free(b->val);
+	graph_values_free(b->g, b->val);
 }
 
 /* Body input I from SRC (its own dtype and shape). */
