@@ -825,3 +825,27 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' "$@"
 	run npz_maxdiff "$T/out.npz" "$T/ref.npz"
 	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-2 else 1)" || fail "difference $output"
 }
+
+@test "Dropout in training mode with ratio 0 is Identity (PyTorch's Swin export); with another ratio it is refused" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+for name, ratio in (("d0", 0.0), ("d5", 0.5)):
+    g = h.make_graph([h.make_node("Dropout", ["x", "r", "t"], ["y", "m"], name="drop")], name,
+                     [h.make_tensor_value_info("x", P.FLOAT, [2, 3])],
+                     [h.make_tensor_value_info("y", P.FLOAT, [2, 3]),
+                      h.make_tensor_value_info("m", P.BOOL, [2, 3])],
+                     [nh.from_array(np.array(ratio, np.float32), "r"), nh.from_array(np.array(True), "t")])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "%s/%s.onnx" % (sys.argv[1], name))
+np.savez(sys.argv[1] + "/x.npz", x=np.arange(6, dtype=np.float32).reshape(2, 3) - 2)
+PYEOF
+	onnx2top "$T/d0.onnx" -o "$T/d0.top"
+	ir-run "$T/d0.top" -i "$T/x.npz" -o "$T/y.npz"
+	$PY -c 'import sys, numpy as np
+o = np.load(sys.argv[1]); x = np.load(sys.argv[2])["x"]
+assert np.array_equal(o["y"], x) and o["m"].all(), o' "$T/y.npz" "$T/x.npz"
+	run onnx2top "$T/d5.onnx" -o "$T/d5.top"
+	assert_failure 1
+	assert_output "onnx2top: '$T/d5.onnx': node 'drop' (Dropout): training_mode with a ratio other than 0 drops at random, which is not supported"
+	[ ! -e "$T/d5.top" ]
+}

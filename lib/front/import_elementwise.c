@@ -121,15 +121,21 @@ int cv_bitshift(struct imp *im, struct ir_op *op)
 }
 
 /* Dropout at inference is Identity; its mask output is a constant of
- * ones. */
+ * ones.  So is Dropout in training mode with a ratio of 0, as PyTorch
+ * exports F.dropout(x, p, training=self.training) from a model whose p is
+ * 0 (torchvision's Swin attention): nothing is dropped, nothing scaled. */
 int cv_dropout(struct imp *im, struct ir_op *op)
 {
 	if (op->n_in > 2 && op->in[2] >= 0) {
 		const struct ir_tensor *tm = &im->g->tensors[op->in[2]];
 		if (!tm->data || tensor_numel(tm) != 1)
 			return node_err(im, "training_mode must be a constant scalar");
-		if (dtype_get(tm->data, tm->dtype, 0) != 0)
-			return node_err(im, "training_mode is not supported");
+		if (dtype_get(tm->data, tm->dtype, 0) != 0) {
+			const struct ir_tensor *r = op->in[1] >= 0 ? &im->g->tensors[op->in[1]] : NULL;
+			if (!r || !r->data || tensor_numel(r) != 1 || dtype_get(r->data, r->dtype, 0) != 0)
+				return node_err(im, "training_mode with a ratio other than 0 drops at random, "
+						    "which is not supported");
+		}
 	}
 	op->type = OP_IDENTITY;
 	op->n_in = 1;
