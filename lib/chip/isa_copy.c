@@ -6,6 +6,7 @@
 #include "chip/isa.h"
 #include "chip/isa_copy.h"
 #include "ir/base.h"
+#include "ir/convert.h"
 #include "ir/op.h"
 
 /* A Slice cutting at most one axis, with step 1 (the runs isa_copy_pieces
@@ -101,6 +102,81 @@ static int concat_runs(const struct ir_graph *g, const struct ir_op *op, struct 
 	return n;
 }
 
+/* A Gather of constant indices (Swin's q, k, v taken from one tensor by
+ * a scalar index): per index of the axes before the gathered one, a run
+ * of the inner elements per index, consecutive indices in one run; at
+ * most ISA_COPY_MAX_RUNS.  0 when it is not such a Gather. */
+static int gather_runs(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
+{
+	if (op->type != OP_GATHER || op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *ix = &g->tensors[op->in[1]];
+	int a = norm_axis(op_int(op, "axis", 0), x->rank);
+	if (a < 0 || !ix->data || !same_codes(x, &g->tensors[op->out[0]]))
+		return 0;
+	int64_t outer = 1, inner = 1, ni = tensor_numel(ix), dim = x->shape[a];
+	for (int d = 0; d < a; d++)
+		outer *= x->shape[d];
+	for (int d = a + 1; d < x->rank; d++)
+		inner *= x->shape[d];
+	int64_t runs = 0, prev = -2;
+	for (int64_t j = 0; j < ni; j++) {
+		int64_t k = dtype_get_int(ix->data, ix->dtype, j);
+		k = k < 0 ? k + dim : k;
+		if (k < 0 || k >= dim)
+			return 0;
+		runs += k != prev + 1;
+		prev = k;
+	}
+	if (outer * runs > ISA_COPY_MAX_RUNS)
+		return 0;
+	struct isa_piece *v = NULL;
+	int n = 0;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < ni;) {
+			int64_t k = dtype_get_int(ix->data, ix->dtype, j), len = 1;
+			k = k < 0 ? k + dim : k;
+			while (j + len < ni) {
+				int64_t k2 = dtype_get_int(ix->data, ix->dtype, j + len);
+				if ((k2 < 0 ? k2 + dim : k2) != k + len)
+					break;
+				len++;
+			}
+			add(&v, &n, op->in[0], (o * dim + k) * inner, op->out[0], (o * ni + j) * inner,
+			    len * inner);
+			j += len;
+		}
+	*out = v;
+	return n;
+}
+
+/* A Transpose that only moves axes of size 1 (Swin's window partition of
+ * a 7x7 map into one window): its elements keep their order, one run. */
+static int transpose_run(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
+{
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	int64_t perm[IR_MAX_RANK];
+	if (!same_codes(x, &g->tensors[op->out[0]]) ||
+	    op_ints(op, "perm", perm, IR_MAX_RANK) != x->rank)
+		return 0;
+	for (int d = 0, last = -1; d < x->rank; d++) {
+		if (perm[d] < 0 || perm[d] >= x->rank)
+			return 0;
+		if (x->shape[perm[d]] == 1)
+			continue;
+		if (perm[d] < last)
+			return 0;
+		last = (int)perm[d];
+	}
+	struct isa_piece *v = NULL;
+	int n = 0;
+	add(&v, &n, op->in[0], 0, op->out[0], 0, tensor_numel(x));
+	*out = v;
+	return n;
+}
+
 int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
 {
 	struct isa_piece *v = NULL;
@@ -118,6 +194,10 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 	}
 	if (op->type == OP_CONCAT)
 		return concat_runs(g, op, out);
+	if (op->type == OP_GATHER)
+		return gather_runs(g, op, out);
+	if (op->type == OP_TRANSPOSE)
+		return transpose_run(g, op, out);
 	if ((op->type != OP_SPLIT && op->type != OP_SLICE) || op->n_in < 1 || op->in[0] < 0)
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]];

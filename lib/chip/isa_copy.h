@@ -16,7 +16,9 @@ struct isa_piece {
 /* The runs of a copy op into *out (the caller frees it): those of
  * isa_is_copy, a Split along an axis with only axes of size 1 before it
  * (each output a run of the input), a Slice cutting one axis with step 1
- * (a run per index of the axes before it, at most ISA_COPY_MAX_RUNS);
+ * (a run per index of the axes before it, at most ISA_COPY_MAX_RUNS), a
+ * Gather of constant indices (runs of consecutive indices, as many), a
+ * Transpose that only moves axes of size 1 (one run);
  * inputs and outputs of one dtype, scale and zero point.  Returns the
  * count, 0 when op is not such a copy. */
 #define ISA_COPY_MAX_RUNS 4096
