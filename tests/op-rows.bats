@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
-# op-rows: the rows of tests/fixtures/ops_fixtures.py that the chip runs
-# elementwise (every unary operator, activations with attributes) through
-# the back end, f32 and int8 on tpu-a: top2tpu, weight-reorder,
+# op-rows: the elementwise rows with a numpy reference of the op table
+# (tests/fixtures/op_sweep.py ELEMENTWISE, written out by
+# tests/fixtures/ops_fixtures.py and listed in its OUTDIR/elementwise)
+# through the back end, f32 and int8 on tpu-a: top2tpu, weight-reorder,
 # layergroup, addr-assign, codegen, tpu-sim, with pipelines/deploy.mk.
 # tpu-sim bit for bit as ir-run runs the Tpu IR, both close to numpy.
-# (onnx2top.bats runs every row through ir-run against numpy.)  A new
-# operator's row in ops_fixtures.py is its test on both sides.
+# (onnx2top.bats runs every row through ir-run against numpy, op-sweep.bats
+# through the back end at several shapes.)  A new elementwise operator's
+# one row in that table is its test on all three.
 load helpers
 
 bats_require_minimum_version 1.5.0
@@ -22,7 +24,7 @@ setup() {
 
 @test "elementwise operator rows through the back end, f32 and int8: tpu-sim as ir-run, close to numpy" {
 	local T=$BATS_TEST_TMPDIR bad= n=0 c m
-	for c in $(grep -E '^(unary_|hardsigmoid$|leakyrelu$|elu$)' "$OPS/cases"); do
+	for c in $(cat "$OPS/elementwise"); do
 		for m in f32 int8; do
 			n=$((n + 1))
 			if ! make --no-print-directory -f "$REPO/pipelines/deploy.mk" \
@@ -36,7 +38,7 @@ setup() {
 		done
 	done
 	# the table, not a fixed list: Mish and every unary row are in it
-	grep -qx unary_mish "$OPS/cases"
+	grep -qx unary_mish "$OPS/elementwise"
 	[ "$n" -ge 36 ]
 	[ -z "$bad" ] || fail "failed:$bad"
 }

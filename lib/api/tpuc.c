@@ -139,11 +139,7 @@ void tpuc_close(tpuc_model *m)
 	npz_free(&m->inputs);
 	npz_free(&m->outputs);
 	tmodel_free(m->m);
-	free(m->in);
-	free(m->out);
-	free(m->have);
-	free(m->path);
-	free(m);
+	FREE_ALL(m->in, m->out, m->have, m->path, m);
 }
 
 const char *tpuc_model_name(const tpuc_model *m) { return m->m->name ? m->m->name : ""; }

@@ -66,12 +66,7 @@ void cg_group_free(struct group *G)
 {
 	if (!G)
 		return;
-	free(G->gt);
-	free(G->wt);
-	free(G->wfirst);
-	free(G->waddr);
-	free(G->loaded);
-	free(G);
+	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G);
 }
 
 /* The group of ops [first, first + n), or NULL with a message when they
@@ -489,10 +484,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	*last_cmp = slice_last[n - 1];
 	rc = 0;
 out:
-	free(wready);
-	free(slice_last);
-	free(load_end);
-	free(load_cy);
+	FREE_ALL(wready, slice_last, load_end, load_cy);
 	return rc;
 }
 

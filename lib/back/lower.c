@@ -756,10 +756,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = lower_split_wide(g);
 	if (rc == 0)
 		rc = ir_verify(g);
-	free(lc.map);
-	free(lc.alt);
-	free(lc.is_output);
-	free(opmode);
+	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;

@@ -39,6 +39,7 @@
 #include "back/lower_fit.h"
 #include "back/lower_kin.h"
 #include "back/lower_nsplit.h"
+#include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
 #include "ir/base.h"
@@ -63,18 +64,9 @@ static void note(struct fit *f, int k, int owner, int after)
 	f->after[i] = after;
 }
 
-static int new_tensor(struct ir_graph *g, const char *base, const struct ir_tensor *like,
-		      int rank, const int64_t *shape)
+static void kin_note(void *ctx, int k, int owner)
 {
-	char *name = graph_unique_name(g, base, 1);
-	enum ir_dtype dt = like->dtype;
-	float scale = like->scale;
-	int zp = like->zero_point;
-	int t = graph_add_tensor(g, name, dt, rank, shape);
-	free(name);
-	g->tensors[t].scale = scale;
-	g->tensors[t].zero_point = zp;
-	return t;
+	note(ctx, k, owner, 0);
 }
 
 static int add_reshape(struct fit *f, int x, int y, int owner, int after)
@@ -126,14 +118,14 @@ static int refold(struct fit *f, int i, const struct chip *c)
 			continue;
 		char base[512];
 		snprintf(base, sizeof base, "%s_refold", g->tensors[t].name);
-		int r = new_tensor(g, base, &g->tensors[t], 4, shape);
+		int r = split_new_tensor(g, base, &g->tensors[t], 4, shape);
 		add_reshape(f, t, r, i, 0);
 		g->ops[i].in[j] = r;
 	}
 	int out = g->ops[i].out[0];
 	char base[512];
 	snprintf(base, sizeof base, "%s_refold", g->tensors[out].name);
-	int r = new_tensor(g, base, &g->tensors[out], 4, shape);
+	int r = split_new_tensor(g, base, &g->tensors[out], 4, shape);
 	g->ops[i].out[0] = r;
 	add_reshape(f, r, out, i, 1);
 	return 1;
@@ -181,62 +173,27 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 		return 0;
 	int parts = (int)ceil_div(n, cols);
 	int *pout = xmalloc(sizeof *pout * (size_t)parts);
-	int64_t *mul = xmalloc(sizeof *mul * (size_t)parts), *shf = xmalloc(sizeof *shf * (size_t)parts);
 	for (int p = 0; p < parts; p++) {
 		int64_t c0 = p * cols, c1 = c0 + cols < n ? c0 + cols : n;
 		op = &g->ops[i];
 		int n_in = op->n_in;
 		int *in = xmalloc(sizeof *in * (size_t)n_in);
 		memcpy(in, op->in, sizeof *in * (size_t)n_in);
-		char base[512];
-		if (g->tensors[in[1]].data) {
+		if (g->tensors[in[1]].data)
 			in[1] = graph_weight_slice(g, in[1], g->tensors[in[1]].rank - 1, c0, c1, "cols");
-		} else {
-			const struct ir_tensor *bb = &g->tensors[in[1]];
-			int64_t shape[IR_MAX_RANK];
-			memcpy(shape, bb->shape, sizeof shape);
-			shape[bb->rank - 1] = c1 - c0;
-			snprintf(base, sizeof base, "%s_cols%lld", bb->name, (long long)c0);
-			int bt = new_tensor(g, base, &g->tensors[in[1]], g->tensors[in[1]].rank, shape);
-			int k = graph_add_op(g, OP_SLICE, g->tensors[bt].name, 1, &in[1], 1, &bt);
-			int64_t st = c0, en = c1, ax = -1, one = 1;
-			op_set_ints(&g->ops[k], "starts", 1, &st);
-			op_set_ints(&g->ops[k], "ends", 1, &en);
-			op_set_ints(&g->ops[k], "axes", 1, &ax);
-			op_set_ints(&g->ops[k], "steps", 1, &one);
-			note(f, k, i, 0);
-			in[1] = bt;
-		}
+		else
+			in[1] = split_slice(g, in[1], -1, c0, c1, "cols", kin_note, f, i);
 		for (int j = 2; j < n_in; j++)
 			if (in[j] >= 0 && tensor_numel(&g->tensors[in[j]]) == n)
 				in[j] = graph_weight_slice(g, in[j], g->tensors[in[j]].rank - 1, c0, c1, "cols");
-		const struct ir_tensor *yy = &g->tensors[g->ops[i].out[0]];
-		int64_t shape[IR_MAX_RANK];
-		memcpy(shape, yy->shape, sizeof shape);
-		shape[yy->rank - 1] = c1 - c0;
-		snprintf(base, sizeof base, "%s_cols%lld", yy->name, (long long)c0);
-		int yt = new_tensor(g, base, yy, yy->rank, shape);
-		int k = graph_add_op(g, OP_MATMUL, g->tensors[yt].name, n_in, in, 1, &yt);
-		op_copy_attrs(&g->ops[k], &g->ops[i]);
-		note(f, k, i, 0);
+		int yt = split_part_tensor(g, g->ops[i].out[0], -1, c1 - c0, "cols", c0);
+		note(f, split_part_op(g, i, in, n_in, yt), i, 0);
 		free(in);
 		pout[p] = yt;
-		mul[p] = (int64_t)1 << 30;
-		shf[p] = 30;
 	}
 	/* op i becomes the Concat of the parts */
-	struct ir_op *o = &g->ops[i];
-	op_clear_attrs(o);
-	o->type = OP_CONCAT;
-	op_set_inputs(o, parts, pout);
-	op_set_int(o, "axis", -1);
-	if (quant_is_q(g->tensors[o->out[0]].dtype)) {
-		op_set_ints(o, "multipliers", parts, mul);
-		op_set_ints(o, "shifts", parts, shf);
-	}
+	split_concat(g, i, pout, parts, -1);
 	free(pout);
-	free(mul);
-	free(shf);
 	return 1;
 }
 
@@ -250,7 +207,7 @@ static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tens
 	int64_t shape[IR_MAX_RANK];
 	int rank = xt->rank;
 	memcpy(shape, xt->shape, sizeof shape);
-	int t = new_tensor(g, base, like, rank, shape);
+	int t = split_new_tensor(g, base, like, rank, shape);
 	g->tensors[t].dtype = dt;
 	int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &x, 1, &t);
 	op_set_str(&g->ops[k], "to", dtype_name(dt));
@@ -292,7 +249,7 @@ static int pool_rows(struct fit *f, int i)
 		xt = add_cast(f, x0, DT_F32, &f32like, "f32", i);
 	}
 	struct ir_tensor rlike = g->tensors[xt];
-	int t = new_tensor(g, base, &rlike, 4, shape);
+	int t = split_new_tensor(g, base, &rlike, 4, shape);
 	int k = graph_add_op(g, g->ops[i].type == OP_GAVGPOOL ? OP_REDUCEMEAN : OP_REDUCEMAX,
 			     g->tensors[t].name, 1, &xt, 1, &t);
 	int64_t ax = 3;
@@ -305,11 +262,6 @@ static int pool_rows(struct fit *f, int i)
 	}
 	g->ops[i].in[0] = t;
 	return 1;
-}
-
-static void kin_note(void *ctx, int k, int owner)
-{
-	note(ctx, k, owner, 0);
 }
 
 /* One pass over the graph's ops: each that does not fit is rewritten,

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "back/lower_kin.h"
+#include "back/lower_split.h"
 #include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -159,38 +160,6 @@ static int64_t part_size(const struct ir_graph *g, const struct ir_op *op, const
 	return 0;
 }
 
-static int add_act(struct ir_graph *g, const char *base, enum ir_dtype dt, float scale, int zp,
-		   int rank, const int64_t *shape)
-{
-	char *name = graph_unique_name(g, base, 1);
-	int t = graph_add_tensor(g, name, dt, rank, shape);
-	free(name);
-	g->tensors[t].scale = scale;
-	g->tensors[t].zero_point = zp;
-	return t;
-}
-
-/* Elements [k0, k1) of activation t along axis ax: a Slice before op i. */
-static int act_part(struct kin *s, int t, int ax, int64_t k0, int64_t k1)
-{
-	struct ir_graph *g = s->g;
-	const struct ir_tensor *x = &g->tensors[t];
-	int64_t shape[IR_MAX_RANK];
-	memcpy(shape, x->shape, sizeof shape);
-	shape[ax] = k1 - k0;
-	char base[512];
-	snprintf(base, sizeof base, "%s_k%lld", x->name, (long long)k0);
-	int p = add_act(g, base, x->dtype, x->scale, x->zero_point, x->rank, shape);
-	int k = graph_add_op(g, OP_SLICE, g->tensors[p].name, 1, &t, 1, &p);
-	int64_t st = k0, en = k1, a = ax, one = 1;
-	op_set_ints(&g->ops[k], "starts", 1, &st);
-	op_set_ints(&g->ops[k], "ends", 1, &en);
-	op_set_ints(&g->ops[k], "axes", 1, &a);
-	op_set_ints(&g->ops[k], "steps", 1, &one);
-	s->note(s->ctx, k, s->i);
-	return p;
-}
-
 /* An op of type t over in[0..n) into a new tensor like `like` of dtype dt
  * (accumulator: no scale); returns the tensor. */
 static int add_op(struct kin *s, enum op_type t, const char *sfx, const int *in, int n, int like,
@@ -199,9 +168,11 @@ static int add_op(struct kin *s, enum op_type t, const char *sfx, const int *in,
 	struct ir_graph *g = s->g;
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", g->tensors[like].name, sfx);
-	int64_t shape[IR_MAX_RANK];
-	memcpy(shape, g->tensors[like].shape, sizeof shape);
-	int y = add_act(g, base, dt, 0, 0, g->tensors[like].rank, shape);
+	struct ir_tensor acc = g->tensors[like];
+	acc.dtype = dt;
+	acc.scale = 0;
+	acc.zero_point = 0;
+	int y = split_new_tensor(g, base, &acc, acc.rank, acc.shape);
 	int k = graph_add_op(g, t, g->tensors[y].name, n, in, 1, &y);
 	s->note(s->ctx, k, s->i);
 	return y;
@@ -256,10 +227,10 @@ int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note,
 	for (int p = 0; p < parts; p++) {
 		int64_t k0 = p * kg, k1 = k0 + kg < k ? k0 + kg : k;
 		int in[3], n = 2;
-		in[0] = act_part(&s, g->ops[i].in[0], ax, k0, k1);
+		in[0] = split_slice(g, g->ops[i].in[0], ax, k0, k1, "k", note, ctx, i);
 		int b = g->ops[i].in[1];
 		in[1] = g->tensors[b].data ? graph_weight_slice(g, b, bx, k0, k1, "k")
-					   : act_part(&s, b, bx, k0, k1);
+					   : split_slice(g, b, bx, k0, k1, "k", note, ctx, i);
 		if (!q && p == 0 && g->ops[i].n_in > 2 && g->ops[i].in[2] >= 0)
 			in[n++] = g->ops[i].in[2];
 		char sfx[32];

@@ -4,11 +4,9 @@
 #ifndef TPUC_LOWER_KIN_H
 #define TPUC_LOWER_KIN_H
 
+#include "back/lower_split.h"
 #include "chip/chip.h"
 #include "ir/ir.h"
-
-/* Called for each new op k made for op `owner`, placed before it. */
-typedef void (*kin_note_fn)(void *ctx, int k, int owner);
 
 /* Rewrite op i of Tpu graph g when its reduction axis is what keeps it
  * from fitting the local memory of chip c: 1 when rewritten (op i then is

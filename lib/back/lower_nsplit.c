@@ -18,6 +18,7 @@
 
 #include "back/codegen.h"
 #include "back/lower_nsplit.h"
+#include "back/lower_split.h"
 #include "ir/base.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -103,23 +104,6 @@ static int part_fits(struct ir_graph *g, int i, const struct chip *c, const int 
 	return ok;
 }
 
-/* A tensor like t with `part` in place of its axis 0, named after it. */
-static int part_tensor(struct ir_graph *g, int t, int64_t first, int64_t part)
-{
-	const struct ir_tensor *x = &g->tensors[t];
-	int64_t shape[IR_MAX_RANK];
-	memcpy(shape, x->shape, sizeof shape);
-	shape[0] = part;
-	char base[512];
-	snprintf(base, sizeof base, "%s_n%lld", x->name, (long long)first);
-	char *name = graph_unique_name(g, base, 1);
-	int p = graph_add_tensor(g, name, x->dtype, x->rank, shape);
-	free(name);
-	g->tensors[p].scale = g->tensors[t].scale;
-	g->tensors[p].zero_point = g->tensors[t].zero_point;
-	return p;
-}
-
 int lower_nsplit(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx)
 {
 	struct ir_op *op = &g->ops[i];
@@ -152,18 +136,10 @@ int lower_nsplit(struct ir_graph *g, int i, const struct chip *c, kin_note_fn no
 				in[j] = graph_weight_slice(g, in[j], 0, n0, n1, "n");
 				continue;
 			}
-			int src = in[j], t = part_tensor(g, src, n0, n1 - n0);
-			int k = graph_add_op(g, OP_SLICE, g->tensors[t].name, 1, &src, 1, &t);
-			int64_t st = n0, en = n1, ax = 0, one = 1;
-			op_set_ints(&g->ops[k], "starts", 1, &st);
-			op_set_ints(&g->ops[k], "ends", 1, &en);
-			op_set_ints(&g->ops[k], "axes", 1, &ax);
-			op_set_ints(&g->ops[k], "steps", 1, &one);
-			note(ctx, k, i);
-			in[j] = t;
+			in[j] = split_slice(g, in[j], 0, n0, n1, "n", note, ctx, i);
 		}
 		for (int j = 0; j < n_out; j++)
-			out[j] = part_tensor(g, g->ops[i].out[j], n0, n1 - n0);
+			out[j] = split_part_tensor(g, g->ops[i].out[j], 0, n1 - n0, "n", n0);
 		int k = graph_add_op(g, g->ops[i].type, g->tensors[out[0]].name, n_in, in, n_out, out);
 		op_copy_attrs(&g->ops[k], &g->ops[i]);
 		note(ctx, k, i);

@@ -81,68 +81,26 @@ int lower_wsplit(struct ir_graph *g, int i, const struct chip *c, kin_note_fn no
 		return 0;
 	int parts = (int)ceil_div(ow, wp), yt = op->out[0], xt = op->in[0];
 	int *pout = xmalloc(sizeof *pout * (size_t)parts);
-	int64_t *mul = xmalloc(sizeof *mul * (size_t)parts), *shf = xmalloc(sizeof *shf * (size_t)parts);
 	for (int p = 0; p < parts; p++) {
 		int64_t o0 = p * wp, o1 = o0 + wp < ow ? o0 + wp : ow;
 		int64_t i0 = o0 * s.sw - s.pl, i1 = (o1 - 1) * s.sw - s.pl + (int64_t)(s.kw - 1) * s.dw + 1;
 		int64_t a = i0 > 0 ? i0 : 0, b = i1 < iw ? i1 : iw;
-		const struct ir_tensor *x = &g->tensors[xt];
-		int64_t shape[4] = { x->shape[0], x->shape[1], x->shape[2], b - a };
-		char base[512];
-		snprintf(base, sizeof base, "%s_w%lld", x->name, (long long)a);
-		char *name = graph_unique_name(g, base, 1);
-		enum ir_dtype dt = x->dtype;
-		float sc = x->scale;
-		int zp = x->zero_point;
-		int xp = graph_add_tensor(g, name, dt, 4, shape);
-		free(name);
-		g->tensors[xp].scale = sc;
-		g->tensors[xp].zero_point = zp;
-		int k = graph_add_op(g, OP_SLICE, g->tensors[xp].name, 1, &xt, 1, &xp);
-		int64_t st = a, en = b, ax = 3, one = 1;
-		op_set_ints(&g->ops[k], "starts", 1, &st);
-		op_set_ints(&g->ops[k], "ends", 1, &en);
-		op_set_ints(&g->ops[k], "axes", 1, &ax);
-		op_set_ints(&g->ops[k], "steps", 1, &one);
-		note(ctx, k, i);
+		int xp = split_slice(g, xt, 3, a, b, "w", note, ctx, i);
 		/* the op on the block */
-		const struct ir_tensor *y = &g->tensors[yt];
-		int64_t ys[4] = { y->shape[0], y->shape[1], y->shape[2], o1 - o0 };
-		snprintf(base, sizeof base, "%s_w%lld", y->name, (long long)o0);
-		name = graph_unique_name(g, base, 1);
-		dt = y->dtype;
-		sc = y->scale;
-		zp = y->zero_point;
-		int yp = graph_add_tensor(g, name, dt, 4, ys);
-		g->tensors[yp].scale = sc;
-		g->tensors[yp].zero_point = zp;
+		int yp = split_part_tensor(g, yt, 3, o1 - o0, "w", o0);
 		int n_in = g->ops[i].n_in;
 		int *in = xmalloc(sizeof *in * (size_t)n_in);
 		memcpy(in, g->ops[i].in, sizeof *in * (size_t)n_in);
 		in[0] = xp;
-		k = graph_add_op(g, g->ops[i].type, name, n_in, in, 1, &yp);
-		free(name);
+		int k = split_part_op(g, i, in, n_in, yp);
 		free(in);
-		op_copy_attrs(&g->ops[k], &g->ops[i]);
 		int64_t pads[4] = { s.pt, a - i0, s.pb, i1 - b };
 		op_set_ints(&g->ops[k], "pads", 4, pads);
 		note(ctx, k, i);
 		pout[p] = yp;
-		mul[p] = (int64_t)1 << 30;
-		shf[p] = 30;
 	}
 	/* op i becomes the Concat of the blocks */
-	struct ir_op *o = &g->ops[i];
-	op_clear_attrs(o);
-	o->type = OP_CONCAT;
-	op_set_inputs(o, parts, pout);
-	op_set_int(o, "axis", 3);
-	if (quant_is_q(g->tensors[yt].dtype)) {
-		op_set_ints(o, "multipliers", parts, mul);
-		op_set_ints(o, "shifts", parts, shf);
-	}
+	split_concat(g, i, pout, parts, 3);
 	free(pout);
-	free(mul);
-	free(shf);
 	return 1;
 }

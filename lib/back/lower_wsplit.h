@@ -3,7 +3,7 @@
 #ifndef TPUC_LOWER_WSPLIT_H
 #define TPUC_LOWER_WSPLIT_H
 
-#include "back/lower_kin.h"
+#include "back/lower_split.h"
 #include "chip/chip.h"
 #include "ir/ir.h"
 

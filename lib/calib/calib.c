@@ -30,15 +30,8 @@ void calib_stats_free(struct calib_stats *st)
 		return;
 	for (int i = 0; i < st->n; i++)
 		free(st->names[i]);
-	free(st->names);
-	free(st->min);
-	free(st->max);
-	free(st->exp);
-	free(st->zeros);
-	free(st->hist);
-	free(st->graph);
-	free(st->path);
-	free(st);
+	FREE_ALL(st->names, st->min, st->max, st->exp, st->zeros, st->hist, st->graph, st->path,
+		 st);
 }
 
 static struct calib_stats *stats_new(int n)

@@ -547,11 +547,7 @@ void tmodel_free(struct tmodel *m)
 {
 	if (!m)
 		return;
-	free(m->name);
-	free(m->chip);
-	free(m->producer);
-	free(m->dma);
-	free(m->cmp);
+	FREE_ALL(m->name, m->chip, m->producer, m->dma, m->cmp);
 	if (m->loc)
 		for (int i = 0; i < m->n_cmp; i++)
 			free(m->loc[i]);

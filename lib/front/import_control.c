@@ -157,12 +157,7 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 		}
 		g->outputs[g->n_outputs++] = t;
 	}
-	name_index_free(&im.tensors);
-	name_index_free(&im.inits);
-	name_index_free(&im.outputs);
-	name_index_free(&im.producers);
-	free(im.known);
-	free(im.node_name);
+	imp_release(&im);
 	if (rc < 0) {
 		graph_free(g);
 		free(im.caps);

@@ -79,26 +79,8 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		if (p[i] < 0)
 			return node_err(im, "negative pads are not supported");
 
-	char autopad[16];
-	if (attr_str(im, "auto_pad", "NOTSET", autopad, sizeof autopad) < 0)
+	if (spatial_auto_pad(im, x, 2, k, s, d, p) < 0)
 		return -1;
-	if (!strcmp(autopad, "VALID")) {
-		memset(p, 0, sizeof p);
-	} else if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
-		if (!x)
-			return node_err(im, "auto_pad %s needs the input shape, which is unknown", autopad);
-		for (int i = 0; i < 2; i++) {
-			int64_t in = x->shape[2 + i], out = (in + s[i] - 1) / s[i];
-			int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
-			if (total < 0)
-				total = 0;
-			int64_t small = total / 2, big = total - small;
-			p[i] = autopad[5] == 'U' ? small : big;
-			p[i + 2] = autopad[5] == 'U' ? big : small;
-		}
-	} else if (strcmp(autopad, "NOTSET")) {
-		return node_err(im, "auto_pad '%s' is not supported", autopad);
-	}
 
 	op_set_ints(op, "kernel_shape", 2, k);
 	op_set_ints(op, "strides", 2, s);

@@ -35,24 +35,8 @@ int cv_spatial_nd(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 		return node_err(im, "a 3-D node needs kernel_shape with 3 values");
 	if ((ns && ns != N) || (nd && nd != N) || (np && np != 2 * N))
 		return node_err(im, "a 3-D node needs 3 strides and dilations and 6 pads");
-	char autopad[16];
-	if (attr_str(im, "auto_pad", "NOTSET", autopad, sizeof autopad) < 0)
+	if (spatial_auto_pad(im, x, N, k, s, d, p) < 0)
 		return -1;
-	if (!strcmp(autopad, "VALID")) {
-		memset(p, 0, sizeof p);
-	} else if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
-		for (int i = 0; i < N; i++) {
-			int64_t in = x->shape[2 + i], out = (in + s[i] - 1) / s[i];
-			int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
-			if (total < 0)
-				total = 0;
-			int64_t small = total / 2, big = total - small;
-			p[i] = autopad[5] == 'U' ? small : big;
-			p[i + N] = autopad[5] == 'U' ? big : small;
-		}
-	} else if (strcmp(autopad, "NOTSET")) {
-		return node_err(im, "auto_pad '%s' is not supported", autopad);
-	}
 	op_set_ints(op, "kernel_shape", N, k);
 	op_set_ints(op, "strides", N, s);
 	op_set_ints(op, "pads", 2 * N, p);

@@ -32,6 +32,16 @@ int node_err(struct imp *im, const char *fmt, ...)
 		       im->node->op_type, msg);
 }
 
+void imp_release(struct imp *im)
+{
+	name_index_free(&im->tensors);
+	name_index_free(&im->inits);
+	name_index_free(&im->outputs);
+	name_index_free(&im->producers);
+	free(im->known);
+	free(im->node_name);
+}
+
 void set_known(struct imp *im, int t)
 {
 	grow_array((void **)&im->known, &im->cap_known, t + 1, 1);
@@ -585,4 +595,30 @@ int add_node_output(struct imp *im, int i, const char *on)
 	if (on)
 		name_index_set(&im->tensors, on, t);
 	return t;
+}
+
+int spatial_auto_pad(struct imp *im, const struct ir_tensor *x, int n, const int64_t *k,
+		     const int64_t *s, const int64_t *d, int64_t *p)
+{
+	char autopad[16];
+	if (attr_str(im, "auto_pad", "NOTSET", autopad, sizeof autopad) < 0)
+		return -1;
+	if (!strcmp(autopad, "VALID")) {
+		memset(p, 0, sizeof *p * (size_t)(2 * n));
+	} else if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+		if (!x)
+			return node_err(im, "auto_pad %s needs the input shape, which is unknown", autopad);
+		for (int i = 0; i < n; i++) {
+			int64_t in = x->shape[2 + i], out = (in + s[i] - 1) / s[i];
+			int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
+			if (total < 0)
+				total = 0;
+			int64_t small = total / 2, big = total - small;
+			p[i] = autopad[5] == 'U' ? small : big;
+			p[i + n] = autopad[5] == 'U' ? big : small;
+		}
+	} else if (strcmp(autopad, "NOTSET")) {
+		return node_err(im, "auto_pad '%s' is not supported", autopad);
+	}
+	return 0;
 }

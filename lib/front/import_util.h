@@ -75,9 +75,17 @@ enum spatial_kind { SP_CONV, SP_MAXPOOL, SP_AVGPOOL };
 /* The attributes after a window's (Conv's group; a pool's ceil_mode,
  * storage_order, count_include_pad), for the 2-D and N-D importers. */
 int cv_spatial_attrs(struct imp *im, struct ir_op *op, enum spatial_kind kind);
+/* The node's auto_pad resolved into the pads p[0..2n) of a window op of n
+ * spatial axes with kernel k, strides s and dilations d over input x
+ * (NULL when unknown: an error for SAME_*). */
+int spatial_auto_pad(struct imp *im, const struct ir_tensor *x, int n, const int64_t *k,
+		     const int64_t *s, const int64_t *d, int64_t *p);
 
 int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void set_known(struct imp *im, int t);
+/* Free the lookups of an import (name indexes, known, node name), not its
+ * graph nor its captures. */
+void imp_release(struct imp *im);
 const struct ir_tensor *known_tensor(const struct imp *im, int t);
 int dtype_from_onnx(int32_t t);
 const char *onnx_dtype_name(int32_t t);

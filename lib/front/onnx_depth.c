@@ -39,8 +39,7 @@ static enum msg child(enum msg t, uint64_t field)
 	}
 }
 
-/* A varint at *P (before END) into *V; 0, or -1 when malformed. */
-static int varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+int onnx_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
 	*v = 0;
 	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
@@ -65,11 +64,11 @@ int onnx_check_depth(const void *buf, size_t len, const char *path)
 		if (p >= st[top].end)
 			return 0;
 		uint64_t key, n;
-		if (varint(&p, st[top].end, &key) < 0)
+		if (onnx_varint(&p, st[top].end, &key) < 0)
 			return 0;
 		switch (key & 7) {
 		case 0:
-			if (varint(&p, st[top].end, &n) < 0)
+			if (onnx_varint(&p, st[top].end, &n) < 0)
 				return 0;
 			break;
 		case 1:
@@ -79,7 +78,7 @@ int onnx_check_depth(const void *buf, size_t len, const char *path)
 			p += 4;
 			break;
 		case 2: {
-			if (varint(&p, st[top].end, &n) < 0 || n > (uint64_t)(st[top].end - p))
+			if (onnx_varint(&p, st[top].end, &n) < 0 || n > (uint64_t)(st[top].end - p))
 				return 0;
 			enum msg c = child(st[top].t, key >> 3);
 			if (c == M_NONE) {

@@ -713,12 +713,7 @@ static int import_bytes(const void *buf, size_t len, int release, const char *pa
 	if (rc >= 0)
 		rc = import_graph(&im, m->graph);
 	raw_points(m, NULL, buf, len, 1);
-	name_index_free(&im.tensors);
-	name_index_free(&im.inits);
-	name_index_free(&im.outputs);
-	name_index_free(&im.producers);
-	free(im.known);
-	free(im.node_name);
+	imp_release(&im);
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc >= 0) {
 		graph_compact(im.g);   /* constants that became attributes */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front/onnx_depth.h"
 #include "front/onnx_strip.h"
 #include "ir/base.h"
 
@@ -45,33 +46,21 @@ static void put_varint(struct sbuf *b, uint64_t v)
 	put(b, t, (size_t)n);
 }
 
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-		unsigned char c = *(*p)++;
-		*v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
 /* One field at *p: its key, and for a length-delimited one its payload in
  * [*body, *body + *n); *p moves past it.  -1 when malformed (groups too). */
 static int field(const unsigned char **p, const unsigned char *end, uint64_t *key,
 		 const unsigned char **body, uint64_t *n)
 {
 	uint64_t v;
-	if (get_varint(p, end, key) < 0)
+	if (onnx_varint(p, end, key) < 0)
 		return -1;
 	*body = NULL;
 	switch (*key & 7) {
-	case 0: return get_varint(p, end, &v);
+	case 0: return onnx_varint(p, end, &v);
 	case 1: if (end - *p < 8) return -1; *p += 8; return 0;
 	case 5: if (end - *p < 4) return -1; *p += 4; return 0;
 	case 2:
-		if (get_varint(p, end, n) < 0 || *n > (uint64_t)(end - *p))
+		if (onnx_varint(p, end, n) < 0 || *n > (uint64_t)(end - *p))
 			return -1;
 		*body = *p;
 		*p += *n;

@@ -77,6 +77,12 @@ void *xaligned(size_t n)
 	return check_alloc(aligned_alloc(64, r ? r : 64), r);
 }
 
+void free_each(void *const *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(p[i]);
+}
+
 void grow_array(void **p, int *cap, int need, size_t sz)
 {
 	if (need <= *cap)

@@ -27,6 +27,12 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /* 64-byte aligned allocation, free with free(). */
 void *xaligned(size_t n);
+/* free() each of the n pointers p[0..n), in order: FREE_ALL(a, b, ...)
+ * releases a struct's arrays on its way out in one statement. */
+void free_each(void *const *p, int n);
+#define FREE_ALL(...) \
+	free_each((void *const[]){ __VA_ARGS__ }, \
+		  (int)(sizeof((void *const[]){ __VA_ARGS__ }) / sizeof(void *)))
 /* Grow *p (holding *cap elements of size sz) so that it holds at least need. */
 void grow_array(void **p, int *cap, int need, size_t sz);
 

@@ -48,10 +48,7 @@ struct ir_graph *graph_new(enum ir_dialect d, enum ir_stage s)
 
 static void attr_free(struct ir_attr *a)
 {
-	free(a->name);
-	free(a->ints);
-	free(a->floats);
-	free(a->s);
+	FREE_ALL(a->name, a->ints, a->floats, a->s);
 	graph_free(a->graph);
 }
 
@@ -80,14 +77,32 @@ void graph_free(struct ir_graph *g)
 		tensor_free(&g->tensors[i]);
 	for (int i = 0; i < g->n_ops; i++)
 		op_free(&g->ops[i]);
-	free(g->tensors);
-	free(g->ops);
-	free(g->inputs);
-	free(g->outputs);
-	free(g->name);
-	free(g->chip);
-	free(g->backing);
-	free(g);
+	FREE_ALL(g->tensors, g->ops, g->inputs, g->outputs, g->name, g->chip, g->backing, g);
+}
+
+void **graph_values_new(const struct ir_graph *g)
+{
+	void **val = xcalloc((size_t)g->n_tensors + 1, sizeof *val);
+	for (int i = 0; i < g->n_tensors; i++) {
+		const struct ir_tensor *t = &g->tensors[i];
+		if (t->data) {
+			val[i] = t->data;
+			continue;
+		}
+		size_t n = tensor_bytes(t);
+		val[i] = xaligned(n);
+		memset(val[i], 0, n);
+	}
+	return val;
+}
+
+void graph_values_free(const struct ir_graph *g, void **val)
+{
+	if (val)
+		for (int i = 0; i < g->n_tensors; i++)
+			if (!g->tensors[i].data)
+				free(val[i]);
+	free(val);
 }
 
 int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,

@@ -300,6 +300,11 @@ struct ir_graph {
 /* Construction.  graph_new returns an empty graph of the given dialect. */
 struct ir_graph *graph_new(enum ir_dialect d, enum ir_stage s);
 void graph_free(struct ir_graph *g);
+/* A value buffer per tensor of g, for running it: a weight's own data,
+ * else zeroed 64-byte aligned memory of the tensor's bytes; freed (but
+ * the weights') by graph_values_free. */
+void **graph_values_new(const struct ir_graph *g);
+void graph_values_free(const struct ir_graph *g, void **val);
 /* Add a tensor; returns its index.  shape may be NULL when rank is 0. */
 int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape);

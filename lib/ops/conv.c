@@ -235,26 +235,16 @@ __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
 static void requant_row(const int32_t *a, int64_t n, int32_t bias, int32_t mult, int32_t shift,
 			int zp, int lo, int hi, void *y, int u8)
 {
-	int64_t round = shift > 0 ? (int64_t)1 << (shift - 1) : 0;
-	int sh = shift > 0 ? shift : 0;
 	int8_t *ys = y;
 	uint8_t *yu = y;
 	if (u8) {
 		#pragma omp simd
-		for (int64_t i = 0; i < n; i++) {
-			int64_t s = (int64_t)a[i] + bias;
-			s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
-			int64_t v = ((s * mult + round) >> sh) + zp;
-			yu[i] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
-		}
+		for (int64_t i = 0; i < n; i++)
+			yu[i] = (uint8_t)quant_requant_zp(quant_add_sat32(a[i], bias), mult, shift, zp, lo, hi);
 	} else {
 		#pragma omp simd
-		for (int64_t i = 0; i < n; i++) {
-			int64_t s = (int64_t)a[i] + bias;
-			s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
-			int64_t v = ((s * mult + round) >> sh) + zp;
-			ys[i] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
-		}
+		for (int64_t i = 0; i < n; i++)
+			ys[i] = (int8_t)quant_requant_zp(quant_add_sat32(a[i], bias), mult, shift, zp, lo, hi);
 	}
 }
 

@@ -53,25 +53,12 @@ struct body {
 static void body_init(struct body *b, const struct ir_graph *g)
 {
 	b->g = g;
-	b->val = xcalloc((size_t)g->n_tensors + 1, sizeof *b->val);
-	for (int i = 0; i < g->n_tensors; i++) {
-		const struct ir_tensor *t = &g->tensors[i];
-		if (t->data) {
-			b->val[i] = t->data;
-			continue;
-		}
-		size_t n = tensor_bytes(t);
-		b->val[i] = xaligned(n ? n : 1);
-		memset(b->val[i], 0, n ? n : 1);
-	}
+	b->val = graph_values_new(g);
 }
 
 static void body_free(struct body *b)
 {
-	for (int i = 0; i < b->g->n_tensors; i++)
-		if (!b->g->tensors[i].data)
-			free(b->val[i]);
-	free(b->val);
+	graph_values_free(b->g, b->val);
 }
 
 /* Body input I from SRC (its own dtype and shape). */
@@ -403,6 +390,21 @@ static void slice_copy(void *v, const int64_t *shape, int rank, int axis, size_t
 	}
 }
 
+/* Step t of len for scan tensor v, the j-th scan input (in: 1) or scan
+ * output (0) of op: its slice t along its scan axis (counted from the end
+ * when its direction is 1), copied into the body's value el or out of it. */
+static int scan_slice(const struct ir_op *op, int in, int j, const struct view *v, int64_t len,
+		      int64_t t, void *el)
+{
+	int ax, rc = scan_axis(op, in ? "scan_input_axes" : "scan_output_axes", j, v->rank, &ax);
+	if (rc < 0)
+		return rc;
+	int64_t idx = scan_dir(op, in ? "scan_input_directions" : "scan_output_directions", j) ?
+		      len - 1 - t : t;
+	slice_copy(v->data, v->shape, v->rank, ax, dtype_size(v->dtype), idx, el, in);
+	return 0;
+}
+
 static int scan_run(struct kern *k)
 {
 	const struct ir_op *op = k->op;
@@ -421,24 +423,18 @@ static int scan_run(struct kern *k)
 	int rc = 0;
 	for (int64_t t = 0; t < len && rc == 0; t++) {
 		for (int j = 0; j < m; j++) {
-			const struct view *x = &k->in[n + j];
-			if ((rc = scan_axis(op, "scan_input_axes", j, x->rank, &ax)) < 0)
+			if ((rc = scan_slice(op, 1, j, &k->in[n + j], len, t,
+					     b.val[sub->inputs[n + j]])) < 0)
 				break;
-			int64_t idx = scan_dir(op, "scan_input_directions", j) ? len - 1 - t : t;
-			slice_copy(x->data, x->shape, x->rank, ax, dtype_size(x->dtype), idx,
-				   b.val[sub->inputs[n + j]], 1);
 		}
 		if (rc < 0 || (rc = control_run_graph(sub, b.val, k->nthreads)) < 0)
 			break;
 		for (int j = 0; j < n; j++)
 			memmove(b.val[sub->inputs[j]], body_out(&b, j), out_bytes(&b, j));
 		for (int j = 0; j < q; j++) {
-			const struct view *y = &k->out[n + j];
-			if ((rc = scan_axis(op, "scan_output_axes", j, y->rank, &ax)) < 0)
+			if ((rc = scan_slice(op, 0, j, &k->out[n + j], len, t,
+					     (void *)body_out(&b, n + j))) < 0)
 				break;
-			int64_t idx = scan_dir(op, "scan_output_directions", j) ? len - 1 - t : t;
-			slice_copy(y->data, y->shape, y->rank, ax, dtype_size(y->dtype), idx,
-				   (void *)body_out(&b, n + j), 0);
 		}
 	}
 	for (int j = 0; j < n && rc == 0; j++)

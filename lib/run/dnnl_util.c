@@ -249,6 +249,37 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 	return 0;
 }
 
+/* Bind the source, the weights (constant: kept in the primitive's own
+ * layout), the destination (read first when dst_in) and the bias (when
+ * not NULL) of primitive pd to the caller's buffers, run it, and destroy
+ * pd. */
+static int run_bound(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md, const void *src,
+		     const dnnl_memory_desc_t *w_md, const void *w, int const_w,
+		     const dnnl_memory_desc_t *dst_md, void *dst, int dst_in,
+		     const dnnl_memory_desc_t *b_md, const void *bias)
+{
+	struct mems ms = { 0 };
+	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
+	int rc = -1;
+	if (bind(&ms, pd, dnnl_query_src_md, src_md, (void *)src, 1, &us, &s) < 0 ||
+	    bind_weights(&ms, pd, w_md, w, const_w, &wm) < 0 ||
+	    bind(&ms, pd, dnnl_query_dst_md, dst_md, dst, dst_in, &ud, &d) < 0 ||
+	    (bias && mem_new(&ms, b_md, (void *)bias, &bm) < 0))
+		goto out;
+	dnnl_exec_arg_t args[4] = {
+		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
+		{ DNNL_ARG_BIAS, bm },
+	};
+	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
+		goto out;
+	rc = 0;
+out:
+	dnnl_primitive_desc_destroy(pd);
+	mems_free(&ms);
+	return rc;
+}
+
+
 int dnnl_int8_exact(void)
 {
 	static int exact = -1;
@@ -304,25 +335,7 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 	if (prim_desc(&cd, "convolution", 1.0f, &c->act, 0, &pd) < 0)
 		return -1;
 
-	struct mems ms = { 0 };
-	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
-	int rc = -1;
-	if (bind(&ms, pd, dnnl_query_src_md, &src_md, (void *)src, 1, &us, &s) < 0 ||
-	    bind_weights(&ms, pd, &w_md, w, c->const_weights, &wm) < 0 ||
-	    bind(&ms, pd, dnnl_query_dst_md, &dst_md, dst, 0, &ud, &d) < 0 ||
-	    (bias && mem_new(&ms, &b_md, (void *)bias, &bm) < 0))
-		goto out;
-	dnnl_exec_arg_t args[4] = {
-		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
-		{ DNNL_ARG_BIAS, bm },
-	};
-	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
-		goto out;
-	rc = 0;
-out:
-	dnnl_primitive_desc_destroy(pd);
-	mems_free(&ms);
-	return rc;
+	return run_bound(pd, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
 }
 
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
@@ -375,23 +388,7 @@ static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_da
 	if (prim_desc(&md, "matmul", m->alpha, &m->act, m->accumulate, &pd) < 0)
 		return -1;
 
-	struct mems ms = { 0 };
-	dnnl_memory_t ua, am, bm, uc, cm;
-	int rc = -1;
-	if (bind(&ms, pd, dnnl_query_src_md, &a_md, (void *)a, 1, &ua, &am) < 0 ||
-	    bind_weights(&ms, pd, &b_md, b, m->const_b, &bm) < 0 ||
-	    bind(&ms, pd, dnnl_query_dst_md, &c_md, dst, m->accumulate, &uc, &cm) < 0)
-		goto out;
-	dnnl_exec_arg_t args[3] = {
-		{ DNNL_ARG_SRC, am }, { DNNL_ARG_WEIGHTS, bm }, { DNNL_ARG_DST, cm },
-	};
-	if (execute(pd, 3, args, cm, uc) < 0)
-		goto out;
-	rc = 0;
-out:
-	dnnl_primitive_desc_destroy(pd);
-	mems_free(&ms);
-	return rc;
+	return run_bound(pd, &a_md, a, &b_md, b, m->const_b, &c_md, dst, m->accumulate, NULL, NULL);
 }
 
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,

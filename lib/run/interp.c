@@ -35,17 +35,7 @@ int interp_init(struct interp *it, const struct ir_graph *g, int nthreads)
 	it->nthreads = nthreads > 0 ? nthreads : 1;
 	dnnl_weights_cache(1);
 	omp_set_num_threads(it->nthreads);
-	it->val = xcalloc((size_t)g->n_tensors, sizeof *it->val);
-	for (int i = 0; i < g->n_tensors; i++) {
-		const struct ir_tensor *t = &g->tensors[i];
-		if (t->data) {
-			it->val[i] = t->data;
-			continue;
-		}
-		size_t n = tensor_bytes(t);
-		it->val[i] = xaligned(n);
-		memset(it->val[i], 0, n);
-	}
+	it->val = graph_values_new(g);
 	return 0;
 }
 
@@ -246,10 +236,7 @@ float *interp_get_f32(const struct interp *it, int t)
 void interp_free(struct interp *it)
 {
 	if (it->val)
-		for (int i = 0; i < it->g->n_tensors; i++)
-			if (!is_weight(it, i))
-				free(it->val[i]);
-	free(it->val);
+		graph_values_free(it->g, it->val);
 	plan_free(it->priv);
 	memset(it, 0, sizeof *it);
 	dnnl_weights_cache(0);

@@ -292,13 +292,7 @@ void plan_free(struct plan *p)
 	free(p->pool);
 	free(p->last);
 	pdcache_free(&p->pdcache);
-	free(p->dying_start);
-	free(p->dying);
-	free(p->mem);
-	free(p->s);
-	free(p->t);
-	free(p->skip);
-	free(p);
+	FREE_ALL(p->dying_start, p->dying, p->mem, p->s, p->t, p->skip, p);
 }
 
 /* After the steps of op i: the buffers of tensors no later op reads. */
