@@ -850,6 +850,8 @@ assert np.array_equal(o["y"], x) and o["m"].all(), o' "$T/y.npz" "$T/x.npz"
 	assert_failure 1
 	assert_output "onnx2top: '$T/d5.onnx': node 'drop' (Dropout): training_mode with a ratio other than 0 drops at random, which is not supported"
 	[ ! -e "$T/d5.top" ]
+}
+
 @test "NonZero, Unique: computed at import from constants, refused on a run-time input" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PY'
 import sys
