@@ -64,14 +64,16 @@ static int independent(const struct ir_graph *g, const struct ir_op *op, int *cu
 		if (o->rank != r || o->shape[0] != n)
 			return 0;
 	}
-	int same = d->slice_h == slice_h_same;
+	int same = d->slice_h == slice_h_same, acts = 0;
 	for (int j = 0; j < op->n_in; j++) {
 		cut[j] = 0;
 		if (op->in[j] < 0)
 			continue;
 		const struct ir_tensor *x = &g->tensors[op->in[j]];
 		int full = x->rank == r && x->shape[0] == n;
-		if (j == 0 && (!full || x->data))
+		/* an elementwise op's activation may come second (ViT's bias
+		 * Add); any other op's is its first input */
+		if (j == 0 && !same && (!full || x->data))
 			return 0;
 		if (x->data && !same)
 			continue;       /* a Conv's weights, a per-channel parameter */
@@ -79,8 +81,9 @@ static int independent(const struct ir_graph *g, const struct ir_op *op, int *cu
 			cut[j] = 1;
 		else if (x->rank == r && x->shape[0] != 1)
 			return 0;       /* neither cut with it nor broadcast */
+		acts += full && !x->data;
 	}
-	return 1;
+	return acts > 0;
 }
 
 /* Whether op i fits with `part` indices of axis 0 in place of n: the shapes
