@@ -49,6 +49,27 @@ struct slices {
 	int64_t outer, n, inner;
 };
 
+/* x as slices along *axis (made non-negative), or, without has_axis, as
+ * one row of all its elements; -1 with a message when axis is out of
+ * range. */
+static int slices_along(struct imp *im, const struct ir_tensor *x, int has_axis, int64_t *axis,
+			struct slices *s)
+{
+	*s = (struct slices){ x, 1, tensor_numel(x), 1 };
+	if (!has_axis)
+		return 0;
+	if (*axis < -x->rank || *axis >= x->rank)
+		return node_err(im, "axis %lld is out of range for rank %d", (long long)*axis, x->rank);
+	if (*axis < 0)
+		*axis += x->rank;
+	s->n = x->shape[*axis];
+	for (int d = 0; d < *axis; d++)
+		s->outer *= x->shape[d];
+	for (int d = (int)*axis + 1; d < x->rank; d++)
+		s->inner *= x->shape[d];
+	return 0;
+}
+
 /* Compare slice a and b of s along its axis, element by element in
  * row-major order of the other axes. */
 static int slice_cmp(const struct slices *s, int64_t a, int64_t b)
@@ -130,18 +151,9 @@ static int compress(struct imp *im, const struct ir_tensor *x, const struct ir_t
 		return -1;
 	if (c->rank != 1)
 		return node_err(im, "condition must be 1-D, it has rank %d", c->rank);
-	struct slices s = { x, 1, tensor_numel(x), 1 };
-	if (has_axis) {
-		if (axis < -x->rank || axis >= x->rank)
-			return node_err(im, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
-		if (axis < 0)
-			axis += x->rank;
-		s.n = x->shape[axis];
-		for (int d = 0; d < axis; d++)
-			s.outer *= x->shape[d];
-		for (int d = (int)axis + 1; d < x->rank; d++)
-			s.inner *= x->shape[d];
-	}
+	struct slices s;
+	if (slices_along(im, x, has_axis, &axis, &s) < 0)
+		return -1;
 	if (c->shape[0] > s.n)
 		return node_err(im, "condition has %lld values, the axis %lld",
 				(long long)c->shape[0], (long long)s.n);
@@ -177,18 +189,9 @@ static int unique(struct imp *im, const struct ir_tensor *x)
 	int has_axis = attr_find(im->node, "axis") != NULL;
 	if (attr_int(im, "sorted", 1, &sorted) < 0 || attr_int(im, "axis", 0, &axis) < 0)
 		return -1;
-	struct slices s = { x, 1, tensor_numel(x), 1 };
-	if (has_axis) {
-		if (axis < -x->rank || axis >= x->rank)
-			return node_err(im, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
-		if (axis < 0)
-			axis += x->rank;
-		s.n = x->shape[axis];
-		for (int d = 0; d < axis; d++)
-			s.outer *= x->shape[d];
-		for (int d = (int)axis + 1; d < x->rank; d++)
-			s.inner *= x->shape[d];
-	}
+	struct slices s;
+	if (slices_along(im, x, has_axis, &axis, &s) < 0)
+		return -1;
 	int64_t n = s.n;
 	int64_t *order = xmalloc(sizeof *order * (size_t)(n + 1));
 	int64_t *tmp = xmalloc(sizeof *tmp * (size_t)(n + 1));
@@ -404,14 +407,8 @@ int import_datadep(struct imp *im)
 	}
 	if ((int)n->n_input < min_in || (int)n->n_input > max_in)
 		return node_err(im, "%zu inputs, expected %d to %d", n->n_input, min_in, max_in);
-	for (size_t i = 0; i < n->n_output; i++)
-		if (n->output[i] && *n->output[i]) {
-			if ((int)i >= max_out)
-				return node_err(im, "optional output '%s' is not supported", n->output[i]);
-			if (i && (name_index_get(&im->tensors, n->output[i]) >= 0 ||
-				  name_index_get(&im->inits, n->output[i]) >= 0))
-				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
-		}
+	if (node_outputs(im, max_out) < 0)
+		return -1;
 	int in[5];
 	for (size_t i = 0; i < n->n_input; i++) {
 		if (resolve_input(im, n->input[i], &in[i]) < 0)

@@ -32,6 +32,22 @@ int node_err(struct imp *im, const char *fmt, ...)
 		       im->node->op_type, msg);
 }
 
+int node_outputs(struct imp *im, int max_out)
+{
+	const Onnx__NodeProto *n = im->node;
+	int n_out = 0;
+	for (size_t i = 0; i < n->n_output; i++)
+		if (n->output[i] && *n->output[i]) {
+			if ((int)i >= max_out)
+				return node_err(im, "optional output '%s' is not supported", n->output[i]);
+			if (i && (name_index_get(&im->tensors, n->output[i]) >= 0 ||
+				  name_index_get(&im->inits, n->output[i]) >= 0))
+				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
+			n_out = (int)i + 1;
+		}
+	return n_out;
+}
+
 void imp_release(struct imp *im)
 {
 	name_index_free(&im->tensors);

@@ -82,6 +82,10 @@ int spatial_auto_pad(struct imp *im, const struct ir_tensor *x, int n, const int
 		     const int64_t *s, const int64_t *d, int64_t *p);
 
 int node_err(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The count of the node's outputs up to its last named one; -1 with a
+ * message when one past max_out is named or a later one names a tensor
+ * defined before. */
+int node_outputs(struct imp *im, int max_out);
 void set_known(struct imp *im, int t);
 /* Free the lookups of an import (name indexes, known, node name), not its
  * graph nor its captures. */

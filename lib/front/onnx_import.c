@@ -200,16 +200,10 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 	struct op_io io = op_io_of((enum op_type)t);
 	int min_in = r->min_in == FROM_DEF ? io.min_in : r->min_in;
 	int max_in = r->max_in == FROM_DEF ? io.max_in == IO_ANY ? ANY : io.max_in : r->max_in;
-	int n_out = 0, max_out = r->max_out ? r->max_out : io.max_out == IO_ANY ? INT_MAX : io.max_out;
-	for (size_t i = 0; i < n->n_output; i++)
-		if (n->output[i] && *n->output[i]) {
-			if ((int)i >= max_out)
-				return node_err(im, "optional output '%s' is not supported", n->output[i]);
-			if (i && (name_index_get(&im->tensors, n->output[i]) >= 0 ||
-				  name_index_get(&im->inits, n->output[i]) >= 0))
-				return node_err(im, "tensor '%s' is defined twice", n->output[i]);
-			n_out = (int)i + 1;
-		}
+	int max_out = r->max_out ? r->max_out : io.max_out == IO_ANY ? INT_MAX : io.max_out;
+	int n_out = node_outputs(im, max_out);
+	if (n_out < 0)
+		return -1;
 	/* Opsets 1 to 6: most forms are today's with a legacy hint
 	 * (consumed_inputs) and, for broadcasting, an attribute refused below;
 	 * BatchNormalization and Dropout default to their training form, and

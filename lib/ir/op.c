@@ -284,6 +284,18 @@ int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil
 	return o > INT32_MAX ? INT32_MAX : (int)o;
 }
 
+int pool_out_shape(const struct ir_op *op, const struct ir_tensor *x, const struct spatial *s,
+		   int64_t shape[4])
+{
+	shape[0] = x->shape[0];
+	shape[1] = x->shape[1];
+	shape[2] = spatial_out((int)x->shape[2], s->kh, s->sh, s->dh, s->pt, s->pb, s->ceil_mode);
+	shape[3] = spatial_out((int)x->shape[3], s->kw, s->sw, s->dw, s->pl, s->pr, s->ceil_mode);
+	if (shape[2] < 1 || shape[3] < 1)
+		return op_error(op, "window larger than the padded input");
+	return 0;
+}
+
 /* Attribute values spatial_get accepts: kernel, stride and dilation from 1,
  * pads and group from 0 and 1, each at most SPATIAL_MAX, so products and
  * sums of them stay well inside int64. */

@@ -94,6 +94,10 @@ struct spatial {
 /* Read kernel_shape/strides/dilations/pads/group; kernel size from the
  * weight when kernel_shape is absent.  -1 on malformed attributes. */
 int spatial_get(const struct ir_graph *g, const struct ir_op *op, struct spatial *s);
+/* The output shape [N, C, OH, OW] of a 2-D window op with attributes s
+ * over x; -1 with a message naming op when the window does not fit. */
+int pool_out_shape(const struct ir_op *op, const struct ir_tensor *x, const struct spatial *s,
+		   int64_t shape[4]);
 /* Slicing rules for ops whose output row r reads a window of input rows
  * (conv, pooling) and for row-preserving ops (elementwise, activations). */
 void slice_h_window(const struct ir_graph *g, const struct ir_op *op,

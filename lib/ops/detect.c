@@ -240,13 +240,9 @@ static int poolidx_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t so = op_int(op, "storage_order", 0);
 	if (so != 0 && so != 1)
 		return op_error(op, "storage_order %lld is not 0 or 1", (long long)so);
-	int64_t shape[4] = {
-		x->shape[0], x->shape[1],
-		spatial_out((int)x->shape[2], s.kh, s.sh, s.dh, s.pt, s.pb, s.ceil_mode),
-		spatial_out((int)x->shape[3], s.kw, s.sw, s.dw, s.pl, s.pr, s.ceil_mode),
-	};
-	if (shape[2] < 1 || shape[3] < 1)
-		return op_error(op, "window larger than the padded input");
+	int64_t shape[4];
+	if (pool_out_shape(op, x, &s, shape) < 0)
+		return -1;
 	op_set_out(g, op, 0, DT_I64, 4, shape);
 	return 0;
 }

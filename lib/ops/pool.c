@@ -22,13 +22,9 @@ static int pool_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *x = op_in(g, op, 0);
 	if (x->rank != 4)
 		return op_error(op, "only 2-D pooling (4-D input) is supported");
-	int64_t shape[4] = {
-		x->shape[0], x->shape[1],
-		spatial_out((int)x->shape[2], s.kh, s.sh, s.dh, s.pt, s.pb, s.ceil_mode),
-		spatial_out((int)x->shape[3], s.kw, s.sw, s.dw, s.pl, s.pr, s.ceil_mode),
-	};
-	if (shape[2] < 1 || shape[3] < 1)
-		return op_error(op, "window larger than the padded input");
+	int64_t shape[4];
+	if (pool_out_shape(op, x, &s, shape) < 0)
+		return -1;
 	op_set_out(g, op, 0, x->dtype, 4, shape);
 	return 0;
 }
