@@ -275,7 +275,7 @@ PYEOF
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
 }
 
-@test "attention shapes (Swin's windows, ViT's bias Add): ops over many windows or tokens split along N; a Gather by constant index and a Transpose of unit axes are copies" {
+@test "attention shapes (Swin's windows, ViT's and MaxViT's bias Adds): ops over many windows or tokens split along N, a weight operand goes second or folds with the activation; a Gather by constant index and a Transpose of unit axes are copies" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as TP
@@ -283,6 +283,7 @@ d = sys.argv[1]
 r = np.random.default_rng(3)
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 bias = r.standard_normal(2304).astype(np.float32)
+rel = r.standard_normal((1, 16, 49, 49)).astype(np.float32)
 nodes = [
     h.make_node('Reshape', ['qkv', 's5'], ['r5'], name='split_heads'),
     h.make_node('Transpose', ['r5'], ['t5'], name='to_qkv', perm=[2, 0, 3, 1, 4]),
@@ -299,29 +300,41 @@ nodes = [
     h.make_node('Reshape', ['mt', 's3'], ['z'], name='flatten'),
     # torchvision's ViT-B/16: the in-projection's bias first, 197 tokens on axis 0
     h.make_node('Add', ['b', 'e'], ['u'], name='bias'),
+    # MaxViT's: a bias first over 4 windows, a relative position bias of
+    # the output's elements on a rank-5 score
+    h.make_node('Add', ['b768', 'f'], ['v4'], name='qkv_bias'),
+    h.make_node('Add', ['g5', 'rel'], ['w5'], name='rel_bias'),
 ]
 inits = [i64('s5', [64, 49, 3, 3, 32]), i64('i0', 0), i64('i1', 1), i64('i2', 2),
          i64('s6', [1, 1, 7, 1, 7, 768]), i64('s3', [1, 49, 768]),
-         nh.from_array(bias, 'b')]
+         nh.from_array(bias, 'b'), nh.from_array(bias[:768], 'b768'), nh.from_array(rel, 'rel')]
 g = h.make_graph(nodes, 'wattn', [h.make_tensor_value_info('qkv', TP.FLOAT, [64, 49, 288]),
                                   h.make_tensor_value_info('m', TP.FLOAT, [1, 7, 7, 768]),
-                                  h.make_tensor_value_info('e', TP.FLOAT, [197, 1, 2304])],
+                                  h.make_tensor_value_info('e', TP.FLOAT, [197, 1, 2304]),
+                                  h.make_tensor_value_info('f', TP.FLOAT, [1, 4, 49, 768]),
+                                  h.make_tensor_value_info('g5', TP.FLOAT, [1, 1, 16, 49, 49])],
                  [h.make_tensor_value_info('y', TP.FLOAT, [64, 3, 49, 32]),
                   h.make_tensor_value_info('z', TP.FLOAT, [1, 49, 768]),
-                  h.make_tensor_value_info('u', TP.FLOAT, [197, 1, 2304])], inits)
+                  h.make_tensor_value_info('u', TP.FLOAT, [197, 1, 2304]),
+                  h.make_tensor_value_info('v4', TP.FLOAT, [1, 4, 49, 768]),
+                  h.make_tensor_value_info('w5', TP.FLOAT, [1, 1, 16, 49, 49])], inits)
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/w.onnx')
 x, m = r.standard_normal((64, 49, 288)).astype(np.float32), r.standard_normal((1, 7, 7, 768)).astype(np.float32)
 e = r.standard_normal((197, 1, 2304)).astype(np.float32)
-np.savez(d + '/in.npz', qkv=x, m=m, e=e)
+f = r.standard_normal((1, 4, 49, 768)).astype(np.float32)
+g5 = r.standard_normal((1, 1, 16, 49, 49)).astype(np.float32)
+np.savez(d + '/in.npz', qkv=x, m=m, e=e, f=f, g5=g5)
 np.savez(d + '/cal.npz', qkv=r.standard_normal((3, 64, 49, 288)).astype(np.float32),
          m=r.standard_normal((3, 1, 7, 7, 768)).astype(np.float32),
-         e=r.standard_normal((3, 197, 1, 2304)).astype(np.float32))
+         e=r.standard_normal((3, 197, 1, 2304)).astype(np.float32),
+         f=r.standard_normal((3, 1, 4, 49, 768)).astype(np.float32),
+         g5=r.standard_normal((3, 1, 1, 16, 49, 49)).astype(np.float32))
 t = x.reshape(64, 49, 3, 3, 32).transpose(2, 0, 3, 1, 4)
 s = t[0] @ t[1].transpose(0, 1, 3, 2)
 p = np.exp(s - s.max(-1, keepdims=True))
 np.savez(d + '/ref.npz', y=(p / p.sum(-1, keepdims=True)) @ t[2],
          z=m.reshape(1, 1, 7, 1, 7, 768).transpose(0, 1, 3, 2, 4, 5).reshape(1, 49, 768),
-         u=bias + e)
+         u=bias + e, v4=bias[:768] + f, w5=g5 + rel)
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 int8; do
@@ -334,5 +347,7 @@ PYEOF
 	# the Transpose over 64 windows, split along N, is a Concat of parts
 	run ir-print "$T/f32/lowered.tpu"
 	assert_output --regexp 'Concat\(%kt_n0'
-	assert_output --regexp 'u_n0 = Add\(@b, %e_n0\)'
+	assert_output --regexp 'u_n0 = Add\(%e_n0, @b\)'
+	assert_output --regexp 'v4 = Add\(%f, @b768\)'
+	assert_output --regexp 'w5_refold = Add\(%g5_refold, @rel_refold\)'
 }

@@ -9,7 +9,10 @@
  *    [1, C, H, W] with C the lanes (or the largest power of two dividing
  *    the element count) and W at most REFOLD_W: Reshape its inputs, the op,
  *    Reshape the result back.  The values do not move, so the results are
- *    the same bits;
+ *    the same bits.  An operand with as many elements as the output, a
+ *    weight too (MaxViT's relative position bias), folds the same way;
+ *  - a commutative binary op whose first operand is a weight takes its
+ *    activation first, as codegen slices along the first operand's rows;
  *  - a MatMul whose B (or output) is too large runs on column blocks of B:
  *    Slice (or a new weight) per block, a MatMul per block into a part of
  *    the output, a Concat of the parts along the last axis.  Each output
@@ -97,10 +100,9 @@ static int refold(struct fit *f, int i, const struct chip *c)
 		if (op->in[j] < 0)
 			continue;
 		const struct ir_tensor *x = &g->tensors[op->in[j]];
-		if (tensor_numel(x) == 1)
-			continue;
-		if (x->data || x->rank != y->rank ||
-		    memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)y->rank))
+		/* an operand with as many elements as the output broadcasts
+		 * only over axes of 1: its elements are in the output's order */
+		if (tensor_numel(x) != 1 && tensor_numel(x) != e)
 			return 0;
 	}
 	int64_t ch = 1, rest, w;
@@ -118,8 +120,19 @@ static int refold(struct fit *f, int i, const struct chip *c)
 			continue;
 		char base[512];
 		snprintf(base, sizeof base, "%s_refold", g->tensors[t].name);
-		int r = split_new_tensor(g, base, &g->tensors[t], 4, shape);
-		add_reshape(f, t, r, i, 0);
+		int r;
+		if (g->tensors[t].data) {
+			/* a weight (MaxViT's relative position bias): the same
+			 * bytes under the folded shape */
+			char *name = graph_unique_name(g, base, 1);
+			r = graph_add_weight(g, name, g->tensors[t].dtype, 4, shape, g->tensors[t].data);
+			free(name);
+			g->tensors[r].scale = g->tensors[t].scale;
+			g->tensors[r].zero_point = g->tensors[t].zero_point;
+		} else {
+			r = split_new_tensor(g, base, &g->tensors[t], 4, shape);
+			add_reshape(f, t, r, i, 0);
+		}
 		g->ops[i].in[j] = r;
 	}
 	int out = g->ops[i].out[0];
@@ -216,6 +229,31 @@ static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tens
 }
 
 /* GlobalAveragePool / GlobalMaxPool i of rank 4: rows reduced first. */
+/* A commutative binary op whose first operand is a weight (a bias added
+ * as Add(b, x), as torchvision's ViT and MaxViT export it): codegen slices
+ * an op along the rows of its first input, so the activation goes first.
+ * The int8 Add's per-operand multipliers swap with them; the sum, product,
+ * max or min is the same bits. */
+static int swap_operands(struct ir_graph *g, int i)
+{
+	struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_ADD && op->type != OP_MUL && op->type != OP_MAX && op->type != OP_MIN) ||
+	    op->n_in != 2 || op->in[0] < 0 || op->in[1] < 0 || !g->tensors[op->in[0]].data ||
+	    g->tensors[op->in[1]].data)
+		return 0;
+	int64_t m[2];
+	const struct ir_attr *a = op_attr(op, "multipliers");
+	if (a && (a->kind != ATTR_INTS || op_ints(op, "multipliers", m, 2) != 2))
+		return 0;
+	int in[2] = { op->in[1], op->in[0] };
+	op_set_inputs(op, 2, in);
+	if (a) {
+		int64_t sw[2] = { m[1], m[0] };
+		op_set_ints(op, "multipliers", 2, sw);
+	}
+	return 1;
+}
+
 static int pool_rows(struct fit *f, int i)
 {
 	struct ir_graph *g = f->g;
@@ -279,7 +317,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (refold(&f, i, chip) || lower_nsplit(g, i, &c, kin_note, &f) ||
+		if (swap_operands(g, i) || refold(&f, i, chip) || lower_nsplit(g, i, &c, kin_note, &f) ||
 		    lower_kin(g, i, chip, kin_note, &f) || lower_wsplit(g, i, chip, kin_note, &f) ||
 		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
 			any = 1;
