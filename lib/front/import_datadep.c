@@ -143,6 +143,21 @@ static int nonzero(struct imp *im, const struct ir_tensor *x)
 	return rc;
 }
 
+/* Output 0 of Compress or Unique: x with `len` slices left along axis,
+ * or, without has_axis, `len` elements in one row, from y. */
+static int put_kept(struct imp *im, const struct ir_tensor *x, int has_axis, int64_t axis,
+		    int64_t len, const void *y)
+{
+	int64_t shape[IR_MAX_RANK] = { len };
+	int rank = 1;
+	if (has_axis) {
+		rank = x->rank;
+		memcpy(shape, x->shape, sizeof shape);
+		shape[axis] = len;
+	}
+	return put_output(im, 0, x->dtype, rank, shape, y);
+}
+
 static int compress(struct imp *im, const struct ir_tensor *x, const struct ir_tensor *c)
 {
 	int64_t axis = 0;
@@ -169,16 +184,7 @@ static int compress(struct imp *im, const struct ir_tensor *x, const struct ir_t
 				memcpy(p, (const char *)x->data + es * (size_t)((o * s.n + i) * s.inner), nb);
 				p += nb;
 			}
-	int64_t shape[IR_MAX_RANK];
-	int rank = 1;
-	if (has_axis) {
-		rank = x->rank;
-		memcpy(shape, x->shape, sizeof shape);
-		shape[axis] = keep;
-	} else {
-		shape[0] = keep;
-	}
-	int rc = put_output(im, 0, x->dtype, rank, shape, y);
+	int rc = put_kept(im, x, has_axis, axis, keep, y);
 	free(y);
 	return rc;
 }
@@ -242,16 +248,7 @@ static int unique(struct imp *im, const struct ir_tensor *x)
 	}
 	for (int64_t i = 0; i < n; i++)
 		inv[i] = pos[group[i]];
-	int64_t shape[IR_MAX_RANK];
-	int rank = 1;
-	if (has_axis) {
-		rank = x->rank;
-		memcpy(shape, x->shape, sizeof shape);
-		shape[axis] = m;
-	} else {
-		shape[0] = m;
-	}
-	int rc = put_output(im, 0, x->dtype, rank, shape, y);
+	int rc = put_kept(im, x, has_axis, axis, m, y);
 	if (!rc)
 		rc = put_output(im, 1, DT_I64, 1, (int64_t[]){ m }, ind);
 	if (!rc)
