@@ -40,6 +40,9 @@ static void report(const struct tmodel *m, const struct chip *c, const struct si
 	fprintf(stderr, "tpu-sim: roofline bound %lld cycles (%s), efficiency %.2f%%\n",
 		(long long)st->bound, mem >= ceil_div(st->macs, st->peak_macs) ? "memory" : "compute",
 		100 * st->efficiency);
+	if (st->n_host)
+		fprintf(stderr, "tpu-sim: host: %d commands, %.3f ms on this machine (not in the "
+			"cycles)\n", st->n_host, st->host_ms);
 }
 
 static void profile(const struct tmodel *m, const struct sim_stats *st)

@@ -31,6 +31,7 @@ struct unit {
 	uint32_t last_cmp;         /* its last compute command, once generated */
 	uint32_t upto_cmp;         /* the largest last_cmp of the units up to this one */
 	int started;               /* a load of its inputs has been emitted */
+	int host;                  /* a host op: one host command, tensors in DDR */
 };
 
 /* Units loaded ahead while unit i computes: i + 1 .. last (see gen_all). */
@@ -44,6 +45,8 @@ static uint32_t region_wait(const struct unit *un, int upto, const struct unit *
 /* Whether every weight unit u loads whole is loaded. */
 static int unit_weights_in(const struct gen *cg, const struct unit *u)
 {
+	if (u->host)
+		return 1;
 	if (u->G)
 		return cg_group_weights_loaded(u->G);
 	const struct ir_op *op = &cg->g->ops[u->first];
@@ -62,6 +65,8 @@ static int unit_load(struct gen *cg, struct unit *u, uint32_t wait, int only_bef
 		     const int64_t *avoid, int final)
 {
 	int had = cg->n_dma, rc;
+	if (u->host)
+		return 0;
 	if (u->G)
 		rc = (final ? cg_group_load(cg, u->G, wait, only_before, u->first, NULL, NULL,
 					    avoid) : 0) ||
@@ -119,6 +124,10 @@ static int unit_plan(struct gen *cg, struct unit *u, int first, int n)
 {
 	u->first = first;
 	u->n_ops = n;
+	if (cg->g->ops[first].place == PLACE_HOST) {
+		u->host = 1;     /* no local memory: need 0 */
+		return 0;
+	}
 	if (n > 1) {
 		int64_t cy;
 		if (!(u->G = cg_group_new(cg->g, first, n)))
@@ -141,6 +150,8 @@ static int unit_plan(struct gen *cg, struct unit *u, int first, int n)
 /* Lay unit u out at its base (mirrored when high, see cg_place). */
 static void unit_place(struct gen *cg, struct unit *u, int high)
 {
+	if (u->host)
+		return;
 	if (u->G)
 		cg_group_lay_out(cg, u->G, u->base, high);
 	else
@@ -228,7 +239,13 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 			pf.hi = u->base + u->need;
 		}
 		uint32_t wait = region_wait(un, i, u);
-		if (u->G) {
+		if (u->host) {
+			/* after every transfer so far (the stores of its inputs);
+			 * the next transfer waits for it */
+			struct isa_cmp *k = cg_new_cmp(cg, u->first, (uint32_t)cg->n_dma);
+			k->n_in = k->n_out = 0;
+			u->last_cmp = cg->host_wait = k->id;
+		} else if (u->G) {
 			if (cg_group_gen(cg, u->G, wait, &pf, &u->last_cmp) < 0)
 				goto out;
 		} else {
@@ -250,6 +267,8 @@ int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i)
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };
 	struct plan p;
+	if (g->ops[i].place == PLACE_HOST)
+		return 1;
 	if (cg_op_check(g, i) < 0)
 		return -1;
 	int rc = cg_op_plan(&cg, i, &p, NULL);
@@ -260,6 +279,8 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };
 	int64_t cy = -1;
+	if (n == 1 && g->ops[first].place == PLACE_HOST)
+		return 0;
 	if (n == 1) {
 		struct plan p;
 		if (cg_op_check(g, first) < 0 || cg_op_plan(&cg, first, &p, &cy) < 0)

@@ -147,7 +147,10 @@ int cg_emit_dma_raw(struct gen *cg, int kind, enum ir_dtype dt, int64_t ddr, uin
 	struct isa_dma *d = new_dma(cg);
 	d->op = kind;
 	d->dtype = dt;
-	d->wait = wait;
+	/* the first transfer after a host command waits for it: the host
+	 * wrote DDR (the DMA engine runs in order, so the rest follow) */
+	d->wait = wait > cg->host_wait ? wait : cg->host_wait;
+	cg->host_wait = 0;
 	d->ddr = (uint32_t)ddr;
 	d->lmem = lmem;
 	d->n = (int)blk[0];

@@ -25,6 +25,7 @@ struct gen {
 	struct isa_cmp *cmp;
 	int n_cmp, cap_cmp;
 	char **loc;            /* per compute command: its op's name */
+	uint32_t host_wait;    /* a host command the next DMA command waits for, 0 none */
 };
 
 /* The next unit's whole inputs, loaded while the current one computes: the

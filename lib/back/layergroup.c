@@ -16,13 +16,14 @@
 #include "back/layergroup.h"
 #include "ir/op.h"
 
-/* Whether op k may be part of a local group at all: a chip kernel (the
+/* Whether op k may be part of a local group at all: a chip kernel, not on
+ * the host (the
  * rest is checked by codegen: an op of several results only before the
  * group's last; groups of ops that all slice along H run in slices, others
  * in one step over whole tensors). */
 static int groupable(const struct ir_graph *g, int k)
 {
-	return op_defs[g->ops[k].type]->run_tpu != NULL;
+	return op_defs[g->ops[k].type]->run_tpu != NULL && g->ops[k].place != PLACE_HOST;
 }
 
 /* The search's budget of op timings (search_window, cut_refine). */
@@ -329,7 +330,8 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 	for (int i = 0; i < x.n; i++)
 		for (int k = x.r[i].first; k < x.r[i].first + x.r[i].n_ops; k++) {
 			g->ops[k].group = i;
-			g->ops[k].place = x.r[i].place;
+			if (g->ops[k].place != PLACE_HOST)
+				g->ops[k].place = x.r[i].place;
 		}
 	free(x.r);
 	err_set("%s", "");

@@ -731,6 +731,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
 		} else if (op->type == OP_NLLLOSS || op->type == OP_SCELOSS) {
 			rc = op_error(op, "is a training-only loss; the chip runs inference only");
+		} else if (lower_on_host(top, op)) {
+			rc = lower_host(&lc, op);
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
 		} else if (!d->lower) {

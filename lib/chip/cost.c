@@ -23,6 +23,8 @@ static enum ir_dtype wider(enum ir_dtype a, enum ir_dtype b)
 int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const struct isa_cmp *k)
 {
 	const struct ir_op *op = &g->ops[k->layer];
+	if (op->place == PLACE_HOST)
+		return 0;      /* the host's time is not the chip's */
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	const struct ir_tensor *x = op->n_in > 0 && op->in[0] >= 0 ? &g->tensors[op->in[0]] : y;
 	int64_t ys[4], xs[4];

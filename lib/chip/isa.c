@@ -63,6 +63,11 @@ void isa_cmp_encode(const struct isa_cmp *c, unsigned char *out)
 	put_u64(out + 88, FIELD(c->ch0, 0, 16) | FIELD(c->chans, 16, 16) | FIELD(c->chsplit, 32, 16));
 }
 
+int isa_cmp_host(const struct isa_cmp *c)
+{
+	return c->n_in == 0 && c->n_out == 0;
+}
+
 int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 {
 	uint64_t w0 = get_u64(in), w1 = get_u64(in + 8), w2 = get_u64(in + 16);
@@ -91,7 +96,7 @@ int isa_cmp_decode(const unsigned char *in, struct isa_cmp *c)
 	c->chsplit = (unsigned)GET(w11, 32, 16);
 	if (c->opcode < 0)
 		return err_set("compute command %u: unknown opcode %d", c->id, code);
-	if (c->n_out < 1 || c->n_in + c->n_out > ISA_MAX_OPERANDS)
+	if ((c->n_out < 1 && !isa_cmp_host(c)) || c->n_in + c->n_out > ISA_MAX_OPERANDS)
 		return err_set("compute command %u: %d inputs and %d outputs", c->id, c->n_in, c->n_out);
 	if (c->sliced >> (c->n_in + c->n_out) || c->chsplit >> (c->n_in + c->n_out))
 		return err_set("compute command %u: sliced bits beyond the operands", c->id);
@@ -113,6 +118,11 @@ void isa_dma_str(const struct isa_dma *d, char *buf, int cap)
 
 void isa_cmp_str(const struct isa_cmp *c, char *buf, int cap)
 {
+	if (isa_cmp_host(c)) {
+		snprintf(buf, (size_t)cap, "cmp %u %s wait d%u layer %u host", c->id,
+			 op_name((enum op_type)c->opcode), c->wait, c->layer);
+		return;
+	}
 	int n = snprintf(buf, (size_t)cap, "cmp %u %s wait d%u layer %u out %d+%d in %d+%d",
 			 c->id, op_name((enum op_type)c->opcode), c->wait, c->layer,
 			 c->out_row0, c->out_rows, c->in_row0, c->in_rows);

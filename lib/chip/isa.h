@@ -134,6 +134,14 @@ struct isa_cmp {
 	unsigned chsplit;    /* bit per operand: holds channels [ch0, ch0 + chans) only */
 };
 
+/* A host command: a compute command with no operands (n_in = n_out = 0),
+ * naming a layer placed on the host (PLACE_HOST).  The host runs that op
+ * with the interpreter's float kernel on its tensors in DDR, at their
+ * addresses in the layer table; the command costs the chip no cycles.
+ * Codegen makes it wait for every DMA command before it and the next DMA
+ * command wait for it: DDR is consistent on both sides of it. */
+int isa_cmp_host(const struct isa_cmp *c);
+
 /* Encode into exactly ISA_DMA_BYTES / ISA_CMP_BYTES bytes.  Fields must be
  * in range (the encoder masks them; codegen checks ranges first). */
 void isa_dma_encode(const struct isa_dma *d, unsigned char *out);

@@ -360,7 +360,9 @@ static int check_streams(const struct tmodel *m, const char *file)
 			return err_set("'%s': corrupt tmodel: compute command %u names layer %u of %d",
 				       file, c->id, c->layer, m->g->n_ops);
 		const struct ir_op *op = &m->g->ops[c->layer];
-		if (c->opcode != (int)op->type || c->n_in != op->n_in || c->n_out != op->n_out)
+		int host = op->place == PLACE_HOST;
+		if (c->opcode != (int)op->type || host != isa_cmp_host(c) ||
+		    (!host && (c->n_in != op->n_in || c->n_out != op->n_out)))
 			return err_set("'%s': corrupt tmodel: compute command %u does not match layer '%s'",
 				       file, c->id, op->name);
 	}

@@ -264,7 +264,12 @@ struct ir_tensor {
 	int64_t addr;                  /* global memory byte address (stage addressed), -1 unassigned */
 };
 
-enum placement { PLACE_NONE, PLACE_GLOBAL, PLACE_LOCAL };
+/* Where an op's activations live while it runs: none (not grouped yet),
+ * DDR (a global op, one at a time), local memory (a layer group), or the
+ * host: an op the chip has no form for, run by the host CPU with the
+ * interpreter's kernel on its tensors in DDR (a host command, tpuc-isa(5)).
+ * top2tpu places host ops; the mark is kept at every stage. */
+enum placement { PLACE_NONE, PLACE_GLOBAL, PLACE_LOCAL, PLACE_HOST };
 
 struct ir_op {
 	enum op_type type;

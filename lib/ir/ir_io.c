@@ -107,7 +107,8 @@ static void pack_attr(msgpack_packer *pk, const struct ir_attr *a)
 
 void ir_pack_op(msgpack_packer *pk, const struct ir_op *op, int groups)
 {
-	int group = groups && op->group >= 0, place = groups && op->place != PLACE_NONE;
+	int group = groups && op->group >= 0;
+	int place = (groups && op->place != PLACE_NONE) || op->place == PLACE_HOST;
 	msgpack_pack_map(pk, (size_t)(5 + group + place));
 	mp_pack_str(pk, "type"); mp_pack_str(pk, op_name(op->type));
 	mp_pack_str(pk, "name"); mp_pack_str(pk, op->name);
@@ -120,7 +121,8 @@ void ir_pack_op(msgpack_packer *pk, const struct ir_op *op, int groups)
 	if (group) { mp_pack_str(pk, "group"); msgpack_pack_int64(pk, op->group); }
 	if (place) {
 		mp_pack_str(pk, "place");
-		mp_pack_str(pk, op->place == PLACE_LOCAL ? "local" : "global");
+		mp_pack_str(pk, op->place == PLACE_LOCAL ? "local" :
+				op->place == PLACE_HOST ? "host" : "global");
 	}
 }
 
@@ -432,7 +434,8 @@ static int unpack_op(struct rd *r, struct ir_graph *g, const msgpack_object *o, 
 		else if (mp_key_is(kv, "place")) {
 			char *s = NULL;
 			ok = mp_str(&kv->val, &s) == 0;
-			place = s && !strcmp(s, "local") ? PLACE_LOCAL : PLACE_GLOBAL;
+			place = s && !strcmp(s, "local") ? PLACE_LOCAL :
+				s && !strcmp(s, "host") ? PLACE_HOST : PLACE_GLOBAL;
 			free(s);
 		}
 	}

@@ -12,7 +12,8 @@
 
 static const char *place_name(enum placement p)
 {
-	return p == PLACE_LOCAL ? "local" : p == PLACE_GLOBAL ? "global" : "none";
+	return p == PLACE_LOCAL ? "local" : p == PLACE_GLOBAL ? "global" :
+	       p == PLACE_HOST ? "host" : "none";
 }
 
 /* 1 if s can be printed unquoted after a sigil: [A-Za-z0-9_.$-]+. */

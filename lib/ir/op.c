@@ -48,7 +48,7 @@ int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in,
 int op_check_io(const struct ir_graph *g, const struct ir_op *op)
 {
 	struct op_io io = op_io_of(op->type);
-	int tpu = g->dialect == DIALECT_TPU;
+	int tpu = g->dialect == DIALECT_TPU && op->place != PLACE_HOST;   /* a host op keeps Top's */
 	int hi = tpu ? io.tpu_max_in : io.max_in;
 	if (op_check_arity(g, op, tpu ? io.tpu_min_in : io.min_in, hi == IO_ANY ? INT_MAX : hi) < 0)
 		return -1;
@@ -58,6 +58,12 @@ int op_check_io(const struct ir_graph *g, const struct ir_op *op)
 		return op_error(op, "has %d outputs, its definition gives at most %d", op->n_out,
 				io.max_out);
 	return 0;
+}
+
+int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *k)
+{
+	const struct op_def *d = op_defs[op->type];
+	return g->dialect == DIALECT_TOP || op->place == PLACE_HOST ? d->run_f32 : d->run_tpu;
 }
 
 int op_infer(struct ir_graph *g, struct ir_op *op)

@@ -70,6 +70,12 @@ struct op_def {
 
 extern const struct op_def *const op_defs[OP_COUNT];
 
+/* The kernel op runs by in graph G: the float reference (run_f32) in the
+ * Top dialect and for a Tpu op placed on the host (PLACE_HOST), the chip's
+ * kernel (run_tpu) for the rest of the Tpu dialect; NULL when it has none.
+ * ir-run and tpu-sim both choose by it, so a host op runs alike in both. */
+int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *k);
+
 /* Run shape inference over the whole graph in order. */
 int graph_infer(struct ir_graph *g);
 

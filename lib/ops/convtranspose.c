@@ -53,7 +53,7 @@ static int deconv_infer(struct ir_graph *g, struct ir_op *op)
 	/* Tpu int8: [x, w, bias, multiplier, shift] or [x, w, coeff] */
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1), *b = op_in(g, op, 2);
 	struct deconv d;
-	if (x->rank == SPATIAL_ND + 2 && g->dialect == DIALECT_TOP)
+	if (x->rank == SPATIAL_ND + 2 && (g->dialect == DIALECT_TOP || op->place == PLACE_HOST))
 		return deconv_nd_infer(g, op);   /* 3-D */
 	if (deconv_get(op, &d) < 0)
 		return -1;

@@ -21,7 +21,7 @@ int control_run_graph(const struct ir_graph *g, void **val, int nthreads)
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		const struct op_def *d = op_defs[op->type];
-		int (*run)(struct kern *) = g->dialect == DIALECT_TOP ? d->run_f32 : d->run_tpu;
+		int (*run)(struct kern *) = op_kernel(g, op);
 		/* integer results (a loop counter) by the constant-folding kernel,
 		 * as top-opt folds them */
 		int ints = 0;
@@ -443,14 +443,15 @@ static int scan_run(struct kern *k)
 	return rc;
 }
 
-/* The back end has no host subnets yet (ARCHITECTURE.md, "Control flow,
- * state and host subnets", has the design): it refuses a control op that
- * import could not fold or unroll. */
+/* Host ops run by a host command of the .tmodel (lib/back/lower_dtype.c),
+ * but the .tmodel has no place for a body's ops and weights yet
+ * (ARCHITECTURE.md, "Control flow, state and host subnets"): the back end
+ * refuses a control op that import could not fold or unroll. */
 static int control_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	(void)lc;
-	return op_error(op, "control flow runs on the host, and host subnets are not in the "
-			"back end yet (ir-run runs the model; bind a constant condition with "
+	return op_error(op, "control flow runs on the host, and a .tmodel cannot carry its "
+			"body yet (ir-run runs the model; bind a constant condition with "
 			"onnx2top --bind to fold an If)");
 }
 

@@ -176,8 +176,7 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 	}
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
-		const struct op_def *d = op_defs[op->type];
-		int (*run)(struct kern *) = g->dialect == DIALECT_TOP ? d->run_f32 : d->run_tpu;
+		int (*run)(struct kern *) = op_kernel(g, op);
 		if (!run)
 			return err_set("op '%s' (%s): no %s kernel", op->name, op_name(op->type),
 				       g->dialect == DIALECT_TOP ? "float" : "tpu");

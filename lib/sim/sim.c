@@ -29,6 +29,7 @@ struct machine {
 	void *scratch[ISA_MAX_OPERANDS];
 	size_t scratch_len[ISA_MAX_OPERANDS];
 	unsigned char **dump;      /* SIM_DUMP_ALL: per tensor, its dense value, or NULL */
+	void **host_val;           /* host commands: per tensor, its buffer (kern_from_graph) */
 };
 
 /* ---- checks ---- */
@@ -109,6 +110,19 @@ static int check_cmp(const struct machine *mc, const struct isa_cmp *k)
 {
 	const struct ir_graph *g = mc->m->g;
 	const struct ir_op *op = &g->ops[k->layer];
+	if (isa_cmp_host(k)) {
+		/* tmodel_read matched it with a host layer */
+		for (int i = 0; i < op->n_in + op->n_out; i++) {
+			int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+			if (t >= 0 && g->tensors[t].addr < 0)
+				return err_set("'%s': host layer '%s': tensor '%s' has no DDR address",
+					       mc->file, op->name, g->tensors[t].name);
+		}
+		if (!op_kernel(g, op))
+			return err_set("'%s': host layer '%s' (%s) has no kernel", mc->file,
+				       op->name, op_name(op->type));
+		return 0;
+	}
 	if (!op_defs[op->type]->run_tpu)
 		return err_set("'%s': layer '%s' (%s) has no chip kernel", mc->file, op->name,
 			       op_name(op->type));
@@ -215,6 +229,40 @@ static void dump_rows(struct machine *mc, int t, const struct isa_cmp *k, int i,
 			for (int64_t h = 0; h < nh; h++)
 				memcpy(mc->dump[t] + (((n * w[1] + c0 + c) * w[2] + r0 + h) * w[3]) * es,
 				       buf + (((n * s[1] + c) * nh + h) * s[3]) * es, (size_t)(s[3] * es));
+}
+
+/* A host command: layer OP's kernel (op_kernel, as ir-run) over its
+ * tensors in DDR; the results go through buffers of their own, then to
+ * their addresses, so that an output may take an input's place. */
+static int host_run(struct machine *mc, const struct ir_op *op, double *ms)
+{
+	const struct ir_graph *g = mc->m->g;
+	if (!mc->host_val)
+		mc->host_val = xcalloc((size_t)g->n_tensors + 1, sizeof *mc->host_val);
+	for (int i = 0; i < op->n_in; i++)
+		if (op->in[i] >= 0)
+			mc->host_val[op->in[i]] = mc->ddr + g->tensors[op->in[i]].addr;
+	for (int i = 0; i < op->n_out; i++)
+		mc->host_val[op->out[i]] = xaligned(tensor_bytes(&g->tensors[op->out[i]]) + 64);
+	struct kern kn;
+	kern_from_graph(&kn, g, op, mc->host_val);
+	double t0 = now_seconds();
+	int rc = op_kernel(g, op)(&kn);
+	*ms += (now_seconds() - t0) * 1e3;
+	kern_done(&kn);
+	for (int i = 0; i < op->n_out; i++) {
+		const struct ir_tensor *t = &g->tensors[op->out[i]];
+		if (rc == 0)
+			memcpy(mc->ddr + t->addr, mc->host_val[op->out[i]], tensor_bytes(t));
+		if (rc == 0 && mc->dump) {
+			free(mc->dump[op->out[i]]);
+			mc->dump[op->out[i]] = mc->host_val[op->out[i]];
+		} else {
+			free(mc->host_val[op->out[i]]);
+		}
+		mc->host_val[op->out[i]] = NULL;
+	}
+	return rc < 0 ? err_prefix("'%s': host layer '%s'", mc->file, op->name) : 0;
 }
 
 /* Gather the operands, run the layer's kernel over the slice, scatter the
@@ -420,7 +468,8 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		struct sim_layer *l = &st->layer[i];
-		if ((op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
+		if (op->place != PLACE_HOST &&
+		    (op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
 		     op->type == OP_MATMUL || op->type == OP_LSTM || op->type == OP_GRU ||
 		     op->type == OP_RNN) &&
 		    op_defs[op->type]->macs)
@@ -570,7 +619,11 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 			id++;
 		} else {
 			int64_t cy = cost_cmp_cycles(c, m->g, k);
-			if (!timed_only && cmp_run(&mc, k) < 0)
+			if (isa_cmp_host(k))
+				st->n_host++;
+			if (!timed_only && (isa_cmp_host(k) ? host_run(&mc, &m->g->ops[k->layer],
+								       &st->host_ms)
+							    : cmp_run(&mc, k)) < 0)
 				goto out;
 			tc = end_c[ic] = sc + cy;
 			st->cmp_busy += cy;
@@ -605,6 +658,7 @@ out:
 		free(mc.scratch[i]);
 	free(mc.ddr);
 	free(mc.lmem);
+	free(mc.host_val);
 	free(end_d);
 	free(end_c);
 	for (int i = 0; mc.dump && i < m->g->n_tensors; i++)

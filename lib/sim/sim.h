@@ -45,6 +45,8 @@ struct sim_stats {
 	double seconds;          /* cycles at the chip's clock */
 	double mac_util;         /* macs / (cycles * peak_macs) */
 	double efficiency;       /* bound / cycles */
+	int n_host;              /* host commands run (isa_cmp_host) */
+	double host_ms;          /* their wall time on this machine, milliseconds */
 	int n_layers;
 	struct sim_layer *layer; /* per layer of the table (malloc'd; sim_stats_free) */
 	int n_events;
