@@ -77,7 +77,7 @@ setup() {
 	assert_line --partial '%r = If(%c, %x, %y) {then_branch=func(1 ops), else_branch=func(1 ops)}'
 }
 
-@test "control flow: refusals name the op in one line: branches of two shapes, the back end" {
+@test "control flow: refusals name the op in one line: branches of two shapes" {
 	run -1 onnx2top "$FX/if_shape.onnx" -o "$T/x.top"
 	assert_output --regexp "^onnx2top: '.*if_shape.onnx': op 'If_r' \(If\): the branches give output 0 different types: .*--bind\)$"
 	[ ! -e "$T/x.top" ]
@@ -86,9 +86,37 @@ setup() {
 	onnx2top "$FX/if_shape.onnx" --bind "$T/c.npz" -o "$T/s.top"
 	run ir-print "$T/s.top"
 	assert_line --partial '-> (%r: f32[1,1])'
-	onnx2top "$FX/scan.onnx" | top-opt -o "$T/scan.top"
-	run -1 top2tpu --chip tpu-a --mode f32 "$T/scan.top" -o "$T/scan.tpu"
-	assert_output --regexp "^top2tpu: .*op 'Scan_acc' \(Scan\): control flow runs on the host"
-	[ "${#lines[@]}" = 1 ]
-	[ ! -e "$T/scan.tpu" ]
+}
+
+# deploy MODEL INPUT MODE: the whole flow through deploy.mk into $T/MODEL-MODE
+# (calibrated on the input and a scaled copy), tpu-sim bit for bit as ir-run
+deploy() {
+	/usr/bin/python3 -c 'import numpy as np, sys
+a = np.load(sys.argv[1])
+np.savez(sys.argv[2], **{k: np.stack([v, v * 0.5]) if v.dtype.kind == "f" else np.stack([v, v]) for k, v in a.items()})' \
+		"$FX/$2.npz" "$T/$2_cal.npz"
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$FX/$1.onnx" INPUT="$FX/$2.npz" CALIB="$T/$2_cal.npz" MODE=$3 OUT="$T/$2-$3" compare
+	assert_success
+	cmp "$T/$2-$3/tpu_out.npz" "$T/$2-$3/sim_out.npz"
+}
+
+@test "control flow on the chip's side: If, Loop (nested If, body weights), while-Loop, Scan run on the host, the ops around them on the chip, tpu-sim as ir-run in f32 and int8" {
+	deploy if if_0_in int8
+	deploy if if_1_in f32
+	assert_close "$T/if_1_in-f32/sim_out.npz" "$FX/if_1_expect.npz"
+	# the If on the host, the Relu after it on the chip; the branches'
+	# constants are captures, weights of the outer graph
+	run ir-print "$T/if_0_in-int8/addressed.tpu"
+	assert_output --regexp '= If\(%c, .*@"?If_[a-z]*/[^ ]*.*// group [0-9]+, host'
+	assert_output --regexp '= Relu\(.*// group [0-9]+, (global|local)'
+	for m in loop loop_while scan; do
+		deploy "$m" "${m}_in" f32
+		assert_close "$T/${m}_in-f32/sim_out.npz" "$FX/${m}_expect.npz"
+	done
+	deploy loop loop_in int8
+	# the Loop's body keeps its nested If; the body's constant is a capture
+	run ir-print "$T/loop_in-f32/lowered.tpu"
+	assert_output --regexp 'Loop\(.*captures=3\}.*// host'
+	assert_line --regexp '^ *%s_out = If\(%big, %s2, %w\)'
 }

@@ -330,6 +330,7 @@ static int read_meta(struct tmodel *m, const char *file, const msgpack_object *r
 	for (uint32_t i = 0; i < layers->via.array.size; i++)
 		if (read_layer(m, file, &layers->via.array.ptr[i]) < 0)
 			return -1;
+	ir_subgraphs_follow(m->g);
 	if (read_io(m, file, ins, &m->g->inputs, &m->g->n_inputs) < 0 ||
 	    read_io(m, file, outs, &m->g->outputs, &m->g->n_outputs) < 0)
 		return -1;

@@ -311,8 +311,9 @@ static int read_body(struct rd *r, struct ir_graph *g, const msgpack_object *ten
 		     const msgpack_object *ops, const msgpack_object *ins, const msgpack_object *outs);
 
 /* A subgraph attribute (a map: name, tensors, ops, inputs, outputs) of an
- * op of PARENT, whose dialect and stage it takes; NULL when malformed (R
- * NULL: no data section, as in a .tmodel, where no subgraph may be). */
+ * op of PARENT, whose dialect and stage it takes (subgraphs_follow sets
+ * them again once the whole graph is read); NULL when malformed.  In a
+ * .tmodel R has no data section: a body's weights are captures there. */
 static struct ir_graph *read_subgraph(struct rd *r, const struct ir_graph *parent,
 				      const msgpack_object *o)
 {
@@ -464,7 +465,16 @@ static int unpack_op(struct rd *r, struct ir_graph *g, const msgpack_object *o, 
 int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
 		 const char *kind, const char *noun)
 {
-	return unpack_op(NULL, g, o, file, kind, noun);
+	/* no data section: a subgraph's tensors carry no data */
+	struct rd r = { .file = file, .data = NULL, .data_len = 0 };
+	return unpack_op(&r, g, o, file, kind, noun);
+}
+
+static void subgraphs_follow(struct ir_graph *g);
+
+void ir_subgraphs_follow(struct ir_graph *g)
+{
+	subgraphs_follow(g);
 }
 
 static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o)
@@ -523,6 +533,9 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 	t->zero_point = (int)zp;
 	t->qdtype = (enum ir_dtype)qdt;
 	t->addr = addr;
+	if (off >= 0 && !r->data)
+		return err_set("'%s': corrupt: tensor '%s' of a subgraph has data, the file has no "
+			       "data section", r->file, t->name);
 	if (off >= 0) {
 		if ((uint64_t)off % IR_ALIGN || (uint64_t)off > r->data_len ||
 		    (uint64_t)nbytes > r->data_len - (uint64_t)off)
@@ -622,9 +635,11 @@ static void subgraphs_follow(struct ir_graph *g)
 			struct ir_graph *sub = g->ops[i].attr[j].kind == ATTR_GRAPH ? g->ops[i].attr[j].graph : NULL;
 			if (!sub)
 				continue;
-			sub->dialect = g->dialect;
-			sub->stage = g->stage;
-			sub->mode = g->mode;
+			/* a host op's bodies stay Top (lib/back/lower_dtype.c) */
+			int top = g->ops[i].place == PLACE_HOST;
+			sub->dialect = top ? DIALECT_TOP : g->dialect;
+			sub->stage = top ? STAGE_CANONICAL : g->stage;
+			sub->mode = top ? MODE_NONE : g->mode;
 			subgraphs_follow(sub);
 		}
 }

@@ -51,5 +51,9 @@ int mp_indices(const msgpack_object *o, int lo, int limit, int **out, int *n);
  * a bad attribute was found stays in G. */
 int ir_unpack_op(struct ir_graph *g, const msgpack_object *o, const char *file,
 		 const char *kind, const char *noun);
+/* Give the subgraphs of G (If, Loop, Scan bodies, nested) their dialect,
+ * stage and mode: G's, or Top's under an op placed on the host; a reader
+ * of ops one by one (ir_unpack_op) calls it once all are read. */
+void ir_subgraphs_follow(struct ir_graph *g);
 
 #endif

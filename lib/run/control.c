@@ -443,22 +443,8 @@ static int scan_run(struct kern *k)
 	return rc;
 }
 
-/* Host ops run by a host command of the .tmodel (lib/back/lower_dtype.c),
- * but the .tmodel has no place for a body's ops and weights yet
- * (ARCHITECTURE.md, "Control flow, state and host subnets"): the back end
- * refuses a control op that import could not fold or unroll. */
-static int control_lower(struct lower_ctx *lc, const struct ir_op *op)
-{
-	(void)lc;
-	return op_error(op, "control flow runs on the host, and a .tmodel cannot carry its "
-			"body yet (ir-run runs the model; bind a constant condition with "
-			"onnx2top --bind to fold an If)");
-}
-
-/* The kernels run the body in its own dialect: one hook serves both. */
-const struct op_def op_def_IF = { .infer = if_infer, .run_f32 = if_run, .run_tpu = if_run,
-				  .lower = control_lower };
-const struct op_def op_def_LOOP = { .infer = loop_infer, .run_f32 = loop_run, .run_tpu = loop_run,
-				    .lower = control_lower };
-const struct op_def op_def_SCAN = { .infer = scan_infer, .run_f32 = scan_run, .run_tpu = scan_run,
-				    .lower = control_lower };
+/* The kernels run the body in its own dialect: one hook serves both.
+ * top2tpu places them on the host (lib/back/lower_dtype.c). */
+const struct op_def op_def_IF = { .infer = if_infer, .run_f32 = if_run, .run_tpu = if_run };
+const struct op_def op_def_LOOP = { .infer = loop_infer, .run_f32 = loop_run, .run_tpu = loop_run };
+const struct op_def op_def_SCAN = { .infer = scan_infer, .run_f32 = scan_run, .run_tpu = scan_run };
