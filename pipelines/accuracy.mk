@@ -11,7 +11,7 @@
 #         with int8; with f16 the table keeps ops that would overflow f16 in f32)
 # MODE    f32 | bf16 | f16 | int8 (default int8)      CHIP  default tpu-a
 # SHAPE   input shapes for dynamic dimensions (onnx2top --shape), e.g.
-#         SHAPE="x=1,3,224,224"
+#         SHAPE="x=1,3,224,224"; by default INPUT's (onnx2top --shapes-from)
 # QTABLE  per-op modes for mixed precision (optional; top2tpu --qtable)
 # OUT     output folder (required)
 # TPUC_BIN  folder holding the tools (default: found on PATH)
@@ -50,7 +50,7 @@ TPUC_BIN ?=
 QTABLE ?=
 SHAPE ?=
 TASK ?= auto
-SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
+SHAPEFLAGS := $(strip $(foreach s,$(SHAPE),--shape $(s)) $(if $(INPUT),--shapes-from $(INPUT)))
 
 ifndef MODEL
 $(error accuracy.mk: set MODEL=file.onnx)

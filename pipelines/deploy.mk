@@ -15,7 +15,9 @@
 # REF     the framework's output for INPUT (optional; compared with Top IR)
 # MODE    f32 | bf16 | f16 | int8 (default int8)     CHIP  default tpu-a
 # SHAPE   input shapes for a model with dynamic dimensions, as onnx2top
-#         --shape takes them: SHAPE="x=1,3,224,224 mask=1,128"
+#         --shape takes them: SHAPE="x=1,3,224,224 mask=1,128"; by default
+#         the dimensions the model leaves open take INPUT's (onnx2top
+#         --shapes-from INPUT)
 # QTABLE  per-op modes for mixed precision (top2tpu --qtable), or "auto":
 #         searched by calibrate --search-qtable --search-mode MODE on the
 #         calibration samples so that the outputs reach EXPECTED_COS against
@@ -54,7 +56,7 @@ EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
 SEARCH_N ?=
 SEARCH_HOLDOUT ?=
 SHAPE ?=
-SHAPEFLAGS := $(foreach s,$(SHAPE),--shape $(s))
+SHAPEFLAGS := $(strip $(foreach s,$(SHAPE),--shape $(s)) $(if $(INPUT),--shapes-from $(INPUT)))
 
 ifndef MODEL
 $(error deploy.mk: set MODEL=file.onnx)
@@ -113,7 +115,7 @@ all: $(STAGES)
 
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything.
-CFG := $(MODEL) $(SHAPE) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
+CFG := $(MODEL) $(SHAPE) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)

@@ -320,6 +320,39 @@ EOF
 	assert_success
 }
 
+@test "--shapes-from takes the open dimensions from an example input; --shape wins; deploy.mk uses INPUT by default" {
+	# dyn_batch's x is [N,3,4,5]; the example also holds an array for no input
+	/usr/bin/python3 -c 'import numpy as np, sys
+a = np.load(sys.argv[1]); np.savez(sys.argv[2], x=a["x"], unused=np.zeros(3))' \
+		"$PS/dyn_batch.in.npz" "$T/ex.npz"
+	run onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/ex.npz" -o "$T/o.top"
+	assert_success
+	run irdump "$T/o.top"
+	assert_line 'input x f32 [2,3,4,5]'
+	# a --shape for the same input wins over the example
+	onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/ex.npz" --shape x=1,3,4,5 -o "$T/o1.top"
+	run irdump "$T/o1.top"
+	assert_line 'input x f32 [1,3,4,5]'
+	# a static input ignores the example's array; a wrong one is named
+	/usr/bin/python3 -c 'import numpy as np, sys; np.savez(sys.argv[1], x=np.zeros((9, 3, 5, 5), np.float32))' "$T/bad.npz"
+	run onnx2top "$FX/conv_bn_relu.onnx" --shapes-from "$T/bad.npz" -o "$T/s.top"
+	assert_success
+	run onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/bad.npz" -o "$T/b.top"
+	assert_failure 1
+	assert_output "onnx2top: '$PS/dyn_batch.onnx': input 'x': --shapes-from gives dimension 2 as 5, the model declares 4"
+	[ ! -e "$T/b.top" ]
+	run onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/none.npz" -o "$T/b.top"
+	assert_failure 1
+	assert_output --regexp "^onnx2top: .*none.npz"
+	[ ! -e "$T/b.top" ]
+	# deploy.mk without SHAPE: the model compiles for INPUT's batch of 2
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$PS/dyn_batch.onnx" INPUT="$PS/dyn_batch.in.npz" MODE=f32 OUT="$T/dep" compare
+	assert_success
+	run irdump "$T/dep/origin.top"
+	assert_line 'input x f32 [2,3,4,5]'
+}
+
 @test "--shape errors: one line naming the fault, no output file" {
 	local m=$PS/dyn_batch.onnx
 	check() {   # STATUS MESSAGE ARGS...

@@ -103,7 +103,7 @@ show() {
 	assert_output --partial "deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16"
 }
 
-@test "SHAPE fixes a dynamic batch for onnx2top; without it the fix is named" {
+@test "SHAPE fixes a dynamic batch for onnx2top, INPUT's shape by default; without either the fix is named" {
 	need_tool $TOOLS
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx
@@ -121,14 +121,19 @@ np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 8, 8)).astype(np.float32)
 PYEOF
 	local args=(--no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin"
 		MODEL="$T/dyn.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8)
-	run make "${args[@]}" OUT="$T/a" compare
+	run make "${args[@]}" OUT="$T/a" INPUT= all
 	assert_failure
 	assert_output --partial "give the input's shape with --shape x=1,3,8,8"
 	[ ! -e "$T/a/origin.top" ]
 	run make "${args[@]}" OUT="$T/b" SHAPE="x=1,3,8,8" compare
 	assert_success
-	assert_output --partial "onnx2top $T/dyn.onnx --shape x=1,3,8,8 -o"
+	assert_output --partial "onnx2top $T/dyn.onnx --shape x=1,3,8,8 --shapes-from $T/in.npz -o"
 	cmp "$T/b/tpu_out.npz" "$T/b/sim_out.npz"
+	# without SHAPE, the batch of INPUT
+	run make "${args[@]}" OUT="$T/c" compare
+	assert_success
+	assert_output --partial "onnx2top $T/dyn.onnx --shapes-from $T/in.npz -o"
+	cmp "$T/b/model.tmodel" "$T/c/model.tmodel"
 }
 
 @test "example in bf16 and f16: each stage within its mode's tolerance" {

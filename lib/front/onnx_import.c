@@ -323,11 +323,29 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 /* The shape given for input name, or NULL. */
 static const struct onnx_input_shape *input_shape(const struct imp *im, const char *name)
 {
+	const struct onnx_input_shape *soft = NULL;
 	for (int i = 0; i < im->n_shapes; i++)
 		if (strlen(name) == im->shapes[i].name_len &&
-		    !memcmp(name, im->shapes[i].name, im->shapes[i].name_len))
-			return &im->shapes[i];
-	return NULL;
+		    !memcmp(name, im->shapes[i].name, im->shapes[i].name_len)) {
+			if (!im->shapes[i].soft)
+				return &im->shapes[i];
+			if (!soft)
+				soft = &im->shapes[i];
+		}
+	return soft;
+}
+
+/* 1 if input shape SP leaves a dimension open (symbolic, unknown) or is
+ * not declared. */
+static int shape_open(const Onnx__TensorShapeProto *sp)
+{
+	if (!sp)
+		return 1;
+	for (size_t i = 0; i < sp->n_dim; i++)
+		if (sp->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+		    sp->dim[i]->dim_value < 1)
+			return 1;
+	return 0;
 }
 
 /* Refuse input name for its dimension i of shape sp, which is symbolic or
@@ -357,6 +375,8 @@ static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
 {
 	for (int k = 0; k < im->n_shapes; k++) {
 		const struct onnx_input_shape *s = &im->shapes[k];
+		if (s->soft)
+			continue;
 		int found = 0;
 		for (size_t i = 0; i < gp->n_input && !found; i++) {
 			const char *n = gp->input[i]->name ? gp->input[i]->name : "";
@@ -367,7 +387,7 @@ static int check_shape_names(struct imp *im, const Onnx__GraphProto *gp)
 			return err_set("'%s': --shape names '%.*s', which is not a graph input",
 				       im->path, (int)s->name_len, s->name);
 		for (int j = 0; j < k; j++)
-			if (im->shapes[j].name_len == s->name_len &&
+			if (!im->shapes[j].soft && im->shapes[j].name_len == s->name_len &&
 			    !memcmp(im->shapes[j].name, s->name, s->name_len))
 				return err_set("'%s': --shape gives input '%.*s' twice", im->path,
 					       (int)s->name_len, s->name);
@@ -452,6 +472,9 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return 0;
 	}
 	const struct onnx_input_shape *given = input_shape(im, name);
+	if (given && given->soft && !shape_open(tt->shape))
+		given = NULL;   /* an example input's shape serves open dimensions only */
+	const char *opt = given && given->soft ? "--shapes-from" : "--shape";
 	if (!tt->shape && !given)
 		return err_set("'%s': input '%s' has no shape: give it with --shape %s=D0,D1,...",
 			       im->path, name, name);
@@ -460,16 +483,16 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s': rank %zu exceeds %d", im->path, name,
 			       rank, IR_MAX_RANK);
 	if (given && tt->shape && (size_t)given->rank != rank)
-		return err_set("'%s': input '%s': --shape gives %d dimensions, the model declares %zu",
-			       im->path, name, given->rank, rank);
+		return err_set("'%s': input '%s': %s gives %d dimensions, the model declares %zu",
+			       im->path, name, opt, given->rank, rank);
 	int64_t shape[IR_MAX_RANK];
 	for (size_t i = 0; i < rank; i++) {
 		const Onnx__TensorShapeProto__Dimension *d = tt->shape ? tt->shape->dim[i] : NULL;
 		int fixed = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
 			    d->dim_value >= 1;
 		if (fixed && given && given->shape[i] != d->dim_value)
-			return err_set("'%s': input '%s': --shape gives dimension %zu as %lld, the model "
-				       "declares %lld", im->path, name, i, (long long)given->shape[i],
+			return err_set("'%s': input '%s': %s gives dimension %zu as %lld, the model "
+				       "declares %lld", im->path, name, opt, i, (long long)given->shape[i],
 				       (long long)d->dim_value);
 		if (!fixed && !given)
 			return dynamic_input_err(im, name, tt->shape, i);
@@ -622,6 +645,7 @@ int onnx_input_shape_parse(const char *arg, struct onnx_input_shape *s)
 	s->name = arg;
 	s->name_len = (size_t)(eq - arg);
 	s->rank = 0;
+	s->soft = 0;
 	for (const char *p = eq + 1;; p++) {
 		size_t n = strcspn(p, ",");
 		if (s->rank == IR_MAX_RANK)

@@ -44,6 +44,10 @@ struct onnx_input_shape {
 	size_t name_len;
 	int rank;
 	int64_t shape[IR_MAX_RANK];    /* elements per dimension, each >= 1 */
+	int soft;                      /* from an example input (onnx2top --shapes-from):
+					  used only for an input with a dimension the model
+					  leaves open, after any hard one; names that are no
+					  graph input are ignored */
 };
 
 /* Parse "NAME=D0,D1,..." (every Di a positive integer, NAME not empty; the
