@@ -333,6 +333,11 @@ a = np.load(sys.argv[1]); np.savez(sys.argv[2], x=a["x"], unused=np.zeros(3))' \
 	onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/ex.npz" --shape x=1,3,4,5 -o "$T/o1.top"
 	run irdump "$T/o1.top"
 	assert_line 'input x f32 [1,3,4,5]'
+	# an input bound with --bind is a constant: the example's array for it is no conflict
+	run onnx2top "$PS/dyn_batch.onnx" --shapes-from "$T/ex.npz" --bind "$T/ex.npz" -o "$T/o2.top"
+	assert_success
+	run irdump "$T/o2.top"
+	refute_line --partial 'input x '
 	# a static input ignores the example's array; a wrong one is named
 	/usr/bin/python3 -c 'import numpy as np, sys; np.savez(sys.argv[1], x=np.zeros((9, 3, 5, 5), np.float32))' "$T/bad.npz"
 	run onnx2top "$FX/conv_bn_relu.onnx" --shapes-from "$T/bad.npz" -o "$T/s.top"

@@ -455,7 +455,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 		return err_set("'%s': input '%s': data type %s is not supported",
 			       im->path, name, onnx_dtype_name(tt->elem_type));
 	const struct npz_array *c = im->consts ? npz_find(im->consts, name) : NULL;
-	if (c && input_shape(im, name))
+	if (c && input_shape(im, name) && !input_shape(im, name)->soft)
 		return err_set("'%s': input '%s' is both bound (--bind) and shaped (--shape)",
 			       im->path, name);
 	if (c) {
