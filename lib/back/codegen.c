@@ -234,7 +234,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 			pf.u = &ah;
 			pf.load = unit_prefetch;
 			pf.wait = region_wait(un, i, &un[i + 1]);
-			pf.only_before = u->first + u->n_ops - 1;
+			pf.only_before = u->first;
 			pf.lo = u->base;
 			pf.hi = u->base + u->need;
 		}

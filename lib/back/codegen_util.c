@@ -37,11 +37,69 @@ int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans)
 }
 
 /* Output rows [oh0, oh1) need input rows [*a, *b). */
+/* The answers of cg_in_rows on the graph cg_producer_index indexed: the
+ * search asks the same op for the same rows many times, and a slicing rule
+ * reads the op's attributes by name.  Open addressing on (op, rows). */
+struct rows_memo {
+	int k, oh0, oh1, a, b;    /* k = -1: empty */
+};
+static const struct ir_graph *prod_g;
+static struct rows_memo *rmemo;
+static int rmemo_cap, rmemo_used;
+
+static struct rows_memo *rows_slot(struct rows_memo *tab, int cap, int k, int oh0, int oh1)
+{
+	uint64_t h = ((uint64_t)(unsigned)k << 40 ^ (uint64_t)(unsigned)oh0 << 20 ^ (unsigned)oh1) *
+		     0x9e3779b97f4a7c15ull;
+	for (unsigned i = (unsigned)(h >> 40) & (unsigned)(cap - 1);; i = (i + 1) & (unsigned)(cap - 1))
+		if (tab[i].k < 0 || (tab[i].k == k && tab[i].oh0 == oh0 && tab[i].oh1 == oh1))
+			return &tab[i];
+}
+
+static void rows_memo_reset(int cap)
+{
+	free(rmemo);
+	rmemo = NULL;
+	rmemo_cap = rmemo_used = 0;
+	if (cap) {
+		rmemo = xmalloc(sizeof *rmemo * (size_t)cap);
+		for (int i = 0; i < cap; i++)
+			rmemo[i].k = -1;
+		rmemo_cap = cap;
+	}
+}
+
 void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b)
 {
+	struct rows_memo *m = NULL;
+	int k = (int)(op - cg->g->ops);
+	if (rmemo && cg->g == prod_g) {
+		if (2 * (rmemo_used + 1) > rmemo_cap) {
+			struct rows_memo *old = rmemo;
+			int cap = rmemo_cap;
+			rmemo = NULL;
+			rows_memo_reset(2 * cap);
+			for (int i = 0; i < cap; i++)
+				if (old[i].k >= 0) {
+					*rows_slot(rmemo, rmemo_cap, old[i].k, old[i].oh0, old[i].oh1) = old[i];
+					rmemo_used++;
+				}
+			free(old);
+		}
+		m = rows_slot(rmemo, rmemo_cap, k, oh0, oh1);
+		if (m->k >= 0) {
+			*a = m->a;
+			*b = m->b;
+			return;
+		}
+	}
 	op_defs[op->type]->slice_h(cg->g, op, oh0, oh1, a, b);
 	if (*b < *a)
 		*b = *a;
+	if (m) {
+		*m = (struct rows_memo){ k, oh0, oh1, *a, *b };
+		rmemo_used++;
+	}
 }
 
 /* Bytes per lane of operand t of op holding `rows` entries of its slice
@@ -284,7 +342,6 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 }
 
 /* The first op writing each tensor of prod_g (cg_producer_index). */
-static const struct ir_graph *prod_g;
 static int *prod_tab;
 
 void cg_producer_index(const struct ir_graph *g)
@@ -292,6 +349,7 @@ void cg_producer_index(const struct ir_graph *g)
 	free(prod_tab);
 	prod_tab = NULL;
 	prod_g = g;
+	rows_memo_reset(g ? 4096 : 0);
 	if (!g)
 		return;
 	prod_tab = xmalloc(sizeof *prod_tab * ((size_t)g->n_tensors + 1));

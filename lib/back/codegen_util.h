@@ -81,7 +81,8 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 /* Producer op of tensor t, -1 for graph inputs and weights. */
 int cg_producer(const struct ir_graph *g, int t);
 /* Index G's writers once, so that cg_producer on G is a lookup (a scan
- * per call is quadratic in the ops); NULL drops the index. */
+ * per call is quadratic in the ops), and remember cg_in_rows' answers on G
+ * (the search asks the same rows of an op many times); NULL drops both. */
 void cg_producer_index(const struct ir_graph *g);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */

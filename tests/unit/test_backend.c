@@ -497,6 +497,67 @@ static void test_head_cuts(void)
 	graph_free(g);
 }
 
+/* Intermediates of a local group read after it: the residual's c1 (conv1,
+ * conv2 as a group, the Add after it) and the graph output a (Add, MaxPool
+ * as a group) get DDR addresses, are stored slice by slice as well as kept
+ * local, and the outputs stay bit-identical to the interpreter's, in one
+ * step and in slices with halos. */
+static void test_stored_mid(const struct chip *c, int want_sliced)
+{
+	struct ir_graph *g = build_int8(40, 36);
+	int x = g->inputs[0], y = g->outputs[0], a = -1, c1 = -1;
+	for (int t = 0; t < g->n_tensors; t++) {
+		a = strcmp(g->tensors[t].name, "a") ? a : t;
+		c1 = strcmp(g->tensors[t].name, "c1") ? c1 : t;
+	}
+	graph_set_io(g, 1, &x, 2, (int[]){ y, a });
+	struct npz in, ref, out;
+	struct sim_stats st;
+	struct tmodel *m = NULL, *r = NULL;
+	char path[] = "/tmp/test_backend.XXXXXX";
+	int fd = mkstemp(path), same;
+	close(fd);
+	memset(&out, 0, sizeof out);
+	input(&in, 40, 36);
+	CHECK(reference(g, &in, &ref) == 0);
+	CHECK(weight_reorder(g) == 0);
+	for (int t = 0; t < g->n_tensors; t++) {
+		a = strcmp(g->tensors[t].name, "a") ? a : t;
+		c1 = strcmp(g->tensors[t].name, "c1") ? c1 : t;
+	}
+	/* groups: [x_quant conv1 conv2] [add pool] then one op each */
+	static const int grp[] = { 0, 0, 0, 1, 1 };
+	for (int k = 0; k < g->n_ops; k++) {
+		g->ops[k].group = k < 5 ? grp[k] : k - 3;
+		g->ops[k].place = k < 5 ? PLACE_LOCAL : PLACE_GLOBAL;
+	}
+	g->stage = STAGE_GROUPED;
+	CHECK(addr_assign(g, c) == 0 && g->tensors[c1].addr >= 0 && g->tensors[a].addr >= 0);
+	CHECK(codegen(g, c, &m) == 0 && tmodel_write(path, m) == 0 && tmodel_read(path, &r) == 0 &&
+	      sim_run(r, c, path, &in, "in", &out, &st, 0) == 0);
+	CHECK(max_rel(&ref, &out, &same) == 0 && same && out.n == 2);
+	/* one store of c1 per slice, after conv1's compute of that slice */
+	int stores = 0, n_conv1 = 0;
+	for (int i = 0; r && i < r->n_dma; i++)
+		stores += r->dma[i].op == ISA_DMA_STORE && r->dma[i].wait &&
+			  !strcmp(r->loc[r->dma[i].wait - 1], "conv1") &&
+			  r->dma[i].ddr >= g->tensors[c1].addr &&
+			  r->dma[i].ddr < g->tensors[c1].addr + (int64_t)tensor_bytes(&g->tensors[c1]);
+	for (int i = 0; r && i < r->n_cmp; i++)
+		n_conv1 += !strcmp(r->loc[i], "conv1");
+	CHECK(stores == n_conv1 && (!want_sliced || n_conv1 > 1));
+	fprintf(stderr, "stored intermediates on %s (lmem %lld): %d slices, %d stores, bit-identical %d\n",
+		c->name, (long long)c->lmem_bytes, n_conv1, stores, same);
+	sim_stats_free(&st);
+	tmodel_free(m);
+	tmodel_free(r);
+	unlink(path);
+	npz_free(&in);
+	npz_free(&ref);
+	npz_free(&out);
+	graph_free(g);
+}
+
 int main(void)
 {
 	struct chip small = *chip_find("tpu-a");
@@ -524,6 +585,8 @@ int main(void)
 	head.lmem_bytes = 4096;
 	run_case("head f32", build_head, 24, 32, &head, 1, 1);
 	test_head_cuts();
+	test_stored_mid(chip_find("tpu-a"), 0);
+	test_stored_mid(&small, 1);
 	struct chip mm = *chip_find("tpu-a");
 	mm.lmem_bytes = 2048;
 	run_case("matmul f32", build_mm, 256, 8, &mm, 1, 1);
