@@ -8,8 +8,8 @@
 
 /* Rewrite G (dialect tpu, stage lowered) in place and set its stage to
  * reordered:
- *  - INT8 Conv, Gemm and Scale with inputs [x, w, bias, multiplier, shift]
- *    (i32 [OC] each) get one coefficient tensor i32 [OC,3] "OPNAME_coeff"
+ *  - INT8 Conv, ConvTranspose, Gemm, Scale and MatMul with inputs [x, w,
+ *    bias, multiplier, shift] (i32 [OC] each; MatMul [N] or [1]) get one coefficient tensor i32 [OC,3] "OPNAME_coeff"
  *    holding bias, multiplier, shift per channel: inputs [x, w, coeff];
  *  - Gemm with transB = 0 and a weight B [K,N] gets B transposed to [N,K]
  *    and transB = 1 (output features lead, one per lane);
