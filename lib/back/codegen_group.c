@@ -50,6 +50,7 @@ struct group {
 	int *wfirst;           /* op index of each weight's first user */
 	uint32_t *waddr;       /* their local addresses */
 	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
+	int *wdone;            /* per weight: channels loaded so far (in parts) */
 	int64_t need;          /* bytes per lane */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
@@ -85,7 +86,7 @@ void cg_group_free(struct group *G)
 		return;
 	for (int j = 0; j < G->nt; j++)
 		free(G->gt[j].cover);
-	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->ix, G);
+	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
 }
 
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
@@ -224,6 +225,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	}
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
+	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
 	return G;
 bad:
 	cg_group_free(G);
@@ -426,7 +428,8 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
 			continue;
-		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid);
+		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid,
+				      &G->wdone[i]);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
 		if (r == CG_SKIP)
@@ -441,7 +444,7 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 			continue;
 		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
 			continue;
-		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid);
+		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid, NULL);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
 		G->loaded[G->nw + j] = r == CG_LOADED;
@@ -596,12 +599,14 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate };
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
 	cg_group_lay_out(cg, G, 0, 0);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
 		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
 	cg_free(&t);
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
 	return cy;
 }
 
@@ -798,6 +803,29 @@ int cg_group_weights_loaded(const struct group *G)
 		if (!G->loaded[i])
 			return 0;
 	return 1;
+}
+
+int cg_group_weight(const struct group *G, int i, int *state)
+{
+	if (i < 0 || i >= G->nw)
+		return -1;
+	*state = G->loaded[i] ? 2 : G->wdone[i] ? 1 : 0;
+	return G->wt[i];
+}
+
+int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,
+			 int64_t *budget)
+{
+	uint32_t keep = G->waddr[i];
+	int had = cg->n_dma;
+	if (addr >= 0)
+		G->waddr[i] = (uint32_t)addr;
+	int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, NULL, &G->wdone[i]);
+	if (cg->n_dma == had)
+		G->waddr[i] = keep;   /* nothing loaded: its place stays */
+	if (r == CG_LOADED)
+		G->loaded[i] = 1;
+	return r;
 }
 
 int64_t cg_group_need(const struct group *G)

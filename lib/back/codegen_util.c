@@ -294,21 +294,40 @@ int64_t cg_load_cycles(const struct gen *cg, int t)
 	return cost_dma(cg->c, (int64_t)tensor_bytes(&cg->g->tensors[t]));
 }
 
+/* Parts of a weight loaded within a budget are at least this many DMA
+ * start-ups long: more, shorter parts would spend the time saved on them. */
+#define PART_LATENCIES 4
+
 int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
-		  const int64_t *avoid)
+		  const int64_t *avoid, int *done)
 {
 	if (avoid && addr < avoid[1] && avoid[0] < addr + cg_lane_bytes(cg, t, -1, -1))
 		return CG_SKIP;
+	int64_t s[4], lanes = cg->c->lanes;
+	cg_lane_shape(cg->g, t, s);
+	int c0 = done ? *done : 0, c1 = (int)s[1];
+	/* bytes of one channel slot (lanes channels) */
+	int64_t slot = lanes * s[0] * s[2] * s[3] * (int64_t)dtype_size(cg->g->tensors[t].dtype);
 	if (budget) {
-		int64_t cy = cg_load_cycles(cg, t);
-		if (cy > *budget)
-			return CG_STOP;
+		int64_t cy = cost_dma(cg->c, (c1 - c0) * (slot / lanes));
+		if (cy > *budget) {
+			/* whole slots that fit, when worth a command of their own */
+			int64_t n = (*budget - cg->c->dma_latency) * cg->c->ddr_bpc / slot;
+			if (!done || c0 % lanes || n < 1 || c0 + n * lanes >= c1 ||
+			    cost_dma(cg->c, n * slot) < PART_LATENCIES * cg->c->dma_latency)
+				return CG_STOP;
+			c1 = c0 + (int)(n * lanes);
+			cy = cost_dma(cg->c, n * slot);
+		}
 		*budget -= cy;
 	}
-	if (cg_emit_dma(cg, ISA_DMA_LOAD, t, -1, -1, -1, -1, addr, *wait) < 0)
+	uint32_t at = (uint32_t)(addr + c0 / lanes * s[0] * s[2] * isa_pitch(cg->c, cg->g->tensors[t].dtype, s[3]));
+	if (cg_emit_dma(cg, ISA_DMA_LOAD, t, -1, -1, c0, c1, at, *wait) < 0)
 		return -1;
 	*wait = 0;
-	return CG_LOADED;
+	if (done)
+		*done = c1;
+	return c1 == (int)s[1] ? CG_LOADED : CG_STOP;
 }
 
 struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait)
