@@ -34,6 +34,12 @@ struct unit {
 	int host;                  /* a host op: one host command, tensors in DDR */
 };
 
+/* Units whose regions a new unit's region is checked against. */
+#define AHEAD 8
+/* Units whose weights load ahead at most (held_place's work grows with
+ * the units between). */
+#define FAR 64
+
 /* A weight loaded ahead of its unit, outside that unit's region: bytes
  * [lo, hi) of every lane, held from unit `from` (the one computing while
  * it loads) through unit `user`, which reads it. */
@@ -50,6 +56,7 @@ struct ahead {
 	int i, last, n;            /* n: units in all */
 	struct held *h;            /* weights loaded ahead, in load order */
 	int nh, caph;
+	int scan;                  /* units before it have all their weights in */
 };
 
 static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi);
@@ -205,7 +212,13 @@ static int64_t held_place(const struct gen *cg, const struct ahead *a, int64_t s
  * there. */
 static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start)
 {
-	for (int j = start; j < a->n && *b > 0; j++) {
+	/* past the units whose weights are in, once (a scan from each step
+	 * would be quadratic in the units) */
+	while (a->scan < a->n && unit_weights_in(cg, &a->un[a->scan]))
+		a->scan++;
+	if (start < a->scan)
+		start = a->scan;
+	for (int j = start; j < a->n && j - a->i <= FAR && *b > 0; j++) {
 		struct unit *u = &a->un[j];
 		for (int i = 0; !u->host; i++) {
 			int state = 2, t = -1, *done = NULL;
@@ -293,8 +306,6 @@ static void unit_place(struct gen *cg, struct unit *u, int high)
 		cg_op_lay_out(cg, u->first, &u->p, u->base, high, &u->L);
 }
 
-/* Units whose regions a new unit's region is checked against. */
-#define AHEAD 8
 
 /* The base of unit j: the bottom or the top of local memory, whichever
  * stays clear of more units right before it, so that its inputs can load
@@ -330,7 +341,7 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
-	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0 };
+	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0 };
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;

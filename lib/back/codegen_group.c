@@ -64,22 +64,6 @@ static int opnd_ix(const struct group *G, int k, int i)
 	return G->ix[(size_t)(k - G->first) * ISA_MAX_OPERANDS + (size_t)i];
 }
 
-static int gt_find(const struct group *G, int t)
-{
-	for (int i = 0; i < G->nt; i++)
-		if (G->gt[i].t == t)
-			return i;
-	return -1;
-}
-
-static int w_find(const struct group *G, int t)
-{
-	for (int i = 0; i < G->nw; i++)
-		if (G->wt[i] == t)
-			return i;
-	return -1;
-}
-
 void cg_group_free(struct group *G)
 {
 	if (!G)
@@ -141,12 +125,32 @@ static int used_from(const struct ir_graph *g, int t, int from)
  * cannot form one: ops with chip kernels and operands that fit a command,
  * one result for the last, no tensor read both sliced and whole.  Results
  * read after the group or graph outputs are stored as well (GT_MIDOUT). */
+/* The entry of tensor t in a group's index (open addressing, cap a power
+ * of two): t -1 when free; ix the index in gt, or -2 - index in wt. */
+struct tix {
+	int t, ix;
+};
+
+static struct tix *tix_slot(struct tix *tab, int cap, int t)
+{
+	unsigned h = (unsigned)t * 2654435761u;
+	for (unsigned i = (h >> 7) & (unsigned)(cap - 1);; i = (i + 1) & (unsigned)(cap - 1))
+		if (tab[i].t < 0 || tab[i].t == t)
+			return &tab[i];
+}
+
 struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 {
 	struct group *G = xcalloc(1, sizeof *G);
 	G->first = first;
 	G->n_ops = n;
-	int cap = 0, wcap = 0, fcap = 0;
+	int cap = 0, wcap = 0, fcap = 0, tcap = 64;
+	while (tcap < 4 * n * ISA_MAX_OPERANDS)
+		tcap *= 2;
+	struct tix *tab = xmalloc(sizeof *tab * (size_t)tcap);
+	for (int i = 0; i < tcap; i++)
+		tab[i].t = -1;
+	G->ix = xmalloc(sizeof *G->ix * (size_t)n * ISA_MAX_OPERANDS);
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
 		/* an op of several results (Split) runs over whole tensors */
@@ -155,6 +159,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	}
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
+		int *ix = &G->ix[(size_t)(k - first) * ISA_MAX_OPERANDS];
 		/* several results only before the last op: they stay local */
 		if (!op_defs[op->type]->run_tpu || op->n_out < 1 ||
 		    (op->n_out != 1 && k == first + n - 1) || op->n_in < 1 || op->in[0] < 0 ||
@@ -163,71 +168,66 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 				op_name(op->type));
 			goto bad;
 		}
+		for (int i = 0; i < ISA_MAX_OPERANDS; i++)
+			ix[i] = -1;
 		for (int i = 0; i < op->n_in; i++) {
 			int t = op->in[i];
 			if (t < 0)
 				continue;
+			struct tix *e = tix_slot(tab, tcap, t);
 			if (cg_is_weight(g, t)) {
-				if (w_find(G, t) < 0) {
+				if (e->t < 0) {
 					grow_array((void **)&G->wt, &wcap, G->nw + 1, sizeof *G->wt);
 					grow_array((void **)&G->wfirst, &fcap, G->nw + 1, sizeof *G->wfirst);
 					G->wfirst[G->nw] = k;
+					*e = (struct tix){ t, -2 - G->nw };
 					G->wt[G->nw++] = t;
 				}
+				ix[i] = -2 - e->ix;
 				continue;
 			}
-			int j = gt_find(G, t), sl = !G->whole && cg_input_sliced(g, op, i);
-			if (j >= 0) {
-				if (!G->whole && (G->gt[j].role == GT_BCAST) == sl) {
+			int sl = !G->whole && cg_input_sliced(g, op, i);
+			if (e->t >= 0) {
+				struct gten *x = &G->gt[e->ix];
+				if (!G->whole && (x->role == GT_BCAST) == sl) {
 					err_set("tensor '%s' is read both sliced and whole in a layer group",
 						g->tensors[t].name);
 					goto bad;
 				}
+				if (x->role != GT_IN && x->role != GT_BCAST)
+					x->p1 = k;   /* the last op of the group reading it */
+				ix[i] = e->ix;
 				continue;
 			}
 			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
 			memset(&G->gt[G->nt], 0, sizeof *G->gt);
 			G->gt[G->nt].t = t;
-			G->gt[G->nt++].role = sl ? GT_IN : GT_BCAST;
+			G->gt[G->nt].role = sl ? GT_IN : GT_BCAST;
+			*e = (struct tix){ t, G->nt };
+			ix[i] = G->nt++;
 		}
 		for (int o = 0; o < op->n_out; o++) {
 			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
 			memset(&G->gt[G->nt], 0, sizeof *G->gt);
 			G->gt[G->nt].t = op->out[o];
-			G->gt[G->nt].p0 = k;
-			G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+			G->gt[G->nt].p0 = G->gt[G->nt].p1 = k;
+			G->gt[G->nt].role = k == first + n - 1 ? GT_OUT : GT_MID;
+			*tix_slot(tab, tcap, op->out[o]) = (struct tix){ op->out[o], G->nt };
+			ix[op->n_in + o] = G->nt++;
 		}
 	}
-	/* The last op of the group reading each result (mid_pack). */
-	for (int k = first; k < first + n; k++)
-		for (int i = 0; i < g->ops[k].n_in; i++) {
-			int j = g->ops[k].in[i] >= 0 ? gt_find(G, g->ops[k].in[i]) : -1;
-			if (j >= 0 && G->gt[j].p0 < k && G->gt[j].role != GT_IN &&
-			    G->gt[j].role != GT_BCAST)
-				G->gt[j].p1 = k;
-		}
-	for (int j = 0; j < G->nt; j++)
-		if (G->gt[j].p1 < G->gt[j].p0)
-			G->gt[j].p1 = G->gt[j].p0;
+	free(tab);
+	tab = NULL;
 	/* Intermediate results read after the group are stored as well. */
 	for (int j = 0; j < G->nt; j++)
 		if (G->gt[j].role == GT_MID && used_from(g, G->gt[j].t, first + n))
 			G->gt[j].role = GT_MIDOUT;
-	G->ix = xmalloc(sizeof *G->ix * (size_t)n * ISA_MAX_OPERANDS);
-	for (int k = first; k < first + n; k++) {
-		const struct ir_op *op = &g->ops[k];
-		for (int i = 0; i < ISA_MAX_OPERANDS; i++) {
-			int t = i < op->n_in ? op->in[i] : i < op->n_in + op->n_out ?
-				op->out[i - op->n_in] : -1;
-			G->ix[(size_t)(k - first) * ISA_MAX_OPERANDS + (size_t)i] =
-				t < 0 ? -1 : cg_is_weight(g, t) ? w_find(G, t) : gt_find(G, t);
-		}
-	}
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
 	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
 	return G;
 bad:
+	free(tab);
 	cg_group_free(G);
 	return NULL;
 }
