@@ -258,7 +258,7 @@ int main(int argc, char **argv)
 		double t0 = now_seconds();
 		for (int64_t f = 0; f < fr.n && frc == 0; f++) {
 			npz_free(&fout);
-			if ((frc = frames_input(&fr, &zin, cli_shown(in_npz), f, &zout, &frame)) < 0 ||
+			if ((frc = frames_input(&fr, g, &zin, cli_shown(in_npz), f, &zout, &frame)) < 0 ||
 			    (frc = interp_set_inputs(&it, &frame, cli_shown(in_npz))) < 0)
 				break;
 			if ((frc = interp_run(&it, NULL, NULL)) < 0) {

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 		for (int64_t f = 0; f < fr.n && !rc; f++) {
 			sim_stats_free(&st);
 			npz_free(&fout);
-			rc = frames_input(&fr, &inputs, cli_shown(in), f, &outputs, &frame);
+			rc = frames_input(&fr, m->g, &inputs, cli_shown(in), f, &outputs, &frame);
 			if (!rc && (rc = sim_run(m, chip, shown, &frame, in, &fout, &st, 0)) < 0)
 				err_prefix("frame %lld", (long long)f);
 			if (rc)
