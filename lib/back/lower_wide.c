@@ -8,7 +8,10 @@
  * LSTM, GRU or RNN drops its absent inputs (attribute "slots", lib/ops/rnn.c):
  * an LSTM with peepholes and no sequence_lens has X, W, R, B, initial_h,
  * initial_c and P with Y and Y_h, 9 operands of 10 slots, 7 of 8 without
- * initial_c; all eight inputs and three outputs are refused, naming the op.
+ * initial_c.  Still too wide, an LSTM packs B with P, then initial_h with
+ * initial_c, into one input each (a Concat before it): X, W, R, B, initial_h,
+ * initial_c with Y, Y_h, Y_c (a stacked LSTM that returns its state) are 8.
+ * What is wider still is refused, naming the op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +93,13 @@ static int used(const struct ir_graph *g, int t)
 /* A recurrent op (LSTM, GRU, RNN) with more operands than slots keeps only
  * its inputs present, their ONNX slots in attribute "slots", and its
  * outputs used, theirs in "out_slots"; an LSTM then still too wide packs B
- * and P into one input (a Concat before it, *packed, attribute bp; rnn.c). */
+ * and P into one input (attribute bp), then initial_h and initial_c
+ * (attribute hc; rnn.c), each by a Concat before it: the ops added last to
+ * G, *packed of them. */
 static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 {
 	struct ir_op *op = &g->ops[i];
-	*packed = -1;
+	*packed = 0;
 	if ((op->type != OP_LSTM && op->type != OP_GRU && op->type != OP_RNN) ||
 	    op->n_in + op->n_out <= ISA_MAX_OPERANDS || op_attr(op, "slots"))
 		return 0;
@@ -130,14 +135,40 @@ static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 		char *name = graph_unique_name(g, base, 1);
 		int t = graph_add_tensor(g, name, DT_F32, 2, shape);
 		int cin[2] = { in[b], in[p] };
-		*packed = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+		(*packed)++;
 		free(name);
-		op_set_int(&g->ops[*packed], "axis", 1);
+		op_set_int(&g->ops[k], "axis", 1);
 		op = &g->ops[i];
 		op_set_int(op, "bp", 1);
 		in[b] = t;
 		memmove(in + p, in + p + 1, sizeof *in * (size_t)(n - p - 1));
 		memmove(slot + p, slot + p + 1, sizeof *slot * (size_t)(n - p - 1));
+		n--;
+	}
+	int h = -1, c = -1;
+	for (int j = 0; j < n; j++) {
+		h = slot[j] == 5 ? j : h;
+		c = slot[j] == 6 && op->type == OP_LSTM ? j : c;
+	}
+	if (n + op->n_out > ISA_MAX_OPERANDS && h >= 0 && c >= 0) {
+		/* initial_h and initial_c [d0, d1, H] into [2 d0, d1, H] */
+		const struct ir_tensor *ht = &g->tensors[in[h]];
+		int64_t shape[3] = { 2 * ht->shape[0], ht->shape[1], ht->shape[2] };
+		char base[512];
+		snprintf(base, sizeof base, "%s_c", ht->name);
+		char *name = graph_unique_name(g, base, 1);
+		int t = graph_add_tensor(g, name, DT_F32, 3, shape);
+		int cin[2] = { in[h], in[c] };
+		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+		free(name);
+		op_set_int(&g->ops[k], "axis", 0);
+		(*packed)++;
+		op = &g->ops[i];
+		op_set_int(op, "hc", 1);
+		in[h] = t;
+		memmove(in + c, in + c + 1, sizeof *in * (size_t)(n - c - 1));
+		memmove(slot + c, slot + c + 1, sizeof *slot * (size_t)(n - c - 1));
 		n--;
 	}
 	op_set_inputs(op, n, in);
@@ -160,9 +191,10 @@ int lower_split_wide(struct ir_graph *g)
 			free(owner);
 			return -1;
 		}
-		if (k >= 0) {
+		if (k > 0) {
 			grow_array((void **)&owner, &cap, g->n_ops - n0, sizeof *owner);
-			owner[k - n0] = i;
+			for (int j = g->n_ops - k; j < g->n_ops; j++)
+				owner[j - n0] = i;
 			any = 1;
 		}
 	}
