@@ -133,7 +133,7 @@ static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 		char base[512];
 		snprintf(base, sizeof base, "%s_P", bt->name);
 		char *name = graph_unique_name(g, base, 1);
-		int t = graph_add_tensor(g, name, DT_F32, 2, shape);
+		int t = graph_add_tensor(g, name, bt->dtype, 2, shape);
 		int cin[2] = { in[b], in[p] };
 		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
 		(*packed)++;
@@ -158,7 +158,7 @@ static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 		char base[512];
 		snprintf(base, sizeof base, "%s_c", ht->name);
 		char *name = graph_unique_name(g, base, 1);
-		int t = graph_add_tensor(g, name, DT_F32, 3, shape);
+		int t = graph_add_tensor(g, name, ht->dtype, 3, shape);
 		int cin[2] = { in[h], in[c] };
 		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
 		free(name);
