@@ -228,9 +228,9 @@ int main(int argc, char **argv)
 		return cli_usage_error(prog, usage,
 				       "the IR and the inputs cannot both come from stdin");
 	if ((fr.n_state || record) && !fr.n) {
+		const char *what = fr.n_state ? "--state needs --frames" : "--record-inputs needs --frames";
 		frames_free(&fr);
-		return cli_usage_error(prog, usage, fr.n_state ? "--state needs --frames" :
-				       "--record-inputs needs --frames");
+		return cli_usage_error(prog, usage, what);
 	}
 	if (record && !strcmp(record, "-")) {
 		frames_free(&fr);
