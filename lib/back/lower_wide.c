@@ -90,6 +90,41 @@ static int used(const struct ir_graph *g, int t)
 	return 0;
 }
 
+/* When op I with inputs IN[0..*n) (ONNX slots SLOT[]) and its outputs
+ * pass the operand slots, and inputs of slots SA and SB are present: one
+ * input, their Concat along AXIS (a new op, named after the first with
+ * SUFFIX), in place of the first, the second dropped, attribute ATTR set.
+ * 1 when packed. */
+static int pack_pair(struct ir_graph *g, int i, int *in, int64_t *slot, int *n, int sa, int sb,
+		     int axis, const char *suffix, const char *attr)
+{
+	int a = -1, b = -1;
+	for (int j = 0; j < *n; j++) {
+		a = slot[j] == sa ? j : a;
+		b = slot[j] == sb ? j : b;
+	}
+	if (*n + g->ops[i].n_out <= ISA_MAX_OPERANDS || a < 0 || b < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[in[a]], *y = &g->tensors[in[b]];
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, x->shape, sizeof shape);
+	shape[axis] += y->shape[axis];
+	char base[512];
+	snprintf(base, sizeof base, "%s%s", x->name, suffix);
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_tensor(g, name, x->dtype, x->rank, shape);
+	int cin[2] = { in[a], in[b] };
+	int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+	free(name);
+	op_set_int(&g->ops[k], "axis", axis);
+	op_set_int(&g->ops[i], attr, 1);
+	in[a] = t;
+	memmove(in + b, in + b + 1, sizeof *in * (size_t)(*n - b - 1));
+	memmove(slot + b, slot + b + 1, sizeof *slot * (size_t)(*n - b - 1));
+	(*n)--;
+	return 1;
+}
+
 /* A recurrent op (LSTM, GRU, RNN) with more operands than slots keeps only
  * its inputs present, their ONNX slots in attribute "slots", and its
  * outputs used, theirs in "out_slots"; an LSTM then still too wide packs B
@@ -118,59 +153,18 @@ static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 		*dropped = 1;
 	}
 	n = 0;
-	int b = -1, p = -1;
 	for (int j = 0; j < op->n_in; j++)
 		if (op->in[j] >= 0) {
-			b = j == 3 ? n : b;
-			p = j == 7 && op->type == OP_LSTM ? n : p;
 			in[n] = op->in[j];
 			slot[n++] = j;
 		}
-	if (n + op->n_out > ISA_MAX_OPERANDS && b >= 0 && p >= 0) {
-		/* B [nd, 8H] and P [nd, 3H] into [nd, 11H] */
-		const struct ir_tensor *bt = &g->tensors[in[b]], *pt = &g->tensors[in[p]];
-		int64_t shape[2] = { bt->shape[0], bt->shape[1] + pt->shape[1] };
-		char base[512];
-		snprintf(base, sizeof base, "%s_P", bt->name);
-		char *name = graph_unique_name(g, base, 1);
-		int t = graph_add_tensor(g, name, bt->dtype, 2, shape);
-		int cin[2] = { in[b], in[p] };
-		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+	/* B [nd, 8H] and P [nd, 3H] into [nd, 11H]; then initial_h and
+	 * initial_c [d0, d1, H] into [2 d0, d1, H] */
+	if (op->type == OP_LSTM && pack_pair(g, i, in, slot, &n, 3, 7, 1, "_P", "bp"))
 		(*packed)++;
-		free(name);
-		op_set_int(&g->ops[k], "axis", 1);
-		op = &g->ops[i];
-		op_set_int(op, "bp", 1);
-		in[b] = t;
-		memmove(in + p, in + p + 1, sizeof *in * (size_t)(n - p - 1));
-		memmove(slot + p, slot + p + 1, sizeof *slot * (size_t)(n - p - 1));
-		n--;
-	}
-	int h = -1, c = -1;
-	for (int j = 0; j < n; j++) {
-		h = slot[j] == 5 ? j : h;
-		c = slot[j] == 6 && op->type == OP_LSTM ? j : c;
-	}
-	if (n + op->n_out > ISA_MAX_OPERANDS && h >= 0 && c >= 0) {
-		/* initial_h and initial_c [d0, d1, H] into [2 d0, d1, H] */
-		const struct ir_tensor *ht = &g->tensors[in[h]];
-		int64_t shape[3] = { 2 * ht->shape[0], ht->shape[1], ht->shape[2] };
-		char base[512];
-		snprintf(base, sizeof base, "%s_c", ht->name);
-		char *name = graph_unique_name(g, base, 1);
-		int t = graph_add_tensor(g, name, ht->dtype, 3, shape);
-		int cin[2] = { in[h], in[c] };
-		int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
-		free(name);
-		op_set_int(&g->ops[k], "axis", 0);
+	if (op->type == OP_LSTM && pack_pair(g, i, in, slot, &n, 5, 6, 0, "_c", "hc"))
 		(*packed)++;
-		op = &g->ops[i];
-		op_set_int(op, "hc", 1);
-		in[h] = t;
-		memmove(in + c, in + c + 1, sizeof *in * (size_t)(n - c - 1));
-		memmove(slot + c, slot + c + 1, sizeof *slot * (size_t)(n - c - 1));
-		n--;
-	}
+	op = &g->ops[i];
 	op_set_inputs(op, n, in);
 	op_set_ints(op, "slots", n, slot);
 	free(in);
