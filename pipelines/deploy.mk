@@ -144,7 +144,7 @@ $(OUT)/deploy.cfg: FORCE
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
 
 $(OUT)/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
-	$(call tool,onnx2top) $(MODEL) $(BINDFLAG) $(SHAPEFLAGS) -o $@
+	$(call tool,onnx2top) $(MODEL) $(strip $(BINDFLAG) $(SHAPEFLAGS)) -o $@
 
 $(OUT)/canonical.top: $(OUT)/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@
@@ -190,7 +190,7 @@ endif
 # Each stage of SHAPES, $(OUT)/shapeK/, through the same tools as above.
 $(OUT)/shape%/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
 	@mkdir -p $(@D)
-	$(call tool,onnx2top) $(MODEL) $(BINDFLAG) $(call stage_flags,$*) -o $@
+	$(call tool,onnx2top) $(MODEL) $(strip $(BINDFLAG) $(call stage_flags,$*)) -o $@
 
 $(OUT)/shape%/canonical.top: $(OUT)/shape%/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@
