@@ -198,3 +198,24 @@ open(sys.argv[2], "wb").write(b)' "$T/b.tmodel" "$T/c.tmodel"
 	tpu-sim -q "$T/s2.tmodel" -i "$FX/frames256.npz" --frames 20 --state hn=h,cn=c -o "$T/s2.npz"
 	cmp "$T/d256.npz" "$T/s2.npz"
 }
+
+@test "shapes: tpuc(3) selects the stage an input fits and runs it as tpu-sim does" {
+	back f32 "$FX/m.top" "$T/128.tpu"
+	onnx2top "$FX/vad.onnx" --bind "$FX/sr16k.npz" --shape input=1,256 --shape h=2,1,16 \
+		--shape c=2,1,16 | top-opt -o "$T/256.top"
+	back f32 "$T/256.top" "$T/256.tpu"
+	codegen "$T/128.tpu" "$T/256.tpu" -o "$T/b.tmodel"
+	local san=
+	case $TPUC_BUILD in *-san) san="-fsanitize=address,undefined" ;; esac
+	cc $san -fopenmp -Wall -Wextra -Werror -I"$REPO/lib/api" "$REPO/tests/fixtures/api_stages.c" \
+		"$TPUC_BUILD/libtpuc.a" -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread \
+		-o "$T/api_stages"
+	$PY -c 'import sys, numpy as np
+f = np.load(sys.argv[1]); np.savez(sys.argv[2], input=f["input"][3], h=f["h"], c=f["c"])' \
+		"$FX/frames256.npz" "$T/in256.npz"
+	run "$T/api_stages" "$T/b.tmodel" "$T/in256.npz" "$T/api.npz"
+	assert_success
+	assert_output "stages 2, ran 1"
+	tpu-sim -q "$T/b.tmodel" -i "$T/in256.npz" -o "$T/sim.npz"
+	cmp "$T/api.npz" "$T/sim.npz"
+}
