@@ -23,20 +23,10 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
-# vad_check OUT.npz EXPECT.npz TOL: every output of every frame within TOL
-# of the reference, and the same decision (output > 0.5) on every frame.
+# vad_check OUT.npz EXPECT.npz TOL: the output of every frame within TOL
+# of the reference, the same decisions (helpers.bash).
 vad_check() {
-	run $PY - "$1" "$2" "$3" <<'EOF'
-import sys, numpy as np
-a, b, tol = np.load(sys.argv[1]), np.load(sys.argv[2]), float(sys.argv[3])
-for k in b.files:
-    assert a[k].shape == b[k].shape, (k, a[k].shape, b[k].shape)
-d = float(np.abs(a["output"] - b["output"]).max())
-print("output max abs error %.3g" % d)
-assert d <= tol, d
-assert ((a["output"] > 0.5) == (b["output"] > 0.5)).all(), "a decision differs"
-EOF
-	assert_success
+	frames_agree "$1" "$2" output "$3"
 }
 
 # back MODE TOP OUT.tpu [TABLE]: the back end up to addressed.tpu
