@@ -45,7 +45,7 @@ CONTEXT = 64
 def speak(text, voice, speed, path):
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", path + ".raw.wav", text],
                    check=True)
-    subprocess.run(["sox", path + ".raw.wav", "-r", str(RATE), "-c", "1", "-b", "16", path],
+    subprocess.run(["sox", "-D", path + ".raw.wav", "-r", str(RATE), "-c", "1", "-b", "16", path],
                    check=True)
     os.unlink(path + ".raw.wav")
     raw = open(path, "rb").read()
