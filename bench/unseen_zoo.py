@@ -5,7 +5,7 @@ norm statistics re-estimated on random data (train mode, a few forward
 passes) so that activations are realistic, exported to ONNX (opset 13).
 
     /usr/bin/python3 bench/unseen_zoo.py OUTDIR [NAME ...]
-    bench/chip-table.sh OUTDIR/*.onnx
+    bench/chip-table.sh -f bench/unseen-figures.txt OUTDIR/*.onnx
 
 Writes OUTDIR/NAME.onnx, OUTDIR/NAME_calib.npz (8 samples, key "input", as
 chip-table.sh reads them) and OUTDIR/NAME_input.npz (one sample) per
