@@ -57,6 +57,8 @@ struct ahead {
 	struct held *h;            /* weights loaded ahead, in load order */
 	int nh, caph;
 	int scan;                  /* units before it have all their weights in */
+	uint32_t old_wait;         /* the latest last compute of the units of the
+				      weights held ahead dropped from h (prune) */
 };
 
 static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi);
@@ -151,7 +153,24 @@ static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t
 		if (h->user < upto && h->lo < hi && lo < h->hi && un[h->user].last_cmp > w)
 			w = un[h->user].last_cmp;
 	}
-	return w;
+	return w > a->old_wait ? w : a->old_wait;
+}
+
+/* Drop the weights held for units before `before` from a->h, their
+ * units' last computes folded into a->old_wait, which every later load
+ * then waits for: long finished by then, and h stays short (its scans run
+ * for every weight placed). */
+static void held_prune(struct ahead *a, int before)
+{
+	int n = 0;
+	for (int k = 0; k < a->nh; k++) {
+		const struct held *h = &a->h[k];
+		if (h->user >= before)
+			a->h[n++] = *h;
+		else if (a->un[h->user].last_cmp > a->old_wait)
+			a->old_wait = a->un[h->user].last_cmp;
+	}
+	a->nh = n;
 }
 
 /* Whether local bytes [lo, hi) are free of the regions of units from..to
@@ -341,7 +360,7 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
-	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0 };
+	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0 };
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
@@ -362,6 +381,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 		struct prefetch pf = { 0 };
 		ah.i = i;
 		ah.last = i + 1;
+		held_prune(&ah, i - 1);
 		/* Units after the next whose regions no unit from i on uses, nor
 		 * a weight held for one. */
 		while (ah.last + 1 < n_grp && ah.last + 1 - i <= AHEAD) {
