@@ -101,6 +101,7 @@ int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int
 							 : xstrdup(s->name);
 	int k = graph_add_tensor(lc->tpu, name, dt, s->rank, s->shape);
 	free(name);
+	lc->tpu->tensors[k].dyn = s->dyn;
 	if (quant_is_q(dt)) {
 		lc->tpu->tensors[k].scale = scale;
 		lc->tpu->tensors[k].zero_point = zp;

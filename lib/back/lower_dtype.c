@@ -52,6 +52,13 @@ int lower_on_host(const struct ir_graph *top, const struct ir_op *op)
 		return 0;
 	if (!d->lower && !d->run_tpu)
 		return 1;
+	/* a dynamic or empty tensor: the chip's commands have static extents */
+	for (int j = 0; j < op->n_in + op->n_out; j++) {
+		int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		const struct ir_tensor *t = ti >= 0 ? &top->tensors[ti] : NULL;
+		if (t && (t->dyn || (!t->data && tensor_numel(t) == 0)))
+			return 1;
+	}
 	struct ir_graph *sub[2];
 	if (bodies(op, sub))
 		return 1;      /* control flow: If, Loop, Scan */

@@ -14,8 +14,9 @@ int lower_dtype_check(const struct ir_graph *top);
  * but no chip form (no lowering and no chip kernel: MaxUnpool, RoiAlign,
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
  * pooling), its shape input (Reshape, Expand, Tile) or Conv weight is not
- * a constant, or it is an f32-only op (OPF_F32_ONLY) holding another
- * dtype; else 0. */
+ * a constant, it is an f32-only op (OPF_F32_ONLY) holding another dtype,
+ * or it reads or writes a dynamic tensor (formats/tpuc-ir.5) or one without
+ * elements; else 0. */
 struct lower_ctx;
 struct ir_op;
 int lower_on_host(const struct ir_graph *top, const struct ir_op *op);

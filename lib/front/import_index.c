@@ -63,11 +63,19 @@ int cv_onehot(struct imp *im, struct ir_op *op)
 	return 0;
 }
 
-/* TopK: k from the attribute (opset < 10) or the constant input. */
+/* TopK: k from the attribute (opset < 10) or the constant input; a
+ * run-time k stays input 1 (the output's extent along axis is then
+ * dynamic). */
 int cv_topk(struct imp *im, struct ir_op *op)
 {
 	int64_t kv[1], axis;
 	int n = 1;
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	op_set_int(op, "axis", axis);
+	if (im->opset >= 10 && op->n_in > 1 && op->in[1] >= 0 &&
+	    !im->g->tensors[op->in[1]].data)   /* k at run time */
+		return put_int(im, op, "largest", 1) < 0 ? -1 : put_int(im, op, "sorted", 1);
 	if (im->opset < 10) {
 		if (attr_int(im, "k", -1, &kv[0]) < 0)
 			return -1;
@@ -76,8 +84,6 @@ int cv_topk(struct imp *im, struct ir_op *op)
 	}
 	if (n != 1)
 		return node_err(im, "K must hold one value");
-	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
-		return -1;
 	op->n_in = 1;
 	op_set_int(op, "k", kv[0]);
 	op_set_int(op, "axis", axis);

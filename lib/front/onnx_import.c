@@ -183,8 +183,6 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return import_einsum(im, out0);
 	if (!strcmp(type, "If") || !strcmp(type, "Loop") || !strcmp(type, "Scan"))
 		return import_control(im, out0);
-	if (is_datadep_op(type))
-		return import_datadep(im);
 	if (!strcmp(type, "GroupNormalization")) {
 		int first = import_groupnorm(im, out0);
 		return first < 0 ? -1 : import_infer_ops(im, first);

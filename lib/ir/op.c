@@ -68,9 +68,25 @@ int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *
 
 int op_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_io(g, op) < 0)
+	if (op_check_io(g, op) < 0 || op_defs[op->type]->infer(g, op) < 0)
 		return -1;
-	return op_defs[op->type]->infer(g, op);
+	if (op_has(op->type, OPF_DYN_SHAPE))
+		return 0;
+	/* An output of an op reading a dynamic shape is dynamic in every
+	 * dimension (its extents are found again at run time). */
+	int dyn = 0;
+	for (int j = 0; j < op->n_in && !dyn; j++)
+		dyn = op->in[j] >= 0 && g->tensors[op->in[j]].dyn;
+	for (int j = 0; j < op->n_out && dyn; j++) {
+		struct ir_tensor *t = &g->tensors[op->out[j]];
+		t->dyn = t->rank ? (uint32_t)((1u << t->rank) - 1) : 0;
+	}
+	return 0;
+}
+
+void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims)
+{
+	g->tensors[op->out[i]].dyn |= dims;
 }
 
 void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
@@ -79,6 +95,7 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 	struct ir_tensor *t = &g->tensors[op->out[i]];
 	t->dtype = dt;
 	t->rank = rank;
+	t->dyn = 0;
 	for (int j = 0; j < rank; j++)
 		t->shape[j] = shape[j];
 }
@@ -163,7 +180,7 @@ static int infer_once(struct ir_graph *g, struct ir_op *op, int as_f32, enum ir_
 
 int ir_verify_ops(struct ir_graph *g)
 {
-	struct saved { enum ir_dtype dt; int rank; int64_t shape[IR_MAX_RANK]; } *keep = NULL;
+	struct saved { enum ir_dtype dt; int rank; uint32_t dyn; int64_t shape[IR_MAX_RANK]; } *keep = NULL;
 	enum ir_dtype *in_dt = NULL;
 	int cap = 0, in_cap = 0, rc = 0;
 	for (int i = 0; i < g->n_ops && rc == 0; i++) {
@@ -178,6 +195,7 @@ int ir_verify_ops(struct ir_graph *g)
 			const struct ir_tensor *t = &g->tensors[op->out[j]];
 			keep[j].dt = t->dtype;
 			keep[j].rank = t->rank;
+			keep[j].dyn = t->dyn;
 			memcpy(keep[j].shape, t->shape, sizeof t->shape);
 		}
 		/* As stored first (a Tpu op may need its exact dtypes, BitShift
@@ -199,8 +217,12 @@ int ir_verify_ops(struct ir_graph *g)
 					      t->name, dtype_name(keep[j].dt), got,
 					      dtype_name(same_dt ? keep[j].dt : t->dtype), want);
 			}
+			if (rc == 0 && t->dyn != keep[j].dyn)
+				rc = op_error(op, "output '%s' has dynamic dimensions %#x, its inputs and "
+					      "attributes give %#x", t->name, keep[j].dyn, t->dyn);
 			t->dtype = keep[j].dt;
 			t->rank = keep[j].rank;
+			t->dyn = keep[j].dyn;
 			memcpy(t->shape, keep[j].shape, sizeof t->shape);
 		}
 	}

@@ -129,6 +129,12 @@ static inline struct ir_tensor *op_out(struct ir_graph *g, const struct ir_op *o
 /* Set output i's dtype and shape. */
 void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
 		int rank, const int64_t *shape);
+/* Mark dimensions DIMS (a bit each) of output i dynamic (after op_set_out,
+ * which leaves none): an op whose output shape depends on its inputs'
+ * values.  Ops flagged OPF_DYN_SHAPE mark all their dynamic dimensions
+ * this way; for the others op_infer marks every dimension of every output
+ * dynamic when an input has a dynamic dimension. */
+void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims);
 /* Output 0 takes input 0's dtype and shape. */
 int infer_same(struct ir_graph *g, struct ir_op *op);
 /* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */

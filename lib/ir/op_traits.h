@@ -40,6 +40,11 @@ enum op_flag {
 	/* top-opt's fuse-act folds a following Relu, or Clip from 0, into
 	 * it as do_relu (and relu_limit): its kernels apply them. */
 	OPF_FUSE_RELU = 1 << 4,
+	/* Its shape inference marks its outputs' dynamic dimensions itself
+	 * (Shape and Size: static outputs of any input; data-dependent ops):
+	 * op_infer does not mark every output dimension of an op with a
+	 * dynamic input dynamic. */
+	OPF_DYN_SHAPE = 1 << 5,
 };
 
 /* X(ENUM, cost, flags): the ops that are not plain vector ops. */
@@ -56,6 +61,8 @@ enum op_flag {
 	X(AVGPOOL, COST_POOL, OPF_F32_ONLY) \
 	X(GAVGPOOL, COST_GPOOL, OPF_F32_ONLY) \
 	X(GMAXPOOL, COST_GPOOL, OPF_F32_ONLY) \
+	X(SHAPE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(SIZE, COST_VECTOR, OPF_DYN_SHAPE) \
 	X(BATCHNORM, COST_VECTOR, OPF_F32_ONLY) \
 	X(RELU, COST_VECTOR, OPF_F32_ONLY) \
 	X(CLIP, COST_VECTOR, OPF_F32_ONLY) \
@@ -113,7 +120,10 @@ enum op_flag {
 	X(RANGE, 3, 3, 3, 3, 1, 1) \
 	X(CONSTANTOFSHAPE, 0, 1, 0, 1, 1, 1) \
 	X(SPLIT, 1, 1, 1, 1, 1, IO_ANY) \
-	X(TOPK, 1, 1, 1, 1, 1, 2) \
+	X(TOPK, 1, 2, 1, 1, 1, 2) \
+	X(COMPRESS, 2, 2, 2, 2, 1, 1) \
+	X(UNIQUE, 1, 1, 1, 1, 1, 4) \
+	X(NMS, 2, 5, 2, 5, 1, 1) \
 	X(LAYERNORM, 2, 3, 2, 3, 1, 3) \
 	X(INSTANCENORM, 3, 3, 3, 3, 1, 1) \
 	X(NLLLOSS, 2, 3, 2, 3, 1, 1) \

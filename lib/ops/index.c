@@ -209,18 +209,28 @@ static int onehot_run(struct kern *k)
 
 static int topk_infer(struct ir_graph *g, struct ir_op *op)
 {
-	const struct ir_tensor *x = op_in(g, op, 0);
+	const struct ir_tensor *x = op_in(g, op, 0), *kt = op_in(g, op, 1);
 	int axis = norm_axis(op_int(op, "axis", -1), x->rank);
 	int64_t kk = op_int(op, "k", -1), shape[IR_MAX_RANK];
-	if (axis < 0 || kk < 0 || kk > x->shape[axis])
-		return op_error(op, "axis or k out of range");
+	if (axis < 0)
+		return op_error(op, "axis out of range");
+	/* k as input 1: a run-time k gives a dynamic extent of at most the axis' */
+	int dyn_k = kt && !kt->data;
+	if (kt && tensor_numel(kt) != 1 && !kt->dyn)
+		return op_error(op, "K must hold one value");
+	kk = dyn_k ? x->shape[axis] : kt ? dtype_get_int(kt->data, kt->dtype, 0) : kk;
+	if (kk < 0 || (kk > x->shape[axis] && !x->dyn))
+		return op_error(op, "k %lld out of range [0, %lld]", (long long)kk,
+				(long long)x->shape[axis]);
 	if (x->dtype == DT_BOOL || x->dtype == DT_F16 || x->dtype == DT_BF16)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	memcpy(shape, x->shape, sizeof shape);
 	shape[axis] = kk;
-	op_set_out(g, op, 0, x->dtype, x->rank, shape);
-	if (op->n_out > 1)
-		op_set_out(g, op, 1, DT_I64, x->rank, shape);
+	for (int i = 0; i < op->n_out; i++) {
+		op_set_out(g, op, i, i ? DT_I64 : x->dtype, x->rank, shape);
+		if (dyn_k)
+			op_set_dyn(g, op, i, 1u << axis);
+	}
 	return 0;
 }
 
@@ -245,7 +255,7 @@ static int topk_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int axis = norm_axis(op_int(k->op, "axis", -1), x->rank);
-	int64_t kk = op_int(k->op, "k", 0), n = x->shape[axis], outer = 1, inner = 1;
+	int64_t kk = y->shape[axis], n = x->shape[axis], outer = 1, inner = 1;
 	int largest = (int)op_int(k->op, "largest", 1);
 	size_t es = dtype_size(x->dtype);
 	for (int d = 0; d < axis; d++)

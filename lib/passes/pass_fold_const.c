@@ -16,7 +16,9 @@
 int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 {
 	struct ir_op *op = &g->ops[i];
-	int shape_only = op->type == OP_SHAPE || op->type == OP_SIZE || op->type == OP_EYELIKE;
+	/* Shape, Size and EyeLike read only a shape: a static one */
+	int shape_only = (op->type == OP_SHAPE || op->type == OP_SIZE || op->type == OP_EYELIKE) &&
+			 !g->tensors[op->in[0]].dyn;
 	for (int j = 0; j < op->n_in && !shape_only; j++)
 		if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
 			return 0;
@@ -44,17 +46,22 @@ int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes)
 	struct kern k;
 	kern_from_graph(&k, g, op, vals);
 	int rc = run(&k);
-	kern_done(&k);
 	for (int j = 0; j < op->n_out; j++) {
 		struct ir_tensor *t = &g->tensors[op->out[j]];
 		if (rc < 0) {
 			free(vals[op->out[j]]);
 			continue;
 		}
+		/* a dynamic output (NonZero's ...) takes the extents its kernel gave */
+		if (t->dyn) {
+			memcpy(t->shape, k.out[j].shape, sizeof t->shape);
+			t->dyn = 0;
+		}
 		t->data = vals[op->out[j]];
 		t->nbytes = tensor_bytes(t);
 		t->owns_data = 1;
 	}
+	kern_done(&k);
 	free(vals);
 	if (rc < 0)
 		return -1;
