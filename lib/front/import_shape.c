@@ -215,6 +215,10 @@ int cv_slice(struct imp *im, struct ir_op *op)
 			if (attr_ints(im, names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
 				return -1;
 	} else {
+		/* a run-time start, end, axis or step: all four stay inputs */
+		for (int i = 0; i < 4; i++)
+			if (op->n_in > i + 1 && op->in[i + 1] >= 0 && !im->g->tensors[op->in[i + 1]].data)
+				return 0;
 		for (int i = 0; i < 4; i++) {
 			if (attr_absent(im, names[i]) < 0)
 				return -1;
@@ -338,10 +342,15 @@ int cv_constantofshape(struct imp *im, struct ir_op *op)
 {
 	int64_t shape[IR_MAX_RANK];
 	int n;
-	if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
-		return -1;
-	op->n_in = 0;
-	op_set_ints(op, "shape", n, shape);
+	const struct ir_tensor *st = &im->g->tensors[op->in[0]];
+	if (st->data || st->dyn) {   /* a run-time shape stays input 0 */
+		if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
+			return -1;
+		op->n_in = 0;
+		op_set_ints(op, "shape", n, shape);
+	} else if (st->rank != 1 || st->shape[0] > IR_MAX_RANK) {
+		return node_err(im, "shape must be 1-D, of at most %d values", IR_MAX_RANK);
+	}
 	const Onnx__AttributeProto *a = attr_find(im->node, "value");
 	enum ir_dtype dt = DT_F32;
 	double fv = 0;

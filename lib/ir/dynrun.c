@@ -47,21 +47,35 @@ void dynrun_free(struct dynrun *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Make val[t] hold BYTES: a buffer of the caller's that dynrun may not
- * replace (ADOPT 0) fits already. */
-static void *reserve(struct dynrun *r, int t, size_t bytes)
+/* Make val[t] hold BYTES, keeping the KEEP bytes it holds: a buffer of
+ * the caller's that dynrun may not replace (ADOPT 0) fits already.  A
+ * buffer grows at least twofold (a loop's stacked outputs grow row by
+ * row). */
+static void *reserve(struct dynrun *r, int t, size_t bytes, size_t keep)
 {
 	if (r->val[t] && r->cap[t] >= bytes)
 		return r->val[t];
 	if (r->val[t] && !r->adopt && !r->mine[t])
 		return r->val[t];
+	size_t cap = r->cap[t] && bytes < 2 * r->cap[t] && keep ? 2 * r->cap[t] : bytes ? bytes : 1;
+	void *p = xaligned(cap);
+	memset(p, 0, cap);
+	if (r->val[t] && keep)
+		memcpy(p, r->val[t], keep < r->cap[t] ? keep : r->cap[t]);
 	if (r->adopt || r->mine[t])
 		free(r->val[t]);
-	r->val[t] = xaligned(bytes ? bytes : 1);
-	memset(r->val[t], 0, bytes ? bytes : 1);
-	r->cap[t] = bytes ? bytes : 1;
+	r->val[t] = p;
+	r->cap[t] = cap;
 	r->mine[t] = 1;
 	return r->val[t];
+}
+
+/* kern.out_grow for dynrun_op's kernels. */
+static void *grow(struct kern *k, int i, size_t bytes)
+{
+	struct dynrun *r = k->grow_ctx;
+	int t = k->op->out[i];
+	return reserve(r, t, bytes, (size_t)view_numel(&k->out[i]) * dtype_size(k->out[i].dtype));
 }
 
 void *dynrun_set_shape(struct dynrun *r, int t, int rank, const int64_t *shape)
@@ -70,7 +84,7 @@ void *dynrun_set_shape(struct dynrun *r, int t, int rank, const int64_t *shape)
 	x->rank = rank;
 	memcpy(x->shape, shape, sizeof(int64_t) * (size_t)rank);
 	x->dyn = 0;
-	return reserve(r, t, tensor_bytes(x));
+	return reserve(r, t, tensor_bytes(x), 0);
 }
 
 /* Run-time shape inference of OP: its inputs shown as constants of their
@@ -110,7 +124,7 @@ int dynrun_op(struct dynrun *r, int i, int (*run)(struct kern *k), int nthreads)
 		if (infer_rt(r, op) < 0)
 			return -1;
 		for (int j = 0; j < op->n_out; j++)
-			reserve(r, op->out[j], tensor_bytes(&rt->tensors[op->out[j]]));
+			reserve(r, op->out[j], tensor_bytes(&rt->tensors[op->out[j]]), 0);
 	}
 	/* nothing to compute for outputs without elements */
 	int empty = op->n_out > 0;
@@ -123,6 +137,10 @@ int dynrun_op(struct dynrun *r, int i, int (*run)(struct kern *k), int nthreads)
 	struct kern k;
 	kern_from_graph(&k, rt, op, r->val);
 	k.nthreads = nthreads;
+	if (dyn) {
+		k.out_grow = grow;
+		k.grow_ctx = r;
+	}
 	int rc = run(&k);
 	for (int j = 0; j < op->n_out && rc == 0 && dyn; j++) {
 		struct ir_tensor *t = &rt->tensors[op->out[j]];

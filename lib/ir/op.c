@@ -231,6 +231,23 @@ int ir_verify_ops(struct ir_graph *g)
 	return rc;
 }
 
+void *kern_out_shape(struct kern *k, int i, const int64_t *shape)
+{
+	struct view *v = &k->out[i];
+	int64_t had = view_numel(v);
+	memcpy(v->shape, shape, sizeof(int64_t) * (size_t)v->rank);
+	int64_t n = view_numel(v);
+	if (n > had) {
+		if (!k->out_grow) {
+			op_error(k->op, "output %d needs %lld elements, its static shape holds %lld", i,
+				 (long long)n, (long long)had);
+			return NULL;
+		}
+		v->data = k->out_grow(k, i, (size_t)n * dtype_size(v->dtype));
+	}
+	return v->data;
+}
+
 void kern_init(struct kern *k, int n_in, int n_out)
 {
 	memset(k, 0, sizeof *k);

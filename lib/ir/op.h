@@ -39,6 +39,11 @@ struct kern {
 	int in_row0;                 /* first input row held by in[0] */
 	int in_full_h;               /* rows of the whole input 0 */
 	int nthreads;
+	/* Run on run-time shapes (lib/ir/dynrun.h): make output i's buffer
+	 * hold BYTES, keeping what it holds, and return it; NULL when the
+	 * kernel runs on static shapes (its outputs' buffers fit them). */
+	void *(*out_grow)(struct kern *k, int i, size_t bytes);
+	void *grow_ctx;
 };
 
 struct lower_ctx;   /* lib/back/lower.h */
@@ -83,6 +88,12 @@ int graph_infer(struct ir_graph *g);
  * release it with kern_done. */
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals);
+/* Give output I of K the extents SHAPE (of its rank), found by its kernel
+ * (a dynamic output: the result of a loop run until its condition failed,
+ * a branch's output): the view's shape set and its buffer grown to hold
+ * them, what it held kept.  Returns the buffer, or NULL with a message
+ * naming the op when the buffer cannot grow (static shapes). */
+void *kern_out_shape(struct kern *k, int i, const int64_t *shape);
 /* Zero k and give it n_in and n_out zeroed views (any number). */
 void kern_init(struct kern *k, int n_in, int n_out);
 /* Free the views of a kern from kern_init or kern_from_graph. */

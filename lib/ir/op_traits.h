@@ -122,6 +122,7 @@ enum op_flag {
 	X(SPLIT, 1, 1, 1, 1, 1, IO_ANY) \
 	X(TOPK, 1, 2, 1, 1, 1, 2) \
 	X(COMPRESS, 2, 2, 2, 2, 1, 1) \
+	X(SLICE, 1, 5, 1, 1, 1, 1) \
 	X(UNIQUE, 1, 1, 1, 1, 1, 4) \
 	X(NMS, 2, 5, 2, 5, 1, 1) \
 	X(LAYERNORM, 2, 3, 2, 3, 1, 3) \
