@@ -15,11 +15,19 @@ int lower_dtype_check(const struct ir_graph *top);
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
  * pooling), its shape input (Reshape, Expand, Tile) or Conv weight is not
  * a constant, it is an f32-only op (OPF_F32_ONLY) holding another dtype,
- * or it reads or writes a dynamic tensor (formats/tpuc-ir.5) or one without
- * elements; else 0. */
+ * it reads or writes a dynamic tensor (formats/tpuc-ir.5) or one without
+ * elements, or one that SHAPE_VAL (from lower_shape_values, or NULL) marks;
+ * else 0. */
 struct lower_ctx;
 struct ir_op;
-int lower_on_host(const struct ir_graph *top, const struct ir_op *op);
+int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char *shape_val);
+
+/* Per tensor of TOP, 1 if it is an integer value computed at run time from
+ * a dynamic shape (Shape or Size of a dynamic tensor, and the integer
+ * arithmetic on it: the sizes a Reshape or a TopK of run-time k takes):
+ * shape arithmetic, which runs on the host as TPU-MLIR's shape ops run on
+ * the CPU.  The caller frees the array. */
+char *lower_shape_values(const struct ir_graph *top);
 
 /* Lower op as a host op: its inputs as f32 (Casts at the boundary from the
  * chip's dtypes; integer and bool tensors as they are), its outputs in the

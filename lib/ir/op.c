@@ -66,17 +66,43 @@ int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *
 	return g->dialect == DIALECT_TOP || op->place == PLACE_HOST ? d->run_f32 : d->run_tpu;
 }
 
+/* Shape inference of OP with the dynamic extents of its inputs shown as 1
+ * (the extents dynamic dimensions hold are no more than a guess, and two of
+ * them need not agree where the run-time extents will: the rows NonZero
+ * kept of two tensors). */
+static int infer_dyn_as_one(struct ir_graph *g, struct ir_op *op)
+{
+	int64_t (*keep)[IR_MAX_RANK] = xmalloc(sizeof *keep * (size_t)(op->n_in + 1));
+	for (int j = 0; j < op->n_in; j++) {
+		struct ir_tensor *t = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		if (!t)
+			continue;
+		memcpy(keep[j], t->shape, sizeof keep[j]);
+		for (int d = 0; d < t->rank; d++)
+			if (t->dyn >> d & 1)
+				t->shape[d] = 1;
+	}
+	int rc = op_defs[op->type]->infer(g, op);
+	for (int j = op->n_in - 1; j >= 0; j--)   /* last first: an input may repeat */
+		if (op->in[j] >= 0)
+			memcpy(g->tensors[op->in[j]].shape, keep[j], sizeof keep[j]);
+	free(keep);
+	return rc;
+}
+
 int op_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_io(g, op) < 0 || op_defs[op->type]->infer(g, op) < 0)
+	int dyn = 0;
+	for (int j = 0; j < op->n_in && !dyn; j++)
+		dyn = op->in[j] >= 0 && g->tensors[op->in[j]].dyn;
+	if (op_check_io(g, op) < 0)
+		return -1;
+	if (op_defs[op->type]->infer(g, op) < 0 && (!dyn || infer_dyn_as_one(g, op) < 0))
 		return -1;
 	if (op_has(op->type, OPF_DYN_SHAPE))
 		return 0;
 	/* An output of an op reading a dynamic shape is dynamic in every
 	 * dimension (its extents are found again at run time). */
-	int dyn = 0;
-	for (int j = 0; j < op->n_in && !dyn; j++)
-		dyn = op->in[j] >= 0 && g->tensors[op->in[j]].dyn;
 	for (int j = 0; j < op->n_out && dyn; j++) {
 		struct ir_tensor *t = &g->tensors[op->out[j]];
 		t->dyn = t->rank ? (uint32_t)((1u << t->rank) - 1) : 0;

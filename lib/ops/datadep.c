@@ -299,9 +299,16 @@ static double scalar_in(const struct kern *k, int i, double def)
 static int nms_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *bx = op_in(g, op, 0), *sc = op_in(g, op, 1);
-	if (bx->rank != 3 || bx->shape[2] != 4 || sc->rank != 3 ||
-	    (!bx->dyn && !sc->dyn && (sc->shape[0] != bx->shape[0] || sc->shape[2] != bx->shape[1])))
-		return op_error(op, "boxes must be [B, N, 4] and scores [B, C, N]");
+	/* extents checked where static (they are again at run time) */
+	if (bx->rank != 3 || sc->rank != 3 || (bx->shape[2] != 4 && !(bx->dyn & 4)) ||
+	    (sc->shape[0] != bx->shape[0] && !((sc->dyn | bx->dyn) & 1)) ||
+	    (sc->shape[2] != bx->shape[1] && !(sc->dyn & 4) && !(bx->dyn & 2))) {
+		char b[160], c[160];
+		shape_str(b, sizeof b, bx->rank, bx->shape);
+		shape_str(c, sizeof c, sc->rank, sc->shape);
+		return op_error(op, "boxes must be [B, N, 4] and scores [B, C, N], they are %s and %s",
+				b, c);
+	}
 	for (int i = 2; i < op->n_in; i++) {
 		const struct ir_tensor *t = op_in(g, op, i);
 		if (t && tensor_numel(t) != 1 && !t->dyn)
@@ -368,12 +375,13 @@ static double iou(const double *a, const double *b)
 static int nms_run(struct kern *k)
 {
 	const struct view *bx = &k->in[0], *sc = &k->in[1];
-	if (sc->shape[0] != bx->shape[0] || sc->shape[2] != bx->shape[1])
+	if (bx->shape[2] != 4 || sc->shape[0] != bx->shape[0] || sc->shape[2] != bx->shape[1])
 		return op_error(k->op, "boxes must be [B, N, 4] and scores [B, C, N]");
 	int center = (int)op_int(k->op, "center_point_box", 0);
 	double thr = scalar_in(k, 3, 0), score_thr = scalar_in(k, 4, -INFINITY);
 	int64_t nb = bx->shape[0], nc = sc->shape[1], n = bx->shape[1];
-	int64_t per = (int64_t)scalar_in(k, 2, 0);
+	const struct view *mo = k->n_in > 2 && k->in[2].data && view_numel(&k->in[2]) ? &k->in[2] : NULL;
+	int64_t per = mo ? dtype_get_int(mo->data, mo->dtype, 0) : 0;   /* INT64_MAX: all */
 	per = per < 0 ? 0 : per < n ? per : n;
 	int64_t *sel = k->out[0].data, ns = 0;
 	int64_t *order = xmalloc(sizeof *order * (size_t)(n + 1));
