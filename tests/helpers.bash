@@ -51,7 +51,7 @@ a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 bad = [k for k in b.files if k not in a.files or a[k].shape != b[k].shape]
 if bad:
     sys.exit("%s: missing or of another shape: %s" % (sys.argv[1], " ".join(bad)))
-print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in b.files))' "$@"
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max(initial=0)) for k in b.files))' "$@"
 }
 
 # assert_close A B: fail unless the arrays of expected file B are within
