@@ -81,8 +81,13 @@ int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char
 	if ((op->type == OP_CONV || op->type == OP_MAXPOOL || op->type == OP_AVGPOOL ||
 	     op->type == OP_CONVTRANSPOSE) && top->tensors[op->in[0]].rank == 5)
 		return 1;
-	if ((op->type == OP_RESHAPE || op->type == OP_EXPAND || op->type == OP_TILE) &&
-	    op->n_in > 1 && op->in[1] >= 0)
+	/* an operand the chip's form takes as an attribute, given at run time
+	 * (Reshape's shape, Slice's starts, TopK's k, Trilu's k ...) */
+	int n_in = 0;
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0)
+			n_in = j + 1;
+	if (n_in > op_io_of(op->type).tpu_max_in)
 		return 1;
 	if (op->type == OP_CONV && !top->tensors[op->in[1]].data)
 		return 1;

@@ -13,8 +13,9 @@ int lower_dtype_check(const struct ir_graph *top);
 /* 1 when op of TOP runs on the host (PLACE_HOST): it has a float kernel
  * but no chip form (no lowering and no chip kernel: MaxUnpool, RoiAlign,
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
- * pooling), its shape input (Reshape, Expand, Tile) or Conv weight is not
- * a constant, it is an f32-only op (OPF_F32_ONLY) holding another dtype,
+ * pooling), it has an operand its chip form takes as an attribute given at
+ * run time (more inputs than OP_IO's tpu_max_in: Reshape's shape, Slice's
+ * starts, TopK's k ...) or a run-time Conv weight, it is an f32-only op (OPF_F32_ONLY) holding another dtype,
  * it reads or writes a dynamic tensor (formats/tpuc-ir.5) or one without
  * elements, or one that SHAPE_VAL (from lower_shape_values, or NULL) marks;
  * else 0. */

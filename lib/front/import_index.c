@@ -93,6 +93,10 @@ int cv_topk(struct imp *im, struct ir_op *op)
 int cv_cumsum(struct imp *im, struct ir_op *op)
 {
 	double axis;
+	if (put_int(im, op, "exclusive", 0) < 0 || put_int(im, op, "reverse", 0) < 0)
+		return -1;
+	if (!im->g->tensors[op->in[1]].data)
+		return 0;   /* the axis at run time: input 1 */
 	if (const_scalar(im, op->in[1], "axis", &axis) < 0)
 		return -1;
 	int64_t a = (int64_t)axis;
@@ -100,17 +104,21 @@ int cv_cumsum(struct imp *im, struct ir_op *op)
 		return -1;
 	op->n_in = 1;
 	op_set_int(op, "axis", a);
-	return put_int(im, op, "exclusive", 0) < 0 ? -1 : put_int(im, op, "reverse", 0);
+	return 0;
 }
 
 int cv_trilu(struct imp *im, struct ir_op *op)
 {
 	double kk = 0;
+	if (put_int(im, op, "upper", 1) < 0)
+		return -1;
+	if (op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data)
+		return 0;   /* k at run time: input 1 */
 	if (op->n_in > 1 && op->in[1] >= 0 && const_scalar(im, op->in[1], "k", &kk) < 0)
 		return -1;
 	op->n_in = 1;
 	op_set_int(op, "k", (int64_t)kk);
-	return put_int(im, op, "upper", 1);
+	return 0;
 }
 
 int cv_eyelike(struct imp *im, struct ir_op *op)

@@ -171,6 +171,8 @@ int cv_squeeze(struct imp *im, struct ir_op *op)
 		return node_err(im, "the input shape is unknown");
 	if (axes_from(im, op, 1, axes, &n, x->rank) < 0)
 		return -1;
+	if (n == -2)
+		return 0;   /* the axes at run time: input 1 */
 	if (n < 0)
 		for (int d = n = 0; d < x->rank; d++)
 			if (x->shape[d] == 1)
@@ -189,6 +191,8 @@ int cv_unsqueeze(struct imp *im, struct ir_op *op)
 	if (a) {
 		if (attr_ints(im, "axes", axes, IR_MAX_RANK, &n) < 0)
 			return -1;
+	} else if (op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data) {
+		return 0;   /* the axes at run time: input 1 */
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
 		if (const_ints(im, op->in[1], "axes", axes, IR_MAX_RANK, &n) < 0)
 			return -1;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/convert.h"
 #include "ir/op.h"
 #include "ir/op_traits.h"
 #include "ir/limit.h"
@@ -108,6 +109,46 @@ int op_infer(struct ir_graph *g, struct ir_op *op)
 		t->dyn = t->rank ? (uint32_t)((1u << t->rank) - 1) : 0;
 	}
 	return 0;
+}
+
+int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+		  int i, const char *name, int64_t *v, int max)
+{
+	const struct ir_attr *a = name ? op_attr(op, name) : NULL;
+	if (a && a->kind == ATTR_INT && max >= 1) {
+		v[0] = a->i;
+		return 1;
+	}
+	if (a && a->kind == ATTR_INTS) {
+		if (a->n > max)
+			return op_error(op, "attribute '%s' holds %d values, at most %d", name, a->n, max);
+		memcpy(v, a->ints, sizeof *v * (size_t)a->n);
+		return a->n;
+	}
+	if (i >= op->n_in || op->in[i] < 0)
+		return 0;
+	const void *data;
+	enum ir_dtype dt;
+	int64_t n;
+	if (k) {
+		data = k->in[i].data;
+		dt = k->in[i].dtype;
+		n = view_numel(&k->in[i]);
+	} else {
+		const struct ir_tensor *t = &g->tensors[op->in[i]];
+		if (!t->data && !t->dyn && tensor_numel(t) == 0)
+			return 0;   /* empty: no value to wait for */
+		if (!t->data)
+			return -2;
+		data = t->data;
+		dt = t->dtype;
+		n = tensor_numel(t);
+	}
+	if (n > max)
+		return op_error(op, "input %d holds %lld values, at most %d", i, (long long)n, max);
+	for (int64_t j = 0; j < n; j++)
+		v[j] = dtype_get_int(data, dt, j);
+	return (int)n;
 }
 
 void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims)

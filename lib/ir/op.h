@@ -146,6 +146,16 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
  * this way; for the others op_infer marks every dimension of every output
  * dynamic when an input has a dynamic dimension. */
 void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims);
+/* An operand ONNX allows at run time (Slice's starts, TopK's k, Trilu's k
+ * ...): attribute NAME when the op has it (a constant the importer took),
+ * else input I, read from the kernel's view when K is given (run time) or
+ * from a constant of G.  Its values, at most MAX, go into V; returns their
+ * count, 0 when neither is there, -2 when input I is known only at run time
+ * (shape inference before it: the extents it decides are dynamic), or -1
+ * with a message naming the op when it holds more than MAX.  NAME may be
+ * NULL (no attribute). */
+int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+		  int i, const char *name, int64_t *v, int max);
 /* Output 0 takes input 0's dtype and shape. */
 int infer_same(struct ir_graph *g, struct ir_op *op);
 /* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */

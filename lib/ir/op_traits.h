@@ -123,6 +123,20 @@ enum op_flag {
 	X(TOPK, 1, 2, 1, 1, 1, 2) \
 	X(COMPRESS, 2, 2, 2, 2, 1, 1) \
 	X(SLICE, 1, 5, 1, 1, 1, 1) \
+	X(TRILU, 1, 2, 1, 1, 1, 1) \
+	X(CUMSUM, 1, 2, 1, 1, 1, 1) \
+	X(SQUEEZE, 1, 2, 1, 1, 1, 1) \
+	X(UNSQUEEZE, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMEAN, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMAX, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMIN, 1, 2, 1, 1, 1, 1) \
+	X(REDUCESUM, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEPROD, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEL1, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEL2, 1, 2, 1, 1, 1, 1) \
+	X(REDUCESUMSQUARE, 1, 2, 1, 1, 1, 1) \
+	X(REDUCELOGSUM, 1, 2, 1, 1, 1, 1) \
+	X(REDUCELOGSUMEXP, 1, 2, 1, 1, 1, 1) \
 	X(UNIQUE, 1, 1, 1, 1, 1, 4) \
 	X(NMS, 2, 5, 2, 5, 1, 1) \
 	X(LAYERNORM, 2, 3, 2, 3, 1, 3) \

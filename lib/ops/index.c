@@ -289,8 +289,10 @@ static int topk_run(struct kern *k)
 static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
-	if (norm_axis(op_int(op, "axis", 0), x->rank) < 0)
-		return op_error(op, "axis out of range");
+	int64_t axis = 0;
+	int n = op_param_ints(g, NULL, op, 1, "axis", &axis, 1);   /* -2: at run time */
+	if (n == -1 || (n >= 0 && norm_axis(axis, x->rank) < 0))
+		return n == -1 ? -1 : op_error(op, "axis out of range");
 	if (x->dtype == DT_BOOL)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	return infer_same(g, op);
@@ -299,7 +301,12 @@ static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 static int cumsum_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	int axis = norm_axis(op_int(k->op, "axis", 0), x->rank);
+	int64_t a = 0;
+	if (op_param_ints(k->g, k, k->op, 1, "axis", &a, 1) < 0)
+		return -1;
+	int axis = norm_axis(a, x->rank);
+	if (axis < 0)
+		return op_error(k->op, "axis %lld out of range", (long long)a);
 	int excl = (int)op_int(k->op, "exclusive", 0), rev = (int)op_int(k->op, "reverse", 0);
 	int64_t n = x->shape[axis], outer = 1, inner = 1;
 	for (int d = 0; d < axis; d++)
@@ -360,7 +367,9 @@ static int trilu_infer(struct ir_graph *g, struct ir_op *op)
 static int trilu_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	int64_t kk = op_int(k->op, "k", 0), r = y->shape[y->rank - 2], c = y->shape[y->rank - 1];
+	int64_t kk = 0, r = y->shape[y->rank - 2], c = y->shape[y->rank - 1];
+	if (op_param_ints(k->g, k, k->op, 1, "k", &kk, 1) < 0)
+		return -1;
 	int64_t n = view_numel(y);
 	size_t es = dtype_size(y->dtype);
 	int eye = k->op->type == OP_EYELIKE, upper = (int)op_int(k->op, "upper", 1);

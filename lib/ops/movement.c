@@ -132,7 +132,21 @@ static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t axes[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int mask[IR_MAX_RANK] = { 0 }, rank = 0;
-	int n = op_ints(op, "axes", axes, IR_MAX_RANK);
+	int n = op_param_ints(g, NULL, op, 1, "axes", axes, IR_MAX_RANK);
+	if (n == -1)
+		return -1;
+	if (n == -2) {
+		/* axes at run time: a known rank, dynamic extents */
+		int na = (int)tensor_numel(op_in(g, op, 1));
+		rank = op->type == OP_SQUEEZE ? x->rank - na : x->rank + na;
+		if (rank < 0 || rank > IR_MAX_RANK)
+			return op_error(op, "%d axes do not fit rank %d", na, x->rank);
+		for (int d = 0; d < rank; d++)
+			shape[d] = d < x->rank ? x->shape[d] : 1;
+		op_set_out(g, op, 0, x->dtype, rank, shape);
+		op_set_dyn(g, op, 0, rank ? (1u << rank) - 1 : 0);
+		return 0;
+	}
 	if (op->type == OP_SQUEEZE) {
 		for (int i = 0; i < n; i++) {
 			int a = norm_axis(axes[i], x->rank);
@@ -220,38 +234,6 @@ struct slice_par {
 	int64_t s[IR_MAX_RANK], e[IR_MAX_RANK], a[IR_MAX_RANK], p[IR_MAX_RANK];
 };
 
-/* The integers of input I of op (at most IR_MAX_RANK) into V: from the
- * kernel's view when K is given, else from a constant of G; their count,
- * 0 when absent, -2 when not a constant (shape inference before run time),
- * -1 with a message when too many. */
-static int par_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
-		    int i, int64_t *v)
-{
-	const void *data;
-	enum ir_dtype dt;
-	int64_t n;
-	if (i >= op->n_in || op->in[i] < 0)
-		return 0;
-	if (k) {
-		data = k->in[i].data;
-		dt = k->in[i].dtype;
-		n = view_numel(&k->in[i]);
-	} else {
-		const struct ir_tensor *t = &g->tensors[op->in[i]];
-		if (!t->data)
-			return -2;
-		data = t->data;
-		dt = t->dtype;
-		n = tensor_numel(t);
-	}
-	if (n > IR_MAX_RANK)
-		return op_error(op, "input %d holds %lld values, more than the %d axes a tensor has", i,
-				(long long)n, IR_MAX_RANK);
-	for (int64_t j = 0; j < n; j++)
-		v[j] = dtype_get_int(data, dt, j);
-	return (int)n;
-}
-
 /* Fill SP for op; 1 when known, 0 when an input is known only at run
  * time (G's shape inference), -1 on error. */
 static int slice_params(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
@@ -269,7 +251,7 @@ static int slice_params(const struct ir_graph *g, const struct kern *k, const st
 	int64_t *dst[4] = { sp->s, sp->e, sp->a, sp->p };
 	int n[4], known = 1;
 	for (int i = 0; i < 4; i++) {
-		n[i] = par_ints(g, k, op, i + 1, dst[i]);
+		n[i] = op_param_ints(g, k, op, i + 1, NULL, dst[i], IR_MAX_RANK);
 		if (n[i] == -1)
 			return -1;
 		known &= n[i] != -2;
