@@ -413,6 +413,28 @@ int cv_resize_common(struct imp *im, struct ir_op *op, const float *scales, int 
 	return 0;
 }
 
+/* A Resize or Upsample whose scales, sizes or roi is not a constant keeps
+ * them as inputs [X, roi, scales, sizes] (absent ones -1), whatever the
+ * opset's layout, and its output extents are dynamic (lib/ops/resize.c);
+ * 1 then, else 0.  Opset 18's axes need constants. */
+static int resize_at_run_time(struct imp *im, struct ir_op *op)
+{
+	int rt = 0;
+	for (int i = 1; i < op->n_in; i++)
+		rt |= op->in[i] >= 0 && !im->g->tensors[op->in[i]].data;
+	if (!rt || attr_find(im->node, "axes"))
+		return 0;
+	int in[4] = { op->in[0], -1, -1, -1 };
+	if (op->type == OP_RESIZE && im->opset >= 11 && !strcmp(im->node->op_type, "Resize"))
+		for (int i = 1; i < op->n_in && i < 4; i++)
+			in[i] = op->in[i];
+	else
+		in[2] = op->in[1];
+	op_set_inputs(op, 4, in);
+	op->type = OP_RESIZE;
+	return 1;
+}
+
 int cv_resize(struct imp *im, struct ir_op *op)
 {
 	char mode[32], ct[32], nm[32];
@@ -426,6 +448,11 @@ int cv_resize(struct imp *im, struct ir_op *op)
 	    put_float(im, op, "cubic_coeff_a", -0.75) < 0 || put_int(im, op, "exclude_outside", 0) < 0 ||
 	    put_float(im, op, "extrapolation_value", 0) < 0)
 		return -1;
+	op_set_str(op, "mode", mode);
+	op_set_str(op, "coordinate_transformation_mode", ct);
+	op_set_str(op, "nearest_mode", nm);
+	if (resize_at_run_time(im, op))
+		return 0;
 	if (im->opset < 11) {
 		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
 			return -1;
@@ -474,9 +501,6 @@ int cv_resize(struct imp *im, struct ir_op *op)
 		if (nz)
 			memcpy(sizes, fz, sizeof fz), nz = x->rank;
 	}
-	op_set_str(op, "mode", mode);
-	op_set_str(op, "coordinate_transformation_mode", ct);
-	op_set_str(op, "nearest_mode", nm);
 	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
 }
 
@@ -487,6 +511,12 @@ int cv_upsample(struct imp *im, struct ir_op *op)
 	int ns = 0;
 	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0)
 		return -1;
+	if (im->opset >= 9 && resize_at_run_time(im, op)) {
+		op_set_str(op, "mode", !strcmp(mode, "bilinear") ? "linear" : mode);
+		op_set_str(op, "coordinate_transformation_mode", "asymmetric");
+		op_set_str(op, "nearest_mode", "simple");
+		return 0;
+	}
 	if (im->opset < 9) {
 		const Onnx__AttributeProto *a = attr_find(im->node, "scales");
 		if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS || a->n_floats > IR_MAX_RANK)

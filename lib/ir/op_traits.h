@@ -126,6 +126,7 @@ enum op_flag {
 	X(TRILU, 1, 2, 1, 1, 1, 1) \
 	X(CUMSUM, 1, 2, 1, 1, 1, 1) \
 	X(SQUEEZE, 1, 2, 1, 1, 1, 1) \
+	X(RESIZE, 1, 4, 1, 1, 1, 1) \
 	X(UNSQUEEZE, 1, 2, 1, 1, 1, 1) \
 	X(REDUCEMEAN, 1, 2, 1, 1, 1, 1) \
 	X(REDUCEMAX, 1, 2, 1, 1, 1, 1) \
