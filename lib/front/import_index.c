@@ -46,20 +46,26 @@ int cv_scatterelements(struct imp *im, struct ir_op *op)
 int cv_gathernd(struct imp *im, struct ir_op *op) { return put_int(im, op, "batch_dims", 0); }
 int cv_scatternd(struct imp *im, struct ir_op *op) { return put_reduction(im, op); }
 
-/* OneHot: the constant depth becomes an attribute; values stay input 1. */
+/* OneHot: the constant depth becomes an attribute, a run-time one input
+ * 2; values become input 1. */
 int cv_onehot(struct imp *im, struct ir_op *op)
 {
 	double depth;
-	if (const_scalar(im, op->in[1], "depth", &depth) < 0)
-		return -1;
 	int64_t axis;
 	int r = known_rank(im, op->in[0]);
 	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, r < 0 ? r : r + 1) < 0)
 		return -1;
+	op_set_int(op, "axis", axis);
+	int d = op->in[1];
 	op->in[1] = op->in[2];
+	if (!im->g->tensors[d].data) {   /* depth at run time: input 2 */
+		op->in[2] = d;
+		return 0;
+	}
+	if (const_scalar(im, d, "depth", &depth) < 0)
+		return -1;
 	op->n_in = 2;
 	op_set_int(op, "depth", (int64_t)depth);
-	op_set_int(op, "axis", axis);
 	return 0;
 }
 

@@ -40,6 +40,14 @@ int cv_pad(struct imp *im, struct ir_op *op)
 			return -1;
 		if (op->n_in < 2 || op->in[1] < 0)
 			return node_err(im, "input pads is missing");
+		/* pads or value at run time: inputs 1 and 2 stay */
+		int rt = !im->g->tensors[op->in[1]].data ||
+			 (op->n_in > 2 && op->in[2] >= 0 && !im->g->tensors[op->in[2]].data);
+		if (rt && (op->n_in < 4 || op->in[3] < 0)) {
+			op->n_in = op->n_in < 3 ? op->n_in : 3;
+			op_set_str(op, "mode", mode);
+			return 0;
+		}
 		if (const_ints(im, op->in[1], "pads", pads, 2 * IR_MAX_RANK, &n) < 0)
 			return -1;
 		if (op->n_in > 2 && op->in[2] >= 0 && const_scalar(im, op->in[2], "constant_value", &value) < 0)
@@ -261,6 +269,11 @@ int cv_split(struct imp *im, struct ir_op *op)
 	if (attr_find(im->node, "split")) {
 		if (attr_ints(im, "split", split, cap, &n) < 0)
 			goto bad;
+	} else if (op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data &&
+		   tensor_numel(&im->g->tensors[op->in[1]]) != 0) {
+		op_set_int(op, "axis", axis);   /* the sizes at run time: input 1 */
+		free(split);
+		return 0;
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
 		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
 			goto bad;

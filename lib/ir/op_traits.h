@@ -116,10 +116,10 @@ enum op_flag {
 	X(GATHERND, 2, 2, 2, 2, 1, 1) \
 	X(SCATTERELEMENTS, 3, 3, 3, 3, 1, 1) \
 	X(SCATTERND, 3, 3, 3, 3, 1, 1) \
-	X(ONEHOT, 2, 2, 2, 2, 1, 1) \
+	X(ONEHOT, 2, 3, 2, 2, 1, 1) \
 	X(RANGE, 3, 3, 3, 3, 1, 1) \
 	X(CONSTANTOFSHAPE, 0, 1, 0, 1, 1, 1) \
-	X(SPLIT, 1, 1, 1, 1, 1, IO_ANY) \
+	X(SPLIT, 1, 2, 1, 1, 1, IO_ANY) \
 	X(TOPK, 1, 2, 1, 1, 1, 2) \
 	X(COMPRESS, 2, 2, 2, 2, 1, 1) \
 	X(SLICE, 1, 5, 1, 1, 1, 1) \
@@ -127,6 +127,7 @@ enum op_flag {
 	X(CUMSUM, 1, 2, 1, 1, 1, 1) \
 	X(SQUEEZE, 1, 2, 1, 1, 1, 1) \
 	X(RESIZE, 1, 4, 1, 1, 1, 1) \
+	X(PAD, 1, 3, 1, 1, 1, 1) \
 	X(UNSQUEEZE, 1, 2, 1, 1, 1, 1) \
 	X(REDUCEMEAN, 1, 2, 1, 1, 1, 1) \
 	X(REDUCEMAX, 1, 2, 1, 1, 1, 1) \
@@ -154,14 +155,14 @@ enum op_flag {
 	X(RESHAPE, 1, 2, 1, 1, 1, 1) \
 	X(EXPAND, 1, 2, 1, 1, 1, 1) \
 	X(TILE, 1, 2, 1, 1, 1, 1) \
-	X(HANNWINDOW, 0, 0, 0, 0, 1, 1) \
-	X(HAMMINGWINDOW, 0, 0, 0, 0, 1, 1) \
-	X(BLACKMANWINDOW, 0, 0, 0, 0, 1, 1) \
+	X(HANNWINDOW, 0, 1, 0, 0, 1, 1) \
+	X(HAMMINGWINDOW, 0, 1, 0, 0, 1, 1) \
+	X(BLACKMANWINDOW, 0, 1, 0, 0, 1, 1) \
 	X(MELWEIGHTMATRIX, 0, 0, 0, 0, 1, 1) \
-	X(STFT, 1, 2, 1, 2, 1, 1) \
+	X(STFT, 1, 4, 1, 2, 1, 1) \
 	X(GRIDSAMPLE, 2, 2, 2, 2, 1, 1) \
 	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1) \
-	X(MAXUNPOOL, 2, 2, 2, 2, 1, 1) \
+	X(MAXUNPOOL, 2, 3, 2, 2, 1, 1) \
 	X(ROIALIGN, 3, 3, 3, 3, 1, 1) \
 	X(IF, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY) \
 	X(LOOP, 0, IO_ANY, 0, IO_ANY, 1, IO_ANY) \

@@ -172,21 +172,26 @@ static int nd_run(struct kern *k)
 static int onehot_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *ix = op_in(g, op, 0), *v = op_in(g, op, 1);
-	int64_t depth = op_int(op, "depth", 0), shape[IR_MAX_RANK];
+	int64_t depth = 0, shape[IR_MAX_RANK];
+	int n = op_param_ints(g, NULL, op, 2, "depth", &depth, 1);   /* -2: at run time */
 	int r = ix->rank + 1, axis = norm_axis(op_int(op, "axis", -1), r);
-	if (depth < 1 || axis < 0 || r > IR_MAX_RANK || tensor_numel(v) != 2)
-		return op_error(op, "depth, axis or values out of range");
+	if (n == -2)
+		depth = 1;
+	if (n == -1 || depth < 1 || axis < 0 || r > IR_MAX_RANK || tensor_numel(v) != 2)
+		return n == -1 ? -1 : op_error(op, "depth, axis or values out of range");
 	for (int d = 0, j = 0; d < r; d++)
 		shape[d] = d == axis ? depth : ix->shape[j++];
 	op_set_out(g, op, 0, v->dtype, r, shape);
+	if (n == -2)
+		op_set_dyn(g, op, 0, 1u << axis);
 	return 0;
 }
 
 static int onehot_run(struct kern *k)
 {
 	const struct view *ix = &k->in[0], *v = &k->in[1], *y = &k->out[0];
-	int64_t depth = op_int(k->op, "depth", 0), outer = 1, inner = 1;
 	int axis = norm_axis(op_int(k->op, "axis", -1), ix->rank + 1);
+	int64_t depth = y->shape[axis], outer = 1, inner = 1;
 	size_t es = dtype_size(y->dtype);
 	for (int d = 0; d < axis; d++)
 		outer *= ix->shape[d];

@@ -366,13 +366,21 @@ static int split_infer(struct ir_graph *g, struct ir_op *op)
 	if (axis < 0)
 		return op_error(op, "axis out of range");
 	int64_t shape[IR_MAX_RANK], total = 0;
-	const struct ir_attr *sa = op_attr(op, "split");
-	int n = sa && sa->kind == ATTR_INTS ? sa->n : 0;
-	if (n != 0 && n != op->n_out)
-		return op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
 	int64_t *sizes = xcalloc((size_t)op->n_out + 1, sizeof *sizes);
-	if (n)
-		memcpy(sizes, sa->ints, sizeof *sizes * (size_t)n);
+	/* the sizes as attribute split, or as input 1 (at run time) */
+	int n = op_param_ints(g, NULL, op, 1, "split", sizes, op->n_out);
+	if (n == -2) {   /* extents along axis decided at run time */
+		free(sizes);
+		for (int i = 0; i < op->n_out; i++) {
+			op_set_out(g, op, i, x->dtype, x->rank, x->shape);
+			op_set_dyn(g, op, i, 1u << axis);
+		}
+		return 0;
+	}
+	if (n == -1 || (n != 0 && n != op->n_out)) {
+		free(sizes);
+		return n == -1 ? -1 : op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
+	}
 	if (n == 0) {
 		if (op->n_out < 1 || x->shape[axis] % op->n_out) {
 			free(sizes);
