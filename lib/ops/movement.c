@@ -433,6 +433,8 @@ static int split_run(struct kern *k)
 
 static int expand_infer(struct ir_graph *g, struct ir_op *op)
 {
+	if (op->n_in > 1 && op->in[1] >= 0 && !op_attr(op, "shape"))
+		return runtime_shape_infer(g, op);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", s, IR_MAX_RANK + 1), rank;
@@ -460,6 +462,8 @@ static int expand_run(struct kern *k)
 
 static int tile_infer(struct ir_graph *g, struct ir_op *op)
 {
+	if (op->n_in > 1 && op->in[1] >= 0 && !op_attr(op, "repeats"))
+		return runtime_shape_infer(g, op);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
