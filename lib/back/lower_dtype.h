@@ -15,11 +15,10 @@ int lower_dtype_check(const struct ir_graph *top);
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
  * pooling), it has an operand its chip form takes as an attribute given at
  * run time (more inputs than OP_IO's tpu_max_in: Reshape's shape, Slice's
- * starts, TopK's k ...) or a run-time Conv weight, it is an f32-only op (OPF_F32_ONLY) holding another dtype,
- * it reads or writes a dynamic tensor (formats/tpuc-ir.5) or one without
- * elements, or one that SHAPE_VAL (from lower_shape_values, or NULL) marks;
- * else 0. */
-struct lower_ctx;
+ * starts, TopK's k ...) or a run-time Conv weight, it is an f32-only op
+ * (OPF_F32_ONLY) holding another dtype, it reads or writes a dynamic tensor
+ * (formats/tpuc-ir.5) or one without elements, or one that SHAPE_VAL (from
+ * lower_shape_values, or NULL) marks; else 0. */
 struct ir_op;
 int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char *shape_val);
 
@@ -30,9 +29,8 @@ int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char
  * the CPU.  The caller frees the array. */
 char *lower_shape_values(const struct ir_graph *top);
 
-/* Lower op as a host op: its inputs as f32 (Casts at the boundary from the
- * chip's dtypes; integer and bool tensors as they are), its outputs in the
- * Top graph's dtypes, the op itself unchanged and placed on the host. */
-int lower_host(struct lower_ctx *lc, const struct ir_op *op);
+/* The subgraph attributes of OP (If's two branches, a Loop's or Scan's
+ * body) into SUB, their count returned (at most 2). */
+int lower_bodies(const struct ir_op *op, struct ir_graph **sub);
 
 #endif
