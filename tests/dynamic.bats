@@ -121,3 +121,17 @@ ort() {
 	assert_success
 	assert_line 'labels [50]: equal'
 }
+
+@test "dynamic shapes: tpuc(3) gives a dynamic output the extents of the run" {
+	deploy det f32
+	local san=
+	case $TPUC_BUILD in *-san) san="-fsanitize=address,undefined" ;; esac
+	cc $san -fopenmp -Wall -Wextra -Werror -I"$REPO/lib/api" "$REPO/tests/fixtures/api_dynamic.c" \
+		"$TPUC_BUILD/libtpuc.a" -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread \
+		-o "$T/api_dynamic"
+	run "$T/api_dynamic" "$T/det-f32/model.tmodel" "$FX/det_in.npz"
+	assert_success
+	assert_output "boxes dyn 3 [7,4] 28
+scores dyn 1 [7] 7
+classes dyn 1 [7] 7"
+}
