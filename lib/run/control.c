@@ -1,6 +1,7 @@
 /* control.c - If, Loop and Scan (lib/run/control.h): shape inference that
- * checks each body against its op, and kernels that run the bodies op by
- * op, with loop-carried state and scan outputs.
+ * checks each body against its op (dynamic extents where values of other
+ * extents reach it), and kernels that run the bodies op by op on run-time
+ * shapes, with loop-carried state and scan outputs.
  */
 #include "run/control.h"
 
