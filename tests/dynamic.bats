@@ -82,21 +82,9 @@ print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (
 	assert_regex "$stderr" 'host: 5 commands, [0-9.]+ ms on this machine \(not in the cycles\)'
 }
 
-# ort MODEL IN OUT: onnxruntime's outputs, or skip without node and
-# onnxruntime-node ($ORT_NODE_MODULES, tests/node_modules, bench/node_modules)
-ort() {
-	command -v node >/dev/null || skip "node is not installed"
-	local d ok=
-	for d in "${ORT_NODE_MODULES:-}" "$REPO/tests/node_modules" "$REPO/bench/node_modules"; do
-		[ -n "$d" ] && [ -d "$d/onnxruntime-node" ] && ok=1
-	done
-	[ -n "$ok" ] || skip "onnxruntime-node is not installed"
-	$PY "$BATS_TEST_DIRNAME/qcompare.py" ort "$@"
-}
-
 @test "dynamic shapes: the detection head and the Loop match onnxruntime on tpu-sim (f32)" {
-	ort "$FX/det.onnx" "$FX/det_in.npz" "$T/det_ort.npz"
-	ort "$FX/loop.onnx" "$FX/loop_in.npz" "$T/loop_ort.npz"
+	ort_outputs "$FX/det.onnx" "$FX/det_in.npz" "$T/det_ort.npz"
+	ort_outputs "$FX/loop.onnx" "$FX/loop_in.npz" "$T/loop_ort.npz"
 	deploy det f32
 	deploy loop f32
 	$PY "$BATS_TEST_DIRNAME/det_compare.py" "$T/det-f32/sim_out.npz" "$T/det_ort.npz" scores
@@ -109,7 +97,7 @@ ort() {
 	$PY "$BATS_TEST_DIRNAME/fixtures/det_torchvision.py" "$tv" >/dev/null 2>&1 || rc=$?
 	[ "$rc" != 77 ] || skip "torch and torchvision are not installed"
 	[ "$rc" = 0 ]
-	ort "$tv/ssdlite.onnx" "$tv/input.npz" "$T/ort.npz"
+	ort_outputs "$tv/ssdlite.onnx" "$tv/input.npz" "$T/ort.npz"
 	for mode in f32 int8; do
 		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
 			MODEL="$tv/ssdlite.onnx" INPUT="$tv/input.npz" CALIB="$tv/calib.npz" MODE=$mode \

@@ -82,3 +82,16 @@ assert 0 < (b[key] > 0.5).sum() < b[key].size
 EOF
 	assert_success
 }
+
+# ort_outputs MODEL IN OUT: onnxruntime's outputs for IN into OUT
+# (tests/qcompare.py ort), or skip without node and onnxruntime-node
+# ($ORT_NODE_MODULES, tests/node_modules, bench/node_modules).
+ort_outputs() {
+	command -v node >/dev/null || skip "node is not installed"
+	local d ok=
+	for d in "${ORT_NODE_MODULES:-}" "$REPO/tests/node_modules" "$REPO/bench/node_modules"; do
+		[ -n "$d" ] && [ -d "$d/onnxruntime-node" ] && ok=1
+	done
+	[ -n "$ok" ] || skip "onnxruntime-node is not installed"
+	$PY "$REPO/tests/qcompare.py" ort "$@"
+}

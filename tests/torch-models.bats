@@ -22,21 +22,9 @@ setup() {
 	[ "$(cat "$FX/rc")" = 0 ] || fail "torch_models.py failed"
 }
 
-# ort MODEL IN OUT: onnxruntime's outputs, or skip without node and
-# onnxruntime-node ($ORT_NODE_MODULES, tests/node_modules, bench/node_modules)
-ort() {
-	command -v node >/dev/null || skip "node is not installed"
-	local d ok=
-	for d in "${ORT_NODE_MODULES:-}" "$REPO/tests/node_modules" "$REPO/bench/node_modules"; do
-		[ -n "$d" ] && [ -d "$d/onnxruntime-node" ] && ok=1
-	done
-	[ -n "$ok" ] || skip "onnxruntime-node is not installed"
-	$PY "$BATS_TEST_DIRNAME/qcompare.py" ort "$@"
-}
-
 @test "torch models: 1-D and 3-D convolutions, run-time weights and f64 match onnxruntime in ir-run (cosine >= 0.99999)" {
 	for m in audio1d video3d rtweight f64; do
-		ort "$FX/$m.onnx" "$FX/${m}_in.npz" "$T/${m}_ort.npz"
+		ort_outputs "$FX/$m.onnx" "$FX/${m}_in.npz" "$T/${m}_ort.npz"
 		onnx2top "$FX/$m.onnx" -o "$T/$m.top"
 		top-opt "$T/$m.top" -o "$T/$m.opt"
 		ir-run "$T/$m.opt" -i "$FX/${m}_in.npz" -o "$T/$m.npz"

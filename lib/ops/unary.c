@@ -98,26 +98,20 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	X(SINH, sinh(x)) X(COSH, cosh(x)) \
 	X(ASINH, asinh(x)) X(ACOSH, acosh(x)) X(ATANH, atanh(x))
 
-static inline double ufn64(enum op_type t, double x, const struct uparam *p)
-{
+/* The function of op type t, in float (ufn) and in double (ufn64). */
 #define X_FN(e, f) case OP_##e: return f;
-	switch (t) {
-	UNARY_DOUBLE_OPS(X_FN)
-	default: return x;
+#define UNARY_FN(name, type, list) \
+	static inline type name(enum op_type t, type x, const struct uparam *p) \
+	{ \
+		switch (t) { \
+		list(X_FN) \
+		default: return x; \
+		} \
 	}
+UNARY_FN(ufn, float, UNARY_FLOAT_OPS)
+UNARY_FN(ufn64, double, UNARY_DOUBLE_OPS)
+#undef UNARY_FN
 #undef X_FN
-}
-
-/* The float function of op type t. */
-static inline float ufn(enum op_type t, float x, const struct uparam *p)
-{
-#define X_FN(e, f) case OP_##e: return f;
-	switch (t) {
-	UNARY_FLOAT_OPS(X_FN)
-	default: return x;
-	}
-#undef X_FN
-}
 
 static int is_int_dtype(enum ir_dtype t)
 {
