@@ -19,13 +19,17 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
-# deploy MODEL MODE: the whole flow through deploy.mk into $T/MODEL-MODE,
-# tpu-sim bit for bit as ir-run on the Tpu IR
+# deploy MODEL MODE [VAR=VALUE...]: the whole flow through deploy.mk into
+# $T/MODEL-MODE (with $TAG after it when set), tpu-sim bit for bit as
+# ir-run on the Tpu IR
 deploy() {
+	local m=$1 mode=$2 out=$T/$1-$2${TAG:-}
+	shift 2
 	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$FX/$1.onnx" INPUT="$FX/$1_in.npz" CALIB="$FX/$1_cal.npz" MODE=$2 OUT="$T/$1-$2" compare
+		MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" CALIB="$FX/${m}_cal.npz" MODE=$mode \
+		OUT="$out" "$@" compare
 	assert_success
-	cmp "$T/$1-$2/tpu_out.npz" "$T/$1-$2/sim_out.npz"
+	cmp "$out/tpu_out.npz" "$out/sim_out.npz"
 }
 
 @test "dynamic shapes: a detection head with NMS (symbolic batch), a Loop of a run-time trip count, an empty tensor match numpy in ir-run" {
@@ -58,7 +62,7 @@ print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (
 	done
 }
 
-@test "dynamic shapes on the chip's side: NMS, Gather of the kept boxes, the run-time Loop and the empty tensor on the host, the Convs on the chip, tpu-sim as ir-run in f32 and int8" {
+@test "dynamic shapes on the chip's side: NMS, Gather of the kept boxes, the run-time Loop and the empty tensor on the host, the Convs on the chip, tpu-sim as ir-run in f32, int8 and mixed" {
 	for m in det loop empty; do
 		for mode in f32 int8; do
 			deploy $m $mode
@@ -76,6 +80,12 @@ print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (
 	run ir-print "$T/loop-int8/addressed.tpu"
 	assert_line --regexp '^  %hn, %trace = Loop\(.*// group [0-9]+, host'
 	assert_line --regexp '^  %z(_i8)? = Conv\(.*// group [0-9]+, (local|global)'
+	# mixed precision: the head's Conv in f32, one in bf16, the rest int8
+	printf 'Conv_c2 bf16\nConv_head f32\n' >"$T/q.txt"
+	TAG=-mixed deploy det int8 QTABLE="$T/q.txt"
+	run ir-print "$T/det-int8-mixed/lowered.tpu"
+	assert_output --regexp '%r2 = Conv\(.*-> bf16\['
+	assert_output --regexp '%head = Conv\(.*-> f32\['
 	# tpu-sim -p: the host's time apart from the chip's cycles
 	run --separate-stderr tpu-sim "$T/det-int8/model.tmodel" -i "$FX/det_in.npz" -o /dev/null -p
 	assert_success

@@ -98,6 +98,12 @@ int cv_reshape(struct imp *im, struct ir_op *op)
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
 	if (!x)
 		return node_err(im, "the input shape is unknown");
+	if (x->dyn) {
+		/* 0 and -1 resolve against extents known at run time: the shape
+		 * stays input 1 (lib/ops/runtime_shape.c) */
+		op_set_int(op, "allowzero", allowzero);
+		return 0;
+	}
 	int infer_at = -1;
 	int64_t rest = 1;
 	for (int i = 0; i < n; i++) {

@@ -39,14 +39,14 @@ static int put_scalar_int(struct imp *im, struct ir_op *op, int i, const char *n
 
 int cv_window(struct imp *im, struct ir_op *op)
 {
-	if (put_dtype(im, op) < 0 || put_bool(im, op, "periodic", 1) < 0)
+	if (im->g->tensors[op->in[0]].data) {   /* else the size at run time: input 0 */
+		if (put_scalar_int(im, op, 0, "size") < 0)
+			return -1;
+		op->n_in = 0;
+	}
+	if (put_dtype(im, op) < 0)
 		return -1;
-	if (!im->g->tensors[op->in[0]].data)
-		return 0;   /* the size at run time: input 0 */
-	if (put_scalar_int(im, op, 0, "size") < 0)
-		return -1;
-	op->n_in = 0;
-	return 0;
+	return put_bool(im, op, "periodic", 1);
 }
 
 int cv_melweightmatrix(struct imp *im, struct ir_op *op)
@@ -81,12 +81,10 @@ int cv_stft(struct imp *im, struct ir_op *op)
 {
 	int step = op->in[1], len = op->n_in > 3 ? op->in[3] : -1;
 	int rt = !im->g->tensors[step].data || (len >= 0 && !im->g->tensors[len].data);
-	if (put_bool(im, op, "onesided", 1) < 0)
-		return -1;
 	if (rt) {   /* [signal, window, frame_step, frame_length], read at run time */
 		int in[4] = { op->in[0], op->n_in > 2 ? op->in[2] : -1, step, len };
 		op_set_inputs(op, 4, in);
-		return 0;
+		return put_bool(im, op, "onesided", 1);
 	}
 	if (put_scalar_int(im, op, 1, "frame_step") < 0)
 		return -1;
@@ -95,5 +93,5 @@ int cv_stft(struct imp *im, struct ir_op *op)
 	int win = op->n_in > 2 ? op->in[2] : -1;
 	op->in[1] = win;
 	op->n_in = win >= 0 ? 2 : 1;
-	return 0;
+	return put_bool(im, op, "onesided", 1);
 }

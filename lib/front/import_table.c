@@ -161,8 +161,7 @@ const struct node_rule node_rules[] = {
 
 int onnx_supported_ops(const char **names, int max)
 {
-	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization",   /* import_node */
-						"NonZero", "Compress", "Unique", "NonMaxSuppression" };
+	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization" };   /* import_node */
 	int n = 0;
 	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
 		if (n < max)

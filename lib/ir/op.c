@@ -91,6 +91,63 @@ static int infer_dyn_as_one(struct ir_graph *g, struct ir_op *op)
 	return rc;
 }
 
+/* The extent added to every dynamic dimension of the inputs when probing
+ * which output extents depend on them: a prime, so that no division or
+ * stride makes two extents meet by chance. */
+#define PROBE_EXTENT 7919
+
+/* Which output dimensions of OP follow its inputs' dynamic dimensions:
+ * shape inference again with those extents grown by PROBE_EXTENT; the
+ * output extents that move (or dimensions the probe marks itself) are
+ * dynamic.  The outputs keep the shapes of the first inference.  Into
+ * MARK (per output); -1 when the probe's inference fails. */
+static int infer_probe(struct ir_graph *g, struct ir_op *op, uint32_t *mark)
+{
+	struct keep { int rank; uint32_t dyn; int64_t shape[IR_MAX_RANK]; };
+	struct keep *out = xmalloc(sizeof *out * (size_t)(op->n_out + 1));
+	struct keep *in = xmalloc(sizeof *in * (size_t)(op->n_in + 1));
+	for (int j = 0; j < op->n_out; j++) {
+		const struct ir_tensor *t = &g->tensors[op->out[j]];
+		out[j].rank = t->rank;
+		out[j].dyn = t->dyn;
+		memcpy(out[j].shape, t->shape, sizeof t->shape);
+	}
+	for (int j = 0; j < op->n_in; j++) {
+		struct ir_tensor *t = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		int seen = 0;
+		for (int i = 0; i < j && t; i++)
+			seen |= op->in[i] == op->in[j];
+		if (!t || seen)
+			continue;
+		memcpy(in[j].shape, t->shape, sizeof t->shape);
+		for (int d = 0; d < t->rank; d++)
+			if (t->dyn >> d & 1)
+				t->shape[d] += PROBE_EXTENT;
+	}
+	int rc = op_defs[op->type]->infer(g, op);
+	for (int j = op->n_in - 1; j >= 0; j--) {
+		int seen = 0;
+		for (int i = 0; i < j; i++)
+			seen |= op->in[i] == op->in[j];
+		if (op->in[j] >= 0 && !seen)
+			memcpy(g->tensors[op->in[j]].shape, in[j].shape, sizeof in[j].shape);
+	}
+	for (int j = 0; j < op->n_out; j++) {
+		struct ir_tensor *t = &g->tensors[op->out[j]];
+		mark[j] = rc < 0 || t->rank != out[j].rank ? (out[j].rank ? (1u << out[j].rank) - 1 : 0)
+							   : t->dyn;
+		for (int d = 0; d < out[j].rank && rc == 0 && t->rank == out[j].rank; d++)
+			if (t->shape[d] != out[j].shape[d])
+				mark[j] |= 1u << d;
+		t->rank = out[j].rank;
+		t->dyn = out[j].dyn;
+		memcpy(t->shape, out[j].shape, sizeof t->shape);
+	}
+	free(out);
+	free(in);
+	return rc < 0 ? -1 : 0;
+}
+
 int op_infer(struct ir_graph *g, struct ir_op *op)
 {
 	int dyn = 0;
@@ -100,14 +157,16 @@ int op_infer(struct ir_graph *g, struct ir_op *op)
 		return -1;
 	if (op_defs[op->type]->infer(g, op) < 0 && (!dyn || infer_dyn_as_one(g, op) < 0))
 		return -1;
-	if (op_has(op->type, OPF_DYN_SHAPE))
+	if (op_has(op->type, OPF_DYN_SHAPE) || !dyn)
 		return 0;
-	/* An output of an op reading a dynamic shape is dynamic in every
-	 * dimension (its extents are found again at run time). */
-	for (int j = 0; j < op->n_out && dyn; j++) {
-		struct ir_tensor *t = &g->tensors[op->out[j]];
-		t->dyn = t->rank ? (uint32_t)((1u << t->rank) - 1) : 0;
-	}
+	/* An output of an op reading a dynamic shape is dynamic where its
+	 * extents follow the dynamic ones (infer_probe), else in every
+	 * dimension; they are found again at run time. */
+	uint32_t *mark = xmalloc(sizeof *mark * (size_t)(op->n_out + 1));
+	infer_probe(g, op, mark);
+	for (int j = 0; j < op->n_out; j++)
+		g->tensors[op->out[j]].dyn |= mark[j];
+	free(mark);
 	return 0;
 }
 
@@ -149,6 +208,16 @@ int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct i
 	for (int64_t j = 0; j < n; j++)
 		v[j] = dtype_get_int(data, dt, j);
 	return (int)n;
+}
+
+int shapes_agree(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int d = 0; d < a->rank; d++)
+		if (!((a->dyn | b->dyn) >> d & 1) && a->shape[d] != b->shape[d])
+			return 0;
+	return 1;
 }
 
 void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims)

@@ -143,8 +143,10 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 /* Mark dimensions DIMS (a bit each) of output i dynamic (after op_set_out,
  * which leaves none): an op whose output shape depends on its inputs'
  * values.  Ops flagged OPF_DYN_SHAPE mark all their dynamic dimensions
- * this way; for the others op_infer marks every dimension of every output
- * dynamic when an input has a dynamic dimension. */
+ * this way; for the others, when an input has a dynamic dimension,
+ * op_infer also marks every output dimension whose extent follows it (the
+ * inference run again with those extents moved: the output extents that
+ * move), or every dimension when that run fails. */
 void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims);
 /* An operand ONNX allows at run time (Slice's starts, TopK's k, Trilu's k
  * ...): attribute NAME when the op has it (a constant the importer took),
@@ -156,6 +158,9 @@ void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims
  * NULL (no attribute). */
 int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
 		  int i, const char *name, int64_t *v, int max);
+/* 1 if A and B have the same rank and the same extents wherever neither
+ * is dynamic (a dynamic extent may yet be any). */
+int shapes_agree(const struct ir_tensor *a, const struct ir_tensor *b);
 /* Output 0 takes input 0's dtype and shape. */
 int infer_same(struct ir_graph *g, struct ir_op *op);
 /* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */

@@ -41,9 +41,9 @@ enum op_flag {
 	 * it as do_relu (and relu_limit): its kernels apply them. */
 	OPF_FUSE_RELU = 1 << 4,
 	/* Its shape inference marks its outputs' dynamic dimensions itself
-	 * (Shape and Size: static outputs of any input; data-dependent ops):
-	 * op_infer does not mark every output dimension of an op with a
-	 * dynamic input dynamic. */
+	 * (Shape and Size: static outputs of any input; the data-dependent
+	 * ops; If, Loop and Scan, from their bodies): op_infer does not probe
+	 * which output extents follow a dynamic input's. */
 	OPF_DYN_SHAPE = 1 << 5,
 };
 
@@ -63,6 +63,13 @@ enum op_flag {
 	X(GMAXPOOL, COST_GPOOL, OPF_F32_ONLY) \
 	X(SHAPE, COST_VECTOR, OPF_DYN_SHAPE) \
 	X(SIZE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(NONZERO, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(COMPRESS, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(UNIQUE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(NMS, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(IF, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(LOOP, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(SCAN, COST_VECTOR, OPF_DYN_SHAPE) \
 	X(BATCHNORM, COST_VECTOR, OPF_F32_ONLY) \
 	X(RELU, COST_VECTOR, OPF_F32_ONLY) \
 	X(CLIP, COST_VECTOR, OPF_F32_ONLY) \

@@ -188,7 +188,7 @@ static int compress_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t shape[IR_MAX_RANK];
 	int rank = kept_shape(&s, x, c->shape[0] < s.n ? c->shape[0] : s.n, shape);
 	op_set_out(g, op, 0, x->dtype, rank, shape);
-	op_set_dyn(g, op, 0, 1u << (s.axis < 0 ? 0 : s.axis));
+	op_set_dyn(g, op, 0, s.axis < 0 ? 1 : x->dyn | 1u << s.axis);
 	return 0;
 }
 
@@ -223,10 +223,12 @@ static int unique_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t shape[IR_MAX_RANK];
 	int rank = kept_shape(&s, x, s.n, shape);
 	op_set_out(g, op, 0, x->dtype, rank, shape);
-	op_set_dyn(g, op, 0, 1u << (s.axis < 0 ? 0 : s.axis));
+	op_set_dyn(g, op, 0, s.axis < 0 ? 1 : x->dyn | 1u << s.axis);
+	/* inverse_indices: one per element or slice of X, as dynamic as those */
+	int n_dyn = s.axis < 0 ? x->dyn != 0 : (int)(x->dyn >> s.axis & 1);
 	for (int i = 1; i < op->n_out; i++) {
 		op_set_out(g, op, i, DT_I64, 1, (int64_t[]){ s.n });
-		if (i != 2)   /* inverse_indices: one per element or slice of X */
+		if (i != 2 || n_dyn)
 			op_set_dyn(g, op, i, 1);
 	}
 	return 0;

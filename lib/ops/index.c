@@ -68,7 +68,7 @@ static int elements_infer(struct ir_graph *g, struct ir_op *op)
 		return op_error(op, "indices rank or axis does not fit the data");
 	if (scatter) {
 		const struct ir_tensor *u = op_in(g, op, 2);
-		if (u->rank != ix->rank || memcmp(u->shape, ix->shape, sizeof(int64_t) * (size_t)u->rank))
+		if (!shapes_agree(u, ix))
 			return op_error(op, "updates must have the shape of indices");
 		return infer_same(g, op);
 	}

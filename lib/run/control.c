@@ -121,12 +121,7 @@ static int put_out(struct kern *k, int i, const int64_t *shape, const void *data
  * and the same extents where neither is dynamic. */
 static int fits(const struct ir_tensor *a, const struct ir_tensor *b)
 {
-	if (a->dtype != b->dtype || a->rank != b->rank)
-		return 0;
-	for (int d = 0; d < a->rank; d++)
-		if (!((a->dyn | b->dyn) >> d & 1) && a->shape[d] != b->shape[d])
-			return 0;
-	return 1;
+	return a->dtype == b->dtype && shapes_agree(a, b);
 }
 
 static int type_err(const struct ir_op *op, const char *what, const struct ir_tensor *want,
