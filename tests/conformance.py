@@ -153,9 +153,6 @@ CLASSES = [
      "training: Dropout and BatchNormalization in training mode, ai.onnx.preview.training optimisers"),
     ("random", True, r"\((RandomUniform|RandomNormal|RandomUniformLike|RandomNormalLike|Bernoulli|Multinomial)\)",
      "random numbers: no reference output to match"),
-    ("zero-size", False, r"is not static|has no elements",
-     "zero-size activations (a Slice whose start is past the end of a run-time input): tpuc has "
-     "no empty tensors at run time, only empty constants"),
 ]
 
 

@@ -77,15 +77,31 @@ setup() {
 	assert_line --partial '%r = If(%c, %x, %y) {then_branch=func(1 ops), else_branch=func(1 ops)}'
 }
 
-@test "control flow: refusals name the op in one line: branches of two shapes" {
-	run -1 onnx2top "$FX/if_shape.onnx" -o "$T/x.top"
-	assert_output --regexp "^onnx2top: '.*if_shape.onnx': op 'If_r' \(If\): the branches give output 0 different types: .*--bind\)$"
-	[ ! -e "$T/x.top" ]
-	# with the condition bound the branch taken decides the shape
+@test "control flow: an If whose branches give different shapes has a dynamic output; with the condition bound, the branch taken decides the shape" {
+	onnx2top "$FX/if_shape.onnx" -o "$T/r.top"
+	run ir-print "$T/r.top"
+	assert_line --partial '-> (%r: f32[2?,3?])'
+	ir-run "$T/r.top" -i "$FX/if_shape_in.npz" -o "$T/r1.npz"
+	assert_close "$T/r1.npz" "$FX/if_shape_expect.npz"
+	ir-run "$T/r.top" -i "$FX/if_shape_0_in.npz" -o "$T/r0.npz"
+	assert_close "$T/r0.npz" "$FX/if_shape_0_expect.npz"
 	/usr/bin/python3 -c 'import numpy as np, sys; np.savez(sys.argv[1], c=np.bool_(False))' "$T/c.npz"
 	onnx2top "$FX/if_shape.onnx" --bind "$T/c.npz" -o "$T/s.top"
 	run ir-print "$T/s.top"
 	assert_line --partial '-> (%r: f32[1,1])'
+	# a branch of another rank is refused in one line
+	$PY - "$FX/if_shape.onnx" "$T/rank.onnx" <<'PY'
+import sys, onnx
+from onnx import helper as h
+m = onnx.load(sys.argv[1])
+e = next(a.g for a in m.graph.node[0].attribute if a.name == "else_branch")
+e.node[0].ClearField("attribute")
+e.node[0].attribute.append(h.make_attribute("keepdims", 0))
+onnx.save(m, sys.argv[2])
+PY
+	run -1 onnx2top "$T/rank.onnx" -o "$T/x.top"
+	assert_output --regexp "^onnx2top: '.*rank.onnx': op 'If_r' \(If\): the branches give output 0 different dtypes or ranks: .*--bind\)$"
+	[ ! -e "$T/x.top" ]
 }
 
 # deploy MODEL INPUT MODE: the whole flow through deploy.mk into $T/MODEL-MODE
@@ -110,6 +126,8 @@ np.savez(sys.argv[2], **{k: np.stack([v, v * 0.5]) if v.dtype.kind == "f" else n
 	run ir-print "$T/if_0_in-int8/addressed.tpu"
 	assert_output --regexp '= If\(%c, .*@"?If_[a-z]*/[^ ]*.*// group [0-9]+, host'
 	assert_output --regexp '= Relu\(.*// group [0-9]+, (global|local)'
+	deploy if_shape if_shape_0_in f32
+	assert_close "$T/if_shape_0_in-f32/sim_out.npz" "$FX/if_shape_0_expect.npz"
 	for m in loop loop_while scan; do
 		deploy "$m" "${m}_in" f32
 		assert_close "$T/${m}_in-f32/sim_out.npz" "$FX/${m}_expect.npz"

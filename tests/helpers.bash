@@ -51,7 +51,7 @@ a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 bad = [k for k in b.files if k not in a.files or a[k].shape != b[k].shape]
 if bad:
     sys.exit("%s: missing or of another shape: %s" % (sys.argv[1], " ".join(bad)))
-print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in b.files))' "$@"
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max(initial=0)) for k in b.files))' "$@"
 }
 
 # assert_close A B: fail unless the arrays of expected file B are within
@@ -81,4 +81,17 @@ assert ((a[key] > 0.5) == (b[key] > 0.5)).all(), "a decision differs"
 assert 0 < (b[key] > 0.5).sum() < b[key].size
 EOF
 	assert_success
+}
+
+# ort_outputs MODEL IN OUT: onnxruntime's outputs for IN into OUT
+# (tests/qcompare.py ort), or skip without node and onnxruntime-node
+# ($ORT_NODE_MODULES, tests/node_modules, bench/node_modules).
+ort_outputs() {
+	command -v node >/dev/null || skip "node is not installed"
+	local d ok=
+	for d in "${ORT_NODE_MODULES:-}" "$REPO/tests/node_modules" "$REPO/bench/node_modules"; do
+		[ -n "$d" ] && [ -d "$d/onnxruntime-node" ] && ok=1
+	done
+	[ -n "$ok" ] || skip "onnxruntime-node is not installed"
+	$PY "$REPO/tests/qcompare.py" ort "$@"
 }

@@ -189,3 +189,16 @@ refused() {
 	mutate "$P/int8.addressed.tpu" "$T/c.tpu" 'T[g["inputs"][0]]["shape"] = [(1 << 31) - 1, 9]'
 	refused "$T/c.tpu" "invalid IR: activations need more than 68719476736 bytes, the most a graph may use (passed at tensor 'input')"
 }
+
+@test "dynamic dimensions: past the rank, on a weight, or not those the ops give, are refused" {
+	need_tool addr-assign codegen
+	mutate "$P/canonical.top" "$T/a.top" 't("stem/Relu_output_0")["dyn"] = 16'
+	refused "$T/a.top" "invalid IR: tensor 'stem/Relu_output_0': a dynamic dimension past its rank"
+	mutate "$P/canonical.top" "$T/b.top" 'next(x for x in T if "data" in x)["dyn"] = 1'
+	run --separate-stderr top-opt "$T/b.top" -o "$T/out"
+	assert_failure 1
+	assert_regex "$stderr" "^top-opt: '$T/b.top': invalid IR: tensor '[^']*': a weight has no dynamic dimension\$"
+	[ ! -e "$T/out" ]
+	mutate "$P/canonical.top" "$T/c.top" 't("stem/Relu_output_0")["dyn"] = 4'
+	refused "$T/c.top" "op 'stem/Conv' (Conv): output 'stem/Relu_output_0' has dynamic dimensions 0x4, its inputs and attributes give 0"
+}

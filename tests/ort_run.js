@@ -3,22 +3,29 @@
 //
 //   node ort_run.js MODEL.onnx IN_DIR OUT_DIR
 //
-// IN_DIR holds one raw little-endian f32 file per graph input, named
-// <index>.bin, with <index>.json giving {"shape": [...]}; the outputs are
-// written the same way into OUT_DIR, and OUT_DIR/names.json lists the
-// output names.  Session: graph optimisation 'all', one thread.
-// onnxruntime-node is looked up in tests/node_modules, then bench/node_modules.
+// IN_DIR holds one raw little-endian file per graph input, named
+// <index>.bin, with <index>.json giving {"shape": [...], "dtype": ...}
+// (onnxruntime's type names: float32 when absent, int64, float64, bool
+// ...); the outputs are written the same way into OUT_DIR, and
+// OUT_DIR/names.json lists the output names.  Session: graph optimisation
+// 'all', one thread.
+// onnxruntime-node is looked up in $ORT_NODE_MODULES, tests/node_modules, then
+// bench/node_modules.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
 function load_ort() {
-	for (const d of ['node_modules', path.join('..', 'bench', 'node_modules')]) {
-		const p = path.join(__dirname, d, 'onnxruntime-node');
+	const dirs = [path.join(__dirname, 'node_modules'), path.join(__dirname, '..', 'bench', 'node_modules')];
+	if (process.env.ORT_NODE_MODULES)
+		dirs.unshift(process.env.ORT_NODE_MODULES);
+	for (const d of dirs) {
+		const p = path.join(d, 'onnxruntime-node');
 		if (fs.existsSync(p))
 			return require(p);
 	}
-	throw new Error('onnxruntime-node is not installed (tests/node_modules, bench/node_modules)');
+	throw new Error('onnxruntime-node is not installed ($ORT_NODE_MODULES, tests/node_modules, ' +
+			'bench/node_modules)');
 }
 
 async function main() {
@@ -33,10 +40,13 @@ async function main() {
 	});
 	const feeds = {};
 	s.inputNames.forEach((n, i) => {
-		const shape = JSON.parse(fs.readFileSync(path.join(ind, `${i}.json`))).shape;
+		const info = JSON.parse(fs.readFileSync(path.join(ind, `${i}.json`)));
+		const type = info.dtype || 'float32';
 		const b = fs.readFileSync(path.join(ind, `${i}.bin`));
-		const a = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
-		feeds[n] = new ort.Tensor('float32', a, shape);
+		const raw = b.buffer.slice(b.byteOffset, b.byteOffset + b.length);
+		const arrays = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array,
+				 int32: Int32Array, int8: Int8Array, uint8: Uint8Array, bool: Uint8Array };
+		feeds[n] = new ort.Tensor(type, new arrays[type](raw), info.shape);
 	});
 	const r = await s.run(feeds);
 	fs.mkdirSync(outd, { recursive: true });
@@ -44,7 +54,7 @@ async function main() {
 		const t = r[n];
 		fs.writeFileSync(path.join(outd, `${i}.bin`), Buffer.from(t.data.buffer, t.data.byteOffset,
 									 t.data.byteLength));
-		fs.writeFileSync(path.join(outd, `${i}.json`), JSON.stringify({ shape: t.dims }));
+		fs.writeFileSync(path.join(outd, `${i}.json`), JSON.stringify({ shape: t.dims, dtype: t.type }));
 	});
 	fs.writeFileSync(path.join(outd, 'names.json'), JSON.stringify(s.outputNames));
 }

@@ -21,9 +21,14 @@ import tempfile
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper, shape_inference
+from onnx import helper, mapping, numpy_helper, shape_inference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# numpy's dtype names and onnxruntime-node's tensor types (tests/ort_run.js)
+ORT_TYPES = {'float32': 'float32', 'float64': 'float64', 'int64': 'int64', 'int32': 'int32',
+             'int8': 'int8', 'uint8': 'uint8', 'bool': 'bool'}
+NP_TYPES = {'float32': np.float32, 'float64': np.float64, 'int64': np.int64, 'int32': np.int32,
+            'int8': np.int8, 'uint8': np.uint8, 'bool': np.bool_}
 
 
 def with_outputs(model, names):
@@ -55,16 +60,20 @@ def ort(model_path, inp, out, ulp=False, also=()):
         os.mkdir(ind)
         init = {i.name for i in m.graph.initializer}
         names = [i.name for i in m.graph.input if i.name not in init]
+        types = {i.name: i.type.tensor_type.elem_type for i in m.graph.input}
         for k, n in enumerate(names):
-            a = np.ascontiguousarray(x[n], dtype=np.float32)
+            dt = mapping.TENSOR_TYPE_TO_NP_TYPE[types[n]] if types.get(n) else np.float32
+            a = np.ascontiguousarray(x[n], dtype=dt)
             a.tofile(os.path.join(ind, f'{k}.bin'))
-            json.dump({'shape': list(a.shape)}, open(os.path.join(ind, f'{k}.json'), 'w'))
+            json.dump({'shape': list(a.shape), 'dtype': ORT_TYPES.get(a.dtype.name, 'float32')},
+                      open(os.path.join(ind, f'{k}.json'), 'w'))
         subprocess.run(['node', os.path.join(HERE, 'ort_run.js'), mp, ind, outd], check=True)
         onames = json.load(open(os.path.join(outd, 'names.json')))
         res = {}
         for k, n in enumerate(onames):
-            shape = json.load(open(os.path.join(outd, f'{k}.json')))['shape']
-            res[n] = np.fromfile(os.path.join(outd, f'{k}.bin'), np.float32).reshape(shape)
+            info = json.load(open(os.path.join(outd, f'{k}.json')))
+            dt = NP_TYPES.get(info.get('dtype', 'float32'), np.float32)
+            res[n] = np.fromfile(os.path.join(outd, f'{k}.bin'), dt).reshape(info['shape'])
     np.savez(out, **res)
 
 

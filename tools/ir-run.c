@@ -44,7 +44,7 @@ static int parse_count(const char *opt, const char *s, int min)
  * keep their own. */
 static int add_tensor(struct npz *z, const struct interp *it, int t)
 {
-	const struct ir_tensor *ten = &it->g->tensors[t];
+	const struct ir_tensor *ten = interp_tensor(it, t);
 	if (npz_find(z, ten->name))
 		return 0;
 	if ((ten->dtype == DT_F64 || ten->dtype == DT_U16 || ten->dtype == DT_U32 ||

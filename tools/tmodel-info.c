@@ -84,8 +84,11 @@ static void json_io(FILE *f, const struct ir_graph *g, int n, const int *idx)
 		fprintf(f, ", \"shape\": ");
 		json_shape(f, t);
 		fprintf(f, ", \"dtype\": \"%s\", \"scale\": %.9g, \"zero_point\": %lld, "
-			"\"bytes\": %lld, \"addr\": %lld}", dtype_name(t->dtype), (double)t->scale,
+			"\"bytes\": %lld, \"addr\": %lld", dtype_name(t->dtype), (double)t->scale,
 			(long long)t->zero_point, (long long)tensor_bytes(t), (long long)t->addr);
+		if (t->dyn)   /* extents known at run time (tpuc-tmodel(5), Dynamic tensors) */
+			fprintf(f, ", \"dyn\": %u", (unsigned)t->dyn);
+		fputc('}', f);
 	}
 	fprintf(f, "%s]", n ? "\n  " : "");
 }
@@ -143,8 +146,11 @@ static void text_io(FILE *f, const char *what, const struct ir_graph *g, int n, 
 		if (t->scale != 0)
 			fprintf(f, " scale %.9g zero_point %lld", (double)t->scale,
 				(long long)t->zero_point);
-		fprintf(f, "  (%lld bytes at 0x%llx)\n", (long long)tensor_bytes(t),
-			(unsigned long long)t->addr);
+		if (t->dyn)   /* extents known at run time, in the host's memory */
+			fprintf(f, "  (dynamic dimensions %#x, in the host's memory)\n", (unsigned)t->dyn);
+		else
+			fprintf(f, "  (%lld bytes at 0x%llx)\n", (long long)tensor_bytes(t),
+				(unsigned long long)t->addr);
 	}
 }
 

@@ -85,6 +85,7 @@ static void describe(tpuc_tensor *d, const struct ir_tensor *t)
 	d->count = (size_t)tensor_numel(t);
 	d->scale = t->scale;
 	d->zero_point = t->zero_point;
+	d->dyn = t->dyn;
 }
 
 /* Select stage S of M's bundle: its inputs and outputs, no input set. */
@@ -273,6 +274,14 @@ int tpuc_run(tpuc_model *m)
 	m->seconds = st.seconds;
 	m->ran = 1;
 	sim_stats_free(&st);
+	/* a dynamic output takes the extents of this run */
+	for (int i = 0; i < m->n_out; i++) {
+		const struct npz_array *a = npz_find(&m->outputs, m->out[i].name);
+		if (!m->out[i].dyn || !a)
+			continue;
+		memcpy(m->out[i].shape, a->shape, sizeof a->shape[0] * (size_t)a->rank);
+		m->out[i].count = (size_t)(a->nbytes / dtype_size(a->dtype));
+	}
 	return 0;
 }
 

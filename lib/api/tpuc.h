@@ -45,6 +45,9 @@ typedef struct tpuc_tensor {
 	size_t count;              /* elements */
 	float scale;               /* quantisation: real = scale * (q - zero_point); 0 if none */
 	int64_t zero_point;
+	unsigned dyn;              /* bit d: dimension d is dynamic (tpuc-tmodel(5), Dynamic
+				      tensors): an output's shape and count are those of the
+				      last run (before one, the bounds of its shape) */
 } tpuc_tensor;
 
 typedef struct tpuc_model tpuc_model;

@@ -92,7 +92,7 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 	int n = 0;
 	for (int i = 0; i < g->n_inputs; i++) {
 		int t = g->inputs[i];
-		if (g->tensors[t].data || idx[t] >= 0)
+		if (g->tensors[t].data || g->tensors[t].dyn || idx[t] >= 0)
 			continue;
 		idx[t] = n;
 		lv[n++] = (struct live){ t, -1, -1, 0, -1 };
@@ -109,7 +109,9 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		int local_mid = op->place == PLACE_LOCAL && glast[o] != o;
 		for (int j = 0; j < op->n_out; j++) {
 			int t = op->out[j];
-			if (g->tensors[t].data || idx[t] >= 0 || (local_mid && used[t] <= glast[o]))
+			/* a dynamic tensor lives in the host's memory, not in DDR */
+			if (g->tensors[t].data || g->tensors[t].dyn || idx[t] >= 0 ||
+			    (local_mid && used[t] <= glast[o]))
 				continue;
 			idx[t] = n;
 			lv[n++] = (struct live){ t, gfirst[o], glast[o], 0, -1 };

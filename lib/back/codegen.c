@@ -512,8 +512,8 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 				local[g->ops[k].out[j]] = 1;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
-		if (local[i] && t->addr < 0)
-			continue;
+		if ((local[i] || t->dyn) && t->addr < 0)
+			continue;   /* local memory only; a dynamic tensor: the host's memory */
 		/* check_ddr bounded the regions and the tensor: no overflow */
 		int64_t lo = t->data ? 0 : g->coeff_bytes;
 		int64_t hi = t->data ? g->coeff_bytes : g->coeff_bytes + g->neuron_bytes;

@@ -101,6 +101,7 @@ int lower_output(struct lower_ctx *lc, int t, enum ir_dtype dt, float scale, int
 							 : xstrdup(s->name);
 	int k = graph_add_tensor(lc->tpu, name, dt, s->rank, s->shape);
 	free(name);
+	lc->tpu->tensors[k].dyn = s->dyn;
 	if (quant_is_q(dt)) {
 		lc->tpu->tensors[k].scale = scale;
 		lc->tpu->tensors[k].zero_point = zp;
@@ -820,6 +821,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	g->mode = m;
 
 	int rc = lower_inputs(&lc);
+	char *shape_val = lower_shape_values(top);
 	for (int i = 0; rc == 0 && i < top->n_ops; i++) {
 		const struct ir_op *op = &top->ops[i];
 		const struct op_def *d = op_defs[op->type];
@@ -831,7 +833,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			rc = op_error(op, "must be folded or turned into Scale by top-opt before lowering");
 		} else if (op->type == OP_NLLLOSS || op->type == OP_SCELOSS) {
 			rc = op_error(op, "is a training-only loss; the chip runs inference only");
-		} else if (lower_on_host(top, op)) {
+		} else if (lower_on_host(top, op, shape_val)) {
 			rc = lower_host(&lc, op);
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
@@ -858,7 +860,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = lower_split_wide(g);
 	if (rc == 0)
 		rc = ir_verify(g);
-	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode);
+	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;

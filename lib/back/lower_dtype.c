@@ -43,21 +43,49 @@ int lower_dtype_check(const struct ir_graph *top)
 	return 0;
 }
 
-int lower_on_host(const struct ir_graph *top, const struct ir_op *op)
+char *lower_shape_values(const struct ir_graph *top)
+{
+	char *mark = xcalloc((size_t)top->n_tensors + 1, 1);
+	for (int i = 0; i < top->n_ops; i++) {
+		const struct ir_op *op = &top->ops[i];
+		int from = (op->type == OP_SHAPE || op->type == OP_SIZE) && top->tensors[op->in[0]].dyn;
+		for (int j = 0; j < op->n_in && !from; j++)
+			from = op->in[j] >= 0 && mark[op->in[j]];
+		for (int j = 0; j < op->n_out && from; j++) {
+			enum ir_dtype dt = top->tensors[op->out[j]].dtype;
+			mark[op->out[j]] = dt != DT_F32 && dt != DT_F16 && dt != DT_BF16 && dt != DT_F64;
+		}
+	}
+	return mark;
+}
+
+int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char *shape_val)
 {
 	const struct op_def *d = op_defs[op->type];
 	if (!d->run_f32)
 		return 0;
 	if (!d->lower && !d->run_tpu)
 		return 1;
+	/* a dynamic or empty tensor: the chip's commands have static extents */
+	for (int j = 0; j < op->n_in + op->n_out; j++) {
+		int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		const struct ir_tensor *t = ti >= 0 ? &top->tensors[ti] : NULL;
+		if (t && (t->dyn || (!t->data && tensor_numel(t) == 0) || (shape_val && shape_val[ti])))
+			return 1;
+	}
 	struct ir_graph *sub[2];
 	if (lower_bodies(op, sub))
 		return 1;      /* control flow: If, Loop, Scan */
 	if ((op->type == OP_CONV || op->type == OP_MAXPOOL || op->type == OP_AVGPOOL ||
 	     op->type == OP_CONVTRANSPOSE) && top->tensors[op->in[0]].rank == 5)
 		return 1;
-	if ((op->type == OP_RESHAPE || op->type == OP_EXPAND || op->type == OP_TILE) &&
-	    op->n_in > 1 && op->in[1] >= 0)
+	/* an operand the chip's form takes as an attribute, given at run time
+	 * (Reshape's shape, Slice's starts, TopK's k, Trilu's k ...) */
+	int n_in = 0;
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0)
+			n_in = j + 1;
+	if (n_in > op_io_of(op->type).tpu_max_in)
 		return 1;
 	if (op->type == OP_CONV && !top->tensors[op->in[1]].data)
 		return 1;

@@ -13,11 +13,21 @@ int lower_dtype_check(const struct ir_graph *top);
 /* 1 when op of TOP runs on the host (PLACE_HOST): it has a float kernel
  * but no chip form (no lowering and no chip kernel: MaxUnpool, RoiAlign,
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
- * pooling), its shape input (Reshape, Expand, Tile) or Conv weight is not
- * a constant, or it is an f32-only op (OPF_F32_ONLY) holding another
- * dtype; else 0. */
+ * pooling), it has an operand its chip form takes as an attribute given at
+ * run time (more inputs than OP_IO's tpu_max_in: Reshape's shape, Slice's
+ * starts, TopK's k ...) or a run-time Conv weight, it is an f32-only op
+ * (OPF_F32_ONLY) holding another dtype, it reads or writes a dynamic tensor
+ * (formats/tpuc-ir.5) or one without elements, or one that SHAPE_VAL (from
+ * lower_shape_values, or NULL) marks; else 0. */
 struct ir_op;
-int lower_on_host(const struct ir_graph *top, const struct ir_op *op);
+int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char *shape_val);
+
+/* Per tensor of TOP, 1 if it is an integer value computed at run time from
+ * a dynamic shape (Shape or Size of a dynamic tensor, and the integer
+ * arithmetic on it: the sizes a Reshape or a TopK of run-time k takes):
+ * shape arithmetic, which runs on the host as TPU-MLIR's shape ops run on
+ * the CPU.  The caller frees the array. */
+char *lower_shape_values(const struct ir_graph *top);
 
 /* The subgraph attributes of OP (If's two branches, a Loop's or Scan's
  * body) into SUB, their count returned (at most 2). */

@@ -185,7 +185,7 @@ static void observe(struct interp *it, struct run *r, int t)
 {
 	int s = r->of_tensor[t];
 	if (s >= 0)
-		observe_values(r->st, s, it->val[t], tensor_numel(&it->g->tensors[t]));
+		observe_values(r->st, s, it->val[t], tensor_numel(interp_tensor(it, t)));
 }
 
 static int after_op(struct interp *it, int op, void *user)

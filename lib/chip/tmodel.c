@@ -31,7 +31,7 @@ static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const i
 	msgpack_pack_array(pk, (size_t)n);
 	for (int i = 0; i < n; i++) {
 		const struct ir_tensor *t = &g->tensors[idx[i]];
-		msgpack_pack_map(pk, 7);
+		msgpack_pack_map(pk, 7 + (t->dyn != 0));
 		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
 		mp_pack_str(pk, "tensor"); msgpack_pack_int64(pk, idx[i]);
 		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
@@ -39,6 +39,7 @@ static void pack_io(msgpack_packer *pk, const struct ir_graph *g, int n, const i
 		mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale);
 		mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point);
 		mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr);
+		if (t->dyn) { mp_pack_str(pk, "dyn"); msgpack_pack_uint32(pk, t->dyn); }
 	}
 }
 
@@ -63,7 +64,8 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 	msgpack_pack_array(pk, (size_t)g->n_tensors);
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
-		int fields = 4 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0);
+		int fields = 4 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0) +
+			     (t->dyn != 0);
 		msgpack_pack_map(pk, (size_t)fields);
 		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
 		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
@@ -77,6 +79,7 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 		}
 		if (t->scale != 0) { mp_pack_str(pk, "scale"); msgpack_pack_float(pk, t->scale); }
 		if (t->zero_point != 0) { mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
+		if (t->dyn) { mp_pack_str(pk, "dyn"); msgpack_pack_uint32(pk, t->dyn); }
 	}
 
 	mp_pack_str(pk, "layers");
@@ -178,7 +181,7 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 		return corrupt(file, "tensor entry is not a map");
 	char *name = NULL, *dts = NULL;
 	int rank = -1, ok = 1, weight = 0;
-	int64_t shape[IR_MAX_RANK] = { 0 }, addr = -1, woff = -1, wlen = -1, zp = 0;
+	int64_t shape[IR_MAX_RANK] = { 0 }, addr = -1, woff = -1, wlen = -1, zp = 0, dyn = 0;
 	double scale = 0;
 	for (uint32_t i = 0; i < o->via.map.size && ok; i++) {
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
@@ -203,6 +206,8 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 			ok = mp_num(v, &scale) == 0;
 		else if (mp_key_is(kv, "zero_point"))
 			ok = mp_int(v, &zp) == 0 && zp >= INT32_MIN && zp <= INT32_MAX;
+		else if (mp_key_is(kv, "dyn"))
+			ok = mp_int(v, &dyn) == 0 && dyn >= 0 && dyn < (int64_t)1 << IR_MAX_RANK;
 	}
 	int dt = dts ? dtype_from_name(dts) : -1;
 	free(dts);
@@ -220,6 +225,10 @@ static int read_tensor(struct tmodel *m, const char *file, const msgpack_object 
 	t->addr = addr;
 	t->scale = (float)scale;
 	t->zero_point = (int)zp;
+	t->dyn = (uint32_t)dyn;
+	if (dyn && (weight || addr >= 0 || dyn >> rank))
+		return err_set("'%s': corrupt tmodel: dynamic tensor '%s' is a weight, has an "
+			       "address or marks a dimension past its rank", file, t->name);
 	if (weight) {
 		if (wlen != bytes || woff < 0 || woff > m->coeff_bytes || wlen > m->coeff_bytes - woff)
 			return err_set("'%s': corrupt tmodel: weight '%s' lies outside the coefficients",

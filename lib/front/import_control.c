@@ -40,6 +40,7 @@ static int import_capture(struct imp *im, const char *name, int *t)
 		im->caps[im->n_caps++] = ot;
 	}
 	struct ir_tensor *y = &im->g->tensors[k];
+	y->dyn = x->dyn;
 	y->scale = x->scale;
 	y->zero_point = x->zero_point;
 	y->qdtype = x->qdtype;
@@ -119,6 +120,7 @@ static int import_body(struct imp *outer, const Onnx__GraphProto *cgp, int n,
 		name_index_set(&im.tensors, name, t);
 		if (formal[i].data)
 			continue;
+		g->tensors[t].dyn = formal[i].dyn;
 		g->inputs = xrealloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
 		g->inputs[g->n_inputs++] = t;
 	}
@@ -351,6 +353,7 @@ static int import_if(struct imp *im)
 			const struct ir_tensor *x = &im->g->tensors[u[j]];
 			char *name = graph_unique_name(b->g, x->name, 1);
 			in[j] = graph_add_tensor(b->g, name, x->dtype, x->rank, x->shape);
+			b->g->tensors[in[j]].dyn = x->dyn;
 			free(name);
 		}
 		int *outs = xmalloc(sizeof(int) * (size_t)(b->g->n_outputs + 1));
@@ -640,6 +643,7 @@ static int import_scan8(struct imp *im)
 		nb = t->shape[0];
 		formal[i] = *t;
 		formal[i].rank = t->rank - drop;
+		formal[i].dyn = t->dyn >> drop;
 		memmove(formal[i].shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->rank - drop));
 	}
 	int first = g->n_ops, n_out = -1;
@@ -760,6 +764,7 @@ static int import_scan(struct imp *im)
 			break;
 		}
 		formal[i].rank = x->rank - 1;
+		formal[i].dyn = (x->dyn & ((1u << ax) - 1)) | ((x->dyn >> (ax + 1)) << ax);
 		memmove(formal[i].shape + ax, x->shape + ax + 1,
 			sizeof(int64_t) * (size_t)(x->rank - ax - 1));
 	}

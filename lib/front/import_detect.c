@@ -1,7 +1,7 @@
 /* import_detect.c - the ONNX converters of MaxUnpool and RoiAlign
  * (lib/ops/detect.c): their attributes written out with ONNX's defaults;
- * MaxUnpool's output_shape input, when given, must be a constant and
- * becomes attribute output_shape.
+ * MaxUnpool's output_shape input, when given, becomes attribute
+ * output_shape when constant, and stays input 2 when not.
  */
 #include "front/import_ops.h"
 #include "front/import_util.h"
@@ -21,6 +21,8 @@ int cv_maxunpool(struct imp *im, struct ir_op *op)
 			return -1;
 		op_set_ints(op, names[i], n, v);
 	}
+	if (op->n_in > 2 && op->in[2] >= 0 && !im->g->tensors[op->in[2]].data)
+		return 0;   /* output_shape at run time: input 2 */
 	if (op->n_in > 2 && op->in[2] >= 0) {
 		if (const_ints(im, op->in[2], "output_shape", v, IR_MAX_RANK, &n) < 0)
 			return -1;

@@ -46,28 +46,43 @@ int cv_scatterelements(struct imp *im, struct ir_op *op)
 int cv_gathernd(struct imp *im, struct ir_op *op) { return put_int(im, op, "batch_dims", 0); }
 int cv_scatternd(struct imp *im, struct ir_op *op) { return put_reduction(im, op); }
 
-/* OneHot: the constant depth becomes an attribute; values stay input 1. */
+/* OneHot: the constant depth becomes an attribute, a run-time one input
+ * 2; values become input 1. */
 int cv_onehot(struct imp *im, struct ir_op *op)
 {
 	double depth;
-	if (const_scalar(im, op->in[1], "depth", &depth) < 0)
-		return -1;
 	int64_t axis;
 	int r = known_rank(im, op->in[0]);
 	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, r < 0 ? r : r + 1) < 0)
 		return -1;
+	int d = op->in[1];
 	op->in[1] = op->in[2];
-	op->n_in = 2;
-	op_set_int(op, "depth", (int64_t)depth);
+	if (!im->g->tensors[d].data) {   /* depth at run time: input 2 */
+		op->in[2] = d;
+	} else {
+		if (const_scalar(im, d, "depth", &depth) < 0)
+			return -1;
+		op->n_in = 2;
+		op_set_int(op, "depth", (int64_t)depth);
+	}
 	op_set_int(op, "axis", axis);
 	return 0;
 }
 
-/* TopK: k from the attribute (opset < 10) or the constant input. */
+/* TopK: k from the attribute (opset < 10) or the constant input; a
+ * run-time k stays input 1 (the output's extent along axis is then
+ * dynamic). */
 int cv_topk(struct imp *im, struct ir_op *op)
 {
 	int64_t kv[1], axis;
 	int n = 1;
+	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
+		return -1;
+	if (im->opset >= 10 && op->n_in > 1 && op->in[1] >= 0 &&
+	    !im->g->tensors[op->in[1]].data) {   /* k at run time */
+		op_set_int(op, "axis", axis);
+		return put_int(im, op, "largest", 1) < 0 ? -1 : put_int(im, op, "sorted", 1);
+	}
 	if (im->opset < 10) {
 		if (attr_int(im, "k", -1, &kv[0]) < 0)
 			return -1;
@@ -76,8 +91,6 @@ int cv_topk(struct imp *im, struct ir_op *op)
 	}
 	if (n != 1)
 		return node_err(im, "K must hold one value");
-	if (attr_int(im, "axis", -1, &axis) < 0 || norm_axes(im, &axis, 1, known_rank(im, op->in[0])) < 0)
-		return -1;
 	op->n_in = 1;
 	op_set_int(op, "k", kv[0]);
 	op_set_int(op, "axis", axis);
@@ -87,23 +100,28 @@ int cv_topk(struct imp *im, struct ir_op *op)
 int cv_cumsum(struct imp *im, struct ir_op *op)
 {
 	double axis;
-	if (const_scalar(im, op->in[1], "axis", &axis) < 0)
-		return -1;
-	int64_t a = (int64_t)axis;
-	if (norm_axes(im, &a, 1, known_rank(im, op->in[0])) < 0)
-		return -1;
-	op->n_in = 1;
-	op_set_int(op, "axis", a);
+	if (im->g->tensors[op->in[1]].data) {   /* else the axis at run time: input 1 */
+		if (const_scalar(im, op->in[1], "axis", &axis) < 0)
+			return -1;
+		int64_t a = (int64_t)axis;
+		if (norm_axes(im, &a, 1, known_rank(im, op->in[0])) < 0)
+			return -1;
+		op->n_in = 1;
+		op_set_int(op, "axis", a);
+	}
 	return put_int(im, op, "exclusive", 0) < 0 ? -1 : put_int(im, op, "reverse", 0);
 }
 
 int cv_trilu(struct imp *im, struct ir_op *op)
 {
 	double kk = 0;
-	if (op->n_in > 1 && op->in[1] >= 0 && const_scalar(im, op->in[1], "k", &kk) < 0)
-		return -1;
-	op->n_in = 1;
-	op_set_int(op, "k", (int64_t)kk);
+	if (op->n_in < 2 || op->in[1] < 0 || im->g->tensors[op->in[1]].data) {
+		/* else k at run time: input 1 */
+		if (op->n_in > 1 && op->in[1] >= 0 && const_scalar(im, op->in[1], "k", &kk) < 0)
+			return -1;
+		op->n_in = 1;
+		op_set_int(op, "k", (int64_t)kk);
+	}
 	return put_int(im, op, "upper", 1);
 }
 

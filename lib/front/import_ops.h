@@ -34,11 +34,9 @@ int cv_gelu(struct imp *im, struct ir_op *op);
 /* GroupNormalization as Reshape, LayerNormalization, Reshape, Mul, Add
  * (lib/front/import_groupnorm.c): the index of its first op, or -1. */
 int import_groupnorm(struct imp *im, const char *out0);
-/* NonZero, Compress, Unique, NonMaxSuppression: output shapes that depend
- * on the data, computed at import from constant inputs into weights
- * (lib/front/import_datadep.c); 0 or -1 with the message set. */
-int is_datadep_op(const char *type);
-int import_datadep(struct imp *im);
+/* NonZero, Compress, Unique, NonMaxSuppression: outputs whose extents
+ * depend on the data (lib/front/import_datadep.c). */
+int cv_datadep(struct imp *im, struct ir_op *op);
 int cv_maxunpool(struct imp *im, struct ir_op *op);
 int cv_roialign(struct imp *im, struct ir_op *op);
 int cv_convtranspose_nd(struct imp *im, struct ir_op *op);   /* 3-D, import_deconv_nd.c */

@@ -26,7 +26,10 @@ int cv_reduce(struct imp *im, struct ir_op *op)
 		return -1;
 	if (axes_from(im, op, 1, axes, &n, known_rank(im, op->in[0])) < 0)
 		return -1;
-	if (n > 0) {
+	if (n == -2) {   /* the axes at run time: input 1 */
+		if (noop)
+			op_set_int(op, "noop", 1);
+	} else if (n > 0) {
 		op_set_ints(op, "axes", n, axes);
 	} else if (n == 0 || noop) {
 		op_set_ints(op, "axes", 0, axes);

@@ -1,11 +1,11 @@
 /* import_runtime.c - shape operands ONNX allows at run time (Reshape's
- * shape, Expand's shape, Tile's repeats) that are not constants: the IR
- * keeps every shape static, so the node's output shape is taken as the
- * model declares it (a graph output or a value_info entry), written as the
- * op's attribute like a folded constant's, and the operand stays an input:
- * ir-run checks at run time that its value gives that shape
- * (lib/ops/runtime_shape.c).  A model that declares no static shape for
- * the output is refused, saying so.
+ * shape, Expand's shape, Tile's repeats) that are not constants: the
+ * node's output shape is taken as the model declares it (a graph output or
+ * a value_info entry), written as the op's attribute like a folded
+ * constant's, and the operand stays an input: ir-run checks at run time
+ * that its value gives that shape
+ * (lib/ops/runtime_shape.c).  Without a static shape declared for the
+ * output, the output's extents are dynamic (formats/tpuc-ir.5).
  */
 #include <string.h>
 
@@ -47,11 +47,14 @@ int cv_runtime_shape(struct imp *im, struct ir_op *op, const char *what)
 	const struct ir_tensor *p = &im->g->tensors[op->in[1]];
 	int64_t shape[IR_MAX_RANK];
 	int rank;
-	if (!x || declared_shape(im, im->g->tensors[op->out[0]].name, &rank, shape) < 0)
-		return node_err(im, "%s must be a constant, or the output's shape declared in the "
-				"model (it is not)", what);
+	if (!x)
+		return node_err(im, "the input's shape is unknown");
 	if (p->dtype != DT_I64 || p->rank != 1)
 		return node_err(im, "%s must be a 1-D int64 tensor", what);
+	/* no shape declared (or an input of dynamic extents): the output's
+	 * extents are dynamic, found from the value at run time */
+	if (x->dyn || declared_shape(im, im->g->tensors[op->out[0]].name, &rank, shape) < 0)
+		return 0;
 	if (op->type == OP_TILE) {
 		if (rank != x->rank)
 			return node_err(im, "the declared output has rank %d, the input %d", rank, x->rank);

@@ -40,6 +40,14 @@ int cv_pad(struct imp *im, struct ir_op *op)
 			return -1;
 		if (op->n_in < 2 || op->in[1] < 0)
 			return node_err(im, "input pads is missing");
+		/* pads or value at run time: inputs 1 and 2 stay */
+		int rt = !im->g->tensors[op->in[1]].data ||
+			 (op->n_in > 2 && op->in[2] >= 0 && !im->g->tensors[op->in[2]].data);
+		if (rt && (op->n_in < 4 || op->in[3] < 0)) {
+			op->n_in = op->n_in < 3 ? op->n_in : 3;
+			op_set_str(op, "mode", mode);
+			return 0;
+		}
 		if (const_ints(im, op->in[1], "pads", pads, 2 * IR_MAX_RANK, &n) < 0)
 			return -1;
 		if (op->n_in > 2 && op->in[2] >= 0 && const_scalar(im, op->in[2], "constant_value", &value) < 0)
@@ -90,6 +98,12 @@ int cv_reshape(struct imp *im, struct ir_op *op)
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
 	if (!x)
 		return node_err(im, "the input shape is unknown");
+	if (x->dyn) {
+		/* 0 and -1 resolve against extents known at run time: the shape
+		 * stays input 1 (lib/ops/runtime_shape.c) */
+		op_set_int(op, "allowzero", allowzero);
+		return 0;
+	}
 	int infer_at = -1;
 	int64_t rest = 1;
 	for (int i = 0; i < n; i++) {
@@ -171,6 +185,8 @@ int cv_squeeze(struct imp *im, struct ir_op *op)
 		return node_err(im, "the input shape is unknown");
 	if (axes_from(im, op, 1, axes, &n, x->rank) < 0)
 		return -1;
+	if (n == -2)
+		return 0;   /* the axes at run time: input 1 */
 	if (n < 0)
 		for (int d = n = 0; d < x->rank; d++)
 			if (x->shape[d] == 1)
@@ -189,6 +205,8 @@ int cv_unsqueeze(struct imp *im, struct ir_op *op)
 	if (a) {
 		if (attr_ints(im, "axes", axes, IR_MAX_RANK, &n) < 0)
 			return -1;
+	} else if (op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data) {
+		return 0;   /* the axes at run time: input 1 */
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
 		if (const_ints(im, op->in[1], "axes", axes, IR_MAX_RANK, &n) < 0)
 			return -1;
@@ -215,6 +233,10 @@ int cv_slice(struct imp *im, struct ir_op *op)
 			if (attr_ints(im, names[i], v[i], IR_MAX_RANK, &n[i]) < 0)
 				return -1;
 	} else {
+		/* a run-time start, end, axis or step: all four stay inputs */
+		for (int i = 0; i < 4; i++)
+			if (op->n_in > i + 1 && op->in[i + 1] >= 0 && !im->g->tensors[op->in[i + 1]].data)
+				return 0;
 		for (int i = 0; i < 4; i++) {
 			if (attr_absent(im, names[i]) < 0)
 				return -1;
@@ -253,6 +275,11 @@ int cv_split(struct imp *im, struct ir_op *op)
 	if (attr_find(im->node, "split")) {
 		if (attr_ints(im, "split", split, cap, &n) < 0)
 			goto bad;
+	} else if (op->n_in > 1 && op->in[1] >= 0 && !im->g->tensors[op->in[1]].data &&
+		   tensor_numel(&im->g->tensors[op->in[1]]) != 0) {
+		op_set_int(op, "axis", axis);   /* the sizes at run time: input 1 */
+		free(split);
+		return 0;
 	} else if (op->n_in > 1 && op->in[1] >= 0) {
 		if (const_ints(im, op->in[1], "split", split, cap, &n) < 0)
 			goto bad;
@@ -338,10 +365,15 @@ int cv_constantofshape(struct imp *im, struct ir_op *op)
 {
 	int64_t shape[IR_MAX_RANK];
 	int n;
-	if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
-		return -1;
-	op->n_in = 0;
-	op_set_ints(op, "shape", n, shape);
+	const struct ir_tensor *st = &im->g->tensors[op->in[0]];
+	if (st->data || st->dyn) {   /* a run-time shape stays input 0 */
+		if (const_ints(im, op->in[0], "shape", shape, IR_MAX_RANK, &n) < 0)
+			return -1;
+		op->n_in = 0;
+		op_set_ints(op, "shape", n, shape);
+	} else if (st->rank != 1 || st->shape[0] > IR_MAX_RANK) {
+		return node_err(im, "shape must be 1-D, of at most %d values", IR_MAX_RANK);
+	}
 	const Onnx__AttributeProto *a = attr_find(im->node, "value");
 	enum ir_dtype dt = DT_F32;
 	double fv = 0;
@@ -400,6 +432,28 @@ int cv_resize_common(struct imp *im, struct ir_op *op, const float *scales, int 
 	return 0;
 }
 
+/* A Resize or Upsample whose scales, sizes or roi is not a constant keeps
+ * them as inputs [X, roi, scales, sizes] (absent ones -1), whatever the
+ * opset's layout, and its output extents are dynamic (lib/ops/resize.c);
+ * 1 then, else 0.  Opset 18's axes need constants. */
+static int resize_at_run_time(struct imp *im, struct ir_op *op)
+{
+	int rt = 0;
+	for (int i = 1; i < op->n_in; i++)
+		rt |= op->in[i] >= 0 && !im->g->tensors[op->in[i]].data;
+	if (!rt || attr_find(im->node, "axes"))
+		return 0;
+	int in[4] = { op->in[0], -1, -1, -1 };
+	if (op->type == OP_RESIZE && im->opset >= 11 && !strcmp(im->node->op_type, "Resize"))
+		for (int i = 1; i < op->n_in && i < 4; i++)
+			in[i] = op->in[i];
+	else
+		in[2] = op->in[1];
+	op_set_inputs(op, 4, in);
+	op->type = OP_RESIZE;
+	return 1;
+}
+
 int cv_resize(struct imp *im, struct ir_op *op)
 {
 	char mode[32], ct[32], nm[32];
@@ -413,6 +467,11 @@ int cv_resize(struct imp *im, struct ir_op *op)
 	    put_float(im, op, "cubic_coeff_a", -0.75) < 0 || put_int(im, op, "exclude_outside", 0) < 0 ||
 	    put_float(im, op, "extrapolation_value", 0) < 0)
 		return -1;
+	op_set_str(op, "mode", mode);
+	op_set_str(op, "coordinate_transformation_mode", ct);
+	op_set_str(op, "nearest_mode", nm);
+	if (resize_at_run_time(im, op))
+		return 0;
 	if (im->opset < 11) {
 		if (const_floats(im, op->n_in > 1 ? op->in[1] : -1, "scales", scales, IR_MAX_RANK, &ns) < 0)
 			return -1;
@@ -461,9 +520,6 @@ int cv_resize(struct imp *im, struct ir_op *op)
 		if (nz)
 			memcpy(sizes, fz, sizeof fz), nz = x->rank;
 	}
-	op_set_str(op, "mode", mode);
-	op_set_str(op, "coordinate_transformation_mode", ct);
-	op_set_str(op, "nearest_mode", nm);
 	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
 }
 
@@ -474,6 +530,12 @@ int cv_upsample(struct imp *im, struct ir_op *op)
 	int ns = 0;
 	if (attr_str(im, "mode", "nearest", mode, sizeof mode) < 0)
 		return -1;
+	if (im->opset >= 9 && resize_at_run_time(im, op)) {
+		op_set_str(op, "mode", !strcmp(mode, "bilinear") ? "linear" : mode);
+		op_set_str(op, "coordinate_transformation_mode", "asymmetric");
+		op_set_str(op, "nearest_mode", "simple");
+		return 0;
+	}
 	if (im->opset < 9) {
 		const Onnx__AttributeProto *a = attr_find(im->node, "scales");
 		if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS || a->n_floats > IR_MAX_RANK)

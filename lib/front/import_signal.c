@@ -1,8 +1,9 @@
 /* import_signal.c - ONNX converters (lib/front/import_ops.h) of the audio
  * front-end operators (lib/ops/signal.c): their scalar inputs, which fix
- * output shapes, must be constants and become attributes; attribute
- * output_datatype becomes the dtype name.  The signal and STFT's window
- * stay run-time inputs.
+ * output shapes, become attributes when constant (a window's size and
+ * STFT's frame_step and frame_length stay inputs when not: the extents
+ * they fix are dynamic); attribute output_datatype becomes the dtype name.
+ * The signal and STFT's window stay run-time inputs.
  */
 #include <math.h>
 
@@ -38,9 +39,13 @@ static int put_scalar_int(struct imp *im, struct ir_op *op, int i, const char *n
 
 int cv_window(struct imp *im, struct ir_op *op)
 {
-	if (put_scalar_int(im, op, 0, "size") < 0 || put_dtype(im, op) < 0)
+	if (im->g->tensors[op->in[0]].data) {   /* else the size at run time: input 0 */
+		if (put_scalar_int(im, op, 0, "size") < 0)
+			return -1;
+		op->n_in = 0;
+	}
+	if (put_dtype(im, op) < 0)
 		return -1;
-	op->n_in = 0;
 	return put_bool(im, op, "periodic", 1);
 }
 
@@ -74,9 +79,16 @@ int cv_dft(struct imp *im, struct ir_op *op)
 
 int cv_stft(struct imp *im, struct ir_op *op)
 {
+	int step = op->in[1], len = op->n_in > 3 ? op->in[3] : -1;
+	int rt = !im->g->tensors[step].data || (len >= 0 && !im->g->tensors[len].data);
+	if (rt) {   /* [signal, window, frame_step, frame_length], read at run time */
+		int in[4] = { op->in[0], op->n_in > 2 ? op->in[2] : -1, step, len };
+		op_set_inputs(op, 4, in);
+		return put_bool(im, op, "onesided", 1);
+	}
 	if (put_scalar_int(im, op, 1, "frame_step") < 0)
 		return -1;
-	if (op->n_in > 3 && op->in[3] >= 0 && put_scalar_int(im, op, 3, "frame_length") < 0)
+	if (len >= 0 && put_scalar_int(im, op, 3, "frame_length") < 0)
 		return -1;
 	int win = op->n_in > 2 ? op->in[2] : -1;
 	op->in[1] = win;

@@ -103,6 +103,10 @@ const struct node_rule node_rules[] = {
 	{ "ScatterND", 3, 3, { "reduction" }, cv_scatternd, NULL, 0 },
 	{ "OneHot", 3, 3, { "axis" }, cv_onehot, NULL, 0 },
 	{ "TopK", 1, 2, { "axis", "k", "largest", "sorted" }, cv_topk, NULL, 2 },
+	{ "NonZero", 1, 1, { 0 }, cv_datadep, NULL, 0 },
+	{ "Compress", 2, 2, { "axis" }, cv_datadep, NULL, 0 },
+	{ "Unique", 1, 1, { "sorted", "axis" }, cv_datadep, NULL, 0 },
+	{ "NonMaxSuppression", 2, 5, { "center_point_box" }, cv_datadep, NULL, 0 },
 	{ "CumSum", 2, 2, { "exclusive", "reverse" }, cv_cumsum, NULL, 0 },
 	{ "Trilu", 1, 2, { "upper" }, cv_trilu, NULL, 0 },
 	{ "EyeLike", 1, 1, { "dtype", "k" }, cv_eyelike, NULL, 0 },
@@ -157,8 +161,7 @@ const struct node_rule node_rules[] = {
 
 int onnx_supported_ops(const char **names, int max)
 {
-	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization",   /* import_node */
-						"NonZero", "Compress", "Unique", "NonMaxSuppression" };
+	static const char *const special[] = { "Constant", "Einsum", "GroupNormalization" };   /* import_node */
 	int n = 0;
 	for (size_t i = 0; i < ARRAY_LEN(special); i++, n++)
 		if (n < max)

@@ -268,10 +268,15 @@ int resolve_input(struct imp *im, const char *name, int *t)
 
 /* ---- constant inputs that become attributes ---- */
 
-/* Read constant tensor t (a weight) as at most max integers. */
+/* Read constant tensor t (a weight, or an empty tensor: its value is known)
+ * as at most max integers. */
 int const_ints(struct imp *im, int t, const char *what, int64_t *v, int max, int *n)
 {
 	const struct ir_tensor *w = t >= 0 ? &im->g->tensors[t] : NULL;
+	if (w && !w->data && !w->dyn && tensor_numel(w) == 0 && w->rank == 1) {
+		*n = 0;
+		return 0;
+	}
 	if (!w || !w->data)
 		return node_err(im, "%s must be a constant", what);
 	int64_t count = tensor_numel(w);
@@ -517,7 +522,8 @@ int known_rank(const struct imp *im, int t)
 }
 
 /* Axes from the attribute or from constant input idx (dropped), normalised
- * against rank r; *n = -1 when neither is given. */
+ * against rank r; *n = -1 when neither is given, -2 when input idx is known
+ * only at run time (it stays the op's input). */
 int axes_from(struct imp *im, struct ir_op *op, int idx, int64_t *axes, int *n, int r)
 {
 	const Onnx__AttributeProto *a = attr_find(im->node, "axes");
@@ -525,6 +531,10 @@ int axes_from(struct imp *im, struct ir_op *op, int idx, int64_t *axes, int *n, 
 	if (a) {
 		if (attr_ints(im, "axes", axes, IR_MAX_RANK, n) < 0)
 			return -1;
+	} else if (op->n_in > idx && op->in[idx] >= 0 && !im->g->tensors[op->in[idx]].data &&
+		   tensor_numel(&im->g->tensors[op->in[idx]]) != 0) {
+		*n = -2;   /* at run time: input IDX stays */
+		return 0;
 	} else if (op->n_in > idx && op->in[idx] >= 0) {
 		if (const_ints(im, op->in[idx], "axes", axes, IR_MAX_RANK, n) < 0)
 			return -1;

@@ -183,8 +183,6 @@ static int import_node(struct imp *im, const Onnx__NodeProto *n)
 		return import_einsum(im, out0);
 	if (!strcmp(type, "If") || !strcmp(type, "Loop") || !strcmp(type, "Scan"))
 		return import_control(im, out0);
-	if (is_datadep_op(type))
-		return import_datadep(im);
 	if (!strcmp(type, "GroupNormalization")) {
 		int first = import_groupnorm(im, out0);
 		return first < 0 ? -1 : import_infer_ops(im, first);
@@ -343,7 +341,7 @@ static int shape_open(const Onnx__TensorShapeProto *sp)
 		return 1;
 	for (size_t i = 0; i < sp->n_dim; i++)
 		if (sp->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
-		    sp->dim[i]->dim_value < 1)
+		    sp->dim[i]->dim_value < 0)
 			return 1;
 	return 0;
 }
@@ -359,7 +357,7 @@ static int dynamic_input_err(struct imp *im, const char *name,
 	for (size_t j = 0; j < sp->n_dim; j++) {
 		const Onnx__TensorShapeProto__Dimension *d = sp->dim[j];
 		int fixed = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-			    d->dim_value >= 1;
+			    d->dim_value >= 0;
 		h += (size_t)snprintf(hint + h, sizeof hint - h, "%s%lld", j ? "," : "",
 				      fixed ? (long long)d->dim_value : 1LL);
 	}
@@ -419,7 +417,7 @@ static int bound_shape_check(struct imp *im, const char *name, const Onnx__Tenso
 	for (size_t i = 0; i < sp->n_dim; i++) {
 		const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
 		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-		    d->dim_value >= 1 && d->dim_value != c->shape[i])
+		    d->dim_value >= 0 && d->dim_value != c->shape[i])
 			return err_set("'%s': input '%s': the --bind array has dimension %zu of %lld, "
 				       "the model declares %lld", im->path, name, i,
 				       (long long)c->shape[i], (long long)d->dim_value);
@@ -427,12 +425,15 @@ static int bound_shape_check(struct imp *im, const char *name, const Onnx__Tenso
 	return 0;
 }
 
-/* Nonzero if a tensor of type dt and this shape (dimensions >= 1) would
+/* Nonzero if a tensor of type dt and this shape (dimensions >= 0) would
  * take more than 2^40 bytes; computed without overflow. */
 static int input_too_large(int dt, int rank, const int64_t *shape)
 {
 	const uint64_t limit = (uint64_t)1 << 40;
 	uint64_t bytes = dtype_size((enum ir_dtype)dt);
+	for (int i = 0; i < rank; i++)
+		if (shape[i] == 0)
+			return 0;
 	for (int i = 0; i < rank; i++) {
 		if ((uint64_t)shape[i] > limit / bytes)
 			return 1;
@@ -489,7 +490,7 @@ static int import_input(struct imp *im, const Onnx__ValueInfoProto *v)
 	for (size_t i = 0; i < rank; i++) {
 		const Onnx__TensorShapeProto__Dimension *d = tt->shape ? tt->shape->dim[i] : NULL;
 		int fixed = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-			    d->dim_value >= 1;
+			    d->dim_value >= 0;
 		if (fixed && given && given->shape[i] != d->dim_value)
 			return err_set("'%s': input '%s': %s gives dimension %zu as %lld, the model "
 				       "declares %lld", im->path, name, opt, i, (long long)given->shape[i],
@@ -603,27 +604,6 @@ static int model_opset(const char *path, const Onnx__ModelProto *m)
 	return err_set("'%s': the model imports no ai.onnx opset", path);
 }
 
-/* No activation of the imported graph is empty: a zero-sized tensor that
- * survives folding has no meaning on the chip (constants may be empty, and
- * fold into attributes before this check). */
-static int check_no_empty(const struct ir_graph *g)
-{
-	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *op = &g->ops[i];
-		for (int j = 0; j < op->n_out; j++) {
-			const struct ir_tensor *t = &g->tensors[op->out[j]];
-			char sh[160];
-			if (t->data || tensor_numel(t) != 0)
-				continue;
-			shape_str(sh, sizeof sh, t->rank, t->shape);
-			return err_set("op '%s' (%s): output '%s' has no elements (shape %s): "
-				       "zero-sized activations are not supported", op->name,
-				       op_name(op->type), t->name, sh);
-		}
-	}
-	return 0;
-}
-
 int onnx_import(const void *buf, size_t len, const char *path, struct ir_graph **out)
 {
 	return onnx_import_bound(buf, len, path, NULL, out);
@@ -735,7 +715,7 @@ static int import_bytes(const void *buf, size_t len, int release, const char *pa
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc >= 0) {
 		graph_compact(im.g);   /* constants that became attributes */
-		if (graph_infer(im.g) < 0 || check_no_empty(im.g) < 0)
+		if (graph_infer(im.g) < 0)
 			rc = err_prefix("'%s'", path);
 	}
 	if (rc < 0) {

@@ -458,6 +458,7 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 		ct->zero_point = t->zero_point;
 		ct->qdtype = t->qdtype;
 		ct->addr = t->addr;
+		ct->dyn = t->dyn;
 		if (t->data)
 			tensor_set_data(ct, t->data, t->nbytes);
 	}
@@ -533,6 +534,11 @@ int ir_verify(const struct ir_graph *g)
 		}
 		if (tensor_check_size(t, &bytes) < 0)
 			goto out;
+		if ((t->dyn >> t->rank) || (t->dyn && t->data)) {
+			err_set("tensor '%s': %s", t->name, t->data ? "a weight has no dynamic dimension"
+				: "a dynamic dimension past its rank");
+			goto out;
+		}
 		if (!t->data && (act_bytes += bytes) > IR_MAX_ACT_BYTES) {
 			err_set("activations need more than %lld bytes, the most a graph may use "
 				"(passed at tensor '%s')", (long long)IR_MAX_ACT_BYTES, t->name);

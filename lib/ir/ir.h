@@ -201,6 +201,10 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(GRU, 125, "GRU") \
 	X(RNN, 126, "RNN") \
 	X(MISH, 127, "Mish") \
+	X(NONZERO, 128, "NonZero") \
+	X(COMPRESS, 129, "Compress") \
+	X(UNIQUE, 130, "Unique") \
+	X(NMS, 131, "NonMaxSuppression") \
 	X(QUANTIZELINEAR, 200, "QuantizeLinear") \
 	X(DEQUANTIZELINEAR, 201, "DequantizeLinear") \
 	X(DYNAMICQUANTIZELINEAR, 202, "DynamicQuantizeLinear") \
@@ -262,7 +266,18 @@ struct ir_tensor {
 					  tensor (i8 or u8, with scale and zero_point), from a
 					  QuantizeLinear/DequantizeLinear pair; DT_F32 (0) = none */
 	int64_t addr;                  /* global memory byte address (stage addressed), -1 unassigned */
+	uint32_t dyn;                  /* bit d set: dimension d is dynamic, its extent known only
+					  at run time (an output of NonZero, a Slice of run-time
+					  starts ...); shape[d] then holds the extent shape inference
+					  gives without the data: an upper bound where the op has one,
+					  else 1 (formats/tpuc-ir.5, "Dynamic dimensions") */
 };
+
+/* 1 if tensor T has a dynamic dimension. */
+static inline int tensor_dyn(const struct ir_tensor *t)
+{
+	return t->dyn != 0;
+}
 
 /* Where an op's activations live while it runs: none (not grouped yet),
  * DDR (a global op, one at a time), local memory (a layer group), or the

@@ -134,7 +134,7 @@ static void pack_body(msgpack_packer *pk, const struct ir_graph *g)
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
 		int fields = 3 + (t->data != NULL) + (t->scale != 0) + (t->zero_point != 0) + (t->addr >= 0) +
-			     (t->qdtype != DT_F32);
+			     (t->qdtype != DT_F32) + (t->dyn != 0);
 		msgpack_pack_map(pk, (size_t)fields);
 		mp_pack_str(pk, "name"); mp_pack_str(pk, t->name);
 		mp_pack_str(pk, "dtype"); mp_pack_str(pk, dtype_name(t->dtype));
@@ -150,6 +150,7 @@ static void pack_body(msgpack_packer *pk, const struct ir_graph *g)
 		if (t->zero_point != 0) { mp_pack_str(pk, "zero_point"); msgpack_pack_int64(pk, t->zero_point); }
 		if (t->addr >= 0) { mp_pack_str(pk, "addr"); msgpack_pack_int64(pk, t->addr); }
 		if (t->qdtype != DT_F32) { mp_pack_str(pk, "qdtype"); mp_pack_str(pk, dtype_name(t->qdtype)); }
+		if (t->dyn) { mp_pack_str(pk, "dyn"); msgpack_pack_uint32(pk, t->dyn); }
 	}
 
 	mp_pack_str(pk, "ops");
@@ -483,7 +484,7 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 		return bad(r, "tensor is not a map");
 	char *name = NULL, *dts = NULL, *qdts = NULL;
 	int rank = -1;
-	int64_t shape[IR_MAX_RANK] = { 0 }, off = -1, nbytes = -1, zp = 0, addr = -1;
+	int64_t shape[IR_MAX_RANK] = { 0 }, off = -1, nbytes = -1, zp = 0, addr = -1, dyn = 0;
 	double scale = 0;
 	for (uint32_t i = 0; i < o->via.map.size; i++) {
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
@@ -518,6 +519,9 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 		} else if (mp_key_is(kv, "qdtype")) {
 			if (qdts || mp_str(v, &qdts) < 0)
 				goto fail;
+		} else if (mp_key_is(kv, "dyn")) {
+			if (mp_int(v, &dyn) < 0 || dyn < 0 || dyn >= (int64_t)1 << IR_MAX_RANK)
+				goto fail;
 		}
 	}
 	int dt = dts ? dtype_from_name(dts) : -1;
@@ -533,6 +537,7 @@ static int read_tensor(struct rd *r, struct ir_graph *g, const msgpack_object *o
 	t->zero_point = (int)zp;
 	t->qdtype = (enum ir_dtype)qdt;
 	t->addr = addr;
+	t->dyn = (uint32_t)dyn;
 	if (off >= 0 && !r->data)
 		return err_set("'%s': corrupt: tensor '%s' of a subgraph has data, the file has no "
 			       "data section", r->file, t->name);

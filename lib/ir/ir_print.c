@@ -91,7 +91,8 @@ static void put_type(FILE *f, const struct ir_graph *g, int t)
 	const struct ir_tensor *ten = &g->tensors[t];
 	fprintf(f, "%s[", dtype_name(ten->dtype));
 	for (int i = 0; i < ten->rank; i++)
-		fprintf(f, "%s%lld", i ? "," : "", (long long)ten->shape[i]);
+		fprintf(f, "%s%lld%s", i ? "," : "", (long long)ten->shape[i],
+			ten->dyn >> i & 1 ? "?" : "");
 	fputc(']', f);
 	if (ten->scale != 0 || ten->zero_point != 0) {
 		fputs("<scale=", f);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/convert.h"
 #include "ir/op.h"
 #include "ir/op_traits.h"
 #include "ir/limit.h"
@@ -66,11 +67,162 @@ int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *
 	return g->dialect == DIALECT_TOP || op->place == PLACE_HOST ? d->run_f32 : d->run_tpu;
 }
 
+/* Shape inference of OP with the dynamic extents of its inputs shown as 1
+ * (the extents dynamic dimensions hold are no more than a guess, and two of
+ * them need not agree where the run-time extents will: the rows NonZero
+ * kept of two tensors). */
+static int infer_dyn_as_one(struct ir_graph *g, struct ir_op *op)
+{
+	int64_t (*keep)[IR_MAX_RANK] = xmalloc(sizeof *keep * (size_t)(op->n_in + 1));
+	for (int j = 0; j < op->n_in; j++) {
+		struct ir_tensor *t = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		if (!t)
+			continue;
+		memcpy(keep[j], t->shape, sizeof keep[j]);
+		for (int d = 0; d < t->rank; d++)
+			if (t->dyn >> d & 1)
+				t->shape[d] = 1;
+	}
+	int rc = op_defs[op->type]->infer(g, op);
+	for (int j = op->n_in - 1; j >= 0; j--)   /* last first: an input may repeat */
+		if (op->in[j] >= 0)
+			memcpy(g->tensors[op->in[j]].shape, keep[j], sizeof keep[j]);
+	free(keep);
+	return rc;
+}
+
+/* The extent added to every dynamic dimension of the inputs when probing
+ * which output extents depend on them: a prime, so that no division or
+ * stride makes two extents meet by chance. */
+#define PROBE_EXTENT 7919
+
+/* Which output dimensions of OP follow its inputs' dynamic dimensions:
+ * shape inference again with those extents grown by PROBE_EXTENT; the
+ * output extents that move (or dimensions the probe marks itself) are
+ * dynamic.  The outputs keep the shapes of the first inference.  Into
+ * MARK (per output); -1 when the probe's inference fails. */
+static int infer_probe(struct ir_graph *g, struct ir_op *op, uint32_t *mark)
+{
+	struct keep { int rank; uint32_t dyn; int64_t shape[IR_MAX_RANK]; };
+	struct keep *out = xmalloc(sizeof *out * (size_t)(op->n_out + 1));
+	struct keep *in = xmalloc(sizeof *in * (size_t)(op->n_in + 1));
+	for (int j = 0; j < op->n_out; j++) {
+		const struct ir_tensor *t = &g->tensors[op->out[j]];
+		out[j].rank = t->rank;
+		out[j].dyn = t->dyn;
+		memcpy(out[j].shape, t->shape, sizeof t->shape);
+	}
+	for (int j = 0; j < op->n_in; j++) {
+		struct ir_tensor *t = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		int seen = 0;
+		for (int i = 0; i < j && t; i++)
+			seen |= op->in[i] == op->in[j];
+		if (!t || seen)
+			continue;
+		memcpy(in[j].shape, t->shape, sizeof t->shape);
+		for (int d = 0; d < t->rank; d++)
+			if (t->dyn >> d & 1)
+				t->shape[d] += PROBE_EXTENT;
+	}
+	int rc = op_defs[op->type]->infer(g, op);
+	for (int j = op->n_in - 1; j >= 0; j--) {
+		int seen = 0;
+		for (int i = 0; i < j; i++)
+			seen |= op->in[i] == op->in[j];
+		if (op->in[j] >= 0 && !seen)
+			memcpy(g->tensors[op->in[j]].shape, in[j].shape, sizeof in[j].shape);
+	}
+	for (int j = 0; j < op->n_out; j++) {
+		struct ir_tensor *t = &g->tensors[op->out[j]];
+		mark[j] = rc < 0 || t->rank != out[j].rank ? (out[j].rank ? (1u << out[j].rank) - 1 : 0)
+							   : t->dyn;
+		for (int d = 0; d < out[j].rank && rc == 0 && t->rank == out[j].rank; d++)
+			if (t->shape[d] != out[j].shape[d])
+				mark[j] |= 1u << d;
+		t->rank = out[j].rank;
+		t->dyn = out[j].dyn;
+		memcpy(t->shape, out[j].shape, sizeof t->shape);
+	}
+	free(out);
+	free(in);
+	return rc < 0 ? -1 : 0;
+}
+
 int op_infer(struct ir_graph *g, struct ir_op *op)
 {
+	int dyn = 0;
+	for (int j = 0; j < op->n_in && !dyn; j++)
+		dyn = op->in[j] >= 0 && g->tensors[op->in[j]].dyn;
 	if (op_check_io(g, op) < 0)
 		return -1;
-	return op_defs[op->type]->infer(g, op);
+	if (op_defs[op->type]->infer(g, op) < 0 && (!dyn || infer_dyn_as_one(g, op) < 0))
+		return -1;
+	if (op_has(op->type, OPF_DYN_SHAPE) || !dyn)
+		return 0;
+	/* An output of an op reading a dynamic shape is dynamic where its
+	 * extents follow the dynamic ones (infer_probe), else in every
+	 * dimension; they are found again at run time. */
+	uint32_t *mark = xmalloc(sizeof *mark * (size_t)(op->n_out + 1));
+	infer_probe(g, op, mark);
+	for (int j = 0; j < op->n_out; j++)
+		g->tensors[op->out[j]].dyn |= mark[j];
+	free(mark);
+	return 0;
+}
+
+int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+		  int i, const char *name, int64_t *v, int max)
+{
+	const struct ir_attr *a = name ? op_attr(op, name) : NULL;
+	if (a && a->kind == ATTR_INT && max >= 1) {
+		v[0] = a->i;
+		return 1;
+	}
+	if (a && a->kind == ATTR_INTS) {
+		if (a->n > max)
+			return op_error(op, "attribute '%s' holds %d values, at most %d", name, a->n, max);
+		memcpy(v, a->ints, sizeof *v * (size_t)a->n);
+		return a->n;
+	}
+	if (i >= op->n_in || op->in[i] < 0)
+		return 0;
+	const void *data;
+	enum ir_dtype dt;
+	int64_t n;
+	if (k) {
+		data = k->in[i].data;
+		dt = k->in[i].dtype;
+		n = view_numel(&k->in[i]);
+	} else {
+		const struct ir_tensor *t = &g->tensors[op->in[i]];
+		if (!t->data && !t->dyn && tensor_numel(t) == 0)
+			return 0;   /* empty: no value to wait for */
+		if (!t->data)
+			return -2;
+		data = t->data;
+		dt = t->dtype;
+		n = tensor_numel(t);
+	}
+	if (n > max)
+		return op_error(op, "input %d holds %lld values, at most %d", i, (long long)n, max);
+	for (int64_t j = 0; j < n; j++)
+		v[j] = dtype_get_int(data, dt, j);
+	return (int)n;
+}
+
+int shapes_agree(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int d = 0; d < a->rank; d++)
+		if (!((a->dyn | b->dyn) >> d & 1) && a->shape[d] != b->shape[d])
+			return 0;
+	return 1;
+}
+
+void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims)
+{
+	g->tensors[op->out[i]].dyn |= dims;
 }
 
 void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
@@ -79,6 +231,7 @@ void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype
 	struct ir_tensor *t = &g->tensors[op->out[i]];
 	t->dtype = dt;
 	t->rank = rank;
+	t->dyn = 0;
 	for (int j = 0; j < rank; j++)
 		t->shape[j] = shape[j];
 }
@@ -163,7 +316,7 @@ static int infer_once(struct ir_graph *g, struct ir_op *op, int as_f32, enum ir_
 
 int ir_verify_ops(struct ir_graph *g)
 {
-	struct saved { enum ir_dtype dt; int rank; int64_t shape[IR_MAX_RANK]; } *keep = NULL;
+	struct saved { enum ir_dtype dt; int rank; uint32_t dyn; int64_t shape[IR_MAX_RANK]; } *keep = NULL;
 	enum ir_dtype *in_dt = NULL;
 	int cap = 0, in_cap = 0, rc = 0;
 	for (int i = 0; i < g->n_ops && rc == 0; i++) {
@@ -178,6 +331,7 @@ int ir_verify_ops(struct ir_graph *g)
 			const struct ir_tensor *t = &g->tensors[op->out[j]];
 			keep[j].dt = t->dtype;
 			keep[j].rank = t->rank;
+			keep[j].dyn = t->dyn;
 			memcpy(keep[j].shape, t->shape, sizeof t->shape);
 		}
 		/* As stored first (a Tpu op may need its exact dtypes, BitShift
@@ -199,14 +353,35 @@ int ir_verify_ops(struct ir_graph *g)
 					      t->name, dtype_name(keep[j].dt), got,
 					      dtype_name(same_dt ? keep[j].dt : t->dtype), want);
 			}
+			if (rc == 0 && t->dyn != keep[j].dyn)
+				rc = op_error(op, "output '%s' has dynamic dimensions %#x, its inputs and "
+					      "attributes give %#x", t->name, keep[j].dyn, t->dyn);
 			t->dtype = keep[j].dt;
 			t->rank = keep[j].rank;
+			t->dyn = keep[j].dyn;
 			memcpy(t->shape, keep[j].shape, sizeof t->shape);
 		}
 	}
 	free(keep);
 	free(in_dt);
 	return rc;
+}
+
+void *kern_out_shape(struct kern *k, int i, const int64_t *shape)
+{
+	struct view *v = &k->out[i];
+	int64_t had = view_numel(v);
+	memcpy(v->shape, shape, sizeof(int64_t) * (size_t)v->rank);
+	int64_t n = view_numel(v);
+	if (n > had) {
+		if (!k->out_grow) {
+			op_error(k->op, "output %d needs %lld elements, its static shape holds %lld", i,
+				 (long long)n, (long long)had);
+			return NULL;
+		}
+		v->data = k->out_grow(k, i, (size_t)n * dtype_size(v->dtype));
+	}
+	return v->data;
 }
 
 void kern_init(struct kern *k, int n_in, int n_out)

@@ -39,6 +39,11 @@ struct kern {
 	int in_row0;                 /* first input row held by in[0] */
 	int in_full_h;               /* rows of the whole input 0 */
 	int nthreads;
+	/* Run on run-time shapes (lib/ir/dynrun.h): make output i's buffer
+	 * hold BYTES, keeping what it holds, and return it; NULL when the
+	 * kernel runs on static shapes (its outputs' buffers fit them). */
+	void *(*out_grow)(struct kern *k, int i, size_t bytes);
+	void *grow_ctx;
 };
 
 struct lower_ctx;   /* lib/back/lower.h */
@@ -83,6 +88,12 @@ int graph_infer(struct ir_graph *g);
  * release it with kern_done. */
 void kern_from_graph(struct kern *k, const struct ir_graph *g,
 		     const struct ir_op *op, void *const *vals);
+/* Give output I of K the extents SHAPE (of its rank), found by its kernel
+ * (a dynamic output: the result of a loop run until its condition failed,
+ * a branch's output): the view's shape set and its buffer grown to hold
+ * them, what it held kept.  Returns the buffer, or NULL with a message
+ * naming the op when the buffer cannot grow (static shapes). */
+void *kern_out_shape(struct kern *k, int i, const int64_t *shape);
 /* Zero k and give it n_in and n_out zeroed views (any number). */
 void kern_init(struct kern *k, int n_in, int n_out);
 /* Free the views of a kern from kern_init or kern_from_graph. */
@@ -129,6 +140,27 @@ static inline struct ir_tensor *op_out(struct ir_graph *g, const struct ir_op *o
 /* Set output i's dtype and shape. */
 void op_set_out(struct ir_graph *g, const struct ir_op *op, int i, enum ir_dtype dt,
 		int rank, const int64_t *shape);
+/* Mark dimensions DIMS (a bit each) of output i dynamic (after op_set_out,
+ * which leaves none): an op whose output shape depends on its inputs'
+ * values.  Ops flagged OPF_DYN_SHAPE mark all their dynamic dimensions
+ * this way; for the others, when an input has a dynamic dimension,
+ * op_infer also marks every output dimension whose extent follows it (the
+ * inference run again with those extents moved: the output extents that
+ * move), or every dimension when that run fails. */
+void op_set_dyn(struct ir_graph *g, const struct ir_op *op, int i, uint32_t dims);
+/* An operand ONNX allows at run time (Slice's starts, TopK's k, Trilu's k
+ * ...): attribute NAME when the op has it (a constant the importer took),
+ * else input I, read from the kernel's view when K is given (run time) or
+ * from a constant of G.  Its values, at most MAX, go into V; returns their
+ * count, 0 when neither is there, -2 when input I is known only at run time
+ * (shape inference before it: the extents it decides are dynamic), or -1
+ * with a message naming the op when it holds more than MAX.  NAME may be
+ * NULL (no attribute). */
+int op_param_ints(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+		  int i, const char *name, int64_t *v, int max);
+/* 1 if A and B have the same rank and the same extents wherever neither
+ * is dynamic (a dynamic extent may yet be any). */
+int shapes_agree(const struct ir_tensor *a, const struct ir_tensor *b);
 /* Output 0 takes input 0's dtype and shape. */
 int infer_same(struct ir_graph *g, struct ir_op *op);
 /* Fail with "op 'NAME' (Type): reason" when the op lacks min..max inputs. */

@@ -13,7 +13,7 @@ const struct op_traits op_traits[OP_COUNT] = { OP_TRAITS(X_TRAIT) };
 enum { OP_TRAITS(X_ONCE) OP_TRAITS_N };
 #undef X_ONCE
 _Static_assert((int)OP_TRAITS_N <= (int)OP_COUNT, "OP_TRAITS lists more ops than OP_LIST");
-_Static_assert((int)COST_COUNT <= 256 && (int)OPF_FUSE_RELU < 256, "op_traits fields are one byte");
+_Static_assert((int)COST_COUNT <= 256 && (int)OPF_DYN_SHAPE < 256, "op_traits fields are one byte");
 _Static_assert(sizeof op_traits / sizeof op_traits[0] == OP_COUNT, "one record per op");
 
 /* Weight-reorder packs only operands that are per-channel requantisation

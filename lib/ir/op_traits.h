@@ -40,6 +40,11 @@ enum op_flag {
 	/* top-opt's fuse-act folds a following Relu, or Clip from 0, into
 	 * it as do_relu (and relu_limit): its kernels apply them. */
 	OPF_FUSE_RELU = 1 << 4,
+	/* Its shape inference marks its outputs' dynamic dimensions itself
+	 * (Shape and Size: static outputs of any input; the data-dependent
+	 * ops; If, Loop and Scan, from their bodies): op_infer does not probe
+	 * which output extents follow a dynamic input's. */
+	OPF_DYN_SHAPE = 1 << 5,
 };
 
 /* X(ENUM, cost, flags): the ops that are not plain vector ops. */
@@ -56,6 +61,15 @@ enum op_flag {
 	X(AVGPOOL, COST_POOL, OPF_F32_ONLY) \
 	X(GAVGPOOL, COST_GPOOL, OPF_F32_ONLY) \
 	X(GMAXPOOL, COST_GPOOL, OPF_F32_ONLY) \
+	X(SHAPE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(SIZE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(NONZERO, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(COMPRESS, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(UNIQUE, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(NMS, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(IF, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(LOOP, COST_VECTOR, OPF_DYN_SHAPE) \
+	X(SCAN, COST_VECTOR, OPF_DYN_SHAPE) \
 	X(BATCHNORM, COST_VECTOR, OPF_F32_ONLY) \
 	X(RELU, COST_VECTOR, OPF_F32_ONLY) \
 	X(CLIP, COST_VECTOR, OPF_F32_ONLY) \
@@ -109,11 +123,31 @@ enum op_flag {
 	X(GATHERND, 2, 2, 2, 2, 1, 1) \
 	X(SCATTERELEMENTS, 3, 3, 3, 3, 1, 1) \
 	X(SCATTERND, 3, 3, 3, 3, 1, 1) \
-	X(ONEHOT, 2, 2, 2, 2, 1, 1) \
+	X(ONEHOT, 2, 3, 2, 2, 1, 1) \
 	X(RANGE, 3, 3, 3, 3, 1, 1) \
 	X(CONSTANTOFSHAPE, 0, 1, 0, 1, 1, 1) \
-	X(SPLIT, 1, 1, 1, 1, 1, IO_ANY) \
-	X(TOPK, 1, 1, 1, 1, 1, 2) \
+	X(SPLIT, 1, 2, 1, 1, 1, IO_ANY) \
+	X(TOPK, 1, 2, 1, 1, 1, 2) \
+	X(COMPRESS, 2, 2, 2, 2, 1, 1) \
+	X(SLICE, 1, 5, 1, 1, 1, 1) \
+	X(TRILU, 1, 2, 1, 1, 1, 1) \
+	X(CUMSUM, 1, 2, 1, 1, 1, 1) \
+	X(SQUEEZE, 1, 2, 1, 1, 1, 1) \
+	X(RESIZE, 1, 4, 1, 1, 1, 1) \
+	X(PAD, 1, 3, 1, 1, 1, 1) \
+	X(UNSQUEEZE, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMEAN, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMAX, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEMIN, 1, 2, 1, 1, 1, 1) \
+	X(REDUCESUM, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEPROD, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEL1, 1, 2, 1, 1, 1, 1) \
+	X(REDUCEL2, 1, 2, 1, 1, 1, 1) \
+	X(REDUCESUMSQUARE, 1, 2, 1, 1, 1, 1) \
+	X(REDUCELOGSUM, 1, 2, 1, 1, 1, 1) \
+	X(REDUCELOGSUMEXP, 1, 2, 1, 1, 1, 1) \
+	X(UNIQUE, 1, 1, 1, 1, 1, 4) \
+	X(NMS, 2, 5, 2, 5, 1, 1) \
 	X(LAYERNORM, 2, 3, 2, 3, 1, 3) \
 	X(INSTANCENORM, 3, 3, 3, 3, 1, 1) \
 	X(NLLLOSS, 2, 3, 2, 3, 1, 1) \
@@ -128,14 +162,14 @@ enum op_flag {
 	X(RESHAPE, 1, 2, 1, 1, 1, 1) \
 	X(EXPAND, 1, 2, 1, 1, 1, 1) \
 	X(TILE, 1, 2, 1, 1, 1, 1) \
-	X(HANNWINDOW, 0, 0, 0, 0, 1, 1) \
-	X(HAMMINGWINDOW, 0, 0, 0, 0, 1, 1) \
-	X(BLACKMANWINDOW, 0, 0, 0, 0, 1, 1) \
+	X(HANNWINDOW, 0, 1, 0, 0, 1, 1) \
+	X(HAMMINGWINDOW, 0, 1, 0, 0, 1, 1) \
+	X(BLACKMANWINDOW, 0, 1, 0, 0, 1, 1) \
 	X(MELWEIGHTMATRIX, 0, 0, 0, 0, 1, 1) \
-	X(STFT, 1, 2, 1, 2, 1, 1) \
+	X(STFT, 1, 4, 1, 2, 1, 1) \
 	X(GRIDSAMPLE, 2, 2, 2, 2, 1, 1) \
 	X(REVERSESEQUENCE, 2, 2, 2, 2, 1, 1) \
-	X(MAXUNPOOL, 2, 2, 2, 2, 1, 1) \
+	X(MAXUNPOOL, 2, 3, 2, 2, 1, 1) \
 	X(ROIALIGN, 3, 3, 3, 3, 1, 1) \
 	X(IF, 1, IO_ANY, 1, IO_ANY, 1, IO_ANY) \
 	X(LOOP, 0, IO_ANY, 0, IO_ANY, 1, IO_ANY) \

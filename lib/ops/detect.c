@@ -57,7 +57,7 @@ static int unpool_shape(const struct ir_op *op, const struct ir_tensor *x, int64
 
 static int unpool_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 2, 2) < 0)
+	if (op_check_arity(g, op, 2, 3) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *ix = op_in(g, op, 1);
 	if (x->rank < 3 || !dtype_is_float(x->dtype))
@@ -68,7 +68,16 @@ static int unpool_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t def[IR_MAX_RANK], shape[IR_MAX_RANK];
 	if (unpool_shape(op, x, def) < 0)
 		return -1;
-	int n = op_ints(op, "output_shape", shape, IR_MAX_RANK);
+	/* output_shape: the attribute, or input 2 (read at run time: every
+	 * extent dynamic before) */
+	int n = op_param_ints(g, NULL, op, 2, "output_shape", shape, IR_MAX_RANK);
+	if (n == -1)
+		return -1;
+	if (n == -2) {
+		op_set_out(g, op, 0, x->dtype, x->rank, def);
+		op_set_dyn(g, op, 0, (1u << x->rank) - 1);
+		return 0;
+	}
 	if (n) {
 		if (n != x->rank)
 			return op_error(op, "output_shape must have rank %d", x->rank);

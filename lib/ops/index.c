@@ -68,7 +68,7 @@ static int elements_infer(struct ir_graph *g, struct ir_op *op)
 		return op_error(op, "indices rank or axis does not fit the data");
 	if (scatter) {
 		const struct ir_tensor *u = op_in(g, op, 2);
-		if (u->rank != ix->rank || memcmp(u->shape, ix->shape, sizeof(int64_t) * (size_t)u->rank))
+		if (!shapes_agree(u, ix))
 			return op_error(op, "updates must have the shape of indices");
 		return infer_same(g, op);
 	}
@@ -172,21 +172,26 @@ static int nd_run(struct kern *k)
 static int onehot_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *ix = op_in(g, op, 0), *v = op_in(g, op, 1);
-	int64_t depth = op_int(op, "depth", 0), shape[IR_MAX_RANK];
+	int64_t depth = 0, shape[IR_MAX_RANK];
+	int n = op_param_ints(g, NULL, op, 2, "depth", &depth, 1);   /* -2: at run time */
 	int r = ix->rank + 1, axis = norm_axis(op_int(op, "axis", -1), r);
-	if (depth < 1 || axis < 0 || r > IR_MAX_RANK || tensor_numel(v) != 2)
-		return op_error(op, "depth, axis or values out of range");
+	if (n == -2)
+		depth = 1;
+	if (n == -1 || depth < 1 || axis < 0 || r > IR_MAX_RANK || tensor_numel(v) != 2)
+		return n == -1 ? -1 : op_error(op, "depth, axis or values out of range");
 	for (int d = 0, j = 0; d < r; d++)
 		shape[d] = d == axis ? depth : ix->shape[j++];
 	op_set_out(g, op, 0, v->dtype, r, shape);
+	if (n == -2)
+		op_set_dyn(g, op, 0, 1u << axis);
 	return 0;
 }
 
 static int onehot_run(struct kern *k)
 {
 	const struct view *ix = &k->in[0], *v = &k->in[1], *y = &k->out[0];
-	int64_t depth = op_int(k->op, "depth", 0), outer = 1, inner = 1;
 	int axis = norm_axis(op_int(k->op, "axis", -1), ix->rank + 1);
+	int64_t depth = y->shape[axis], outer = 1, inner = 1;
 	size_t es = dtype_size(y->dtype);
 	for (int d = 0; d < axis; d++)
 		outer *= ix->shape[d];
@@ -209,18 +214,28 @@ static int onehot_run(struct kern *k)
 
 static int topk_infer(struct ir_graph *g, struct ir_op *op)
 {
-	const struct ir_tensor *x = op_in(g, op, 0);
+	const struct ir_tensor *x = op_in(g, op, 0), *kt = op_in(g, op, 1);
 	int axis = norm_axis(op_int(op, "axis", -1), x->rank);
 	int64_t kk = op_int(op, "k", -1), shape[IR_MAX_RANK];
-	if (axis < 0 || kk < 0 || kk > x->shape[axis])
-		return op_error(op, "axis or k out of range");
+	if (axis < 0)
+		return op_error(op, "axis out of range");
+	/* k as input 1: a run-time k gives a dynamic extent of at most the axis' */
+	int dyn_k = kt && !kt->data;
+	if (kt && tensor_numel(kt) != 1 && !kt->dyn)
+		return op_error(op, "K must hold one value");
+	kk = dyn_k ? x->shape[axis] : kt ? dtype_get_int(kt->data, kt->dtype, 0) : kk;
+	if (kk < 0 || (kk > x->shape[axis] && !x->dyn))
+		return op_error(op, "k %lld out of range [0, %lld]", (long long)kk,
+				(long long)x->shape[axis]);
 	if (x->dtype == DT_BOOL || x->dtype == DT_F16 || x->dtype == DT_BF16)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	memcpy(shape, x->shape, sizeof shape);
 	shape[axis] = kk;
-	op_set_out(g, op, 0, x->dtype, x->rank, shape);
-	if (op->n_out > 1)
-		op_set_out(g, op, 1, DT_I64, x->rank, shape);
+	for (int i = 0; i < op->n_out; i++) {
+		op_set_out(g, op, i, i ? DT_I64 : x->dtype, x->rank, shape);
+		if (dyn_k)
+			op_set_dyn(g, op, i, 1u << axis);
+	}
 	return 0;
 }
 
@@ -245,7 +260,7 @@ static int topk_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int axis = norm_axis(op_int(k->op, "axis", -1), x->rank);
-	int64_t kk = op_int(k->op, "k", 0), n = x->shape[axis], outer = 1, inner = 1;
+	int64_t kk = y->shape[axis], n = x->shape[axis], outer = 1, inner = 1;
 	int largest = (int)op_int(k->op, "largest", 1);
 	size_t es = dtype_size(x->dtype);
 	for (int d = 0; d < axis; d++)
@@ -279,8 +294,10 @@ static int topk_run(struct kern *k)
 static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
-	if (norm_axis(op_int(op, "axis", 0), x->rank) < 0)
-		return op_error(op, "axis out of range");
+	int64_t axis = 0;
+	int n = op_param_ints(g, NULL, op, 1, "axis", &axis, 1);   /* -2: at run time */
+	if (n == -1 || (n >= 0 && norm_axis(axis, x->rank) < 0))
+		return n == -1 ? -1 : op_error(op, "axis out of range");
 	if (x->dtype == DT_BOOL)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	return infer_same(g, op);
@@ -289,7 +306,12 @@ static int cumsum_infer(struct ir_graph *g, struct ir_op *op)
 static int cumsum_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	int axis = norm_axis(op_int(k->op, "axis", 0), x->rank);
+	int64_t a = 0;
+	if (op_param_ints(k->g, k, k->op, 1, "axis", &a, 1) < 0)
+		return -1;
+	int axis = norm_axis(a, x->rank);
+	if (axis < 0)
+		return op_error(k->op, "axis %lld out of range", (long long)a);
 	int excl = (int)op_int(k->op, "exclusive", 0), rev = (int)op_int(k->op, "reverse", 0);
 	int64_t n = x->shape[axis], outer = 1, inner = 1;
 	for (int d = 0; d < axis; d++)
@@ -350,7 +372,9 @@ static int trilu_infer(struct ir_graph *g, struct ir_op *op)
 static int trilu_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
-	int64_t kk = op_int(k->op, "k", 0), r = y->shape[y->rank - 2], c = y->shape[y->rank - 1];
+	int64_t kk = 0, r = y->shape[y->rank - 2], c = y->shape[y->rank - 1];
+	if (op_param_ints(k->g, k, k->op, 1, "k", &kk, 1) < 0)
+		return -1;
 	int64_t n = view_numel(y);
 	size_t es = dtype_size(y->dtype);
 	int eye = k->op->type == OP_EYELIKE, upper = (int)op_int(k->op, "upper", 1);

@@ -4,8 +4,9 @@
  * size of each output), Expand (shape), Tile (repeats), DepthToSpace
  * (blocksize, mode DCR or CRD) and SpaceToDepth (blocksize); and the shape
  * producers Shape (start, end), Size, ConstantOfShape (shape, dtype, value
- * or value_int) and Range (constant inputs start, limit, delta), which the
- * importer always folds into weights.
+ * or value_int; or the shape as input 0 at run time) and Range (inputs
+ * start, limit, delta), which the importer folds into weights when their
+ * inputs are constants; else their extents are dynamic (formats/tpuc-ir.5).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -131,7 +132,21 @@ static int squeeze_infer(struct ir_graph *g, struct ir_op *op)
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t axes[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int mask[IR_MAX_RANK] = { 0 }, rank = 0;
-	int n = op_ints(op, "axes", axes, IR_MAX_RANK);
+	int n = op_param_ints(g, NULL, op, 1, "axes", axes, IR_MAX_RANK);
+	if (n == -1)
+		return -1;
+	if (n == -2) {
+		/* axes at run time: a known rank, dynamic extents */
+		int na = (int)tensor_numel(op_in(g, op, 1));
+		rank = op->type == OP_SQUEEZE ? x->rank - na : x->rank + na;
+		if (rank < 0 || rank > IR_MAX_RANK)
+			return op_error(op, "%d axes do not fit rank %d", na, x->rank);
+		for (int d = 0; d < rank; d++)
+			shape[d] = d < x->rank ? x->shape[d] : 1;
+		op_set_out(g, op, 0, x->dtype, rank, shape);
+		op_set_dyn(g, op, 0, rank ? (1u << rank) - 1 : 0);
+		return 0;
+	}
 	if (op->type == OP_SQUEEZE) {
 		for (int i = 0; i < n; i++) {
 			int a = norm_axis(axes[i], x->rank);
@@ -212,14 +227,49 @@ static int gather_run(struct kern *k)
 
 /* ---- Slice ---- */
 
-/* Per axis of x: first index, step and count of the slice. */
-static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
-			 int64_t *start, int64_t *step, int64_t *count)
-{
+/* Starts, ends, axes and steps: attributes, or (a run-time slice,
+ * formats/tpuc-ir.5 "Dynamic dimensions") inputs 1 to 4, absent ones -1. */
+struct slice_par {
+	int ns, na, np;              /* counts of starts (= ends), axes, steps; 0: absent */
 	int64_t s[IR_MAX_RANK], e[IR_MAX_RANK], a[IR_MAX_RANK], p[IR_MAX_RANK];
-	int ns = op_ints(op, "starts", s, IR_MAX_RANK), ne = op_ints(op, "ends", e, IR_MAX_RANK);
-	int na = op_ints(op, "axes", a, IR_MAX_RANK), np = op_ints(op, "steps", p, IR_MAX_RANK);
-	if (ns != ne || (na && na != ns) || (np && np != ns))
+};
+
+/* Fill SP for op; 1 when known, 0 when an input is known only at run
+ * time (G's shape inference), -1 on error. */
+static int slice_params(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+			struct slice_par *sp)
+{
+	memset(sp, 0, sizeof *sp);
+	if (op->n_in < 2) {
+		sp->ns = op_ints(op, "starts", sp->s, IR_MAX_RANK);
+		if (op_ints(op, "ends", sp->e, IR_MAX_RANK) != sp->ns)
+			return op_error(op, "starts, ends, axes and steps differ in length");
+		sp->na = op_ints(op, "axes", sp->a, IR_MAX_RANK);
+		sp->np = op_ints(op, "steps", sp->p, IR_MAX_RANK);
+		return 1;
+	}
+	int64_t *dst[4] = { sp->s, sp->e, sp->a, sp->p };
+	int n[4], known = 1;
+	for (int i = 0; i < 4; i++) {
+		n[i] = op_param_ints(g, k, op, i + 1, NULL, dst[i], IR_MAX_RANK);
+		if (n[i] == -1)
+			return -1;
+		known &= n[i] != -2;
+	}
+	sp->ns = n[0];
+	sp->na = n[2];
+	sp->np = n[3];
+	if (known && n[0] != n[1])
+		return op_error(op, "starts, ends, axes and steps differ in length");
+	return known;
+}
+
+/* Per axis of x: first index, step and count of the slice. */
+static int slice_resolve(const struct ir_op *op, const struct slice_par *sp, int r,
+			 const int64_t *shape, int64_t *start, int64_t *step, int64_t *count)
+{
+	int ns = sp->ns, na = sp->na, np = sp->np;
+	if ((na && na != ns) || (np && np != ns))
 		return op_error(op, "starts, ends, axes and steps differ in length");
 	for (int d = 0; d < r; d++) {
 		start[d] = 0;
@@ -228,12 +278,15 @@ static int slice_resolve(const struct ir_op *op, int r, const int64_t *shape,
 	}
 	int seen[IR_MAX_RANK] = { 0 };
 	for (int i = 0; i < ns; i++) {
-		int ax = norm_axis(na ? a[i] : i, r);
+		int ax = norm_axis(na ? sp->a[i] : i, r);
 		if (ax < 0 || seen[ax]++)
 			return op_error(op, "axis out of range or repeated");
-		int64_t dim = shape[ax], st = np ? p[i] : 1, b = s[i], en = e[i];
+		int64_t dim = shape[ax], st = np ? sp->p[i] : 1, b = sp->s[i], en = sp->e[i];
 		if (st == 0)
 			return op_error(op, "step is 0");
+		/* saturate first: INT64_MAX and INT64_MIN mean "to the end" */
+		b = b > IR_MAX_DIM ? IR_MAX_DIM : b < -(int64_t)IR_MAX_DIM - 1 ? -(int64_t)IR_MAX_DIM - 1 : b;
+		en = en > IR_MAX_DIM ? IR_MAX_DIM : en < -(int64_t)IR_MAX_DIM - 1 ? -(int64_t)IR_MAX_DIM - 1 : en;
 		if (b < 0)
 			b += dim;
 		if (en < 0)
@@ -257,7 +310,30 @@ static int slice_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
-	if (slice_resolve(op, x->rank, x->shape, start, step, count) < 0)
+	struct slice_par sp;
+	int known = slice_params(g, NULL, op, &sp);
+	if (known < 0)
+		return -1;
+	if (!known) {
+		/* run-time starts, ends or steps: at most the whole axis, on the
+		 * axes given as a constant (all when they are run-time too) */
+		op_set_out(g, op, 0, x->dtype, x->rank, x->shape);
+		uint32_t dims = 0;
+		if (sp.na == -2) {
+			dims = x->rank ? (1u << x->rank) - 1 : 0;
+		} else {
+			int n = sp.na ? sp.na : (int)tensor_numel(&g->tensors[op->in[1]]);
+			for (int i = 0; i < n && i < IR_MAX_RANK; i++) {
+				int ax = norm_axis(sp.na ? sp.a[i] : i, x->rank);
+				if (ax < 0)
+					return op_error(op, "axis out of range");
+				dims |= 1u << ax;
+			}
+		}
+		op_set_dyn(g, op, 0, dims);
+		return 0;
+	}
+	if (slice_resolve(op, &sp, x->rank, x->shape, start, step, count) < 0)
 		return -1;
 	op_set_out(g, op, 0, x->dtype, x->rank, count);
 	return 0;
@@ -267,7 +343,9 @@ static int slice_run(struct kern *k)
 {
 	const struct view *x = &k->in[0];
 	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK], st[IR_MAX_RANK];
-	if (slice_resolve(k->op, x->rank, x->shape, start, step, count) < 0)
+	struct slice_par sp;
+	if (slice_params(k->g, k, k->op, &sp) < 0 ||
+	    slice_resolve(k->op, &sp, x->rank, x->shape, start, step, count) < 0)
 		return -1;
 	int64_t base = 0;
 	dense_strides(x->rank, x->shape, st);
@@ -288,13 +366,21 @@ static int split_infer(struct ir_graph *g, struct ir_op *op)
 	if (axis < 0)
 		return op_error(op, "axis out of range");
 	int64_t shape[IR_MAX_RANK], total = 0;
-	const struct ir_attr *sa = op_attr(op, "split");
-	int n = sa && sa->kind == ATTR_INTS ? sa->n : 0;
-	if (n != 0 && n != op->n_out)
-		return op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
 	int64_t *sizes = xcalloc((size_t)op->n_out + 1, sizeof *sizes);
-	if (n)
-		memcpy(sizes, sa->ints, sizeof *sizes * (size_t)n);
+	/* the sizes as attribute split, or as input 1 (at run time) */
+	int n = op_param_ints(g, NULL, op, 1, "split", sizes, op->n_out);
+	if (n == -2) {   /* extents along axis decided at run time */
+		free(sizes);
+		for (int i = 0; i < op->n_out; i++) {
+			op_set_out(g, op, i, x->dtype, x->rank, x->shape);
+			op_set_dyn(g, op, i, 1u << axis);
+		}
+		return 0;
+	}
+	if (n == -1 || (n != 0 && n != op->n_out)) {
+		free(sizes);
+		return n == -1 ? -1 : op_error(op, "split has %d sizes for %d outputs", n, op->n_out);
+	}
 	if (n == 0) {
 		if (op->n_out < 1 || x->shape[axis] % op->n_out) {
 			free(sizes);
@@ -347,6 +433,8 @@ static int split_run(struct kern *k)
 
 static int expand_infer(struct ir_graph *g, struct ir_op *op)
 {
+	if (op->n_in > 1 && op->in[1] >= 0 && !op_attr(op, "shape"))
+		return runtime_shape_infer(g, op);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t s[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", s, IR_MAX_RANK + 1), rank;
@@ -374,6 +462,8 @@ static int expand_run(struct kern *k)
 
 static int tile_infer(struct ir_graph *g, struct ir_op *op)
 {
+	if (op->n_in > 1 && op->in[1] >= 0 && !op_attr(op, "repeats"))
+		return runtime_shape_infer(g, op);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t rep[IR_MAX_RANK], shape[IR_MAX_RANK];
 	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
@@ -501,10 +591,21 @@ static int cos_infer(struct ir_graph *g, struct ir_op *op)
 {
 	int64_t shape[IR_MAX_RANK];
 	const struct ir_attr *a = op_attr(op, "shape");
-	int n = a ? a->n : 0;
-	if (n > IR_MAX_RANK)
-		return op_error(op, "rank %d exceeds %d", n, IR_MAX_RANK);
-	op_ints(op, "shape", shape, IR_MAX_RANK);
+	const struct ir_tensor *st = op_in(g, op, 0);
+	/* the shape as input 0 (formats/tpuc-ir.5, "Dynamic dimensions"): its
+	 * values at run time, every extent dynamic before */
+	int n = st ? (int)tensor_numel(st) : a ? a->n : 0;
+	if (n > IR_MAX_RANK || (st && (st->rank != 1 || st->dyn)))
+		return op_error(op, "the shape must be 1-D, of at most %d values", IR_MAX_RANK);
+	if (st && !st->data) {
+		for (int i = 0; i < n; i++)
+			shape[i] = 1;
+	} else if (st) {
+		for (int i = 0; i < n; i++)
+			shape[i] = dtype_get_int(st->data, st->dtype, i);
+	} else {
+		op_ints(op, "shape", shape, IR_MAX_RANK);
+	}
 	for (int i = 0; i < n; i++)
 		if (shape[i] < 0)
 			return op_error(op, "negative dimension");
@@ -512,6 +613,8 @@ static int cos_infer(struct ir_graph *g, struct ir_op *op)
 	if (dt < 0)
 		return op_error(op, "attribute 'dtype' names no dtype");
 	op_set_out(g, op, 0, (enum ir_dtype)dt, n, shape);
+	if (st && !st->data)
+		op_set_dyn(g, op, 0, n ? (1u << n) - 1 : 0);
 	return 0;
 }
 
@@ -533,27 +636,37 @@ static int cos_run(struct kern *k)
 	return 0;
 }
 
-/* Range's three scalar inputs must be weights: the length depends on them. */
+/* Range's three scalar inputs: 1 when all are constants (their values
+ * in v), 0 when one is known only at run time, -1 on error. */
 static int range_values(const struct ir_graph *g, const struct ir_op *op, double *v)
 {
+	int known = 1;
 	for (int i = 0; i < 3; i++) {
 		const struct ir_tensor *t = &g->tensors[op->in[i]];
-		if (!t->data || tensor_numel(t) != 1)
-			return op_error(op, "input %d must be a constant scalar", i);
-		v[i] = dtype_get(t->data, t->dtype, 0);
+		if (tensor_numel(t) != 1 && !t->dyn)
+			return op_error(op, "input %d must be a scalar", i);
+		if (t->data)
+			v[i] = dtype_get(t->data, t->dtype, 0);
+		known &= t->data != NULL;
 	}
-	return 0;
+	return known;
 }
 
 static int range_infer(struct ir_graph *g, struct ir_op *op)
 {
 	double v[3];
-	if (range_values(g, op, v) < 0)
+	int known = range_values(g, op, v);
+	if (known < 0)
 		return -1;
+	if (!known) {   /* a run-time length (formats/tpuc-ir.5, "Dynamic dimensions") */
+		op_set_out(g, op, 0, g->tensors[op->in[0]].dtype, 1, (int64_t[]){ 1 });
+		op_set_dyn(g, op, 0, 1);
+		return 0;
+	}
 	if (v[2] == 0)
 		return op_error(op, "delta is 0");
 	double len = ceil((v[1] - v[0]) / v[2]);
-	int64_t n = len > 0 ? (int64_t)len : 0;
+	int64_t n = len > 0 ? len < 9e18 ? (int64_t)len : INT64_MAX : 0;
 	op_set_out(g, op, 0, g->tensors[op->in[0]].dtype, 1, &n);
 	return 0;
 }

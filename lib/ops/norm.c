@@ -1,4 +1,5 @@
-/* norm.c - normalisations, f32: LayerNormalization (axis, epsilon; inputs
+/* norm.c - normalisations, f32 (LayerNormalization also f64, in double):
+ * LayerNormalization (axis, epsilon; inputs
  * X, Scale, optional B; optional outputs Mean and InvStdDev),
  * InstanceNormalization (epsilon; per-channel scale and B), LRN (size,
  * alpha, beta, bias; across channels), LpNormalization (axis, p of 1 or 2)
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/convert.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -27,9 +29,12 @@ static int need_f32_in(struct ir_graph *g, struct ir_op *op)
 
 static int layernorm_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (need_f32_in(g, op) < 0)
-		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *s = op_in(g, op, 1), *b = op_in(g, op, 2);
+	enum ir_dtype dt = x->dtype;   /* f32, or f64 computed in double */
+	if (dt == DT_F64 && (s->dtype != DT_F64 || (b && b->dtype != DT_F64)))
+		return op_error(op, "scale and bias must be f64 as the input is");
+	if (dt != DT_F64 && need_f32_in(g, op) < 0)
+		return -1;
 	int axis = norm_axis(op_int(op, "axis", -1), x->rank);
 	if (axis < 0)
 		return op_error(op, "axis out of range");
@@ -39,11 +44,39 @@ static int layernorm_infer(struct ir_graph *g, struct ir_op *op)
 	if ((tensor_numel(s) != n && tensor_numel(s) != 1) ||
 	    (b && tensor_numel(b) != n && tensor_numel(b) != 1))
 		return op_error(op, "scale and bias must hold one value or one per normalised element");
-	op_set_out(g, op, 0, DT_F32, x->rank, x->shape);
+	op_set_out(g, op, 0, dt, x->rank, x->shape);
 	for (int d = 0; d < x->rank; d++)
 		shape[d] = d < axis ? x->shape[d] : 1;
 	for (int i = 1; i < op->n_out && i < 3; i++)
-		op_set_out(g, op, i, DT_F32, x->rank, shape);
+		op_set_out(g, op, i, dt, x->rank, shape);
+	return 0;
+}
+
+/* f64: rows of N elements normalised in double (dtype_get / dtype_set). */
+static int layernorm_f64(struct kern *k, int64_t outer, int64_t n, double eps)
+{
+	const struct view *x = &k->in[0], *s = &k->in[1], *b = k->n_in > 2 ? &k->in[2] : NULL;
+	int ss = view_numel(s) > 1, bs = b && b->data && view_numel(b) > 1;
+	for (int64_t o = 0; o < outer; o++) {
+		double sum = 0, sq = 0;
+		for (int64_t i = 0; i < n; i++)
+			sum += dtype_get(x->data, DT_F64, o * n + i);
+		double mean = sum / (double)n;
+		for (int64_t i = 0; i < n; i++) {
+			double dv = dtype_get(x->data, DT_F64, o * n + i) - mean;
+			sq += dv * dv;
+		}
+		double inv = 1.0 / sqrt(sq / (double)n + eps);
+		for (int64_t i = 0; i < n; i++)
+			dtype_set(k->out[0].data, DT_F64, o * n + i,
+				  (dtype_get(x->data, DT_F64, o * n + i) - mean) * inv *
+				  dtype_get(s->data, DT_F64, ss ? i : 0) +
+				  (b && b->data ? dtype_get(b->data, DT_F64, bs ? i : 0) : 0.0));
+		if (k->n_out > 1)
+			dtype_set(k->out[1].data, DT_F64, o, mean);
+		if (k->n_out > 2)
+			dtype_set(k->out[2].data, DT_F64, o, inv);
+	}
 	return 0;
 }
 
@@ -55,6 +88,8 @@ static int layernorm_run(struct kern *k)
 	int64_t outer = 1, n = 1;
 	for (int d = 0; d < x->rank; d++)
 		*(d < axis ? &outer : &n) *= x->shape[d];
+	if (x->dtype == DT_F64)
+		return layernorm_f64(k, outer, n, eps);
 	const float *xd = x->data, *s = k->in[1].data, *b = k->n_in > 2 ? k->in[2].data : NULL;
 	int ss = view_numel(&k->in[1]) > 1, bs = b && view_numel(&k->in[2]) > 1;
 	float *y = k->out[0].data;

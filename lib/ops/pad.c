@@ -38,15 +38,22 @@ static int64_t pad_src(int mode, int64_t i, int64_t n)
 
 static int pad_infer(struct ir_graph *g, struct ir_op *op)
 {
-	const struct ir_tensor *x = op_in(g, op, 0);
+	const struct ir_tensor *x = op_in(g, op, 0), *v = op_in(g, op, 2);
 	int64_t pads[2 * IR_MAX_RANK];
-	int n = op_ints(op, "pads", pads, 2 * IR_MAX_RANK);
-	if (n != 2 * x->rank)
-		return op_error(op, "pads has %d values for a rank-%d input", n, x->rank);
+	int n = op_param_ints(g, NULL, op, 1, "pads", pads, 2 * IR_MAX_RANK);
 	int mode = pad_mode(op);
 	if (mode < 0)
 		return op_error(op, "mode '%s' is not supported (constant, reflect or edge)",
 				op_str(op, "mode", ""));
+	if (v && tensor_numel(v) != 1 && !v->dyn)
+		return op_error(op, "the constant value must hold one value");
+	if (n == -2) {   /* pads at run time: every extent dynamic */
+		op_set_out(g, op, 0, x->dtype, x->rank, x->shape);
+		op_set_dyn(g, op, 0, x->rank ? (1u << x->rank) - 1 : 0);
+		return 0;
+	}
+	if (n != 2 * x->rank)
+		return n == -1 ? -1 : op_error(op, "pads has %d values for a rank-%d input", n, x->rank);
 	int64_t shape[IR_MAX_RANK];
 	for (int i = 0; i < x->rank; i++) {
 		if (pads[i] < 0 || pads[i + x->rank] < 0)
@@ -75,11 +82,13 @@ static int pad_run(struct kern *k)
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	int r = x->rank, mode = pad_mode(k->op);
 	int64_t pads[2 * IR_MAX_RANK];
-	if (op_ints(k->op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || x->dtype != y->dtype || mode < 0)
+	if (op_param_ints(k->g, k, k->op, 1, "pads", pads, 2 * IR_MAX_RANK) != 2 * r ||
+	    x->dtype != y->dtype || mode < 0)
 		return op_error(k->op, "pads, mode or dtypes disagree with the tensors");
 	size_t es = dtype_size(y->dtype);
 	int64_t n = view_numel(y);
-	float value = (float)op_float(k->op, "value", 0);
+	float value = k->n_in > 2 && k->in[2].data ? (float)dtype_get(k->in[2].data, k->in[2].dtype, 0)
+						     : (float)op_float(k->op, "value", 0);
 	char fill[8];
 	dtype_convert(fill, y->dtype, &value, DT_F32, 1);
 	if (n == 0)

@@ -18,8 +18,11 @@ static int is_arg(enum op_type t)
 	return t == OP_ARGMAX || t == OP_ARGMIN;
 }
 
-/* Which axes of a rank-r input op reduces (mask[d] = 1); 0 on success. */
-static int reduce_mask(const struct ir_op *op, int r, int *mask, int *noop)
+/* Which axes of a rank-r input op reduces (mask[d] = 1): the attribute,
+ * or the axes as input 1 (op_param_ints: G's constant, or K's view at run
+ * time); 0 on success, 1 when they are known only at run time. */
+static int reduce_mask(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+		       int r, int *mask, int *noop)
 {
 	int64_t axes[IR_MAX_RANK];
 	*noop = 0;
@@ -31,9 +34,13 @@ static int reduce_mask(const struct ir_op *op, int r, int *mask, int *noop)
 		mask[a] = 1;
 		return 0;
 	}
-	const struct ir_attr *at = op_attr(op, "axes");
-	if (!at || at->n == 0) {
-		if (at && op_int(op, "noop", 0)) {
+	int n = op_param_ints(g, k, op, 1, "axes", axes, IR_MAX_RANK);
+	if (n == -1)
+		return -1;
+	if (n == -2)
+		return 1;
+	if (n == 0) {
+		if (op_int(op, "noop", 0)) {
 			*noop = 1;
 			return 0;
 		}
@@ -41,9 +48,6 @@ static int reduce_mask(const struct ir_op *op, int r, int *mask, int *noop)
 			mask[d] = 1;
 		return 0;
 	}
-	int n = op_ints(op, "axes", axes, IR_MAX_RANK);
-	if (n > IR_MAX_RANK)
-		return op_error(op, "too many axes");
 	for (int i = 0; i < n; i++) {
 		int a = norm_axis(axes[i], r);
 		if (a < 0)
@@ -57,12 +61,22 @@ static int reduce_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int mask[IR_MAX_RANK], noop;
-	if (reduce_mask(op, x->rank, mask, &noop) < 0)
+	int rt = reduce_mask(g, NULL, op, x->rank, mask, &noop);
+	if (rt < 0)
 		return -1;
 	if (x->dtype == DT_F16 || x->dtype == DT_BF16 || x->dtype == DT_BOOL)
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 	int keep = (int)op_int(op, "keepdims", 1), rank = 0;
 	int64_t shape[IR_MAX_RANK];
+	if (rt) {
+		/* axes at run time: which extents stay is dynamic */
+		rank = keep ? x->rank : x->rank - (int)tensor_numel(op_in(g, op, 1));
+		if (rank < 0)
+			return op_error(op, "more axes than dimensions");
+		op_set_out(g, op, 0, x->dtype, rank, x->shape);
+		op_set_dyn(g, op, 0, rank ? (1u << rank) - 1 : 0);
+		return 0;
+	}
 	for (int d = 0; d < x->rank; d++) {
 		if (mask[d] && x->shape[d] == 0 && (is_arg(op->type) || op->type == OP_REDUCEMAX ||
 						     op->type == OP_REDUCEMIN))
@@ -81,7 +95,7 @@ static int reduce_f32(struct kern *k)
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	enum op_type t = k->op->type;
 	int r = x->rank, mask[IR_MAX_RANK], noop;
-	if (reduce_mask(k->op, r, mask, &noop) < 0)
+	if (reduce_mask(k->g, k, k->op, r, mask, &noop) != 0)
 		return -1;
 	if (noop) {
 		memcpy(y->data, x->data, (size_t)view_numel(y) * dtype_size(y->dtype));
@@ -175,7 +189,7 @@ static void reduce_slice_h(const struct ir_graph *g, const struct ir_op *op,
 			   int oh0, int oh1, int *ih0, int *ih1)
 {
 	int mask[IR_MAX_RANK], noop, r = g->tensors[op->in[0]].rank;
-	int ok = r >= 3 && reduce_mask(op, r, mask, &noop) == 0;
+	int ok = r >= 3 && reduce_mask(g, NULL, op, r, mask, &noop) == 0;
 	if (ok && !noop)
 		ok = !mask[2] && (op_int(op, "keepdims", 1) || (!mask[0] && !mask[1]));
 	*ih0 = ok ? oh0 : -1;

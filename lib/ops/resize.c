@@ -5,19 +5,101 @@
  * align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize with
  * roi), nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil,
  * simple: floor when enlarging, ceil when shrinking), cubic_coeff_a,
- * exclude_outside, extrapolation_value.  Every mode is a product of 1-D
- * filters, so the kernel resizes one axis at a time.
+ * exclude_outside, extrapolation_value; or, given at run time, roi, scales
+ * and sizes as inputs 1 to 3.  Every mode is a product of 1-D filters, so
+ * the kernel resizes one axis at a time.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
 #include "quant/quant.h"
 
+/* Input I of op as at most MAX floats into V: K's view at run time, else
+ * G's constant; the count, 0 when absent, -2 when known only at run time. */
+static int param_floats(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+			int i, float *v, int max)
+{
+	if (i >= op->n_in || op->in[i] < 0)
+		return 0;
+	const struct ir_tensor *t = &g->tensors[op->in[i]];
+	const void *data = k ? k->in[i].data : t->data;
+	enum ir_dtype dt = k ? k->in[i].dtype : t->dtype;
+	int64_t n = k ? view_numel(&k->in[i]) : tensor_numel(t);
+	if (!data && n)
+		return -2;
+	if (n > max)
+		return op_error(op, "input %d holds %lld values, at most %d", i, (long long)n, max);
+	for (int64_t j = 0; j < n; j++)
+		v[j] = (float)dtype_get(data, dt, j);
+	return (int)n;
+}
+
+/* A Resize whose roi, scales or sizes are inputs 1 to 3 (known at run
+ * time; formats/tpuc-ir.5, "Dynamic dimensions"): into TMP, a copy of op
+ * with them as the attributes roi, scales and sizes its constant form has
+ * (lib/front/import_shape.c).  Returns 1 when done (free TMP's attributes
+ * with op_clear_attrs), 0 when an input is not known yet, -1 on error. */
+static int resize_resolve(const struct ir_graph *g, const struct kern *k, const struct ir_op *op,
+			  struct ir_op *tmp)
+{
+	int r = k ? k->in[0].rank : g->tensors[op->in[0]].rank;
+	const int64_t *xs = k ? k->in[0].shape : g->tensors[op->in[0]].shape;
+	float roi[2 * IR_MAX_RANK], sc[IR_MAX_RANK];
+	int64_t sz[IR_MAX_RANK];
+	int nr = param_floats(g, k, op, 1, roi, 2 * IR_MAX_RANK);
+	int ns = param_floats(g, k, op, 2, sc, IR_MAX_RANK);
+	int nz = op_param_ints(g, k, op, 3, NULL, sz, IR_MAX_RANK);
+	if (nr == -1 || ns == -1 || nz == -1)
+		return -1;
+	if (nr == -2 || ns == -2 || nz == -2)
+		return 0;
+	if ((nz && nz != r) || (!nz && ns != r))
+		return op_error(op, "sizes or scales must have one value per input axis");
+	for (int d = 0; d < r && !nz; d++) {
+		if (!(sc[d] > 0))
+			return op_error(op, "scales must be positive");
+		sz[d] = (int64_t)floor((double)xs[d] * (double)sc[d]);
+	}
+	*tmp = *op;
+	tmp->n_in = 1;
+	tmp->n_attr = 0;
+	tmp->attr = NULL;
+	op_copy_attrs(tmp, op);
+	op_set_ints(tmp, "sizes", r, sz);
+	if (!nz)
+		op_set_floats(tmp, "scales", r, sc);
+	if (nr && !strcmp(op_str(op, "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
+		op_set_floats(tmp, "roi", nr, roi);
+	return 1;
+}
+
+static int resize_infer_const(struct ir_graph *g, struct ir_op *op);
+
 static int resize_infer(struct ir_graph *g, struct ir_op *op)
+{
+	if (op->n_in < 2)
+		return resize_infer_const(g, op);
+	struct ir_op tmp;
+	int rc = resize_resolve(g, NULL, op, &tmp);
+	if (rc > 0) {
+		rc = resize_infer_const(g, &tmp);
+		op_clear_attrs(&tmp);
+		return rc;
+	}
+	if (rc == 0) {   /* extents decided at run time */
+		const struct ir_tensor *x = op_in(g, op, 0);
+		op_set_out(g, op, 0, DT_F32, x->rank, x->shape);
+		op_set_dyn(g, op, 0, x->rank ? (1u << x->rank) - 1 : 0);
+	}
+	return rc;
+}
+
+static int resize_infer_const(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t sizes[IR_MAX_RANK];
@@ -209,7 +291,27 @@ static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
 	return 1;
 }
 
+static int resize_run_const(struct kern *k);
+
 static int resize_run(struct kern *k)
+{
+	if (k->op->n_in < 2)
+		return resize_run_const(k);
+	const struct ir_op *op = k->op;
+	struct ir_op tmp;
+	if (resize_resolve(k->g, k, op, &tmp) <= 0)
+		return -1;
+	int n_in = k->n_in;
+	k->op = &tmp;
+	k->n_in = 1;
+	int rc = resize_run_const(k);
+	k->op = op;
+	k->n_in = n_in;
+	op_clear_attrs(&tmp);
+	return rc;
+}
+
+static int resize_run_const(struct kern *k)
 {
 	if (kern_need_f32(k) < 0)
 		return -1;

@@ -1,8 +1,9 @@
-/* runtime_shape.c - the run-time check of a shape operand the importer
- * could not fold (lib/front/import_runtime.c): Reshape's shape, Expand's
- * shape or Tile's repeats, given as input 1 while the op's attribute holds
- * the output shape the model declares.  The kernels of those ops call
- * runtime_shape_check before they move any data.
+/* runtime_shape.c - a shape operand the importer could not fold
+ * (lib/front/import_runtime.c): Reshape's shape, Expand's shape or Tile's
+ * repeats given as input 1.  With the output shape the model declares as
+ * the op's attribute, the kernels check at run time that the value gives it
+ * (runtime_shape_check); without one, the output's extents are dynamic and
+ * shape inference finds them from the value (runtime_shape_infer).
  */
 #include "ops/runtime_shape.h"
 
@@ -21,21 +22,18 @@ static void dims_str(char *buf, size_t size, int n, const int64_t *d)
 		snprintf(buf + at, size - at, "]");
 }
 
-int runtime_shape_check(const struct kern *k)
+int runtime_shape_want(const struct ir_op *op, int xr, const int64_t *xs, const int64_t *v, int n,
+		       int64_t *want, int *rank)
 {
-	if (k->n_in < 2 || !k->in[1].data)
-		return 0;
-	const struct view *x = &k->in[0], *p = &k->in[1], *y = &k->out[0];
-	int64_t n = view_numel(p), want[IR_MAX_RANK];
-	int rank = (int)n, ok = n <= IR_MAX_RANK;
-	int64_t v[IR_MAX_RANK];
-	for (int64_t i = 0; ok && i < n; i++)
-		v[i] = dtype_get_int(p->data, p->dtype, i);
-	if (ok && k->op->type == OP_RESHAPE) {
-		int allowzero = (int)op_int(k->op, "allowzero", 0), neg = -1;
-		int64_t rest = 1;
-		for (int i = 0; i < rank; i++) {
-			want[i] = v[i] == 0 && !allowzero && i < x->rank ? x->shape[i] : v[i];
+	int ok = n <= IR_MAX_RANK;
+	*rank = n;
+	if (ok && op->type == OP_RESHAPE) {
+		int allowzero = (int)op_int(op, "allowzero", 0), neg = -1;
+		int64_t rest = 1, numel = 1;
+		for (int i = 0; i < xr; i++)
+			numel *= xs[i];
+		for (int i = 0; i < n; i++) {
+			want[i] = v[i] == 0 && !allowzero && i < xr ? xs[i] : v[i];
 			if (want[i] == -1 && neg < 0)
 				neg = i;
 			else if (want[i] < 0)
@@ -44,14 +42,37 @@ int runtime_shape_check(const struct kern *k)
 				rest *= want[i];
 		}
 		if (ok && neg >= 0)
-			want[neg] = rest ? view_numel(x) / rest : -1;
-	} else if (ok && k->op->type == OP_EXPAND) {
-		ok = broadcast_shape(x->rank, x->shape, rank, v, &rank, want) == 0;
+			want[neg] = rest ? numel / rest : -1;
+		if (ok && (neg >= 0 ? (rest == 0 || numel % rest) : rest != numel))
+			ok = 0;
+	} else if (ok && op->type == OP_EXPAND) {
+		ok = broadcast_shape(xr, xs, n, v, rank, want) == 0;
 	} else if (ok) {   /* Tile */
-		ok = rank == x->rank;
-		for (int i = 0; ok && i < rank; i++)
-			want[i] = x->shape[i] * v[i];
+		ok = n == xr;
+		for (int i = 0; ok && i < n; i++) {
+			ok = v[i] >= 0;
+			want[i] = xs[i] * v[i];
+		}
 	}
+	if (ok)
+		return 0;
+	char got[IR_MAX_RANK * 21 + 3];
+	dims_str(got, sizeof got, n <= IR_MAX_RANK ? n : IR_MAX_RANK, v);
+	return op_error(op, "%s %s does not fit the input", op->type == OP_TILE ? "repeats" : "shape",
+			got);
+}
+
+int runtime_shape_check(const struct kern *k)
+{
+	if (k->n_in < 2 || !k->in[1].data || !op_attr(k->op, k->op->type == OP_TILE ? "repeats" : "shape"))
+		return 0;
+	const struct view *x = &k->in[0], *p = &k->in[1], *y = &k->out[0];
+	int64_t n = view_numel(p), want[IR_MAX_RANK], v[IR_MAX_RANK];
+	int rank = 0, ok = n <= IR_MAX_RANK;
+	for (int64_t i = 0; ok && i < n; i++)
+		v[i] = dtype_get_int(p->data, p->dtype, i);
+	if (ok)
+		ok = runtime_shape_want(k->op, x->rank, x->shape, v, (int)n, want, &rank) == 0;
 	if (ok && rank == y->rank && !memcmp(want, y->shape, sizeof(int64_t) * (size_t)rank))
 		return 0;
 	char got[IR_MAX_RANK * 21 + 3], fixed[IR_MAX_RANK * 21 + 3];
@@ -60,4 +81,29 @@ int runtime_shape_check(const struct kern *k)
 	return op_error(k->op, "input '%s' is %s at run time: it does not give the output shape "
 			"%s the model declares", k->g ? k->g->tensors[k->op->in[1]].name : "1", got,
 			fixed);
+}
+
+int runtime_shape_infer(struct ir_graph *g, struct ir_op *op)
+{
+	const struct ir_tensor *x = op_in(g, op, 0), *p = op_in(g, op, 1);
+	int64_t v[IR_MAX_RANK], want[IR_MAX_RANK];
+	int n = op_param_ints(g, NULL, op, 1, NULL, v, IR_MAX_RANK), rank;
+	if (n == -1)
+		return -1;
+	if (n == -2) {   /* known at run time: every extent dynamic */
+		if (p->rank != 1 || p->dyn)
+			return op_error(op, "the shape must be 1-D of a static length");
+		rank = op->type == OP_TILE ? x->rank : (int)p->shape[0];
+		if (rank > IR_MAX_RANK)
+			return op_error(op, "rank %d exceeds %d", rank, IR_MAX_RANK);
+		for (int d = 0; d < rank; d++)
+			want[d] = op->type == OP_TILE ? x->shape[d] : 1;
+		op_set_out(g, op, 0, x->dtype, rank, want);
+		op_set_dyn(g, op, 0, rank ? (1u << rank) - 1 : 0);
+		return 0;
+	}
+	if (runtime_shape_want(op, x->rank, x->shape, v, n, want, &rank) < 0)
+		return -1;
+	op_set_out(g, op, 0, x->dtype, rank, want);
+	return 0;
 }

@@ -27,6 +27,8 @@ static int flatten_infer(struct ir_graph *g, struct ir_op *op)
 static int reshape_infer(struct ir_graph *g, struct ir_op *op)
 {
 	/* a second input: the shape at run time (lib/ops/runtime_shape.c) */
+	if (op->n_in > 1 && op->in[1] >= 0 && !op_attr(op, "shape"))
+		return runtime_shape_infer(g, op);
 	const struct ir_tensor *x = op_in(g, op, 0);
 	int64_t shape[IR_MAX_RANK];
 	int n = op_ints(op, "shape", shape, IR_MAX_RANK);

@@ -44,12 +44,19 @@ static int out_dtype(struct ir_op *op, enum ir_dtype *dt)
 static int window_infer(struct ir_graph *g, struct ir_op *op)
 {
 	enum ir_dtype dt = DT_F32;
-	if (op_check_arity(g, op, 0, 0) < 0 || out_dtype(op, &dt) < 0)
+	if (op_check_arity(g, op, 0, 1) < 0 || out_dtype(op, &dt) < 0)
 		return -1;
-	int64_t n = op_int(op, "size", 0);
+	int64_t n = 0;
+	int got = op_param_ints(g, NULL, op, 0, "size", &n, 1);   /* -2: size at run time */
+	if (got == -1)
+		return -1;
+	if (got == -2)
+		n = 1;
 	if (n < 1 || n > ((int64_t)1 << 30))
 		return op_error(op, "size %lld is out of range [1, 2^30]", (long long)n);
 	op_set_out(g, op, 0, dt, 1, &n);
+	if (got == -2)
+		op_set_dyn(g, op, 0, 1);
 	return 0;
 }
 
@@ -209,15 +216,25 @@ static int dft_run(struct kern *k)
 
 static int stft_infer(struct ir_graph *g, struct ir_op *op)
 {
-	if (op_check_arity(g, op, 1, 2) < 0)
+	if (op_check_arity(g, op, 1, 4) < 0)
 		return -1;
 	const struct ir_tensor *x = op_in(g, op, 0), *w = op_in(g, op, 1);
 	if (x->rank != 3 || (x->shape[2] != 1 && x->shape[2] != 2))
 		return op_error(op, "signal must be [batch, length, 1 or 2]");
 	if (!dtype_is_float(x->dtype) || (w && w->dtype != x->dtype))
 		return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
-	int64_t step = op_int(op, "frame_step", 0);
-	int64_t len = op_int(op, "frame_length", w && w->rank == 1 ? w->shape[0] : 0);
+	/* frame_step and frame_length: attributes, or inputs 2 and 3 (at run
+	 * time: the frame count, and the bins without a window, dynamic) */
+	int64_t step = 0, len = w && w->rank == 1 ? w->shape[0] : 0;
+	int ns = op_param_ints(g, NULL, op, 2, "frame_step", &step, 1);
+	int nl = op_param_ints(g, NULL, op, 3, "frame_length", &len, 1);
+	if (ns == -1 || nl == -1)
+		return -1;
+	uint32_t dyn = (ns == -2 || nl == -2 ? 2u : 0) | (nl == -2 ? 4u : 0);
+	if (ns == -2)
+		step = 1;
+	if (nl == -2)
+		len = w && w->rank == 1 ? w->shape[0] : 1;
 	if (w && (w->rank != 1 || w->shape[0] != len))
 		return op_error(op, "window must be [frame_length]");
 	if (step < 1 || len < 1 || len > x->shape[1])
@@ -226,6 +243,7 @@ static int stft_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t shape[4] = { x->shape[0], (x->shape[1] - len) / step + 1,
 			     onesided ? len / 2 + 1 : len, 2 };
 	op_set_out(g, op, 0, x->dtype, 4, shape);
+	op_set_dyn(g, op, 0, dyn);
 	return 0;
 }
 
@@ -233,8 +251,10 @@ static int stft_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
 	const struct view *w = k->n_in > 1 && k->in[1].data ? &k->in[1] : NULL;
-	int64_t step = op_int(k->op, "frame_step", 1), len = y->shape[2];
-	len = op_int(k->op, "frame_length", w ? w->shape[0] : len);
+	int64_t step = 1, len = w ? w->shape[0] : y->shape[2];
+	if (op_param_ints(k->g, k, k->op, 2, "frame_step", &step, 1) < 0 ||
+	    op_param_ints(k->g, k, k->op, 3, "frame_length", &len, 1) < 0)
+		return -1;
 	int64_t frames = y->shape[1], bins = y->shape[2], l = x->shape[1];
 	for (int64_t b = 0; b < x->shape[0]; b++)
 		for (int64_t f = 0; f < frames; f++)

@@ -1,6 +1,6 @@
 /* softmax.c - Softmax, LogSoftmax and Hardmax along attribute axis
  * (non-negative); with coerce2d=1 (ONNX opsets before 13) they normalise over
- * every axis from axis on, as one flattened row.  f32.
+ * every axis from axis on, as one flattened row.  f32; f64 in double.
  */
 #include <math.h>
 #include <string.h>
@@ -13,16 +13,41 @@
 static int softmax_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
-	if (x->dtype != DT_F32)
-		return op_error(op, "dtype %s is not supported (f32 only)", dtype_name(x->dtype));
+	if (x->dtype != DT_F32 && x->dtype != DT_F64)
+		return op_error(op, "dtype %s is not supported (f32 or f64)", dtype_name(x->dtype));
 	if (x->rank == 0 || norm_axis(op_int(op, "axis", -1), x->rank) < 0)
 		return op_error(op, "axis out of range");
 	return infer_same(g, op);
 }
 
+/* f64: the same in double throughout. */
+static int softmax_f64(struct kern *k, int64_t outer, int64_t n, int64_t inner)
+{
+	const double *xd = k->in[0].data;
+	double *yd = k->out[0].data;
+	enum op_type t = k->op->type;
+	for (int64_t o = 0; o < outer * inner; o++) {
+		const double *xp = xd + (o / inner) * n * inner + o % inner;
+		double *yp = yd + (o / inner) * n * inner + o % inner;
+		double mx = -INFINITY, sum = 0;
+		int64_t arg = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (xp[i * inner] > mx) {
+				mx = xp[i * inner];
+				arg = i;
+			}
+		for (int64_t i = 0; i < n && t != OP_HARDMAX; i++)
+			sum += exp(xp[i * inner] - mx);
+		for (int64_t i = 0; i < n; i++)
+			yp[i * inner] = t == OP_HARDMAX ? i == arg : t == OP_SOFTMAX ?
+					exp(xp[i * inner] - mx) / sum : xp[i * inner] - mx - log(sum);
+	}
+	return 0;
+}
+
 static int softmax_f32(struct kern *k)
 {
-	if (kern_need_f32(k) < 0)
+	if (k->in[0].dtype != DT_F64 && kern_need_f32(k) < 0)
 		return -1;
 	const struct view *x = &k->in[0];
 	enum op_type t = k->op->type;
@@ -40,6 +65,8 @@ static int softmax_f32(struct kern *k)
 		for (int d = axis + 1; d < r; d++)
 			inner *= x->shape[d];
 	}
+	if (x->dtype == DT_F64)
+		return softmax_f64(k, outer, n, inner);
 	const float *xd = x->data;
 	float *yd = k->out[0].data;
 	int nt = kern_threads(k, outer * inner, n * 8);

@@ -3,7 +3,8 @@
  * (Sigmoid, HardSigmoid alpha/beta, HardSwish, Elu, Selu, LeakyRelu, Celu,
  * ThresholdedRelu, Softplus, Softsign, Mish, Shrink), the fused forms top-opt
  * makes (Gelu, approximate "none" or "tanh"; SiLU, x * sigmoid(x)) and the
- * predicates IsNaN, IsInf and Not.  Float ops take f32; Neg, Abs and Sign also take integers.
+ * predicates IsNaN, IsInf and Not.  Float ops take f32, and f64 computed in
+ * double (UNARY_DOUBLE_OPS); Neg, Abs and Sign also take integers.
  */
 #include <math.h>
 #include <string.h>
@@ -70,16 +71,47 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	X(SINH, sinhf(x)) X(COSH, coshf(x)) \
 	X(ASINH, asinhf(x)) X(ACOSH, acoshf(x)) X(ATANH, atanhf(x))
 
-/* The float function of op type t. */
-static inline float ufn(enum op_type t, float x, const struct uparam *p)
-{
+/* The same in double, for f64 tensors (ONNX Runtime computes them in
+ * double): X(ENUM, f(x)) over double x. */
+#define UNARY_DOUBLE_OPS(X) \
+	X(SQRT, sqrt(x)) X(EXP, exp(x)) X(LOG, log(x)) X(ERF, erf(x)) X(TANH, tanh(x)) \
+	X(SIGMOID, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x))) \
+	X(HARDSIGMOID, fmax(0.0, fmin(1.0, (double)p->alpha * x + (double)p->beta))) \
+	X(HARDSWISH, x * fmax(0.0, fmin(1.0, x / 6 + 0.5))) \
+	X(SILU, x / (1 + exp(-x))) \
+	X(GELU, p->tanh_gelu ? 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))) \
+			     : 0.5 * x * (1 + erf(x * 0.7071067811865476))) \
+	X(NEG, -x) X(ABS, fabs(x)) X(RECIPROCAL, 1 / x) \
+	X(FLOOR, floor(x)) X(CEIL, ceil(x)) X(ROUND, nearbyint(x)) \
+	X(SIGN, x > 0 ? 1.0 : x < 0 ? -1.0 : x) \
+	X(SOFTPLUS, x > 0 ? x + log1p(exp(-x)) : log1p(exp(x))) \
+	X(SOFTSIGN, x / (1 + fabs(x))) \
+	X(MISH, x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))) \
+	X(ELU, x < 0 ? p->alpha * expm1(x) : x) \
+	X(SELU, p->gamma * (x <= 0 ? p->alpha * expm1(x) : x)) \
+	X(LEAKYRELU, x >= 0 ? x : p->alpha * x) \
+	X(CELU, fmax(0.0, x) + fmin(0.0, p->alpha * expm1(x / p->alpha))) \
+	X(THRESHOLDEDRELU, x > p->alpha ? x : 0.0) \
+	X(SHRINK, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0) \
+	X(SIN, sin(x)) X(COS, cos(x)) X(TAN, tan(x)) \
+	X(ASIN, asin(x)) X(ACOS, acos(x)) X(ATAN, atan(x)) \
+	X(SINH, sinh(x)) X(COSH, cosh(x)) \
+	X(ASINH, asinh(x)) X(ACOSH, acosh(x)) X(ATANH, atanh(x))
+
+/* The function of op type t, in float (ufn) and in double (ufn64). */
 #define X_FN(e, f) case OP_##e: return f;
-	switch (t) {
-	UNARY_FLOAT_OPS(X_FN)
-	default: return x;
+#define UNARY_FN(name, type, list) \
+	static inline type name(enum op_type t, type x, const struct uparam *p) \
+	{ \
+		switch (t) { \
+		list(X_FN) \
+		default: return x; \
+		} \
 	}
+UNARY_FN(ufn, float, UNARY_FLOAT_OPS)
+UNARY_FN(ufn64, double, UNARY_DOUBLE_OPS)
+#undef UNARY_FN
 #undef X_FN
-}
 
 static int is_int_dtype(enum ir_dtype t)
 {
@@ -96,17 +128,17 @@ static int unary_infer(struct ir_graph *g, struct ir_op *op)
 			return op_error(op, "input must be bool, not %s", dtype_name(x->dtype));
 		break;
 	case OP_ISNAN: case OP_ISINF:
-		if (x->dtype != DT_F32)
-			return op_error(op, "input must be f32, not %s", dtype_name(x->dtype));
+		if (x->dtype != DT_F32 && x->dtype != DT_F64)
+			return op_error(op, "input must be f32 or f64, not %s", dtype_name(x->dtype));
 		out = DT_BOOL;
 		break;
 	case OP_NEG: case OP_ABS: case OP_SIGN:
-		if (x->dtype != DT_F32 && !is_int_dtype(x->dtype))
+		if (x->dtype != DT_F32 && x->dtype != DT_F64 && !is_int_dtype(x->dtype))
 			return op_error(op, "dtype %s is not supported", dtype_name(x->dtype));
 		break;
 	default:
-		if (x->dtype != DT_F32)
-			return op_error(op, "dtype %s is not supported (f32 only)", dtype_name(x->dtype));
+		if (x->dtype != DT_F32 && x->dtype != DT_F64)
+			return op_error(op, "dtype %s is not supported (f32 or f64)", dtype_name(x->dtype));
 		break;
 	}
 	op_set_out(g, op, 0, out, x->rank, x->shape);
@@ -136,11 +168,20 @@ static int unary_f32(struct kern *k)
 	if (t == OP_ISNAN || t == OP_ISINF) {
 		struct uparam p;
 		uparam_get(k->op, &p);
-		const float *x = xv->data;
 		uint8_t *y = yv->data;
+		for (int64_t i = 0; i < n; i++) {
+			double x = dtype_get(xv->data, xv->dtype, i);
+			y[i] = t == OP_ISNAN ? isnan(x) != 0 : isinf(x) && (x > 0 ? p.pos : p.neg);
+		}
+		return 0;
+	}
+	if (xv->dtype == DT_F64 && yv->dtype == DT_F64) {
+		struct uparam p;
+		uparam_get(k->op, &p);
+		const double *x = xv->data;
+		double *y = yv->data;
 		for (int64_t i = 0; i < n; i++)
-			y[i] = t == OP_ISNAN ? isnan(x[i]) != 0
-					     : isinf(x[i]) && (x[i] > 0 ? p.pos : p.neg);
+			y[i] = ufn64(t, x[i], &p);
 		return 0;
 	}
 	if (xv->dtype != DT_F32) {

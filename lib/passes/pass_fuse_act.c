@@ -25,6 +25,9 @@ static int act_pattern(struct ir_graph *g, int i)
 	int x = act->in[0], p = pass_producer(g, x);
 	if (p < 0 || !op_has(g->ops[p].type, OPF_FUSE_RELU) || g->ops[p].n_out != 1 || pass_uses(g, x) != 1)
 		return 0;
+	/* the kernels of other dtypes (lib/ops/anydtype.c) have no do_relu */
+	if (g->tensors[x].dtype != DT_F32)
+		return 0;
 	struct ir_op *op = &g->ops[p];
 	/* Clipping twice keeps the tighter bound. */
 	double old = op_int(op, "do_relu", 0) ? op_float(op, "relu_limit", 0) : 0;

@@ -27,10 +27,15 @@
  *
  * onnx2top unrolls a Loop of a constant trip count up to 64
  * (lib/front/import_control.h) and folds an If on a constant.
- * Loop-carried values keep their shape from one iteration to the next.
- * The kernels run a body op by op with each op's kernel of the body's
- * dialect (run_f32 in Top, run_tpu in Tpu), so a body may hold control
- * flow itself.
+ * Shapes may be dynamic (formats/tpuc-ir.5): shape inference makes a body
+ * input dynamic where the outer value is, or where a loop-carried value
+ * changes extent from one iteration to the next; an If whose branches
+ * differ in extent, and a Loop's scan outputs when the number of
+ * iterations is not a constant it surely runs, have dynamic extents.  The
+ * kernels run a body op by op on run-time shapes (lib/ir/dynrun.h) with
+ * each op's kernel of the body's dialect (run_f32 in Top, run_tpu in Tpu),
+ * so a body may hold control flow itself, and give the outputs the extents
+ * the run found (kern_out_shape).
  */
 #ifndef TPUC_RUN_CONTROL_H
 #define TPUC_RUN_CONTROL_H
@@ -44,10 +49,5 @@
 /* 1 if T is If, Loop or Scan. */
 int control_op(enum op_type t);
 
-/* A whole graph G run once, op by op, on the buffers VAL (one per tensor,
- * weights pointing at their data): the executor the control-flow kernels
- * use for their bodies, and tpu-sim for host subnets.  Returns 0 or -1
- * with a message naming the op. */
-int control_run_graph(const struct ir_graph *g, void **val, int nthreads);
 
 #endif

@@ -96,6 +96,16 @@ int frames_collect(const struct frames *fr, struct npz *all, const struct npz *o
 			if (!(s = npz_add(all, a->name, a->dtype, a->rank + 1, sh, NULL)))
 				return -1;
 		}
+		/* an output of dynamic extents (formats/tpuc-ir.5) stacks only
+		 * while every frame gives the same */
+		if (s->rank != a->rank + 1 || memcmp(s->shape + 1, a->shape, sizeof(int64_t) * (size_t)a->rank)) {
+			char got[IR_MAX_RANK * 21 + 3], first[IR_MAX_RANK * 21 + 3];
+			shape_str(got, sizeof got, a->rank, a->shape);
+			shape_str(first, sizeof first, s->rank - 1, s->shape + 1);
+			return err_set("output '%s' is %s in frame %lld, %s in frame 0: outputs of "
+				       "dynamic extents that change do not stack over frames", a->name, got,
+				       (long long)f, first);
+		}
 		memcpy((char *)s->data + (size_t)f * a->nbytes, a->data, a->nbytes);
 	}
 	return 0;

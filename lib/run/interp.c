@@ -12,6 +12,7 @@
 
 #include "ir/base.h"
 #include "ir/convert.h"
+#include "ir/dynrun.h"
 #include "run/dnnl_util.h"
 #include "run/interp.h"
 #include "run/plan.h"
@@ -36,7 +37,16 @@ int interp_init(struct interp *it, const struct ir_graph *g, int nthreads)
 	dnnl_weights_cache(1);
 	omp_set_num_threads(it->nthreads);
 	it->val = graph_values_new(g);
+	if (graph_dynamic(g)) {
+		it->dr = xmalloc(sizeof *it->dr);
+		dynrun_init(it->dr, g, it->val, 1);
+	}
 	return 0;
+}
+
+const struct ir_tensor *interp_tensor(const struct interp *it, int t)
+{
+	return it->dr ? dynrun_tensor(it->dr, t) : &it->g->tensors[t];
 }
 
 static int is_weight(const struct interp *it, int t)
@@ -138,10 +148,10 @@ int interp_set_sample(struct interp *it, const struct npz *in, const char *file,
 /* ---- running: the plan for Top graphs, else op by op ---- */
 
 /* 1 unless TPUC_PLAN=0 asks for the per-op kernels only (for comparison). */
-static int plan_wanted(const struct ir_graph *g)
+static int plan_wanted(const struct interp *it)
 {
 	const char *e = getenv("TPUC_PLAN");
-	return g->dialect == DIALECT_TOP && !(e && !strcmp(e, "0"));
+	return it->g->dialect == DIALECT_TOP && !it->dr && !(e && !strcmp(e, "0"));
 }
 
 /* interp_run's callback as the plan calls it. */
@@ -161,7 +171,7 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 {
 	const struct ir_graph *g = it->g;
 	omp_set_num_threads(it->nthreads);
-	if (plan_wanted(g)) {
+	if (plan_wanted(it)) {
 		/* the plan suits one kind of run: rebuilt when that changes */
 		struct plan *p = it->priv;
 		int fuse = !cb && !it->keep_all, mat = cb != NULL;
@@ -184,12 +194,17 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 			if (is_weight(it, op->out[j]))
 				return err_set("op '%s' (%s): writes weight '%s'", op->name,
 					       op_name(op->type), g->tensors[op->out[j]].name);
-		struct kern k;
-		kern_from_graph(&k, g, op, it->val);
-		k.nthreads = it->nthreads;
 		double t0 = it->op_ms ? now_seconds() : 0;
-		int krc = run(&k);
-		kern_done(&k);
+		int krc;
+		if (it->dr) {
+			krc = dynrun_op(it->dr, i, run, it->nthreads);
+		} else {
+			struct kern k;
+			kern_from_graph(&k, g, op, it->val);
+			k.nthreads = it->nthreads;
+			krc = run(&k);
+			kern_done(&k);
+		}
 		if (krc < 0)
 			return -1;
 		if (it->op_ms)
@@ -205,7 +220,7 @@ int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *use
 
 float *interp_get_f32(const struct interp *it, int t)
 {
-	const struct ir_tensor *ten = &it->g->tensors[t];
+	const struct ir_tensor *ten = interp_tensor(it, t);
 	int64_t n = tensor_numel(ten);
 	float *out = xmalloc((size_t)(n ? n : 1) * sizeof *out);
 	const void *src = it->val[t];
@@ -234,6 +249,10 @@ float *interp_get_f32(const struct interp *it, int t)
 
 void interp_free(struct interp *it)
 {
+	if (it->dr) {
+		dynrun_free(it->dr);
+		free(it->dr);
+	}
 	if (it->val)
 		graph_values_free(it->g, it->val);
 	plan_free(it->priv);

@@ -20,6 +20,9 @@ struct interp {
 	double *op_ms;       /* NULL, or per op: milliseconds interp_run adds up (an op
 				fused into an earlier one counts 0; the final reorders
 				of the graph outputs count to the last op) */
+	struct dynrun *dr;   /* a graph with dynamic or empty tensors (graph_dynamic):
+				its ops run one by one on run-time shapes, val's
+				buffers grown to fit (lib/ir/dynrun.h); else NULL */
 };
 
 /* Prepare to run g (which must outlive it): allocates every activation
@@ -43,6 +46,10 @@ int interp_set_sample(struct interp *it, const struct npz *in, const char *file,
  * dead tensors reused).  The environment variable TPUC_PLAN=0 runs every
  * op by its kernel instead; TPUC_PLAN=show prints the plan on stderr. */
 int interp_run(struct interp *it, int (*cb)(struct interp *it, int op, void *user), void *user);
+/* Tensor t as the last run gave it: its run-time shape (a dynamic
+ * tensor's extents are known once the op writing it ran); the graph's own
+ * tensor for a static graph. */
+const struct ir_tensor *interp_tensor(const struct interp *it, int t);
 /* Tensor t of the last run as float32 (dequantised with its scale and zero
  * point where it is quantised); the caller frees the result. */
 float *interp_get_f32(const struct interp *it, int t);

@@ -12,6 +12,7 @@
 
 #include "ir/base.h"
 #include "ir/convert.h"
+#include "ir/dynrun.h"
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "chip/cost.h"
@@ -30,7 +31,15 @@ struct machine {
 	size_t scratch_len[ISA_MAX_OPERANDS];
 	unsigned char **dump;      /* SIM_DUMP_ALL: per tensor, its dense value, or NULL */
 	void **host_val;           /* host commands: per tensor, its buffer (kern_from_graph) */
+	struct dynrun *dr;         /* host commands: run-time shapes; dynamic tensors live in
+				      the host's memory, in buffers it allocates */
 };
+
+/* Tensor t as the run gave it: a dynamic tensor with its run-time shape. */
+static const struct ir_tensor *run_tensor(const struct machine *mc, int t)
+{
+	return mc->dr ? dynrun_tensor(mc->dr, t) : &mc->m->g->tensors[t];
+}
 
 /* ---- checks ---- */
 
@@ -114,7 +123,7 @@ static int check_cmp(const struct machine *mc, const struct isa_cmp *k)
 		/* tmodel_read matched it with a host layer */
 		for (int i = 0; i < op->n_in + op->n_out; i++) {
 			int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
-			if (t >= 0 && g->tensors[t].addr < 0)
+			if (t >= 0 && g->tensors[t].addr < 0 && !g->tensors[t].dyn)
 				return err_set("'%s': host layer '%s': tensor '%s' has no DDR address",
 					       mc->file, op->name, g->tensors[t].name);
 		}
@@ -231,36 +240,50 @@ static void dump_rows(struct machine *mc, int t, const struct isa_cmp *k, int i,
 				       buf + (((n * s[1] + c) * nh + h) * s[3]) * es, (size_t)(s[3] * es));
 }
 
-/* A host command: layer OP's kernel (op_kernel, as ir-run) over its
- * tensors in DDR; the results go through buffers of their own, then to
- * their addresses, so that an output may take an input's place. */
-static int host_run(struct machine *mc, const struct ir_op *op, double *ms)
+/* A host command: layer L's kernel (op_kernel, as ir-run) over its
+ * tensors in DDR, and over dynamic ones in the host's memory, on their
+ * run-time shapes (lib/ir/dynrun.h); the results go through buffers of
+ * their own, then to their addresses, so that an output may take an
+ * input's place. */
+static int host_run(struct machine *mc, int l, double *ms)
 {
 	const struct ir_graph *g = mc->m->g;
-	if (!mc->host_val)
+	const struct ir_op *op = &g->ops[l];
+	if (!mc->dr) {
 		mc->host_val = xcalloc((size_t)g->n_tensors + 1, sizeof *mc->host_val);
+		mc->dr = xmalloc(sizeof *mc->dr);
+		dynrun_init(mc->dr, g, mc->host_val, 0);
+	}
 	for (int i = 0; i < op->n_in; i++)
-		if (op->in[i] >= 0)
+		if (op->in[i] >= 0 && !g->tensors[op->in[i]].dyn)
 			mc->host_val[op->in[i]] = mc->ddr + g->tensors[op->in[i]].addr;
 	for (int i = 0; i < op->n_out; i++)
-		mc->host_val[op->out[i]] = xaligned(tensor_bytes(&g->tensors[op->out[i]]) + 64);
-	struct kern kn;
-	kern_from_graph(&kn, g, op, mc->host_val);
+		if (!g->tensors[op->out[i]].dyn)
+			mc->host_val[op->out[i]] = xaligned(tensor_bytes(&g->tensors[op->out[i]]) + 64);
 	double t0 = now_seconds();
-	int rc = op_kernel(g, op)(&kn);
+	int rc = dynrun_op(mc->dr, l, op_kernel(g, op), 1);
 	*ms += (now_seconds() - t0) * 1e3;
-	kern_done(&kn);
 	for (int i = 0; i < op->n_out; i++) {
-		const struct ir_tensor *t = &g->tensors[op->out[i]];
-		if (rc == 0)
-			memcpy(mc->ddr + t->addr, mc->host_val[op->out[i]], tensor_bytes(t));
-		if (rc == 0 && mc->dump) {
-			free(mc->dump[op->out[i]]);
-			mc->dump[op->out[i]] = mc->host_val[op->out[i]];
-		} else {
-			free(mc->host_val[op->out[i]]);
+		int o = op->out[i];
+		const struct ir_tensor *t = &g->tensors[o];
+		if (t->dyn) {
+			if (rc == 0 && mc->dump) {
+				size_t nb = tensor_bytes(run_tensor(mc, o));
+				free(mc->dump[o]);
+				mc->dump[o] = xmalloc(nb + 1);
+				memcpy(mc->dump[o], mc->host_val[o], nb);
+			}
+			continue;
 		}
-		mc->host_val[op->out[i]] = NULL;
+		if (rc == 0)
+			memcpy(mc->ddr + t->addr, mc->host_val[o], tensor_bytes(t));
+		if (rc == 0 && mc->dump) {
+			free(mc->dump[o]);
+			mc->dump[o] = mc->host_val[o];
+		} else {
+			free(mc->host_val[o]);
+		}
+		mc->host_val[o] = NULL;
 	}
 	return rc < 0 ? err_prefix("'%s': host layer '%s'", mc->file, op->name) : 0;
 }
@@ -443,12 +466,15 @@ static void get_outputs(struct machine *mc, struct npz *out)
 				if (!mc->dump[t])
 					dump_copy(mc, &g->ops[k]);
 				if (mc->dump[t])
-					add_f32(out, &g->tensors[t], mc->dump[t]);
+					add_f32(out, run_tensor(mc, t), mc->dump[t]);
 			}
 		return;
 	}
-	for (int i = 0; i < g->n_outputs; i++)
-		add_f32(out, &g->tensors[g->outputs[i]], mc->ddr + g->tensors[g->outputs[i]].addr);
+	for (int i = 0; i < g->n_outputs; i++) {
+		int t = g->outputs[i];
+		add_f32(out, run_tensor(mc, t),
+			g->tensors[t].dyn ? mc->host_val[t] : mc->ddr + g->tensors[t].addr);
+	}
 }
 
 /* ---- the run ---- */
@@ -566,7 +592,7 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 			goto out;
 	for (int i = 0; i < m->g->n_inputs + m->g->n_outputs; i++) {
 		int t = i < m->g->n_inputs ? m->g->inputs[i] : m->g->outputs[i - m->g->n_inputs];
-		if (m->g->tensors[t].addr < 0) {
+		if (m->g->tensors[t].addr < 0 && !(i >= m->g->n_inputs && m->g->tensors[t].dyn)) {
 			err_set("'%s': graph input or output '%s' has no DDR address", mc.file,
 				m->g->tensors[t].name);
 			goto out;
@@ -621,8 +647,7 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 			int64_t cy = cost_cmp_cycles(c, m->g, k);
 			if (isa_cmp_host(k))
 				st->n_host++;
-			if (!timed_only && (isa_cmp_host(k) ? host_run(&mc, &m->g->ops[k->layer],
-								       &st->host_ms)
+			if (!timed_only && (isa_cmp_host(k) ? host_run(&mc, (int)k->layer, &st->host_ms)
 							    : cmp_run(&mc, k)) < 0)
 				goto out;
 			tc = end_c[ic] = sc + cy;
@@ -658,6 +683,10 @@ out:
 		free(mc.scratch[i]);
 	free(mc.ddr);
 	free(mc.lmem);
+	if (mc.dr) {
+		dynrun_free(mc.dr);
+		free(mc.dr);
+	}
 	free(mc.host_val);
 	free(end_d);
 	free(end_c);

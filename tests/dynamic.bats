@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# Dynamic shapes (issues 11 and 14): outputs whose extents depend on the
+# data (NonZero, NonMaxSuppression, a Loop of a run-time trip count, an
+# empty tensor) in ir-run against numpy, and through the back end: those
+# ops on the host, the static ones around them on the chip, tpu-sim bit for
+# bit as ir-run in f32 and int8; models of tests/fixtures/dyn_models.py,
+# and in the full tier torchvision's SSDlite against onnxruntime.
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	mkdir -p "$FX"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/dyn_models.py" "$FX"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+# deploy MODEL MODE [VAR=VALUE...]: the whole flow through deploy.mk into
+# $T/MODEL-MODE (with $TAG after it when set), tpu-sim bit for bit as
+# ir-run on the Tpu IR
+deploy() {
+	local m=$1 mode=$2 out=$T/$1-$2${TAG:-}
+	shift 2
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" CALIB="$FX/${m}_cal.npz" MODE=$mode \
+		OUT="$out" "$@" compare
+	assert_success
+	cmp "$out/tpu_out.npz" "$out/sim_out.npz"
+}
+
+@test "dynamic shapes: a detection head with NMS (symbolic batch), a Loop of a run-time trip count, an empty tensor match numpy in ir-run" {
+	for m in det loop empty; do
+		onnx2top "$FX/$m.onnx" --shapes-from "$FX/${m}_in.npz" -o "$T/$m.top"
+		top-opt "$T/$m.top" -o "$T/$m.opt"
+		ir-run "$T/$m.opt" -i "$FX/${m}_in.npz" -o "$T/$m.npz"
+		assert_close "$T/$m.npz" "$FX/${m}_expect.npz"
+	done
+	# the extents found at run time: 7 detections, 5 iterations, no hit
+	run $PY -c 'import numpy as np, sys
+print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (3, "picked"))])' \
+		"$T/det.npz" "$T/loop.npz" "$T/empty.npz"
+	assert_output '(7, 4) (5, 1, 4) (0, 4)'
+	# the IR marks the dimensions known only at run time
+	run ir-print "$T/det.opt"
+	assert_line --regexp '^  %sel = NonMaxSuppression\(.*-> i64\[15\?,3\]'
+	assert_line --regexp '^  %boxes = GatherND\(.*-> f32\[15\?,4\]'
+	run ir-print "$T/loop.opt"
+	assert_line --regexp '^  %hn, %trace = Loop\(%n, none, %h0\) .* -> \(f32\[1,4,8,8\], f32\[1\?,1,4\]\)'
+}
+
+@test "dynamic shapes: the same Loop runs 3 and 0 iterations without recompiling, in ir-run and on tpu-sim" {
+	deploy loop f32
+	for n in 3 0; do
+		ir-run "$T/loop-f32/lowered.tpu" -i "$FX/loop_in$n.npz" -o "$T/tpu$n.npz"
+		tpu-sim "$T/loop-f32/model.tmodel" -i "$FX/loop_in$n.npz" -o "$T/sim$n.npz"
+		cmp "$T/tpu$n.npz" "$T/sim$n.npz"
+		assert_close "$T/sim$n.npz" "$FX/loop_expect$n.npz"
+	done
+}
+
+@test "dynamic shapes on the chip's side: NMS, Gather of the kept boxes, the run-time Loop and the empty tensor on the host, the Convs on the chip, tpu-sim as ir-run in f32, int8 and mixed" {
+	for m in det loop empty; do
+		for mode in f32 int8; do
+			deploy $m $mode
+		done
+		assert_close "$T/$m-f32/sim_out.npz" "$FX/${m}_expect.npz"
+	done
+	# int8: the detections of the float model, the same count and classes
+	$PY "$BATS_TEST_DIRNAME/det_compare.py" "$T/det-int8/sim_out.npz" "$FX/det_expect.npz" scores 0.999 0.01
+	run ir-print "$T/det-int8/addressed.tpu"
+	assert_line --regexp '^  %sel = NonMaxSuppression\(.*// group [0-9]+, host'
+	assert_line --regexp '^  %boxes = GatherND\(.*// group [0-9]+, host'
+	assert_output --regexp '= Conv\(.*// group [0-9]+, (local|global)'
+	# the dynamic tensors live in the host's memory: no DDR address
+	refute_output --regexp '%boxes at 0x'
+	run ir-print "$T/loop-int8/addressed.tpu"
+	assert_line --regexp '^  %hn, %trace = Loop\(.*// group [0-9]+, host'
+	assert_line --regexp '^  %z(_i8)? = Conv\(.*// group [0-9]+, (local|global)'
+	# mixed precision: the head's Conv in f32, one in bf16, the rest int8
+	printf 'Conv_c2 bf16\nConv_head f32\n' >"$T/q.txt"
+	TAG=-mixed deploy det int8 QTABLE="$T/q.txt"
+	run ir-print "$T/det-int8-mixed/lowered.tpu"
+	assert_output --regexp '%r2 = Conv\(.*-> bf16\['
+	assert_output --regexp '%head = Conv\(.*-> f32\['
+	# tpu-sim -p: the host's time apart from the chip's cycles
+	run --separate-stderr tpu-sim "$T/det-int8/model.tmodel" -i "$FX/det_in.npz" -o /dev/null -p
+	assert_success
+	assert_regex "$stderr" 'host: 5 commands, [0-9.]+ ms on this machine \(not in the cycles\)'
+}
+
+@test "dynamic shapes: the detection head and the Loop match onnxruntime on tpu-sim (f32)" {
+	ort_outputs "$FX/det.onnx" "$FX/det_in.npz" "$T/det_ort.npz"
+	ort_outputs "$FX/loop.onnx" "$FX/loop_in.npz" "$T/loop_ort.npz"
+	deploy det f32
+	deploy loop f32
+	$PY "$BATS_TEST_DIRNAME/det_compare.py" "$T/det-f32/sim_out.npz" "$T/det_ort.npz" scores
+	assert_close "$T/loop-f32/sim_out.npz" "$T/loop_ort.npz"
+}
+
+@test "dynamic shapes: torchvision's SSDlite320 with its post-processing on tpu-sim matches onnxruntime (f32), int8 tpu-sim as ir-run" {
+	[ "${TPUC_QUICK:-0}" != 1 ] || skip "real-size model (TPUC_QUICK=1)"
+	local tv=$T/tv rc=0
+	$PY "$BATS_TEST_DIRNAME/fixtures/det_torchvision.py" "$tv" >/dev/null 2>&1 || rc=$?
+	[ "$rc" != 77 ] || skip "torch and torchvision are not installed"
+	[ "$rc" = 0 ]
+	ort_outputs "$tv/ssdlite.onnx" "$tv/input.npz" "$T/ort.npz"
+	for mode in f32 int8; do
+		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+			MODEL="$tv/ssdlite.onnx" INPUT="$tv/input.npz" CALIB="$tv/calib.npz" MODE=$mode \
+			OUT="$T/ssd-$mode" "$T/ssd-$mode/sim_out.npz" "$T/ssd-$mode/tpu_out.npz"
+		assert_success
+		cmp "$T/ssd-$mode/tpu_out.npz" "$T/ssd-$mode/sim_out.npz"
+	done
+	run $PY "$BATS_TEST_DIRNAME/det_compare.py" "$T/ssd-f32/sim_out.npz" "$T/ort.npz" scores
+	assert_success
+	assert_line 'labels [50]: equal'
+}
+
+@test "dynamic shapes: tpuc(3) gives a dynamic output the extents of the run" {
+	deploy det f32
+	local san=
+	case $TPUC_BUILD in *-san) san="-fsanitize=address,undefined" ;; esac
+	cc $san -fopenmp -Wall -Wextra -Werror -I"$REPO/lib/api" "$REPO/tests/fixtures/api_dynamic.c" \
+		"$TPUC_BUILD/libtpuc.a" -lprotobuf-c -lmsgpackc -ldnnl -lzstd -lzip -lm -lpthread \
+		-o "$T/api_dynamic"
+	run "$T/api_dynamic" "$T/det-f32/model.tmodel" "$FX/det_in.npz"
+	assert_success
+	assert_output "boxes dyn 1 [7,4] 28
+scores dyn 1 [7] 7
+classes dyn 1 [7] 7"
+}
