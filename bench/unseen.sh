@@ -117,10 +117,10 @@ stage_of() {
 }
 
 message() {
-	grep -E -m1 -e '^(onnx2top|top-opt|calibrate|top2tpu|weight-reorder|layergroup|addr-assign|codegen|tpu-sim|ir-run): ' \
+	grep -E -e '^(onnx2top|top-opt|calibrate|top2tpu|weight-reorder|layergroup|addr-assign|codegen|tpu-sim|ir-run): ' \
 		-e 'Segmentation fault|Aborted|core dumped|AddressSanitizer|runtime error|Killed|Terminated' "$1" |
-		grep -v -E 'tpu-sim: (tpu-[ab]|engines busy|DDR |roofline|host:)|^calibrate: (sample|method|[0-9])' |
-		cut -c1-200
+		grep -v -E '^tpu-sim: (tpu-[ab]|engines busy|DDR |roofline|host:)|^addr-assign: neuron|^calibrate: [^/]*$' |
+		head -n1 | cut -c1-220
 }
 
 printf '%-20s %-5s %-5s %-3s %-8s %-8s %-8s %-8s %-28s %-8s %10s %6s %6s %5s %s\n' model chip mode imp \
