@@ -212,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
+	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	run top-opt -h
