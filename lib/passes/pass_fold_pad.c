@@ -3,8 +3,11 @@
  * conv's own pads.  Exporters from TensorFlow write 'SAME' padding of
  * strided convolutions this way (Pad bottom/right by one, then a conv with
  * no padding); the conv pads with zeros too, so the result is the same and
- * the padded copy of the tensor is never made.  Negative pads (a crop) and
- * pads of the batch or channel dimension stay a Pad.
+ * the padded copy of the tensor is never made.  The same into an
+ * AveragePool (without ceil_mode) that has no pads of its own or counts
+ * them (count_include_pad): it pads with zeros that count, as torch's
+ * AvgPool2d(padding=p) exports (Inception's branches).  Negative pads (a
+ * crop) and pads of the batch or channel dimension stay a Pad.
  */
 #include <string.h>
 
@@ -13,7 +16,10 @@
 static int fold_pad_pattern(struct ir_graph *g, int i)
 {
 	struct ir_op *conv = &g->ops[i];
-	if (conv->type != OP_CONV || conv->n_in < 2 || conv->in[0] < 0)
+	int pool = conv->type == OP_AVGPOOL;
+	if (!(conv->type == OP_CONV && conv->n_in >= 2) && !pool)
+		return 0;
+	if (conv->in[0] < 0 || (pool && op_int(conv, "ceil_mode", 0)))
 		return 0;
 	int x = conv->in[0], p = pass_producer(g, x);
 	if (p < 0 || pass_uses(g, x) != 1 || pass_is_output(g, x))
@@ -35,6 +41,10 @@ static int fold_pad_pattern(struct ir_graph *g, int i)
 	}
 	if (n != 2 * s || strcmp(op_str(conv, "auto_pad", "NOTSET"), "NOTSET") != 0)
 		return 0;
+	if (pool && !op_int(conv, "count_include_pad", 0))
+		for (int d = 0; d < 2 * s; d++)
+			if (cp[d])
+				return 0;
 	for (int d = 0; d < s; d++)
 		if (pp[2 + d] < 0 || pp[r + 2 + d] < 0)
 			return 0;
@@ -44,6 +54,8 @@ static int fold_pad_pattern(struct ir_graph *g, int i)
 		cp[s + d] += pp[r + 2 + d];
 	}
 	op_set_ints(conv, "pads", 2 * s, cp);
+	if (pool)
+		op_set_int(conv, "count_include_pad", 1);
 	conv->in[0] = pad->in[0];
 	g->ops[p].type = OP_COUNT;
 	return 1;

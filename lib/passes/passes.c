@@ -21,7 +21,7 @@ const struct pass pass_table[] = {
 	{ "merge-layout", pass_merge_layout,
 	  "merge Transpose pairs and Reshape/Flatten/Squeeze/Unsqueeze chains; drop no-ops" },
 	{ "fold-pad", pass_fold_pad,
-	  "fold a zero Pad of the spatial dimensions into the Conv that reads it" },
+	  "fold a zero Pad of the spatial dimensions into the Conv or AveragePool that reads it" },
 	{ "fold-affine", pass_fold_affine,
 	  "fold a constant Mul or Add after a Conv (as a Scale, for fold-bn) or a Gemm into it" },
 	{ "fuse-gelu", pass_fuse_gelu,
