@@ -59,6 +59,15 @@ def norm(x):
     return ((x - MEAN) / STD).astype(np.float32)
 
 
+def unzero_heads(model):
+    """Give a layer that its constructor zero-initialises (torchvision's
+    ViT head) random weights: an all-zero output says nothing."""
+    import torch
+    for m in model.modules():
+        if isinstance(m, torch.nn.Linear) and not m.weight.detach().any():
+            torch.nn.init.normal_(m.weight, std=0.02)
+
+
 def reestimate_bn(model, batches):
     """BatchNorm running statistics as the mean over the batches (momentum
     None), so that activations have a trained network's scale."""
@@ -503,6 +512,7 @@ def main():
                 if not os.path.exists(path):
                     os.symlink(m, path)
             elif not os.path.exists(path):
+                unzero_heads(m)
                 if batches is not None:
                     reestimate_bn(m, batches)
                 m.eval()
