@@ -2,7 +2,7 @@
 # unseen.sh - networks tpuc was never tuned on, through pipelines/deploy.mk
 # with its DEFAULTS, one row per model, chip and mode.
 #
-#   bench/unseen.sh [-d DIR] [-m MODES] [-c CHIPS] [-t SECONDS] [-l] [NAME...]
+#   bench/unseen.sh [-d DIR] [-m MODES] [-c CHIPS] [-t SECONDS] [-s TAG] [-l] [NAME...]
 #
 # DIR (default $UNSEEN_DIR or /work/tmp-zoo/m) holds one folder per model,
 # made by bench/unseen-models.py when missing (model.onnx, input.npz: the
@@ -15,6 +15,8 @@
 # Each model, chip and mode runs alone (no -j), under nice, in
 # DIR/NAME/CHIP-MODE/ with its log deploy.log, and is stopped after SECONDS
 # (default 900) as "timeout".  -l only prints the rows of runs already done.
+# -s TAG puts the runs in DIR/NAME/CHIP-MODE-TAG instead (the tools of
+# another build, B=build-dev, beside the first figures).
 #
 # Columns:
 #   imp       onnx2top took the model (yes/no)
@@ -42,13 +44,14 @@ REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 PY=/usr/bin/python3
 DIR=${UNSEEN_DIR:-/work/tmp-zoo/m}
-MODES="f32 int8 auto bf16 f16" CHIPS=tpu-a T=900 LIST=
-while getopts d:m:c:t:lh o; do
+MODES="f32 int8 auto bf16 f16" CHIPS=tpu-a T=900 LIST= TAG=
+while getopts d:m:c:t:s:lh o; do
 	case $o in
 	d) DIR=$OPTARG ;;
 	m) MODES=$OPTARG ;;
 	c) CHIPS=$OPTARG ;;
 	t) T=$OPTARG ;;
+	s) TAG=-$OPTARG ;;
 	l) LIST=1 ;;
 	*) sed -n '2,40s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
@@ -140,7 +143,7 @@ for name in "${NAMES[@]}"; do
 	[ -n "$LIST" ] || ref "$d" 2>"$d/ref.log" || { echo "$name: onnxruntime failed: $(tail -n1 "$d/ref.log")"; }
 	for chip in $CHIPS; do
 		for mode in $MODES; do
-			o=$d/$chip-$mode
+			o=$d/$chip-$mode$TAG
 			m=$mode q=
 			[ "$mode" = auto ] && m=int8 q=auto
 			if [ -z "$LIST" ]; then
