@@ -458,6 +458,106 @@ MODELS = [
     ("retinanet_resnet50", "det", "none", 13, det_model(tv("retinanet_resnet50_fpn",
                                                            weights_backbone=None), (320, 320))),
 ]
+# Small probes of what exporters write that the networks above do not:
+# one torch construct each, exported at the opset given, run on a smooth
+# random input (kind "op").
+def probe(fn, shape, opset, seed=0, half=False):
+    def build(ph):
+        import torch
+
+        class P(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                torch.manual_seed(seed)
+                self.f = fn()
+
+            def forward(self, x):
+                return self.f(x)
+        m = P().eval()
+        rng = np.random.default_rng(seed)
+        t = rng.normal(0, 1, (1,) + shape).astype(np.float32)
+        c = rng.normal(0, 1, (32,) + shape).astype(np.float32)
+        return m, {"input": (t, c)}, None
+    return build
+
+
+def _probes():
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class L(nn.Module):
+        def __init__(self, f, *mods):
+            super().__init__()
+            self.mods = nn.ModuleList(mods)
+            self.fn = f
+
+        def forward(self, x):
+            return self.fn(x, *self.mods)
+    return [
+        ("op_pixel_shuffle", lambda: L(lambda x, c: F.pixel_shuffle(c(x), 2), nn.Conv2d(8, 16, 3, padding=1)),
+         (8, 12, 12), 13),
+        ("op_upsample_bicubic", lambda: L(lambda x, c: F.interpolate(c(x), scale_factor=2, mode="bicubic",
+                                                                    align_corners=False), nn.Conv2d(3, 4, 3)),
+         (3, 10, 10), 13),
+        ("op_upsample_frac", lambda: L(lambda x: F.interpolate(x, size=(17, 23), mode="bilinear",
+                                                              align_corners=True)), (4, 9, 11), 14),
+        ("op_nearest_up", lambda: L(lambda x, c: F.interpolate(c(x), scale_factor=3, mode="nearest"),
+                                    nn.Conv2d(4, 4, 1)), (4, 7, 7), 15),
+        ("op_convtranspose", lambda: nn.Sequential(nn.ConvTranspose2d(6, 5, 4, stride=2, padding=1,
+                                                                      output_padding=0), nn.ReLU(),
+                                                   nn.ConvTranspose2d(5, 3, 3, stride=2, padding=1,
+                                                                      output_padding=1)), (6, 9, 9), 13),
+        ("op_dilated_group", lambda: nn.Sequential(nn.Conv2d(8, 16, 3, padding=2, dilation=2, groups=4),
+                                                   nn.PReLU(16), nn.Conv2d(16, 8, 5, padding=4, dilation=2)),
+         (8, 20, 20), 13),
+        ("op_conv1d_tr", lambda: nn.Sequential(nn.Conv1d(4, 8, 5, stride=2), nn.ELU(),
+                                               nn.ConvTranspose1d(8, 4, 4, stride=2), nn.Softplus()),
+         (4, 64), 14),
+        ("op_conv3d_pool", lambda: nn.Sequential(nn.Conv3d(3, 6, 3, padding=1), nn.ReLU(),
+                                                 nn.MaxPool3d(2), nn.Conv3d(6, 4, (1, 3, 3)),
+                                                 nn.AvgPool3d((1, 2, 2))), (3, 4, 12, 12), 13),
+        ("op_adaptive_pool", lambda: nn.Sequential(nn.Conv2d(3, 8, 3), nn.AdaptiveAvgPool2d((4, 4)),
+                                                   nn.Flatten(), nn.Linear(128, 10)), (3, 18, 18), 13),
+        ("op_norms", lambda: nn.Sequential(nn.Conv2d(4, 8, 3), nn.GroupNorm(2, 8), nn.Mish(),
+                                           nn.InstanceNorm2d(8, affine=True), nn.LeakyReLU(0.1)),
+         (4, 16, 16), 15),
+        ("op_layernorm17", lambda: nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.GELU(approximate="tanh"),
+                                                 nn.Linear(64, 8), nn.LogSoftmax(-1)), (10, 32), 17),
+        ("op_roll_window", lambda: L(lambda x: torch.roll(x, shifts=(2, -3), dims=(2, 3)).reshape(1, 4, 2, 4, 2, 4)
+                                     .permute(0, 2, 4, 3, 5, 1).reshape(1, 4, 16, 4)), (4, 8, 8), 16),
+        ("op_einsum", lambda: L(lambda x: torch.einsum("bchw,bcij->bhwij", x, x).mean(dim=(3, 4))), (4, 6, 6), 13),
+        ("op_cumsum_argmax", lambda: L(lambda x: torch.cumsum(x, dim=2) + x.argmax(dim=1, keepdim=True).float()),
+         (5, 12), 13),
+        ("op_where_mask", lambda: L(lambda x: torch.where(x > 0.3, x * 2, torch.tanh(x)).masked_fill(x < -1.5, -1.0)),
+         (3, 9, 9), 13),
+        ("op_gather_topk", lambda: L(lambda x: torch.gather(x, 2, torch.topk(x, 3, dim=2).indices)
+                                     .sort(dim=2).values), (4, 20), 13),
+        ("op_split_chunk", lambda: L(lambda x: torch.cat([a * (i + 1) for i, a in enumerate(x.chunk(3, dim=1))]
+                                                         [::-1], dim=1).flip(3)), (6, 5, 7), 13),
+        ("op_channel_last", lambda: L(lambda x, ln: ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2),
+                                      nn.LayerNorm(16)), (16, 7, 7), 14),
+        ("op_reduce_mix", lambda: L(lambda x: torch.cat([x.amax(dim=(2, 3)), x.amin(dim=(2, 3)),
+                                                         x.norm(dim=(2, 3)), x.var(dim=(2, 3)),
+                                                         x.logsumexp(dim=(2, 3))], 1)), (5, 6, 7), 13),
+        ("op_matmul_bcast", lambda: L(lambda x, l: torch.matmul(l(x), x.transpose(-1, -2)).softmax(-1) @ x,
+                                      nn.Linear(16, 16)), (3, 10, 16), 14),
+        ("op_embedding_ids", lambda: L(lambda x, e: e((x.abs() * 10).long().clamp(max=49)).sum(1),
+                                       nn.Embedding(50, 12)), (7,), 13),
+        ("op_maxpool_ceil_dil", lambda: nn.Sequential(nn.MaxPool2d(3, 2, padding=1, ceil_mode=True),
+                                                      nn.MaxPool2d(2, 1, dilation=2)), (3, 15, 15), 13),
+        ("op_hardtanh_selu", lambda: nn.Sequential(nn.Hardtanh(-0.5, 0.7), nn.SELU(), nn.Softsign(),
+                                                   nn.Tanhshrink(), nn.Hardshrink(0.1)), (4, 11), 13),
+        ("op_pow_sqrt_div", lambda: L(lambda x: (x.abs() + 0.1).pow(1.5) / (x * x + 1).sqrt() - x.reciprocal()
+                                      .clamp(-3, 3) + torch.remainder(x * 3, 1.7)), (4, 9), 13),
+    ]
+
+
+try:
+    MODELS += [(n, "op", "none", o, probe(f, shp, o)) for n, f, shp, o in _probes()]
+except ImportError:
+    pass
+
 # the nine models of ../shared/models, as shared_NAME, last (the project
 # was tuned on them: they are the control group)
 MODELS += [("shared_" + n, "shared", t, None,
