@@ -128,6 +128,16 @@ def image_model(ctor, hw=(224, 224), normalise=True):
     return build
 
 
+def dynamic(build, axes):
+    """A model exported with symbolic dimensions (dynamic_axes), as users
+    export for batching: deploy.mk fixes them from the test input."""
+    def f(ph):
+        m, inputs, b = build(ph)
+        m.unseen_dynamic = axes
+        return m, inputs, b
+    return f
+
+
 def det_model(ctor, hw):
     """torchvision detection: [0,1] images, the model normalises itself;
     exported with its post-processing (boxes, scores, labels)."""
@@ -433,6 +443,8 @@ MODELS = [
      onnx_file(EXTRA + "/mlsd/mlsd_512x512_large.onnx",
                named("input_image_with_alpha:0", nhwc_images((512, 512), True)))),
     ("vit_small", "xformer", "class", 14, image_model(vit_small)),
+    ("mobilenet_v2_dyn", "cnn", "class", 13,
+     dynamic(image_model(tv("mobilenet_v2")), {"input": {0: "batch", 2: "height", 3: "width"}})),
     ("googlenet", "cnn", "class", 15, image_model(tv("googlenet"))),
     ("densenet121", "cnn", "class", 13, image_model(tv("densenet121"))),
     ("resnet50", "cnn", "class", 13, image_model(tv("resnet50"))),
@@ -550,6 +562,15 @@ def _probes():
                                                    nn.Tanhshrink(), nn.Hardshrink(0.1)), (4, 11), 13),
         ("op_pow_sqrt_div", lambda: L(lambda x: (x.abs() + 0.1).pow(1.5) / (x * x + 1).sqrt() - x.reciprocal()
                                       .clamp(-3, 3) + torch.remainder(x * 3, 1.7)), (4, 9), 13),
+    ] + [
+        # older exporters' defaults: Upsample (opset 9), Resize without roi
+        # (10), Clip and Pad attributes before 11, Slice attributes (9)
+        ("op_old_opset%d" % o, lambda: L(lambda x, c1, c2: c2(F.interpolate(F.pad(torch.clamp(c1(x), 0, 6),
+                                                                                  (1, 1, 1, 1)),
+                                                                            scale_factor=2, mode="nearest"))
+                                         [:, :, 1:-1, 2:] + x.mean(), nn.Conv2d(3, 6, 3, padding=1),
+                                         nn.Conv2d(6, 3, 1)), (3, 10, 10), o)
+        for o in (9, 10, 11, 12)
     ]
 
 
@@ -572,8 +593,9 @@ def export(model, inputs, path, opset, kind):
     tmp = path + ".tmp"
     # with gradients on: under no_grad, torch 1.13 takes the fused
     # transformer fast path, which has no ONNX export
+    dyn = getattr(model, "unseen_dynamic", None)
     torch.onnx.export(model, args, tmp, opset_version=opset, input_names=names,
-                      do_constant_folding=True)
+                      do_constant_folding=True, dynamic_axes=dyn)
     os.replace(tmp, path)
 
 
