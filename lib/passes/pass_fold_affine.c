@@ -108,25 +108,14 @@ static int conv_pattern(struct ir_graph *g, int i)
 		if (affine_input(g, i, s, OP_CONV, 4, &c) < 0)
 			continue;
 		int64_t ch = g->tensors[y].shape[1];
-		char base[512];
-		snprintf(base, sizeof base, "%s_scale", op->name);
-		int ts = pass_add_weight(g, base, 1, &ch);
-		snprintf(base, sizeof base, "%s_bias", op->name);
-		int tb = pass_add_weight(g, base, 1, &ch);
-		const struct ir_tensor *ct = &g->tensors[c];
-		float *sv = g->tensors[ts].data, *bv = g->tensors[tb].data;
 		int mul = g->ops[i].type == OP_MUL;
+		float *sv, *bv;
+		pass_make_scale(g, i, y, ch, &sv, &bv);
+		const struct ir_tensor *ct = &g->tensors[c];   /* after: the table may move */
 		for (int64_t k = 0; k < ch; k++) {
 			sv[k] = mul ? cval(ct, k) : 1.0f;
 			bv[k] = mul ? 0.0f : cval(ct, k);
 		}
-		struct ir_op *w = &g->ops[i];
-		w->type = OP_SCALE;
-		w->in = xrealloc(w->in, 3 * sizeof *w->in);
-		w->in[0] = y;
-		w->in[1] = ts;
-		w->in[2] = tb;
-		w->n_in = 3;
 		return 1;
 	}
 	return 0;
@@ -150,23 +139,12 @@ static int mul_add_pattern(struct ir_graph *g, int i)
 		if (a < 0)
 			continue;
 		int64_t ch = g->tensors[y].shape[1];
-		char base[512];
-		snprintf(base, sizeof base, "%s_scale", op->name);
-		int ts = pass_add_weight(g, base, 1, &ch);
-		snprintf(base, sizeof base, "%s_bias", op->name);
-		int tb = pass_add_weight(g, base, 1, &ch);
-		float *sv = g->tensors[ts].data, *bv = g->tensors[tb].data;
+		float *sv, *bv;
+		pass_make_scale(g, i, y, ch, &sv, &bv);
 		for (int64_t k = 0; k < ch; k++) {
 			sv[k] = cval(&g->tensors[a], k);
 			bv[k] = cval(&g->tensors[b], k);
 		}
-		struct ir_op *w = &g->ops[i];
-		w->type = OP_SCALE;
-		w->in = xrealloc(w->in, 3 * sizeof *w->in);
-		w->in[0] = y;
-		w->in[1] = ts;
-		w->in[2] = tb;
-		w->n_in = 3;
 		g->ops[p].type = OP_COUNT;
 		return 1;
 	}
