@@ -579,6 +579,37 @@ try:
 except ImportError:
     pass
 
+def fp16_cnn(ph):
+    """A small CNN stored in float16 throughout (weights, input, output), as
+    converters that halve a model's size write it."""
+    import onnx
+    from onnx import TensorProto as T, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    test, cal, _ = ph
+    w1 = (rng.standard_normal((16, 3, 3, 3)) * 0.3).astype(np.float16)
+    w2 = (rng.standard_normal((10, 16, 1, 1)) * 0.3).astype(np.float16)
+    b1 = (rng.standard_normal(16) * 0.1).astype(np.float16)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Softmax", ["f"], ["y"], axis=1)]
+    g = helper.make_graph(nodes, "fp16", [helper.make_tensor_value_info("x", T.FLOAT16, [1, 3, 64, 64])],
+                          [helper.make_tensor_value_info("y", T.FLOAT16, [1, 10])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
+                           numpy_helper.from_array(b1, "b1")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    t = norm(resize(test, (64, 64))).astype(np.float16)
+    c = norm(resize(cal, (64, 64))).astype(np.float16)
+    return m, {"x": (t, c)}, None
+
+
+MODELS += [("fp16_cnn", "op", "class", None, fp16_cnn)]
+
+
 # the nine models of ../shared/models, as shared_NAME, last (the project
 # was tuned on them: they are the control group)
 MODELS += [("shared_" + n, "shared", t, None,
@@ -628,7 +659,10 @@ def main():
         try:
             torch.manual_seed(0)
             m, inputs, batches = build(ph)
-            if isinstance(m, str):
+            if hasattr(m, "graph"):        # an ONNX model written here
+                import onnx
+                onnx.save(m, path)
+            elif isinstance(m, str):
                 if not os.path.exists(m):
                     raise RuntimeError("%s not found" % m)
                 if not os.path.exists(path):

@@ -26,7 +26,7 @@ function load_ort() {
 
 const TYPED = {
 	float32: Float32Array, int64: BigInt64Array, int32: Int32Array, bool: Uint8Array,
-	float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
+	float64: Float64Array, int8: Int8Array, uint8: Uint8Array, float16: Uint16Array,
 };
 
 async function main() {
