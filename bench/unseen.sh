@@ -2,7 +2,7 @@
 # unseen.sh - networks tpuc was never tuned on, through pipelines/deploy.mk
 # with its DEFAULTS, one row per model, chip and mode.
 #
-#   bench/unseen.sh [-d DIR] [-m MODES] [-c CHIPS] [-t SECONDS] [-s TAG] [-l] [NAME...]
+#   bench/unseen.sh [-d DIR] [-m MODES] [-c CHIPS] [-t SECONDS] [-s TAG] [-k] [-l] [NAME...]
 #
 # DIR (default $UNSEEN_DIR or /work/tmp-zoo/m) holds one folder per model,
 # made by bench/unseen-models.py when missing (model.onnx, input.npz: the
@@ -14,7 +14,10 @@
 # (int8 with QTABLE=auto); CHIPS (default "tpu-a"): tpu-a and/or tpu-b.
 # Each model, chip and mode runs alone (no -j), under nice, in
 # DIR/NAME/CHIP-MODE/ with its log deploy.log, and is stopped after SECONDS
-# (default 900) as "timeout".  -l only prints the rows of runs already done.
+# (default 900) as "timeout".  Each row is kept in the run's row.txt, and
+# the stage files (.top, .tpu, .tmodel: gigabytes over the whole set) are
+# removed once the row is made, unless -k keeps them.  -l only prints the
+# rows of runs already done.
 # -s TAG puts the runs in DIR/NAME/CHIP-MODE-TAG instead (the tools of
 # another build, B=build-dev, beside the first figures).
 #
@@ -44,8 +47,8 @@ REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 PY=/usr/bin/python3
 DIR=${UNSEEN_DIR:-/work/tmp-zoo/m}
-MODES="f32 int8 auto bf16 f16" CHIPS=tpu-a T=900 LIST= TAG=
-while getopts d:m:c:t:s:lh o; do
+MODES="f32 int8 auto bf16 f16" CHIPS=tpu-a T=900 LIST= TAG= KEEP=
+while getopts d:m:c:t:s:klh o; do
 	case $o in
 	d) DIR=$OPTARG ;;
 	m) MODES=$OPTARG ;;
@@ -53,6 +56,7 @@ while getopts d:m:c:t:s:lh o; do
 	t) T=$OPTARG ;;
 	s) TAG=-$OPTARG ;;
 	l) LIST=1 ;;
+	k) KEEP=1 ;;
 	*) sed -n '2,40s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -167,6 +171,10 @@ for name in "${NAMES[@]}"; do
 				fi
 			fi
 			[ -d "$o" ] || continue
+			if [ -n "$LIST" ] && [ -s "$o/row.txt" ]; then
+				cat "$o/row.txt"
+				continue
+			fi
 			imp=no
 			[ -s "$o/origin.top" ] && imp=yes
 			st=$(stage_of "$o")
@@ -193,7 +201,8 @@ for name in "${NAMES[@]}"; do
 			b=$(awk '{printf "%.0f", $2}' "$o/build.rc" 2>/dev/null)
 			printf '%-20s %-5s %-5s %-3s %-8s %-8s %-8s %-8s %-28s %-8s %10s %6s %6s %5s %s\n' "$name" "$chip" \
 				"$mode" $imp "$st" "$rt" "$rs" "$fs" "$(echo "$tk" | cut -c1-28)" "$eq" "${cyc:--}" "${eff:--}" \
-				"${b:--}" "$nf" "$([ "$st" = ok ] || message "$o/deploy.log")"
+				"${b:--}" "$nf" "$([ "$st" = ok ] || message "$o/deploy.log")" | tee "$o/row.txt"
+			[ -n "$KEEP" ] || rm -f "$o"/*.top "$o"/*.tpu "$o"/model.tmodel
 		done
 	done
 done
