@@ -138,8 +138,13 @@ print(np.load(sys.argv[1])["y"].shape, np.load(sys.argv[2])["y"].shape)' \
 	refused init_floats_long "initializer 'w': 28 bytes of data for a shape that needs 16"
 }
 
-@test "external data (here outside the model's folder) is refused" {
-	refused external_outside "initializer 'w': external tensor data is not supported"
+@test "external data outside the model's folder, missing, short or mis-sized is refused" {
+	refused external_outside "initializer 'w': external data location '\\.\\./\\.\\./\\.\\./etc/passwd' must be a relative path inside the model's folder"
+	refused external_absolute "initializer 'w': external data location '/etc/passwd' must be a relative path inside the model's folder"
+	refused external_missing "initializer 'w': cannot open external data '.*/no_such.bin': No such file or directory"
+	refused external_short "initializer 'w': external data '.*/short.bin' holds 8 bytes, the tensor needs 16 at offset 0"
+	refused external_length "initializer 'w': external data length 8, the shape needs 16 bytes"
+	refused external_offset "initializer 'w': external data offset '-1' is not a number"
 }
 
 @test "opsets out of range are refused" {

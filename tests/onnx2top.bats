@@ -969,3 +969,52 @@ PY
 print(all(o[k].shape == r[k].shape and np.allclose(o[k], r[k], atol=1e-5) for k in 'yz'))"
 	assert_output True
 }
+
+@test "external data: weights, a Constant's tensor and a subgraph's weight read from files beside the model" {
+	local d=$BATS_TEST_TMPDIR/ext
+	mkdir -p "$d/sub"
+	/usr/bin/python3 - "$d" <<'PY'
+import os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
+d = sys.argv[1]
+vi = helper.make_tensor_value_info
+rng = np.random.default_rng(3)
+w = rng.standard_normal((6, 4)).astype(np.float32)
+k = rng.standard_normal((6,)).astype(np.float32)
+c = rng.standard_normal((6,)).astype(np.float32)
+then_g = helper.make_graph([helper.make_node("Mul", ["m", "c"], ["t"])], "then", [],
+                           [vi("t", TensorProto.FLOAT, [1, 6])], [numpy_helper.from_array(c, "c")])
+else_g = helper.make_graph([helper.make_node("Neg", ["m"], ["e"])], "else", [],
+                           [vi("e", TensorProto.FLOAT, [1, 6])])
+nodes = [helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(k, "k")),
+         helper.make_node("MatMul", ["x", "wt"], ["mm"]),
+         helper.make_node("Add", ["mm", "k"], ["m"]),
+         helper.make_node("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)]
+g = helper.make_graph(nodes, "ext", [vi("x", TensorProto.FLOAT, [1, 4])], [vi("y", TensorProto.FLOAT, [1, 6])],
+                      [numpy_helper.from_array(w.T.copy(), "wt"),
+                       numpy_helper.from_array(np.array(True), "flag")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(m, d + "/inline.onnx")
+# every tensor of 4 bytes or more into sub/weights.bin, one after another
+external_data_helper.convert_model_to_external_data(m, all_tensors_to_one_file=True,
+                                                    location="sub/weights.bin", size_threshold=0)
+onnx.save(m, d + "/model.onnx")
+x = rng.standard_normal((1, 4)).astype(np.float32)
+np.savez(d + "/in.npz", x=x)
+PY
+	[ -s "$d/sub/weights.bin" ]
+	onnx2top "$d/inline.onnx" -o "$d/inline.top"
+	# from another folder: the location is relative to the model's
+	(cd / && onnx2top "$d/model.onnx" -o "$d/ext.top")
+	ir-run "$d/inline.top" -i "$d/in.npz" -o "$d/a.npz"
+	ir-run "$d/ext.top" -i "$d/in.npz" -o "$d/b.npz"
+	run npz-compare "$d/a.npz" "$d/b.npz" --tolerance 1,1
+	assert_success
+	# standard input has no folder to read the data from
+	run --separate-stderr onnx2top - -o "$d/stdin.top" <"$d/model.onnx"
+	assert_failure 1
+	[[ $stderr == "onnx2top: '<stdin>': initializer '"*"': external data 'sub/weights.bin' needs the model's file, not standard input" ]]
+	[ ! -e "$d/stdin.top" ]
+}

@@ -212,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
+	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	run top-opt -h
@@ -272,7 +272,7 @@ EOF
 	[ ! -e "$T/o.top" ]
 }
 
-@test "fusions (GELU, SiLU, hard-swish, LayerNorm), affine and layout folds match numpy" {
+@test "fusions (GELU, SiLU, hard-swish, LayerNorm), affine, pad and layout folds match numpy" {
 	local bad=
 	while read -r c fused; do
 		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
@@ -324,4 +324,36 @@ EOF
 		run npz-compare "$T/$m.plain.npz" "$T/$m.opt.npz" --tolerance 0.99999,0.999
 		assert_success
 	done
+}
+
+@test "folded pads, pair-made Scales and unit transposes run on the chip (f32 and int8, both chips)" {
+	local bad=
+	for c in pad_conv pad_avgpool act_mul_add transpose_units; do
+		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
+		top-opt "$T/$c.top" -o "$T/$c.opt.top"
+		# eight samples near the test input for the int8 table
+		$PY -c 'import sys, numpy as np
+x = np.load(sys.argv[1])["x"]
+r = np.random.default_rng(1)
+np.savez(sys.argv[2], x=np.stack([x * r.uniform(0.8, 1.2) for _ in range(8)]).astype(np.float32))' \
+			"$FF/$c.in.npz" "$T/$c.cal.npz"
+		calibrate "$T/$c.opt.top" -d "$T/$c.cal.npz" -o "$T/$c.table" 2>/dev/null
+		for chip in tpu-a tpu-b; do
+			for mode in f32 int8; do
+				local o=$T/$c.$chip.$mode
+				top2tpu "$T/$c.opt.top" --chip $chip --mode $mode --calib "$T/$c.table" -o "$o.tpu"
+				weight-reorder "$o.tpu" | layergroup | addr-assign -q | codegen -o "$o.tmodel"
+				tpu-sim "$o.tmodel" -i "$FF/$c.in.npz" -o "$o.sim.npz" 2>/dev/null
+				ir-run "$o.tpu" -i "$FF/$c.in.npz" -o "$o.ir.npz"
+				local tol=0.99999
+				[ $mode = int8 ] && tol=0.99
+				npz-compare "$FF/$c.ref.npz" "$o.sim.npz" --tolerance $tol >/dev/null 2>&1 ||
+					bad="$bad $c/$chip/$mode(ref)"
+				[ $mode = f32 ] ||
+					npz-compare "$o.ir.npz" "$o.sim.npz" --tolerance 1,1 >/dev/null 2>&1 ||
+					bad="$bad $c/$chip/$mode(sim!=ir-run)"
+			done
+		done
+	done
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
 }

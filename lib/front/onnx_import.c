@@ -25,6 +25,7 @@
 #include "onnx.pb-c.h"
 #include "front/onnx_depth.h"
 #include "front/onnx_einsum.h"
+#include "front/onnx_external.h"
 #include "front/onnx_strip.h"
 #include "ir/limit.h"
 #include "ir/op.h"
@@ -702,6 +703,11 @@ static int import_bytes(const void *buf, size_t len, int release, const char *pa
 		onnx__model_proto__free_unpacked(m, NULL);
 		return err_set("'%s': ir_version %lld is not supported (1 to %d)", path, v,
 			       ONNX_IR_VERSION_MAX);
+	}
+	if (onnx_load_external(m, path) < 0) {
+		raw_points(m, NULL, buf, len, 1);
+		onnx__model_proto__free_unpacked(m, NULL);
+		return -1;
 	}
 	struct imp im = { .path = path, .consts = consts, .shapes = shapes, .n_shapes = n_shapes,
 			  .nodes = import_nodes, .infer_ops = import_infer_ops,

@@ -7,6 +7,10 @@
  *   Gemm: a constant of one value or one per output column ([N], [1,N])
  *   scales B's columns and C (Mul), or adds to C (Add; C gains it, beta
  *   becomes 1).
+ *   Any other producer: a constant Mul then a constant Add on a 4-D
+ *   tensor, each of one value or one per channel (x * a + b, as PaddleOCR's
+ *   learnable affine blocks after each activation write it), become one
+ *   Scale, so the pair costs one op (and one requantisation in INT8).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,25 +108,44 @@ static int conv_pattern(struct ir_graph *g, int i)
 		if (affine_input(g, i, s, OP_CONV, 4, &c) < 0)
 			continue;
 		int64_t ch = g->tensors[y].shape[1];
-		char base[512];
-		snprintf(base, sizeof base, "%s_scale", op->name);
-		int ts = pass_add_weight(g, base, 1, &ch);
-		snprintf(base, sizeof base, "%s_bias", op->name);
-		int tb = pass_add_weight(g, base, 1, &ch);
-		const struct ir_tensor *ct = &g->tensors[c];
-		float *sv = g->tensors[ts].data, *bv = g->tensors[tb].data;
 		int mul = g->ops[i].type == OP_MUL;
+		float *sv, *bv;
+		pass_make_scale(g, i, y, ch, &sv, &bv);
+		const struct ir_tensor *ct = &g->tensors[c];   /* after: the table may move */
 		for (int64_t k = 0; k < ch; k++) {
 			sv[k] = mul ? cval(ct, k) : 1.0f;
 			bv[k] = mul ? 0.0f : cval(ct, k);
 		}
-		struct ir_op *w = &g->ops[i];
-		w->type = OP_SCALE;
-		w->in = xrealloc(w->in, 3 * sizeof *w->in);
-		w->in[0] = y;
-		w->in[1] = ts;
-		w->in[2] = tb;
-		w->n_in = 3;
+		return 1;
+	}
+	return 0;
+}
+
+/* Add(Mul(y, a), b), constants along axis 1 of a 4-D y: Scale(y, a, b). */
+static int mul_add_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_ADD || !is_affine_step(op))
+		return 0;
+	for (int s = 0; s < 2; s++) {
+		int m = op->in[s], p = match_plain_use(g, m, OP_MUL);
+		if (p < 0 || g->tensors[m].rank != 4 || g->ops[p].n_in != 2)
+			continue;
+		int b = per_axis_const(g, i, m, 1);
+		int y = g->tensors[g->ops[p].in[0]].data ? g->ops[p].in[1] : g->ops[p].in[0];
+		if (b < 0 || g->tensors[y].data || g->tensors[y].rank != 4)
+			continue;
+		int a = per_axis_const(g, p, y, 1);
+		if (a < 0)
+			continue;
+		int64_t ch = g->tensors[y].shape[1];
+		float *sv, *bv;
+		pass_make_scale(g, i, y, ch, &sv, &bv);
+		for (int64_t k = 0; k < ch; k++) {
+			sv[k] = cval(&g->tensors[a], k);
+			bv[k] = cval(&g->tensors[b], k);
+		}
+		g->ops[p].type = OP_COUNT;
 		return 1;
 	}
 	return 0;
@@ -186,6 +209,6 @@ static int gemm_pattern(struct ir_graph *g, int i)
 
 int pass_fold_affine(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { conv_pattern, gemm_pattern };
-	return rewrite_run(g, "fold-affine", pats, 2);
+	static const pattern_fn pats[] = { conv_pattern, gemm_pattern, mul_add_pattern };
+	return rewrite_run(g, "fold-affine", pats, 3);
 }

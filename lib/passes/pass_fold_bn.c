@@ -34,23 +34,14 @@ static int bn_to_scale(struct ir_graph *g, int i)
 	if (!gamma || !beta || !mean || !var)
 		return 0;
 	double eps = op_float(op, "epsilon", 1e-5);
-	char base[512];
-	snprintf(base, sizeof base, "%s_scale", op->name);
-	int ts = pass_add_weight(g, base, 1, &c);
-	snprintf(base, sizeof base, "%s_bias", op->name);
-	int tb = pass_add_weight(g, base, 1, &c);
-	float *s = g->tensors[ts].data, *t = g->tensors[tb].data;
+	float *s, *t;
+	pass_make_scale(g, i, g->ops[i].in[0], c, &s, &t);
 	for (int64_t k = 0; k < c; k++) {
 		double sk = gamma[k] / sqrt((double)var[k] + eps);
 		s[k] = (float)sk;
 		t[k] = (float)(beta[k] - mean[k] * sk);
 	}
-	struct ir_op *w = &g->ops[i];
-	w->type = OP_SCALE;
-	w->n_in = 3;
-	w->in[1] = ts;
-	w->in[2] = tb;
-	op_del_attr(w, "epsilon");
+	op_del_attr(&g->ops[i], "epsilon");
 	return 1;
 }
 

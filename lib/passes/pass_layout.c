@@ -2,7 +2,10 @@
  *   Transpose(Transpose(x, p1), p2) becomes one Transpose of the composed
  *   permutation; a Transpose of the identity permutation goes;
  *   a chain of Reshape, Flatten, Squeeze and Unsqueeze becomes one Reshape
- *   to the last shape, removed when that is x's shape.
+ *   to the last shape, removed when that is x's shape;
+ *   a Transpose that moves only dimensions of size 1 (the others keep their
+ *   order: [1,197,256] -> [197,1,256]) moves no data and becomes a Reshape,
+ *   which then merges with the views around it.
  * The inner op must have no other reader and not be a graph output.
  */
 #include <string.h>
@@ -41,6 +44,23 @@ static void clear_attrs(struct ir_op *op)
 		op_del_attr(op, op->attr[k].name);
 }
 
+/* Does permutation p (rank r) of x keep the order of x's dimensions of
+ * size other than 1?  Then the transpose is a reshape. */
+static int moves_units_only(const struct ir_tensor *x, const int64_t *p, int r)
+{
+	int64_t last = -1;
+	for (int d = 0; d < r; d++) {
+		if (p[d] < 0 || p[d] >= x->rank)
+			return 0;
+		if (x->shape[p[d]] == 1)
+			continue;
+		if (p[d] < last)
+			return 0;
+		last = p[d];
+	}
+	return 1;
+}
+
 static int layout_pattern(struct ir_graph *g, int i)
 {
 	struct ir_op *op = &g->ops[i];
@@ -53,6 +73,13 @@ static int layout_pattern(struct ir_graph *g, int i)
 			ident &= p2[d] == d;
 		if (ident)
 			return pass_bypass(g, i);
+		const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+		if (r == x->rank && moves_units_only(x, p2, r)) {
+			op->type = OP_RESHAPE;
+			clear_attrs(op);
+			op_set_ints(op, "shape", y->rank, y->shape);
+			return 1;
+		}
 		int q = inner_op(g, i, is_transpose);
 		if (q < 0 || op_ints(&g->ops[q], "perm", p1, IR_MAX_RANK) != r)
 			return 0;

@@ -11,7 +11,7 @@
 
 const struct pass pass_table[] = {
 	{ "remove-identity", pass_remove_identity,
-	  "remove Identity ops, and Reshape and Flatten ops that keep the shape" },
+	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads" },
 	{ "fold-bn", pass_fold_bn,
 	  "fold BatchNormalization into the conv before it, else make it a Scale" },
 	{ "fuse-act", pass_fuse_act,
@@ -20,6 +20,8 @@ const struct pass pass_table[] = {
 	  "run ops whose inputs are all constant and make their results weights" },
 	{ "merge-layout", pass_merge_layout,
 	  "merge Transpose pairs and Reshape/Flatten/Squeeze/Unsqueeze chains; drop no-ops" },
+	{ "fold-pad", pass_fold_pad,
+	  "fold a zero Pad of the spatial dimensions into the Conv or AveragePool that reads it" },
 	{ "fold-affine", pass_fold_affine,
 	  "fold a constant Mul or Add after a Conv (as a Scale, for fold-bn) or a Gemm into it" },
 	{ "fuse-gelu", pass_fuse_gelu,

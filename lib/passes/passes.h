@@ -15,7 +15,7 @@
 #include "passes/rewrite.h"
 
 #define PASSES_DEFAULT \
-	"remove-identity,fold-const,fold-qdq,merge-layout,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish," \
+	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish," \
 	"fuse-layernorm,dce"
 #define PASSES_MAX 64            /* passes in one pipeline */
 
@@ -62,5 +62,6 @@ int pass_fuse_layernorm(struct ir_graph *g);
 int pass_merge_layout(struct ir_graph *g);
 int pass_fold_affine(struct ir_graph *g);
 int pass_fold_qdq(struct ir_graph *g);
+int pass_fold_pad(struct ir_graph *g);
 
 #endif

@@ -172,6 +172,27 @@ int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_
 	return t;
 }
 
+int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, float **t)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_scale", g->ops[op].name);
+	int ts = pass_add_weight(g, base, 1, &c);
+	snprintf(base, sizeof base, "%s_bias", g->ops[op].name);
+	int tb = pass_add_weight(g, base, 1, &c);
+	struct ir_op *w = &g->ops[op];
+	w->type = OP_SCALE;
+	if (w->n_in < 3)
+		w->in = xrealloc(w->in, 3 * sizeof *w->in);
+	w->in[0] = x;
+	w->in[1] = ts;
+	w->in[2] = tb;
+	w->n_in = 3;
+	pass_index_drop();
+	*s = g->tensors[ts].data;
+	*t = g->tensors[tb].data;
+	return 0;
+}
+
 float *pass_weight_mut(struct ir_graph *g, int op, int idx)
 {
 	if (idx >= g->ops[op].n_in || g->ops[op].in[idx] < 0)

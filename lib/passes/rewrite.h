@@ -44,6 +44,10 @@ int pass_bypass(struct ir_graph *g, int op);
 float *pass_weight_mut(struct ir_graph *g, int op, int idx);
 /* Add a zero-filled f32 weight named after base (made unique). */
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape);
+/* Make op a Scale of x (y = x * s[k] + t[k] along axis 1, c channels)
+ * with two new zero-filled weights named after it, returned in *s and *t
+ * for the caller to fill; the op's attributes stay.  Returns 0. */
+int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, float **t);
 /* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
 void pass_count_ops(const struct ir_graph *g, int *counts);
 
