@@ -138,7 +138,7 @@ static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
  * each, types TA, TB, TY), in a form the compiler vectorises: the same
  * integers, element by element. */
 #define BINARY_DENSE(NAME, TA, TB, TY)                                                          \
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))                       \
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))                       \
 static void NAME(const void *av, const void *bv, void *yv, int64_t n, int mul, int64_t za,      \
 		 int64_t zb, int64_t ma, int64_t mb, int shift, int zy, int lo, int hi)           \
 {                                                                                               \

@@ -103,6 +103,12 @@ int kern_is_const(const struct kern *k, int i);
 /* Fail naming k's op unless every present input and output view is f32. */
 int kern_need_f32(const struct kern *k);
 
+/* dst[c * dst_stride + r] = src[r * src_stride + c] for ROWS x COLS bytes
+ * (a byte matrix transposed, e.g. NCHW <-> NHWC planes of int8 data),
+ * by 16 x 16 blocks in SSE2 where the CPU has it. */
+void kern_transpose8(const void *src, int64_t rows, int64_t cols, int64_t src_stride,
+		     void *dst, int64_t dst_stride);
+
 /* Threads for a loop of n independent items of about `work` operations each:
  * k->nthreads, or 1 when the loop is too small to share. */
 int kern_threads(const struct kern *k, int64_t n, int64_t work);

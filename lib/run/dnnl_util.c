@@ -280,23 +280,33 @@ out:
 }
 
 
+static int int8_allowed = -1;   /* -1: TPUC_DNNL_INT8 decides at first use */
+
 int dnnl_int8_exact(void)
 {
-	static int exact = -1;
-	if (exact < 0) {
-		const char *e = getenv("TPUC_DNNL_INT8");
+	static int vnni = -1;
+	if (vnni < 0) {
 		unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
 		/* 0x40: AVX-512 VNNI (and AMX, which has it); 0x400: AVX-VNNI */
-		exact = !(e && !strcmp(e, "0")) && (isa & 0x440) != 0;
+		vnni = (isa & 0x440) != 0;
 	}
-	return exact;
+	if (int8_allowed < 0) {
+		const char *e = getenv("TPUC_DNNL_INT8");
+		int8_allowed = !(e && !strcmp(e, "0"));
+	}
+	return vnni && int8_allowed;
+}
+
+void dnnl_int8_allow(int on)
+{
+	int8_allowed = on != 0;
 }
 
 /* One convolution of source type SDT, weight type WDT, destination type
- * DDT (bias, when given, of the destination's float type). */
+ * DDT in layout DTAG (bias, when given, of the destination's float type). */
 static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
-		    dnnl_data_type_t ddt, const void *src, const void *w, const float *bias,
-		    void *dst, int nthreads)
+		    dnnl_data_type_t ddt, dnnl_format_tag_t dtag, const void *src, const void *w,
+		    const float *bias, void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -312,7 +322,7 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 	int g = c->group > 1;
 
 	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, sdt, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dnnl_nchw);
+	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dtag);
 	if (g)
 		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, wdt, dnnl_goihw);
 	else
@@ -341,7 +351,7 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		  const float *bias, float *dst, int nthreads)
 {
-	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, src, w, bias, dst, nthreads);
+	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, dnnl_nchw, src, w, bias, dst, nthreads);
 }
 
 int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
@@ -349,8 +359,8 @@ int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const i
 {
 	struct dnnl_conv plain = *c;
 	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
-	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, src, w, NULL, dst,
-			nthreads);
+	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, dnnl_nhwc, src, w,
+			NULL, dst, nthreads);
 }
 
 static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_data_type_t bdt,
