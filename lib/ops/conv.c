@@ -51,6 +51,45 @@ static int64_t conv_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(y) * w->shape[1] * w->shape[2] * w->shape[3];
 }
 
+/* 1 when C is a 1x1 convolution of stride 1 without padding or groups,
+ * over whole rows: a product of the weights [oc, ic] and each image's
+ * [ic, h * w] in NCHW as it is, with no reorder of either side. */
+static int conv_is_pointwise(const struct dnnl_conv *c)
+{
+	return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->group == 1 &&
+	       c->pt == 0 && c->pb == 0 && c->pl == 0 && c->pr == 0 && c->ih == c->oh &&
+	       c->iw == c->ow && c->src_stride[2] == c->iw && c->oh * c->ow > 0 && c->ic > 0;
+}
+
+/* conv_f32 of a pointwise C (conv_is_pointwise) on oneDNN's matrix
+ * product, then the bias and the fused activation. */
+static int conv_f32_pointwise(struct kern *k, const struct dnnl_conv *c, const float *src)
+{
+	int64_t p = c->oh * c->ow;
+	struct dnnl_matmul mm = {
+		.rank = 3, .a_dims = { 1, c->oc, c->ic }, .a_stride = { c->oc * c->ic, c->ic, 1 },
+		.b_dims = { c->n, c->ic, p }, .b_stride = { c->src_stride[0], c->src_stride[1], 1 },
+		.c_dims = { c->n, c->oc, p }, .alpha = 1,
+	};
+	float *y = k->out[0].data;
+	if (dnnl_matmul_f32(&mm, k->in[1].data, src, y, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	const float *b = k->in[2].data;
+	float lo, hi;
+	kern_act_bounds(k->op, &lo, &hi);
+	int nt = kern_threads(k, c->n * c->oc, p);
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t no = 0; no < c->n * c->oc; no++) {
+		float t = b ? b[no % c->oc] : 0.0f, *yr = y + no * p;
+		#pragma omp simd
+		for (int64_t i = 0; i < p; i++) {
+			float v = yr[i] + t;
+			yr[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+	}
+	return 0;
+}
+
 /* Float reference on oneDNN.  Works on the input rows this invocation holds:
  * the top and bottom padding of the slice follow from the row offsets, and
  * rows (or columns) no window reads are left out of the source. */
@@ -82,6 +121,8 @@ static int conv_f32(struct kern *k)
 	}
 	c.pr = (int)pr;
 	const float *src = (const float *)x->data + r.first * iw;
+	if (conv_is_pointwise(&c))
+		return conv_f32_pointwise(k, &c, src);
 	if (dnnl_conv_f32(&c, src, k->in[1].data, k->in[2].data, y->data, k->nthreads) < 0)
 		return op_error(k->op, "%s", err_msg());
 	return 0;

@@ -382,16 +382,16 @@ static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_da
 		cd[i] = m->c_dims[i];
 	}
 	dnnl_dense_strides(r, m->c_dims, (int64_t *)cs);
-	dnnl_memory_desc_t a_md, b_md, c_md, any_a, any_b, any_c;
+	dnnl_memory_desc_t a_md, b_md, c_md, any_b;
 	dnnl_memory_desc_init_by_strides(&a_md, r, ad, adt, as);
 	dnnl_memory_desc_init_by_strides(&b_md, r, bd, bdt, bs);
 	dnnl_memory_desc_init_by_strides(&c_md, r, cd, cdt, cs);
-	dnnl_memory_desc_init_by_tag(&any_a, r, ad, adt, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&any_b, r, bd, bdt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_c, r, cd, cdt, dnnl_format_tag_any);
 
+	/* A and C as the caller has them; B in oneDNN's layout only when it is
+	 * constant (reordered once, dnnl_weights_cache), else read in place */
 	dnnl_matmul_desc_t md;
-	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
+	dnnl_status_t st = dnnl_matmul_desc_init(&md, &a_md, m->const_b ? &any_b : &b_md, NULL, &c_md);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad matmul: %s", dnnl_status2str(st));
 	dnnl_primitive_desc_t pd;
