@@ -18,6 +18,7 @@
 # processes, timings at 2 threads swing widely (see OMP_WAIT_POLICY in
 # ir-run(1)).
 # onnxruntime-node is installed into bench/node_modules on first use.
+# bench/ir-run-int8.sh times the same models' INT8 Tpu IR against their F32.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
