@@ -41,14 +41,22 @@ static void uparam_get(const struct ir_op *op, struct uparam *p)
 	p->tanh_gelu = op->type == OP_GELU && !strcmp(op_str(op, "approximate", "none"), "tanh");
 }
 
+/* fmaxf(0, fminf(1, v)) (NaN gives 1) in quiet comparisons, which the
+ * compiler vectorises where it leaves fmaxf and fminf to libm; the same
+ * value for every v but -0, which the callers never pass. */
+static inline float clamp01(float v)
+{
+	return __builtin_isless(v, 1.0f) ? (__builtin_isgreater(v, 0.0f) ? v : 0.0f) : 1.0f;
+}
+
 /* The float ops: X(ENUM, f(x)), one line each; the kernel's switch, its
  * loops and the op_defs below all come from this list.  P holds the
  * attributes (struct uparam). */
 #define UNARY_FLOAT_OPS(X) \
 	X(SQRT, sqrtf(x)) X(EXP, expf(x)) X(LOG, logf(x)) X(ERF, erff(x)) X(TANH, tanhf(x)) \
 	X(SIGMOID, scalar_sigmoid(x)) \
-	X(HARDSIGMOID, fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta))) \
-	X(HARDSWISH, x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))) \
+	X(HARDSIGMOID, clamp01(p->alpha * x + p->beta)) \
+	X(HARDSWISH, x * clamp01(x / 6.0f + 0.5f)) \
 	X(SILU, scalar_silu(x)) \
 	X(GELU, scalar_gelu(x, p->tanh_gelu)) \
 	X(NEG, -x) \
