@@ -57,6 +57,26 @@ void kern_bcast_strides(const struct view *v, int rank, const int64_t *shape,
 	}
 }
 
+int kern_bcast_rows(const struct view *a, const struct view *b, const struct view *y,
+		    int64_t *shape, int64_t *sa, int64_t *sb)
+{
+	int r = y->rank > 0 ? y->rank : 1;
+	kern_bcast_strides(a, y->rank, y->shape, sa);
+	kern_bcast_strides(b, y->rank, y->shape, sb);
+	for (int d = 0; d < y->rank; d++)
+		shape[d] = y->shape[d];
+	if (y->rank == 0)
+		shape[0] = 1, sa[0] = sb[0] = 0;
+	while (r > 1 && (sa[r - 2] == sa[r - 1] * shape[r - 1] || (!sa[r - 2] && !sa[r - 1])) &&
+	       (sb[r - 2] == sb[r - 1] * shape[r - 1] || (!sb[r - 2] && !sb[r - 1]))) {
+		shape[r - 2] *= shape[r - 1];
+		sa[r - 2] = sa[r - 1];
+		sb[r - 2] = sb[r - 1];
+		r--;
+	}
+	return r;
+}
+
 int kern_is_const(const struct kern *k, int i)
 {
 	if (i >= k->op->n_in || k->op->in[i] < 0 || !k->in[i].data)

@@ -88,25 +88,34 @@ int quant_f32_to_qz_one(float x, float scale, int zp, enum ir_dtype dt)
  * +-1024 (which saturates any dtype either way), rounded to nearest even
  * by adding 1.5 * 2^52, whose low bits are then the integer; ties moved
  * away from zero.  The same integer as round(v) for every v; NaN gives
- * the zero point. */
+ * the zero point.  Blocks of int32 first, then narrowed: the compiler
+ * keeps full-width vectors of doubles that way. */
 #define F32_TO_Q(NAME, TY)                                                                      \
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))                            \
 static void NAME(const float *x, TY *q, int64_t n, double scale, int zp, int lo, int hi)        \
 {                                                                                               \
-	_Pragma("omp simd")                                                                     \
-	for (int64_t i = 0; i < n; i++) {                                                       \
-		double v = (double)x[i] / scale;                                                \
-		double c = __builtin_isless(v, -1024.0) ? -1024.0 : v;                          \
-		c = __builtin_isgreater(c, 1024.0) ? 1024.0 : c;                                \
-		double u = c + 0x1.8p52, d = c - (u - 0x1.8p52);                                \
-		int64_t bits;                                                                   \
-		memcpy(&bits, &u, sizeof bits);                                                 \
-		int32_t r = (int32_t)bits;                                                      \
-		r += (d == 0.5 && __builtin_isgreater(c, 0.0)) -                                \
-		     (d == -0.5 && __builtin_isless(c, 0.0));                                   \
-		r = v == v ? r + zp : zp;                                                       \
-		r = r < lo ? lo : r;                                                            \
-		q[i] = (TY)(r > hi ? hi : r);                                                   \
+	int32_t t[256];                                                                         \
+	for (int64_t i0 = 0; i0 < n; i0 += 256) {                                               \
+		int m = n - i0 < 256 ? (int)(n - i0) : 256;                                     \
+		const float *xb = x + i0;                                                       \
+		_Pragma("omp simd")                                                             \
+		for (int i = 0; i < m; i++) {                                                   \
+			double v = (double)xb[i] / scale;                                       \
+			double c = __builtin_isless(v, -1024.0) ? -1024.0 : v;                  \
+			c = __builtin_isgreater(c, 1024.0) ? 1024.0 : c;                        \
+			double u = c + 0x1.8p52, d = c - (u - 0x1.8p52);                        \
+			int64_t bits;                                                           \
+			memcpy(&bits, &u, sizeof bits);                                         \
+			int32_t r = (int32_t)bits;                                              \
+			r += (d == 0.5 && __builtin_isgreater(c, 0.0)) -                        \
+			     (d == -0.5 && __builtin_isless(c, 0.0));                           \
+			r = v == v ? r + zp : zp;                                               \
+			r = r < lo ? lo : r;                                                    \
+			t[i] = r > hi ? hi : r;                                                 \
+		}                                                                               \
+		_Pragma("omp simd")                                                             \
+		for (int i = 0; i < m; i++)                                                     \
+			q[i0 + i] = (TY)t[i];                                                   \
 	}                                                                                       \
 }
 F32_TO_Q(f32_to_i8, int8_t)
