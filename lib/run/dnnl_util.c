@@ -69,23 +69,112 @@ static int mem_new(struct mems *ms, const dnnl_memory_desc_t *md, void *data, dn
 	return 0;
 }
 
-static int reorder(dnnl_memory_t from, dnnl_memory_t to)
-{
-	const dnnl_memory_desc_t *fmd, *tmd;
-	dnnl_memory_get_memory_desc(from, &fmd);
-	dnnl_memory_get_memory_desc(to, &tmd);
+/* Primitives made so far, by the bytes that determine them (the op
+ * descriptor and attributes, or a reorder's two memory descriptors):
+ * creating a descriptor tries every implementation in turn (about 0.1 ms),
+ * which a small model's many ops paid on every run.  Equal keys mean equal
+ * inputs to oneDNN, so a hit is always right.  Emptied when full. */
+#define PCACHE_MAX 4096   /* entries */
+struct pentry {
+	unsigned char *key;
+	size_t len;
+	uint64_t hash;
 	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+};
+static struct {
+	int n, cap;
+	struct pentry *e;
+} pcache;
+static pthread_mutex_t pcache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t key_hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211u;
+	return h;
+}
+
+static void pcache_clear(void)
+{
+	for (int i = 0; i < pcache.n; i++) {
+		dnnl_primitive_destroy(pcache.e[i].prim);
+		dnnl_primitive_desc_destroy(pcache.e[i].pd);
+		free(pcache.e[i].key);
+	}
+	pcache.n = 0;
+}
+
+/* The primitive cached under KEY (LEN bytes), or made by MAKE (which
+ * returns a primitive descriptor, or -1 with a message) and kept; *PD and
+ * *PRIM stay the cache's. */
+static int pcache_get(const void *key, size_t len, int (*make)(void *arg, dnnl_primitive_desc_t *pd),
+		      void *arg, const_dnnl_primitive_desc_t *pd, dnnl_primitive_t *prim)
+{
+	uint64_t h = key_hash(key, len);
+	pthread_mutex_lock(&pcache_lock);
+	for (int i = 0; i < pcache.n; i++) {
+		const struct pentry *e = &pcache.e[i];
+		if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) {
+			*pd = e->pd;
+			*prim = e->prim;
+			pthread_mutex_unlock(&pcache_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&pcache_lock);
+	dnnl_primitive_desc_t d;
 	dnnl_primitive_t p;
-	dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, fmd, engine, tmd, engine, NULL);
+	if (make(arg, &d) < 0)
+		return -1;
+	dnnl_status_t st = dnnl_primitive_create(&p, d);
+	if (st != dnnl_success) {
+		dnnl_primitive_desc_destroy(d);
+		return err_set("oneDNN: cannot create primitive: %s", dnnl_status2str(st));
+	}
+	pthread_mutex_lock(&pcache_lock);
+	if (pcache.n == PCACHE_MAX)
+		pcache_clear();
+	grow_array((void **)&pcache.e, &pcache.cap, pcache.n + 1, sizeof *pcache.e);
+	struct pentry *e = &pcache.e[pcache.n++];
+	e->key = xmalloc(len + 1);
+	memcpy(e->key, key, len);
+	e->len = len;
+	e->hash = h;
+	e->pd = d;
+	e->prim = p;
+	pthread_mutex_unlock(&pcache_lock);
+	*pd = d;
+	*prim = p;
+	return 0;
+}
+
+/* pcache_get's MAKE for a reorder between two memory descriptors. */
+static int make_reorder(void *arg, dnnl_primitive_desc_t *pd)
+{
+	const dnnl_memory_desc_t *const *md = arg;
+	dnnl_status_t st = dnnl_reorder_primitive_desc_create(pd, md[0], engine, md[1], engine, NULL);
 	if (st != dnnl_success)
 		return err_set("oneDNN: reorder unavailable: %s", dnnl_status2str(st));
-	st = dnnl_primitive_create(&p, pd);
-	dnnl_primitive_desc_destroy(pd);
-	if (st != dnnl_success)
-		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
+	return 0;
+}
+
+static int reorder(dnnl_memory_t from, dnnl_memory_t to)
+{
+	const dnnl_memory_desc_t *md[2];
+	dnnl_memory_get_memory_desc(from, &md[0]);
+	dnnl_memory_get_memory_desc(to, &md[1]);
+	unsigned char key[1 + 2 * sizeof(dnnl_memory_desc_t)];
+	key[0] = 'R';
+	memcpy(key + 1, md[0], sizeof *md[0]);
+	memcpy(key + 1 + sizeof *md[0], md[1], sizeof *md[1]);
+	const_dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
+	if (pcache_get(key, sizeof key, make_reorder, md, &pd, &p) < 0)
+		return -1;
 	dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
-	st = dnnl_primitive_execute(p, stream, 2, args);
-	dnnl_primitive_destroy(p);
+	dnnl_status_t st = dnnl_primitive_execute(p, stream, 2, args);
 	if (st != dnnl_success)
 		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
 	return 0;
@@ -208,39 +297,66 @@ void dnnl_dense_strides(int rank, const int64_t *dims, int64_t *stride)
 	}
 }
 
-/* The primitive descriptor for op descriptor DESC (WHAT names it in the
- * message): output scale ALPHA (when not 1), then a sum post-op when SUM,
- * then ACT.  Returns 0, or -1 with a message. */
-static int prim_desc(const_dnnl_op_desc_t desc, const char *what, float alpha,
-		     const struct dnnl_act *act, int sum, dnnl_primitive_desc_t *pd)
+/* What determines a conv or matmul primitive: its op descriptor (DESC,
+ * LEN bytes; WHAT names it in messages), output scale ALPHA (when not 1),
+ * then a sum post-op when SUM, then ACT.  The key of pcache_get: the
+ * descriptor's bytes, then the rest. */
+struct prim_spec {
+	const void *desc;
+	size_t len;
+	const char *what;
+	float alpha;
+	struct dnnl_act act;
+	int sum;
+};
+
+/* pcache_get's MAKE for a prim_spec. */
+static int make_prim(void *arg, dnnl_primitive_desc_t *pd)
 {
+	const struct prim_spec *sp = arg;
 	dnnl_primitive_attr_t attr;
 	dnnl_primitive_attr_create(&attr);
-	if (alpha != 1.0f)
-		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
-	if (set_act(attr, act, sum) < 0) {
+	if (sp->alpha != 1.0f)
+		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &sp->alpha);
+	if (set_act(attr, &sp->act, sp->sum) < 0) {
 		dnnl_primitive_attr_destroy(attr);
 		return -1;
 	}
-	dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, engine, NULL);
+	dnnl_status_t st = dnnl_primitive_desc_create(pd, sp->desc, attr, engine, NULL);
 	dnnl_primitive_attr_destroy(attr);
 	if (st != dnnl_success)
-		return err_set("oneDNN: %s unavailable: %s", what, dnnl_status2str(st));
+		return err_set("oneDNN: %s unavailable: %s", sp->what, dnnl_status2str(st));
 	return 0;
 }
 
-/* Create the primitive for pd and run it with args (the caller has bound
- * the memories), then bring the destination DST back into the caller's
- * USER_DST when they differ, and wait.  The caller destroys pd. */
-static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args,
+/* The primitive (and its descriptor) of SP, made once (pcache_get). */
+static int prim_get(const struct prim_spec *sp, const_dnnl_primitive_desc_t *pd,
+		    dnnl_primitive_t *prim)
+{
+	unsigned char *key = xmalloc(sp->len + 64);
+	size_t n = sp->len;
+	memcpy(key, sp->desc, sp->len);
+	memcpy(key + n, &sp->alpha, sizeof sp->alpha);
+	n += sizeof sp->alpha;
+	memcpy(key + n, &sp->act.kind, sizeof sp->act.kind);
+	n += sizeof sp->act.kind;
+	memcpy(key + n, &sp->act.lo, sizeof sp->act.lo);
+	n += sizeof sp->act.lo;
+	memcpy(key + n, &sp->act.hi, sizeof sp->act.hi);
+	n += sizeof sp->act.hi;
+	key[n++] = (unsigned char)sp->sum;
+	int rc = pcache_get(key, n, make_prim, (void *)sp, pd, prim);
+	free(key);
+	return rc;
+}
+
+/* Run primitive P with args (the caller has bound the memories), then
+ * bring the destination DST back into the caller's USER_DST when they
+ * differ, and wait. */
+static int execute(dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args,
 		   dnnl_memory_t dst, dnnl_memory_t user_dst)
 {
-	dnnl_primitive_t p;
-	dnnl_status_t st = dnnl_primitive_create(&p, pd);
-	if (st != dnnl_success)
-		return err_set("oneDNN: cannot create primitive: %s", dnnl_status2str(st));
-	st = dnnl_primitive_execute(p, stream, nargs, args);
-	dnnl_primitive_destroy(p);
+	dnnl_status_t st = dnnl_primitive_execute(p, stream, nargs, args);
 	if (st != dnnl_success)
 		return err_set("oneDNN: execution failed: %s", dnnl_status2str(st));
 	if (dst != user_dst && reorder(dst, user_dst) < 0)
@@ -251,16 +367,19 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 
 /* Bind the source, the weights (constant: kept in the primitive's own
  * layout), the destination (read first when dst_in) and the bias (when
- * not NULL) of primitive pd to the caller's buffers, run it, and destroy
- * pd. */
-static int run_bound(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md, const void *src,
+ * not NULL) of the primitive of SP to the caller's buffers, and run it. */
+static int run_bound(const struct prim_spec *sp, const dnnl_memory_desc_t *src_md, const void *src,
 		     const dnnl_memory_desc_t *w_md, const void *w, int const_w,
 		     const dnnl_memory_desc_t *dst_md, void *dst, int dst_in,
 		     const dnnl_memory_desc_t *b_md, const void *bias)
 {
 	struct mems ms = { 0 };
 	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
+	const_dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
 	int rc = -1;
+	if (prim_get(sp, &pd, &p) < 0)
+		return -1;
 	if (bind(&ms, pd, dnnl_query_src_md, src_md, (void *)src, 1, &us, &s) < 0 ||
 	    bind_weights(&ms, pd, w_md, w, const_w, &wm) < 0 ||
 	    bind(&ms, pd, dnnl_query_dst_md, dst_md, dst, dst_in, &ud, &d) < 0 ||
@@ -270,11 +389,10 @@ static int run_bound(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md,
 		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
 		{ DNNL_ARG_BIAS, bm },
 	};
-	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
+	if (execute(p, bias ? 4 : 3, args, d, ud) < 0)
 		goto out;
 	rc = 0;
 out:
-	dnnl_primitive_desc_destroy(pd);
 	mems_free(&ms);
 	return rc;
 }
@@ -336,16 +454,14 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
 	dnnl_dims_t pad_l = { c->pt, c->pl }, pad_r = { c->pb, c->pr };
 	dnnl_convolution_desc_t cd;
+	memset(&cd, 0, sizeof cd);   /* the key's bytes, padding included */
 	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
 		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
 		strides, dil, pad_l, pad_r);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad convolution: %s", dnnl_status2str(st));
-	dnnl_primitive_desc_t pd;
-	if (prim_desc(&cd, "convolution", 1.0f, &c->act, 0, &pd) < 0)
-		return -1;
-
-	return run_bound(pd, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
+	struct prim_spec sp = { &cd, sizeof cd, "convolution", 1.0f, c->act, 0 };
+	return run_bound(&sp, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
 }
 
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
@@ -391,14 +507,12 @@ static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_da
 	/* A and C as the caller has them; B in oneDNN's layout only when it is
 	 * constant (reordered once, dnnl_weights_cache), else read in place */
 	dnnl_matmul_desc_t md;
+	memset(&md, 0, sizeof md);
 	dnnl_status_t st = dnnl_matmul_desc_init(&md, &a_md, m->const_b ? &any_b : &b_md, NULL, &c_md);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad matmul: %s", dnnl_status2str(st));
-	dnnl_primitive_desc_t pd;
-	if (prim_desc(&md, "matmul", m->alpha, &m->act, m->accumulate, &pd) < 0)
-		return -1;
-
-	return run_bound(pd, &a_md, a, &b_md, b, m->const_b, &c_md, dst, m->accumulate, NULL, NULL);
+	struct prim_spec sp = { &md, sizeof md, "matmul", m->alpha, m->act, m->accumulate };
+	return run_bound(&sp, &a_md, a, &b_md, b, m->const_b, &c_md, dst, m->accumulate, NULL, NULL);
 }
 
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,
