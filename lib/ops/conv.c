@@ -331,8 +331,10 @@ static int conv_dnnl(struct kern *k, const struct conv_i8 *cv)
 	if (!raw && cv->zx)
 		for (int64_t o = 0; o < oc; o++) {
 			int64_t sum = 0;
+			const int8_t *wo = cv->w + o * cv->kk;
+			#pragma omp simd reduction(+:sum)
 			for (int64_t t = 0; t < cv->kk; t++)
-				sum += cv->w[o * cv->kk + t];
+				sum += wo[t];
 			q.bias[o] -= cv->zx * sum;
 		}
 	unsigned char *pk = xaligned((size_t)(n * hp * wp * c) + 64);
