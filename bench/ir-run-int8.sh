@@ -23,20 +23,8 @@ cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 MODELS=${TPUC_MODELS:-$REPO/../shared/models}
-RUNS=20 ROUNDS=3 THREADS="1 2"
-
-usage() {
-	echo "usage: bench/ir-run-int8.sh [-n RUNS] [-r ROUNDS] [-t \"1 2\"] [MODEL...]" >&2
-	exit 2
-}
-while getopts n:r:t:h o; do
-	case $o in
-	n) RUNS=$OPTARG ;;
-	r) ROUNDS=$OPTARG ;;
-	t) THREADS=$OPTARG ;;
-	*) usage ;;
-	esac
-done
+. bench/lib.sh
+run_options ir-run-int8 "$@"
 shift $((OPTIND - 1))
 
 TOOLS="onnx2top top-opt calibrate top2tpu ir-run"
@@ -47,11 +35,8 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tpuc-int8.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# Run copies of the tools, so that a rebuild during the run changes nothing.
-mkdir -p "$work/bin"
-for t in $TOOLS; do
-	cp "$BIN/$t" "$work/bin/$t" || { echo "ir-run-int8: cannot copy $BIN/$t" >&2; exit 1; }
-done
+# shellcheck disable=SC2086
+copy_tools ir-run-int8 "$BIN" "$work/bin" $TOOLS
 BIN=$work/bin
 
 # The model's deploy.mk settings in pipelines/models.mk (DEF_<name>, else
@@ -61,14 +46,6 @@ setting() {
 	s=$(make -s -f pipelines/models.mk -pn NAMES="$1" 2>/dev/null | sed -n "s/^DEF_$1 := //p")
 	[ -n "$s" ] || s=$(make -s -f pipelines/models.mk -pn 2>/dev/null | sed -n 's/^DEF_INT8 := //p')
 	echo "$s"
-}
-# The median_ms=X of the last line of a log, or nothing.
-median() {
-	sed -n 's/^median_ms=\([0-9.]*\)$/\1/p' "$1" | tail -n 1
-}
-# The smaller of two numbers (the second may be empty).
-lower() {
-	if [ -z "$2" ]; then echo "$1"; else awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; fi
 }
 
 if [ $# -eq 0 ]; then
