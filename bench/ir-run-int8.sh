@@ -17,11 +17,12 @@
 # count: model, setting, threads, the median ms of the Top F32 graph, of the
 # F32 Tpu IR and of the INT8 Tpu IR, and the ratio INT8 / Top F32 (issue
 # 15's goal: at most 2).  The header gives the load average: timings on a
-# busy machine swing (see bench/ir-run-vs-ort.sh).
+# busy machine swing (see bench/ir-run-vs-ort.sh).  TPUC_BIN names another
+# folder of tools to time (an older build, for a before and after).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
-BIN=$REPO/${B:-build}/bin
+BIN=${TPUC_BIN:-$REPO/${B:-build}/bin}
 MODELS=${TPUC_MODELS:-$REPO/../shared/models}
 . bench/lib.sh
 run_options ir-run-int8 "$@"
