@@ -18,25 +18,14 @@
 # processes, timings at 2 threads swing widely (see OMP_WAIT_POLICY in
 # ir-run(1)).
 # onnxruntime-node is installed into bench/node_modules on first use.
+# bench/ir-run-int8.sh times the same models' INT8 Tpu IR against their F32.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 MODELS=${TPUC_MODELS:-$REPO/../shared/models}
-RUNS=20 ROUNDS=3 THREADS="1 2"
-
-usage() {
-	echo "usage: bench/ir-run-vs-ort.sh [-n RUNS] [-r ROUNDS] [-t \"1 2\"] [MODEL...]" >&2
-	exit 2
-}
-while getopts n:r:t:h o; do
-	case $o in
-	n) RUNS=$OPTARG ;;
-	r) ROUNDS=$OPTARG ;;
-	t) THREADS=$OPTARG ;;
-	*) usage ;;
-	esac
-done
+. bench/lib.sh
+run_options ir-run-vs-ort "$@"
 shift $((OPTIND - 1))
 
 for t in onnx2top top-opt ir-run; do
@@ -55,25 +44,8 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/tpuc-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# Run copies of the tools, so that a rebuild during the run changes nothing.
-mkdir -p "$work/bin"
-for t in onnx2top top-opt ir-run; do
-	for try in 1 2 3 4 5; do
-		cp "$BIN/$t" "$work/bin/$t" 2>/dev/null && "$work/bin/$t" --help >/dev/null 2>&1 && break
-		sleep 2
-	done
-	[ -x "$work/bin/$t" ] || { echo "ir-run-vs-ort: cannot copy $BIN/$t" >&2; exit 1; }
-done
+copy_tools ir-run-vs-ort "$BIN" "$work/bin" onnx2top top-opt ir-run
 BIN=$work/bin
-
-# The median_ms=X of the last line of a log, or nothing.
-median() {
-	sed -n 's/^median_ms=\([0-9.]*\)$/\1/p' "$1" | tail -n 1
-}
-# The smaller of two numbers (the second may be empty).
-lower() {
-	if [ -z "$2" ]; then echo "$1"; else awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; fi
-}
 
 if [ $# -eq 0 ]; then
 	set -- $(cd "$MODELS" && for d in */; do [ -f "$d/model.onnx" ] && echo "${d%/}"; done)

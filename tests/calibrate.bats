@@ -200,6 +200,41 @@ np.savez('$T/a.npz', x=x[:2]); np.savez('$T/b.npz', x=x[2:])"
 	cmp "$T/kld.table" "$T/m2.table"
 }
 
+@test "samples run in batches where each one's values come out the same: the table byte for byte, shards merged too" {
+	# an elementwise net (values the same batched or not, whatever the
+	# kernels): TPUC_CALIB_BATCH=1 batches whenever the values agree and
+	# says how many samples ran batched (the first batch checks, alone)
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+g = h.make_graph([h.make_node("Relu", ["x"], ["r"]), h.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+                  h.make_node("Mul", ["m", "k"], ["s"]), h.make_node("Sigmoid", ["s"], ["y"])], "ew",
+                 [h.make_tensor_value_info("x", P.FLOAT, [1, 4, 8, 8])], [h.make_tensor_value_info("y", P.FLOAT, [1, 4, 4, 4])],
+                 [nh.from_array(np.float32([1.5]), "k")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/ew.onnx")
+np.savez(sys.argv[1] + "/ew.npz", x=np.random.default_rng(3).standard_normal((32, 1, 4, 8, 8)).astype(np.float32))
+PYEOF
+	onnx2top "$T/ew.onnx" | top-opt -o "$T/ew.top"
+	TPUC_CALIB_BATCH=0 calibrate "$T/ew.top" -d "$T/ew.npz" -o "$T/alone.table"
+	run env TPUC_CALIB_BATCH=1 calibrate "$T/ew.top" -d "$T/ew.npz" -o "$T/batched.table"
+	assert_success
+	assert_output 'calibrate: 24 of 32 samples ran in batches of 8'
+	cmp "$T/alone.table" "$T/batched.table"
+	for k in 1 2; do
+		run env TPUC_CALIB_BATCH=1 calibrate "$T/ew.top" -d "$T/ew.npz" --shard $k/2 -o "$T/p$k"
+		assert_output 'calibrate: 8 of 16 samples ran in batches of 8'
+	done
+	calibrate --merge "$T/p2" "$T/p1" -o "$T/merged.table"
+	cmp "$T/alone.table" "$T/merged.table"
+	# convolutions and a Gemm: batched or not (as the kernels allow), the
+	# same table; and by default, with two threads
+	TPUC_CALIB_BATCH=0 calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/q0.table"
+	TPUC_CALIB_BATCH=1 calibrate "$QN/net.top" -d "$QN/calib.npz" -j 2 -o "$T/q1.table" 2>/dev/null
+	cmp "$T/q0.table" "$T/q1.table"
+	calibrate "$QN/net.top" -d "$QN/calib.npz" -j 2 -o "$T/q2.table"
+	cmp "$T/q0.table" "$T/q2.table"
+}
+
 @test "zeros of either sign: the table does not depend on sample order or shards" {
 	# -0 == +0, so a min or max of zeros kept whichever came first: the
 	# table said -0 or 0 by the order of samples and of merged shards

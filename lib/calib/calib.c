@@ -179,21 +179,204 @@ static void observe_values(struct calib_stats *st, int s, const float *x, int64_
 struct run {
 	struct calib_stats *st;
 	int *of_tensor;         /* tensor index -> index in st, or -1 */
+	int observe;            /* 1: fold every calibrated tensor into st */
+	int nb;                 /* samples the run's tensors hold along axis 0 */
+	uint64_t *hash;         /* NULL, or [nb][st->n]: a hash of each sample's values
+				   of each calibrated op output */
 };
 
 static void observe(struct interp *it, struct run *r, int t)
 {
 	int s = r->of_tensor[t];
-	if (s >= 0)
+	if (s >= 0 && r->observe)
 		observe_values(r->st, s, it->val[t], tensor_numel(interp_tensor(it, t)));
+}
+
+/* FNV-1a of N bytes. */
+static uint64_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211u;
+	return h;
 }
 
 static int after_op(struct interp *it, int op, void *user)
 {
+	struct run *r = user;
 	const struct ir_op *o = &it->g->ops[op];
-	for (int j = 0; j < o->n_out; j++)
-		observe(it, user, o->out[j]);
+	for (int j = 0; j < o->n_out; j++) {
+		int t = o->out[j], s = r->of_tensor[t];
+		observe(it, r, t);
+		size_t per = tensor_bytes(&it->g->tensors[t]) / (size_t)r->nb;
+		for (int b = 0; s >= 0 && r->hash && b < r->nb; b++)
+			r->hash[(size_t)b * r->st->n + s] =
+				hash_bytes((const unsigned char *)it->val[t] + per * (size_t)b, per);
+	}
 	return 0;
+}
+
+/* ---- samples in batches ----
+ * Where the model allows, samples run CALIB_BATCH at a time through a copy
+ * of the graph whose inputs hold that many along their first axis.  The
+ * statistics do not depend on how values are grouped (minimum, maximum and
+ * a histogram whose range only widens, hist_widen being exact), so a
+ * batched run observes what its samples one by one would, provided each
+ * sample's values are bit for bit the same: the first batch checks that
+ * (hashes of every calibrated tensor, the batched run against the runs one
+ * by one, which are the ones observed) and that the batched run is the
+ * faster; else every sample runs alone as before.  The table is the same
+ * either way, and so are shards and their merge. */
+
+#define CALIB_BATCH 8                  /* samples per batched run */
+#define CALIB_BATCH_BYTES (256 << 20)  /* activations of a batched run at most */
+
+/* G with every input's first axis NB times as long, or NULL when some
+ * activation does not then hold NB samples' worth along its first axis
+ * (an op across samples, a shape fixed by the model) or the activations
+ * would pass CALIB_BATCH_BYTES. */
+static struct ir_graph *batch_graph(const struct ir_graph *g, int nb)
+{
+	int64_t bytes = 0;
+	for (int i = 0; i < g->n_tensors; i++)
+		if (!g->tensors[i].data)
+			bytes += (int64_t)tensor_bytes(&g->tensors[i]);
+	if (nb < 2 || bytes > CALIB_BATCH_BYTES / nb)
+		return NULL;
+	struct ir_graph *b = graph_clone_borrowing(g);
+	int ok = 1;
+	for (int i = 0; i < b->n_inputs && ok; i++) {
+		struct ir_tensor *t = &b->tensors[b->inputs[i]];
+		ok = t->rank > 0 && t->shape[0] > 0;
+		t->shape[0] *= nb;
+	}
+	if (ok && graph_infer(b) < 0)
+		ok = 0;
+	for (int i = 0; i < g->n_tensors && ok; i++) {
+		const struct ir_tensor *t = &g->tensors[i], *u = &b->tensors[i];
+		if (t->data)
+			continue;
+		ok = u->rank == t->rank && t->rank > 0 && u->dtype == t->dtype &&
+		     u->shape[0] == t->shape[0] * nb &&
+		     !memcmp(u->shape + 1, t->shape + 1, sizeof t->shape[0] * (size_t)(t->rank - 1));
+	}
+	if (!ok) {
+		graph_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Sample I of the files SAMPLES (PER samples each) into IT; with BT, also
+ * as slot J of BT's inputs. */
+static int set_sample(struct interp *it, struct interp *bt, int j, const struct npz *samples,
+		      const char *const *files, const int64_t *per, int64_t i)
+{
+	int f = 0;
+	int64_t base = 0;
+	while (i - base >= per[f])
+		base += per[f++];
+	if (interp_set_sample(it, &samples[f], files[f], i - base) < 0)
+		return -1;
+	for (int k = 0; bt && k < it->g->n_inputs; k++) {
+		int t = it->g->inputs[k];
+		size_t n = tensor_bytes(&it->g->tensors[t]);
+		memcpy((char *)bt->val[t] + n * (size_t)j, it->val[t], n);
+	}
+	return 0;
+}
+
+/* Run sample I alone on IT, observing (or hashing) as R says. */
+static int run_one(struct interp *it, struct run *r, const struct npz *samples,
+		   const char *const *files, const int64_t *per, int64_t i)
+{
+	int rc = set_sample(it, NULL, 0, samples, files, per, i);
+	for (int j = 0; rc == 0 && j < it->g->n_inputs; j++)
+		observe(it, r, it->g->inputs[j]);
+	if (rc == 0)
+		rc = interp_run(it, after_op, r);
+	r->st->samples++;
+	return rc;
+}
+
+/* The batched runs of one calibration. */
+struct batcher {
+	struct ir_graph *g;          /* the batched graph (batch_graph) */
+	struct interp it;
+	int nb;                      /* samples per run */
+	int state;                   /* 0: first batch, to check; 1: batches in use;
+					-1: none (every sample alone) */
+	int force;                   /* TPUC_CALIB_BATCH=1: used whenever the values agree */
+	uint64_t *hash;              /* [2][nb][tensors]: batched, then one by one */
+	int64_t done;                /* samples run in batches */
+};
+
+/* Batches for a run of COUNT samples of G with N calibrated tensors: tried
+ * with several threads and at least four batches of samples, where a
+ * batched run has more work to share than one sample's small ops (with one
+ * thread it seldom pays for the check), or always with TPUC_CALIB_BATCH=1;
+ * never with TPUC_CALIB_BATCH=0. */
+static void batcher_init(struct batcher *b, const struct ir_graph *g, int nthreads,
+			 int64_t count, int n)
+{
+	const char *e = getenv("TPUC_CALIB_BATCH");
+	b->force = e && !strcmp(e, "1");
+	b->nb = count < CALIB_BATCH ? (int)count : CALIB_BATCH;
+	b->state = -1;
+	if ((e && !strcmp(e, "0")) || (!b->force && (nthreads < 2 || count < 4 * CALIB_BATCH)) ||
+	    !(b->g = batch_graph(g, b->nb)))
+		return;
+	if (interp_init(&b->it, b->g, nthreads) < 0) {
+		graph_free(b->g);
+		b->g = NULL;
+		return;
+	}
+	b->hash = xcalloc((size_t)(2 * b->nb) * (size_t)n + 1, sizeof *b->hash);
+	b->state = 0;
+}
+
+static void batcher_free(struct batcher *b)
+{
+	if (b->it.val)
+		interp_free(&b->it);
+	graph_free(b->g);
+	free(b->hash);
+}
+
+/* Samples I to I + nb - 1 in one run of B, observed into R's statistics;
+ * the first batch instead observes them run one by one on IT (the
+ * reference) and keeps batches when every calibrated tensor of every
+ * sample hashes the same both ways and the batched run (observing into
+ * scratch statistics, so that both do the same work) took less time. */
+static int run_batch(struct batcher *b, struct interp *it, struct run *r,
+		     const struct npz *samples, const char *const *files, const int64_t *per,
+		     int64_t i)
+{
+	int rc = 0, n = r->st->n, check = b->state == 0;
+	double t0 = now_seconds();
+	for (int j = 0; rc == 0 && j < b->nb; j++)
+		rc = set_sample(it, &b->it, j, samples, files, per, i + j);
+	struct run rb = { check ? stats_new(n) : r->st, r->of_tensor, 1, b->nb,
+			  check ? b->hash : NULL };
+	for (int j = 0; rc == 0 && j < b->it.g->n_inputs; j++)
+		observe(&b->it, &rb, b->it.g->inputs[j]);
+	if (rc == 0)
+		rc = interp_run(&b->it, after_op, &rb);
+	if (!check) {
+		r->st->samples += b->nb;
+		b->done += b->nb;
+		return rc;
+	}
+	calib_stats_free(rb.st);
+	double t1 = now_seconds();
+	for (int j = 0; rc == 0 && j < b->nb; j++) {
+		struct run r1 = { r->st, r->of_tensor, 1, 1, b->hash + (size_t)(b->nb + j) * n };
+		rc = run_one(it, &r1, samples, files, per, i + j);
+	}
+	size_t len = sizeof *b->hash * (size_t)b->nb * (size_t)n;
+	b->state = !memcmp(b->hash, b->hash + (size_t)b->nb * n, len) &&
+		   (b->force || t1 - t0 < now_seconds() - t1) ? 1 : -1;
+	return rc;
 }
 
 /* Samples in the npz for graph input 0 (the rule of interp_set_sample). */
@@ -291,20 +474,25 @@ int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *sample
 	free(list);
 
 	struct interp it;
+	struct batcher bt = { .state = -1 };
 	int rc = interp_init(&it, g, opts->nthreads);
-	int f = 0;
-	int64_t base = 0;   /* index of file f's first sample */
-	for (int64_t i = first; rc == 0 && i < last; i++) {
+	if (rc == 0)
+		batcher_init(&bt, g, opts->nthreads, last - first, n);
+	for (int64_t i = first; rc == 0 && i < last;) {
 		progress(opts, i - first, last - first);
-		while (i - base >= per[f])
-			base += per[f++];
-		rc = interp_set_sample(&it, &samples[f], files[f], i - base);
-		for (int j = 0; rc == 0 && j < g->n_inputs; j++)
-			observe(&it, &r, g->inputs[j]);
-		if (rc == 0)
-			rc = interp_run(&it, after_op, &r);
-		r.st->samples++;
+		if (bt.state >= 0 && last - i >= bt.nb) {
+			rc = run_batch(&bt, &it, &r, samples, files, per, i);
+			i += bt.nb;
+			continue;
+		}
+		r.observe = r.nb = 1;
+		rc = run_one(&it, &r, samples, files, per, i++);
 	}
+	if (rc == 0 && bt.force)
+		fprintf(stderr, "%s: %lld of %lld samples ran in batches of %d\n",
+			opts->prog ? opts->prog : "calibrate", (long long)bt.done,
+			(long long)(last - first), bt.nb);
+	batcher_free(&bt);
 	if (rc == 0)
 		progress(opts, last - first, last - first);
 	if (it.val)

@@ -175,6 +175,7 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 		const float *s = src;
 		uint16_t *d = dst;
 		if (dt == DT_BF16)
+			#pragma omp simd
 			for (int64_t i = 0; i < n; i++)
 				d[i] = float_to_bf16(s[i]);
 		else
@@ -186,6 +187,7 @@ void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype s
 		const uint16_t *s = src;
 		float *d = dst;
 		if (st == DT_BF16)
+			#pragma omp simd
 			for (int64_t i = 0; i < n; i++)
 				d[i] = bf16_to_float(s[i]);
 		else

@@ -442,7 +442,8 @@ void graph_compact(struct ir_graph *g)
 	free(used);
 }
 
-struct ir_graph *graph_clone(const struct ir_graph *g)
+/* graph_clone, or with BORROW graph_clone_borrowing. */
+static struct ir_graph *clone(const struct ir_graph *g, int borrow)
 {
 	struct ir_graph *c = graph_new(g->dialect, g->stage);
 	c->name = xstrdup(g->name);
@@ -459,8 +460,12 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 		ct->qdtype = t->qdtype;
 		ct->addr = t->addr;
 		ct->dyn = t->dyn;
-		if (t->data)
+		if (t->data && borrow) {
+			ct->data = t->data;
+			ct->nbytes = t->nbytes;
+		} else if (t->data) {
 			tensor_set_data(ct, t->data, t->nbytes);
+		}
 	}
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
@@ -477,6 +482,16 @@ struct ir_graph *graph_clone(const struct ir_graph *g)
 	memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->n_inputs);
 	memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->n_outputs);
 	return c;
+}
+
+struct ir_graph *graph_clone(const struct ir_graph *g)
+{
+	return clone(g, 0);
+}
+
+struct ir_graph *graph_clone_borrowing(const struct ir_graph *g)
+{
+	return clone(g, 1);
 }
 
 int ir_expect(const struct ir_graph *g, const char *path, enum ir_dialect d,

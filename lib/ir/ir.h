@@ -362,6 +362,8 @@ void shape_str(char *buf, size_t cap, int rank, const int64_t *shape);
 void graph_compact(struct ir_graph *g);
 /* Deep copy (weights copied). */
 struct ir_graph *graph_clone(const struct ir_graph *g);
+/* The same whose weights borrow g's payloads (g must outlive it). */
+struct ir_graph *graph_clone_borrowing(const struct ir_graph *g);
 
 /* Attributes. */
 void op_set_int(struct ir_op *op, const char *name, int64_t v);

@@ -1,6 +1,8 @@
 /* binary.c - elementwise Add and Mul with numpy broadcasting; Add may carry
  * a fused ReLU (do_relu, relu_limit).
  */
+#include <stdlib.h>
+
 #include "ops/anydtype.h"
 #include "ops/eltwise.h"
 #include "ops/kern_util.h"
@@ -49,20 +51,27 @@ static int binary_f32(struct kern *k, int mul)
 		}
 		return 0;
 	}
-	int r = y->rank;
-	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], inner = y->shape[r - 1];
-	kern_bcast_strides(a, r, y->shape, sa);
-	kern_bcast_strides(b, r, y->shape, sb);
+	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int r = kern_bcast_rows(a, b, y, shape, sa, sb);
+	int64_t inner = shape[r - 1], ia = sa[r - 1], ib = sb[r - 1];
 	int nt = kern_threads(k, n / inner, inner);
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
 	for (int64_t o = 0; o < n / inner; o++) {
 		int64_t oa, ob;
-		kern_bcast_row(r, y->shape, sa, sb, o, &oa, &ob);
+		kern_bcast_row(r, shape, sa, sb, o, &oa, &ob);
+		const float *pa = ad + oa, *pb = bd + ob;
 		float *yp = yd + o * inner;
+		if (ia == 1 && ib <= 1) {   /* the common rows, vectorised */
+			#pragma omp simd
+			for (int64_t i = 0; i < inner; i++) {
+				float v = mul ? pa[i] * pb[i * ib] : pa[i] + pb[i * ib];
+				yp[i] = v < lo ? lo : v > hi ? hi : v;
+			}
+			continue;
+		}
 		for (int64_t i = 0; i < inner; i++) {
-			float x1 = ad[oa + i * sa[r - 1]], x2 = bd[ob + i * sb[r - 1]];
-			float v = mul ? x1 * x2 : x1 + x2;
+			float v = mul ? pa[i * ia] * pb[i * ib] : pa[i * ia] + pb[i * ib];
 			yp[i] = v < lo ? lo : v > hi ? hi : v;
 		}
 	}
@@ -138,7 +147,7 @@ static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
  * each, types TA, TB, TY), in a form the compiler vectorises: the same
  * integers, element by element. */
 #define BINARY_DENSE(NAME, TA, TB, TY)                                                          \
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))                       \
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))                       \
 static void NAME(const void *av, const void *bv, void *yv, int64_t n, int mul, int64_t za,      \
 		 int64_t zb, int64_t ma, int64_t mb, int shift, int zy, int lo, int hi)           \
 {                                                                                               \
@@ -214,21 +223,31 @@ static int binary_tpu(struct kern *k, int mul)
 			a->data, b->data, y->data, n, mul, za, zb, ma, mb, shift, zy, lo, hi);
 		return 0;
 	}
-	int r = y->rank;
-	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], inner = y->shape[r - 1];
-	kern_bcast_strides(a, r, y->shape, sa);
-	kern_bcast_strides(b, r, y->shape, sb);
+	/* broadcast: row by row (kern_bcast_rows), each operand's row read
+	 * in place when dense, else gathered, then the dense kernel */
+	int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], shape[IR_MAX_RANK];
+	int r = kern_bcast_rows(a, b, y, shape, sa, sb);
+	int64_t inner = shape[r - 1];
+	uint8_t *ra = xmalloc((size_t)(2 * inner) + 1), *rb = ra + inner;
+	binary_dense_fn *fn = binary_dense[4 * (a->dtype == DT_U8) + 2 * (b->dtype == DT_U8) +
+					   (y->dtype == DT_U8)];
 	for (int64_t o = 0; o < n / inner; o++) {
 		int64_t oa, ob;
-		kern_bcast_row(r, y->shape, sa, sb, o, &oa, &ob);
-		for (int64_t i = 0; i < inner; i++) {
-			int64_t x1 = quant_get(a->data, a->dtype, oa + i * sa[r - 1]) - za;
-			int64_t x2 = quant_get(b->data, b->dtype, ob + i * sb[r - 1]) - zb;
-			int64_t acc = mul ? x1 * x2 * ma : x1 * ma + x2 * mb;
-			quant_put(y->data, y->dtype, o * inner + i,
-				  quant_clamp(quant_round_shift(acc, shift) + zy, lo, hi));
+		kern_bcast_row(r, shape, sa, sb, o, &oa, &ob);
+		const uint8_t *pa = (const uint8_t *)a->data + oa, *pb = (const uint8_t *)b->data + ob;
+		if (sa[r - 1] != 1) {
+			for (int64_t i = 0; i < inner; i++)
+				ra[i] = pa[i * sa[r - 1]];
+			pa = ra;
 		}
+		if (sb[r - 1] != 1) {
+			for (int64_t i = 0; i < inner; i++)
+				rb[i] = pb[i * sb[r - 1]];
+			pb = rb;
+		}
+		fn(pa, pb, (uint8_t *)y->data + o * inner, inner, mul, za, zb, ma, mb, shift, zy, lo, hi);
 	}
+	free(ra);
 	return 0;
 }
 

@@ -51,6 +51,45 @@ static int64_t conv_macs(const struct ir_graph *g, const struct ir_op *op)
 	return tensor_numel(y) * w->shape[1] * w->shape[2] * w->shape[3];
 }
 
+/* 1 when C is a 1x1 convolution of stride 1 without padding or groups,
+ * over whole rows: a product of the weights [oc, ic] and each image's
+ * [ic, h * w] in NCHW as it is, with no reorder of either side. */
+static int conv_is_pointwise(const struct dnnl_conv *c)
+{
+	return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->group == 1 &&
+	       c->pt == 0 && c->pb == 0 && c->pl == 0 && c->pr == 0 && c->ih == c->oh &&
+	       c->iw == c->ow && c->src_stride[2] == c->iw && c->oh * c->ow > 0 && c->ic > 0;
+}
+
+/* conv_f32 of a pointwise C (conv_is_pointwise) on oneDNN's matrix
+ * product, then the bias and the fused activation. */
+static int conv_f32_pointwise(struct kern *k, const struct dnnl_conv *c, const float *src)
+{
+	int64_t p = c->oh * c->ow;
+	struct dnnl_matmul mm = {
+		.rank = 3, .a_dims = { 1, c->oc, c->ic }, .a_stride = { c->oc * c->ic, c->ic, 1 },
+		.b_dims = { c->n, c->ic, p }, .b_stride = { c->src_stride[0], c->src_stride[1], 1 },
+		.c_dims = { c->n, c->oc, p }, .alpha = 1,
+	};
+	float *y = k->out[0].data;
+	if (dnnl_matmul_f32(&mm, k->in[1].data, src, y, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	const float *b = k->in[2].data;
+	float lo, hi;
+	kern_act_bounds(k->op, &lo, &hi);
+	int nt = kern_threads(k, c->n * c->oc, p);
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t no = 0; no < c->n * c->oc; no++) {
+		float t = b ? b[no % c->oc] : 0.0f, *yr = y + no * p;
+		#pragma omp simd
+		for (int64_t i = 0; i < p; i++) {
+			float v = yr[i] + t;
+			yr[i] = v < lo ? lo : v > hi ? hi : v;
+		}
+	}
+	return 0;
+}
+
 /* Float reference on oneDNN.  Works on the input rows this invocation holds:
  * the top and bottom padding of the slice follow from the row offsets, and
  * rows (or columns) no window reads are left out of the source. */
@@ -82,6 +121,8 @@ static int conv_f32(struct kern *k)
 	}
 	c.pr = (int)pr;
 	const float *src = (const float *)x->data + r.first * iw;
+	if (conv_is_pointwise(&c))
+		return conv_f32_pointwise(k, &c, src);
 	if (dnnl_conv_f32(&c, src, k->in[1].data, k->in[2].data, y->data, k->nthreads) < 0)
 		return op_error(k->op, "%s", err_msg());
 	return 0;
@@ -172,7 +213,7 @@ static void conv_im2col(const struct conv_i8 *cv, int64_t b, int64_t g, int64_t 
 }
 
 /* acc[i][p] = sum_k w[i][k] * col[k][p] for NO (<= CONV_OB) channels. */
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 static void conv_accumulate(const int8_t *w, int64_t kk, int no, const int16_t *col,
 			    int64_t p, int32_t *acc)
 {
@@ -228,73 +269,113 @@ static int conv_block(const struct conv_i8 *cv, int64_t b, int64_t o0, int no, i
 	return 0;
 }
 
-/* y[i] = requantised a[i] for n accumulators of one channel, as
- * conv_block's loop (quant_requant_zp of the saturated sum with the bias),
- * in a form the compiler vectorises. */
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-static void requant_row(const int32_t *a, int64_t n, int32_t bias, int32_t mult, int32_t shift,
-			int zp, int lo, int hi, void *y, int u8)
+/* The input rows and columns conv_dnnl's output rows read, with their
+ * padding, as one dense NHWC buffer [n, hp, wp, c]: padding taps hold the
+ * input's zero point, as in conv_im2col, so oneDNN runs without padding of
+ * its own and the zero point's share of every window is the same. */
+static void conv_pack_nhwc(const struct conv_i8 *cv, int64_t n, int64_t hp, int64_t wp,
+			   unsigned char *pk, int nt)
 {
-	int8_t *ys = y;
-	uint8_t *yu = y;
-	if (u8) {
-		#pragma omp simd
-		for (int64_t i = 0; i < n; i++)
-			yu[i] = (uint8_t)quant_requant_zp(quant_add_sat32(a[i], bias), mult, shift, zp, lo, hi);
-	} else {
-		#pragma omp simd
-		for (int64_t i = 0; i < n; i++)
-			ys[i] = (int8_t)quant_requant_zp(quant_add_sat32(a[i], bias), mult, shift, zp, lo, hi);
+	const struct spatial *s = &cv->s;
+	int64_t c = cv->c, iw = cv->iw;
+	int64_t j0 = s->pl < wp ? s->pl : wp;                    /* first real column */
+	int64_t j1 = s->pl + iw < wp ? s->pl + iw : wp;          /* after the last */
+	unsigned char z = (unsigned char)cv->zx;
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t br = 0; br < n * hp; br++) {
+		int64_t b = br / hp, r = br % hp;
+		unsigned char *dst = pk + br * wp * c;
+		int64_t ih = cv->out_row0 * s->sh - s->pt + r;
+		if (ih < 0 || ih >= cv->full_h) {
+			memset(dst, z, (size_t)(wp * c));
+			continue;
+		}
+		memset(dst, z, (size_t)(j0 * c));
+		if (j1 < wp)
+			memset(dst + j1 * c, z, (size_t)((wp - j1) * c));
+		const unsigned char *x = (const unsigned char *)cv->x +
+					 ((b * c) * cv->xh + ih - cv->in_row0) * iw - s->pl;
+		kern_transpose8(x + j0, c, j1 - j0, cv->xh * iw, dst + j0 * c, c);
 	}
 }
 
+#define CONV_TILE_Q (32 << 10)   /* bytes of requantised NHWC rows per step of conv_dnnl */
+
 /* The same on oneDNN's int8 convolution (s32 accumulators, exact where
- * dnnl_int8_exact()), then tpuc's requantisation as conv_block's: for an
- * input without a zero point, whose padding is then oneDNN's zero.
- * Returns 1 when done, 0 when it does not apply, -1 on error. */
-static int conv_dnnl(struct kern *k, const struct conv_i8 *cv, const struct kern_rows *rows)
+ * dnnl_int8_exact()) over the packed input, then tpuc's requantisation
+ * (quant_requant_rows, per output channel) from oneDNN's NHWC
+ * accumulators into the NCHW output.  The zero point's share,
+ * zx * sum(w) per channel, is taken off with the bias.  Returns 1 when
+ * done, 0 when it does not apply, -1 on error. */
+static int conv_dnnl(struct kern *k, const struct conv_i8 *cv)
 {
-	const struct view *xv = &k->in[0], *yv = &k->out[0];
-	if (cv->zx != 0 || !dnnl_int8_exact())
+	const struct view *xv = &k->in[0];
+	int raw = cv->ydt == DT_I32;
+	if (!dnnl_int8_exact() || (raw && cv->zx))
 		return 0;
 	const struct spatial *s = &cv->s;
-	int64_t ih = xv->shape[2], iw = cv->iw;
-	struct dnnl_conv c = {
-		.n = xv->shape[0], .ic = cv->c, .ih = rows->n, .iw = iw,
-		.src_stride = { cv->c * ih * iw, ih * iw, iw, 1 },
-		.oc = cv->oc, .oh = cv->oh, .ow = cv->ow,
+	int64_t n = xv->shape[0], c = cv->c, oc = cv->oc, plane = cv->oh * cv->ow;
+	int64_t hp = (cv->oh - 1) * s->sh + (int64_t)(s->kh - 1) * s->dh + 1;
+	int64_t wp = (cv->ow - 1) * s->sw + (int64_t)(s->kw - 1) * s->dw + 1;
+	struct dnnl_conv d = {
+		.n = n, .ic = c, .ih = hp, .iw = wp,
+		.src_stride = { hp * wp * c, 1, wp * c, c },
+		.oc = oc, .oh = cv->oh, .ow = cv->ow,
 		.kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .dh = s->dh, .dw = s->dw,
-		.pt = rows->pt, .pb = rows->pb, .pl = s->pl,
 		.group = s->group, .const_weights = kern_is_const(k, 1),
 	};
-	int64_t pr = (c.ow - 1) * s->sw + (int64_t)(s->kw - 1) * s->dw + 1 - iw - s->pl;
-	if (pr < 0) {
-		c.iw += pr;
-		pr = 0;
-	}
-	c.pr = (int)pr;
-	size_t es = dtype_size(xv->dtype);
-	const unsigned char *src = (const unsigned char *)xv->data + (size_t)(rows->first * iw) * es;
-	int64_t plane = cv->oh * cv->ow, nout = view_numel(yv);
-	int32_t *acc = xaligned(sizeof *acc * (size_t)nout + 64);
 	int nt = k->nthreads > 0 ? k->nthreads : 1, err = 0;
-	if (dnnl_conv_s8(&c, src, xv->dtype == DT_U8, cv->w, acc, nt) < 0) {
-		free(acc);
-		return op_error(k->op, "%s", err_msg());
-	}
-	#pragma omp parallel for num_threads(nt) schedule(static) reduction(max:err)
-	for (int64_t bo = 0; bo < c.n * cv->oc; bo++) {
-		int32_t bias, mult, shift;
-		int o = (int)(bo % cv->oc);
-		if (quant_channel_params(k, 2, o, &bias, &mult, &shift) < 0) {
-			err = 1;
-			continue;
+	struct quant_chan q = { 0 };
+	if (!raw && quant_chan_init(&q, k, 2, oc, oc) < 0)
+		return -1;
+	if (!raw && cv->zx)
+		for (int64_t o = 0; o < oc; o++) {
+			int64_t sum = 0;
+			const int8_t *wo = cv->w + o * cv->kk;
+			#pragma omp simd reduction(+:sum)
+			for (int64_t t = 0; t < cv->kk; t++)
+				sum += wo[t];
+			q.bias[o] -= cv->zx * sum;
 		}
-		requant_row(acc + bo * plane, plane, bias, mult, shift, cv->zy, cv->lo, cv->hi,
-			    (unsigned char *)cv->y + bo * plane, cv->ydt == DT_U8);
+	unsigned char *pk = xaligned((size_t)(n * hp * wp * c) + 64);
+	int32_t *acc = xaligned(sizeof *acc * (size_t)(n * plane * oc) + 64);
+	conv_pack_nhwc(cv, n, hp, wp, pk, nt);
+	if (dnnl_conv_s8(&d, pk, cv->xdt == DT_U8, cv->w, acc, nt) < 0) {
+		err = op_error(k->op, "%s", err_msg());
+		goto out;
 	}
+	/* tiles of positions (CONV_TILE_Q bytes): requantised NHWC rows, then each
+	 * channel's run of positions stored into its NCHW plane */
+	int64_t tile = CONV_TILE_Q / oc / 16 * 16;
+	tile = tile < 16 ? 16 : tile;
+	int64_t ntile = (plane + tile - 1) / tile;
+	size_t es = raw ? sizeof(int32_t) : 1;
+	#pragma omp parallel num_threads(nt)
+	{
+		unsigned char *tmp = xmalloc(es * (size_t)(tile * oc));
+		#pragma omp for schedule(static)
+		for (int64_t bt = 0; bt < n * ntile; bt++) {
+			int64_t b = bt / ntile, p0 = bt % ntile * tile;
+			int64_t np = plane - p0 < tile ? plane - p0 : tile;
+			const int32_t *a = acc + (b * plane + p0) * oc;
+			unsigned char *y = (unsigned char *)cv->y + (b * oc * plane + p0) * es;
+			if (raw) {
+				for (int64_t o = 0; o < oc; o++)
+					for (int64_t p = 0; p < np; p++)
+						((int32_t *)y)[o * plane + p] = a[p * oc + o];
+				continue;
+			}
+			quant_requant_rows(a, np, &q, cv->zy, cv->lo, cv->hi, tmp, cv->ydt);
+			kern_transpose8(tmp, np, oc, oc, y, plane);
+		}
+		free(tmp);
+	}
+	err = 1;
+out:
+	free(pk);
 	free(acc);
-	return err ? -1 : 1;
+	quant_chan_free(&q);
+	return err;
 }
 
 static int conv_tpu(struct kern *k)
@@ -337,7 +418,7 @@ static int conv_tpu(struct kern *k)
 	if (!raw && quant_check_channel_params(k, 2, cv.oc) < 0)
 		return -1;
 	quant_out_bounds(k->op, yv->dtype, yv->scale, yv->zero_point, &cv.lo, &cv.hi);
-	int done = conv_dnnl(k, &cv, &rows);
+	int done = conv_dnnl(k, &cv);
 	if (done)
 		return done < 0 ? -1 : 0;
 

@@ -2,6 +2,9 @@
 #include "ops/kern_util.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ir/base.h"
 #include "ir/op.h"
@@ -52,6 +55,26 @@ void kern_bcast_strides(const struct view *v, int rank, const int64_t *shape,
 		stride[i] = d == 1 && shape[i] != 1 ? 0 : s;
 		s *= d;
 	}
+}
+
+int kern_bcast_rows(const struct view *a, const struct view *b, const struct view *y,
+		    int64_t *shape, int64_t *sa, int64_t *sb)
+{
+	int r = y->rank > 0 ? y->rank : 1;
+	kern_bcast_strides(a, y->rank, y->shape, sa);
+	kern_bcast_strides(b, y->rank, y->shape, sb);
+	for (int d = 0; d < y->rank; d++)
+		shape[d] = y->shape[d];
+	if (y->rank == 0)
+		shape[0] = 1, sa[0] = sb[0] = 0;
+	while (r > 1 && (sa[r - 2] == sa[r - 1] * shape[r - 1] || (!sa[r - 2] && !sa[r - 1])) &&
+	       (sb[r - 2] == sb[r - 1] * shape[r - 1] || (!sb[r - 2] && !sb[r - 1]))) {
+		shape[r - 2] *= shape[r - 1];
+		sa[r - 2] = sa[r - 1];
+		sb[r - 2] = sb[r - 1];
+		r--;
+	}
+	return r;
 }
 
 int kern_is_const(const struct kern *k, int i)
@@ -159,4 +182,61 @@ int64_t kern_reduce_base(const struct kern_reduce *rd, int64_t o)
 		o /= rd->kn[d];
 	}
 	return base;
+}
+
+#ifdef __SSE2__
+/* One 16 x 16 block of kern_transpose8: bytes, then pairs, quads and
+ * eights of the rows interleaved in four rounds. */
+static void transpose16(const uint8_t *s, int64_t ss, uint8_t *d, int64_t ds)
+{
+	__m128i a[16], b[16];
+	for (int i = 0; i < 16; i++)
+		a[i] = _mm_loadu_si128((const __m128i *)(s + i * ss));
+	for (int i = 0; i < 8; i++) {
+		b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+		b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+	}
+	/* b[4q + h]: rows 4q..4q+3 interleaved (2 of them per b) */
+	for (int q = 0; q < 4; q++) {
+		__m128i *x = &b[4 * q];
+		a[4 * q] = _mm_unpacklo_epi16(x[0], x[2]);
+		a[4 * q + 1] = _mm_unpackhi_epi16(x[0], x[2]);
+		a[4 * q + 2] = _mm_unpacklo_epi16(x[1], x[3]);
+		a[4 * q + 3] = _mm_unpackhi_epi16(x[1], x[3]);
+	}
+	/* a[4q + k]: rows 4q..4q+3, columns 4k..4k+3 */
+	for (int h = 0; h < 2; h++)
+		for (int k = 0; k < 4; k++) {
+			b[8 * h + 2 * k] = _mm_unpacklo_epi32(a[8 * h + k], a[8 * h + 4 + k]);
+			b[8 * h + 2 * k + 1] = _mm_unpackhi_epi32(a[8 * h + k], a[8 * h + 4 + k]);
+		}
+	/* b[8h + m]: rows 8h..8h+7, columns 2m and 2m+1 */
+	for (int m = 0; m < 8; m++) {
+		_mm_storeu_si128((__m128i *)(d + 2 * m * ds), _mm_unpacklo_epi64(b[m], b[8 + m]));
+		_mm_storeu_si128((__m128i *)(d + (2 * m + 1) * ds), _mm_unpackhi_epi64(b[m], b[8 + m]));
+	}
+}
+#endif
+
+void kern_transpose8(const void *src, int64_t rows, int64_t cols, int64_t src_stride,
+		     void *dst, int64_t dst_stride)
+{
+	const uint8_t *s = src;
+	uint8_t *d = dst;
+	int64_t r0 = 0, c0 = 0;
+#ifdef __SSE2__
+	r0 = rows / 16 * 16;
+	c0 = cols / 16 * 16;
+	for (int64_t r = 0; r < r0; r += 16)
+		for (int64_t c = 0; c < c0; c += 16)
+			transpose16(s + r * src_stride + c, src_stride, d + c * dst_stride + r,
+				    dst_stride);
+#endif
+	/* the edges: the last rows (all columns), the last columns */
+	for (int64_t r = r0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++)
+			d[c * dst_stride + r] = s[r * src_stride + c];
+	for (int64_t c = c0; c < cols; c++)
+		for (int64_t r = 0; r < r0; r++)
+			d[c * dst_stride + r] = s[r * src_stride + c];
 }

@@ -70,6 +70,15 @@ static inline void kern_reduce_next(const struct kern_reduce *rd, int64_t *idx, 
 	}
 }
 
+/* Y = op(A, B) broadcast numpy-style, as rows: the output's axes with the
+ * trailing ones merged while each operand is dense or one value over them
+ * (a per-channel operand [N,C,1,1] gives rows of H * W), into SHAPE, and
+ * A's and B's strides over them (kern_bcast_strides) into SA and SB.
+ * Returns the rank of SHAPE (at least 1); a row runs along its last axis,
+ * and kern_bcast_row finds where row o starts. */
+int kern_bcast_rows(const struct view *a, const struct view *b, const struct view *y,
+		    int64_t *shape, int64_t *sa, int64_t *sb);
+
 /* Where row o of an output of SHAPE (rank R; a row runs along the
  * last axis) starts in two operands read with broadcast strides SA and SB
  * (kern_bcast_strides): *oa and *ob, in elements. */
@@ -102,6 +111,12 @@ int kern_is_const(const struct kern *k, int i);
 
 /* Fail naming k's op unless every present input and output view is f32. */
 int kern_need_f32(const struct kern *k);
+
+/* dst[c * dst_stride + r] = src[r * src_stride + c] for ROWS x COLS bytes
+ * (a byte matrix transposed, e.g. NCHW <-> NHWC planes of int8 data),
+ * by 16 x 16 blocks in SSE2 where the CPU has it. */
+void kern_transpose8(const void *src, int64_t rows, int64_t cols, int64_t src_stride,
+		     void *dst, int64_t dst_stride);
 
 /* Threads for a loop of n independent items of about `work` operations each:
  * k->nthreads, or 1 when the loop is too small to share. */

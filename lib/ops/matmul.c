@@ -213,39 +213,101 @@ static int gemm_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
-/* Int8 products on oneDNN (exact s32 sums where dnnl_int8_exact()), for
- * A without a zero point and B i8 without one: NB * M rows of N sums into
- * acc, then y[row][j] = requantised acc with parameters PAR (3 per column,
- * or 3 for all when NP is 1) plus the output zero point; an i32 output
- * (a partial sum) takes the raw sums.  Returns 1 when
- * done, 0 when it does not apply, -1 on error. */
-static int mm_dnnl(struct kern *k, const struct dnnl_matmul *mm, int64_t rows, int64_t n,
-		   const int32_t *par, int64_t np, int lo, int hi)
+/* The element offset of output batch BI's matrix in an operand of dims D
+ * and strides ST (rank R; batch axes of size 1 broadcast), given the
+ * output's dims C. */
+static int64_t mm_batch_offset(int r, const int64_t *c, const int64_t *d, const int64_t *st,
+			       int64_t bi)
+{
+	int64_t off = 0;
+	for (int i = r - 3; i >= 0; i--) {
+		int64_t ix = bi % c[i];
+		bi /= c[i];
+		off += (d[i] == 1 ? 0 : ix) * st[i];
+	}
+	return off;
+}
+
+/* Int8 products on oneDNN (exact s32 sums where dnnl_int8_exact()) for
+ * the product MM of k's inputs A (i8 or u8) and B: B u8 goes to oneDNN as
+ * B - 128 in s8 (its only weight type).  With eb = 128 - zb (u8 B) or -zb
+ * and the zero point za of A, the sum of (a - za)(b - zb) over K is
+ * oneDNN's sum of a (b - 128) plus eb * sum(a) - za * sum(b - 128) -
+ * za * eb * K, each term exact in 64 bits.  Then the requantisation of
+ * column n with Q (quant_requant_rows), or the raw sums for an i32
+ * output (Q NULL).  Returns 1 when done, 0 when it does not apply, -1 on
+ * error. */
+static int mm_dnnl(struct kern *k, const struct dnnl_matmul *mm, const struct quant_chan *q,
+		   int lo, int hi)
 {
 	const struct view *a = &k->in[0], *b = &k->in[1], *y = &k->out[0];
-	if (a->zero_point || b->zero_point || b->dtype != DT_I8 || !dnnl_int8_exact())
+	if (!dnnl_int8_exact())
 		return 0;
-	int nt = k->nthreads > 0 ? k->nthreads : 1;
-	int32_t *acc = xaligned(sizeof *acc * (size_t)(rows * n) + 64);
-	if (dnnl_matmul_s8(mm, a->data, a->dtype == DT_U8, b->data, 0, acc, nt) < 0) {
+	int r = mm->rank, nt = k->nthreads > 0 ? k->nthreads : 1;
+	int64_t m = mm->a_dims[r - 2], kk = mm->a_dims[r - 1], n = mm->b_dims[r - 1];
+	int64_t nb = 1, nbv = view_numel(b);
+	for (int i = 0; i < r - 2; i++)
+		nb *= mm->c_dims[i];
+	int za = a->zero_point, eb = (b->dtype == DT_U8 ? 128 : 0) - b->zero_point;
+	const int8_t *bs = b->data;
+	int8_t *shifted = NULL;
+	if (b->dtype == DT_U8) {
+		const uint8_t *bu = b->data;
+		bs = shifted = xmalloc((size_t)nbv + 1);
+		#pragma omp simd
+		for (int64_t i = 0; i < nbv; i++)
+			shifted[i] = (int8_t)(bu[i] - 128);
+	}
+	struct dnnl_matmul plain = *mm;
+	plain.const_b = mm->const_b && !shifted;
+	int32_t *acc = xaligned(sizeof *acc * (size_t)(nb * m * n) + 64);
+	if (dnnl_matmul_s8(&plain, a->data, a->dtype == DT_U8, bs, 0, acc, nt) < 0) {
+		free(shifted);
 		free(acc);
 		return op_error(k->op, "%s", err_msg());
 	}
-	if (y->dtype == DT_I32) {
+	if (za || eb) {
+		const int64_t *as = mm->a_stride, *bst = mm->b_stride;
+		#pragma omp parallel num_threads(nt)
+		{
+			int64_t *row = xmalloc(sizeof *row * (size_t)(m + n + 1)), *col = row + m;
+			#pragma omp for schedule(static)
+			for (int64_t bi = 0; bi < nb; bi++) {
+				int64_t oa = mm_batch_offset(r, mm->c_dims, mm->a_dims, as, bi);
+				int64_t ob = mm_batch_offset(r, mm->c_dims, mm->b_dims, bst, bi);
+				for (int64_t i = 0; i < m; i++) {
+					int64_t sum = 0;
+					for (int64_t t = 0; eb && t < kk; t++)
+						sum += quant_get(a->data, a->dtype,
+								 oa + i * as[r - 2] + t * as[r - 1]);
+					row[i] = eb * sum - (int64_t)za * eb * kk;
+				}
+				for (int64_t j = 0; j < n; j++) {
+					int64_t sum = 0;
+					for (int64_t t = 0; za && t < kk; t++)
+						sum += bs[ob + t * bst[r - 2] + j * bst[r - 1]];
+					col[j] = -(int64_t)za * sum;
+				}
+				int32_t *ab = acc + bi * m * n;
+				for (int64_t i = 0; i < m; i++)
+					for (int64_t j = 0; j < n; j++)
+						ab[i * n + j] = (int32_t)(ab[i * n + j] + row[i] + col[j]);
+			}
+			free(row);
+		}
+	}
+	free(shifted);
+	if (!q) {
 		/* a partial sum of a split K (attribute acc): the raw sums */
-		memcpy(y->data, acc, sizeof *acc * (size_t)(rows * n));
+		memcpy(y->data, acc, sizeof *acc * (size_t)(nb * m * n));
 		free(acc);
 		return 1;
 	}
-	int zy = y->zero_point;
+	int64_t rows = nb * m, step = (rows + nt - 1) / nt;
 	#pragma omp parallel for num_threads(nt) schedule(static)
-	for (int64_t i = 0; i < rows; i++)
-		for (int64_t j = 0; j < n; j++) {
-			const int32_t *q = par + 3 * (np == 1 ? 0 : j);
-			quant_put(y->data, y->dtype, i * n + j,
-				  quant_requant_zp(quant_add_sat32(acc[i * n + j], q[0]), q[1], q[2], zy,
-						   lo, hi));
-		}
+	for (int64_t i0 = 0; i0 < rows; i0 += step)
+		quant_requant_rows(acc + i0 * n, rows - i0 < step ? rows - i0 : step, q,
+				   y->zero_point, lo, hi, (unsigned char *)y->data + i0 * n, y->dtype);
 	free(acc);
 	return 1;
 }
@@ -271,20 +333,17 @@ static int gemm_tpu(struct kern *k)
 		return -1;
 	int lo, hi;
 	quant_out_bounds(k->op, y->dtype, y->scale, y->zero_point, &lo, &hi);
-	if (a->zero_point == 0 && dnnl_int8_exact()) {
-		int32_t *par = xmalloc(sizeof(int32_t) * (size_t)(3 * n + 1));
-		int rc = 0;
-		for (int64_t j = 0; j < n && rc >= 0 && !raw; j++)
-			rc = quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1],
-						  &par[3 * j + 2]);
+	if (dnnl_int8_exact()) {
+		struct quant_chan q = { 0 };
 		struct dnnl_matmul mm = {
 			.rank = 2, .a_dims = { m, kk }, .a_stride = { kk, 1 },
 			.b_dims = { kk, n }, .b_stride = { tb ? 1 : n, tb ? kk : 1 },
 			.c_dims = { m, n }, .alpha = 1, .const_b = kern_is_const(k, 1),
 		};
+		int rc = raw ? 0 : quant_chan_init(&q, k, 2, n, n);
 		if (rc >= 0)
-			rc = mm_dnnl(k, &mm, m, n, par, n, lo, hi);
-		free(par);
+			rc = mm_dnnl(k, &mm, raw ? NULL : &q, lo, hi);
+		quant_chan_free(&q);
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
@@ -418,7 +477,7 @@ static int matmul_tpu(struct kern *k)
 	for (int64_t j = 0; j < np; j++)
 		if (quant_channel_params(k, 2, (int)j, &par[3 * j], &par[3 * j + 1], &par[3 * j + 2]) < 0)
 			goto fail;
-	if (r <= 12) {
+	if (r <= 12 && dnnl_int8_exact()) {
 		struct dnnl_matmul mm = { .rank = r, .alpha = 1, .const_b = kern_is_const(k, 1) };
 		for (int i = 0; i < r; i++) {
 			mm.a_dims[i] = ad[i];
@@ -427,7 +486,11 @@ static int matmul_tpu(struct kern *k)
 			mm.b_stride[i] = bs[i];
 			mm.c_dims[i] = i < r - 2 ? (ad[i] > bd[i] ? ad[i] : bd[i]) : i == r - 2 ? m : n;
 		}
-		int rc = mm_dnnl(k, &mm, nb * m, n, par, np, lo, hi);
+		struct quant_chan q = { 0 };
+		int rc = raw ? 0 : quant_chan_init(&q, k, 2, np, n);
+		if (rc >= 0)
+			rc = mm_dnnl(k, &mm, raw ? NULL : &q, lo, hi);
+		quant_chan_free(&q);
 		if (rc) {
 			free(ar);
 			free(bt);

@@ -83,16 +83,67 @@ int quant_f32_to_qz_one(float x, float scale, int zp, enum ir_dtype dt)
 	return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
+/* quant_f32_to_q into TY, in a form the compiler vectorises (no libm
+ * call, no conversion that may trap, quiet comparisons): v clamped to
+ * +-1024 (which saturates any dtype either way), rounded to nearest even
+ * by adding 1.5 * 2^52, whose low bits are then the integer; ties moved
+ * away from zero.  The same integer as round(v) for every v; NaN gives
+ * the zero point.  Blocks of int32 first, then narrowed: the compiler
+ * keeps full-width vectors of doubles that way. */
+#define F32_TO_Q(NAME, TY)                                                                      \
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))                            \
+static void NAME(const float *x, TY *q, int64_t n, double scale, int zp, int lo, int hi)        \
+{                                                                                               \
+	int32_t t[256];                                                                         \
+	for (int64_t i0 = 0; i0 < n; i0 += 256) {                                               \
+		int m = n - i0 < 256 ? (int)(n - i0) : 256;                                     \
+		const float *xb = x + i0;                                                       \
+		_Pragma("omp simd")                                                             \
+		for (int i = 0; i < m; i++) {                                                   \
+			double v = (double)xb[i] / scale;                                       \
+			double c = __builtin_isless(v, -1024.0) ? -1024.0 : v;                  \
+			c = __builtin_isgreater(c, 1024.0) ? 1024.0 : c;                        \
+			double u = c + 0x1.8p52, d = c - (u - 0x1.8p52);                        \
+			int64_t bits;                                                           \
+			memcpy(&bits, &u, sizeof bits);                                         \
+			int32_t r = (int32_t)bits;                                              \
+			r += (d == 0.5 && __builtin_isgreater(c, 0.0)) -                        \
+			     (d == -0.5 && __builtin_isless(c, 0.0));                           \
+			r = v == v ? r + zp : zp;                                               \
+			r = r < lo ? lo : r;                                                    \
+			t[i] = r > hi ? hi : r;                                                 \
+		}                                                                               \
+		_Pragma("omp simd")                                                             \
+		for (int i = 0; i < m; i++)                                                     \
+			q[i0 + i] = (TY)t[i];                                                   \
+	}                                                                                       \
+}
+F32_TO_Q(f32_to_i8, int8_t)
+F32_TO_Q(f32_to_u8, uint8_t)
+
 void quant_f32_to_q(const float *x, void *q, int64_t n, float scale, int zp, enum ir_dtype dt)
 {
-	for (int64_t i = 0; i < n; i++)
-		quant_put(q, dt, i, quant_f32_to_qz_one(x[i], scale, zp, dt));
+	int lo, hi;
+	quant_range(dt, &lo, &hi);
+	if (dt == DT_U8)
+		f32_to_u8(x, q, n, scale, zp, lo, hi);
+	else
+		f32_to_i8(x, q, n, scale, zp, lo, hi);
 }
 
 void quant_q_to_f32(const void *q, enum ir_dtype dt, float *x, int64_t n, float scale, int zp)
 {
-	for (int64_t i = 0; i < n; i++)
-		x[i] = scale * (float)(quant_get(q, dt, i) - zp);
+	const uint8_t *u = q;
+	const int8_t *s = q;
+	if (dt == DT_U8) {
+		#pragma omp simd
+		for (int64_t i = 0; i < n; i++)
+			x[i] = scale * (float)(u[i] - zp);
+	} else {
+		#pragma omp simd
+		for (int64_t i = 0; i < n; i++)
+			x[i] = scale * (float)(s[i] - zp);
+	}
 }
 
 void quant_act_asym(double lo, double hi, float *scale, int *zp)
@@ -226,6 +277,70 @@ int quant_channel_params(const struct kern *k, int first, int c,
 	*mult = p[1];
 	*shift = p[2];
 	return 0;
+}
+
+int quant_chan_init(struct quant_chan *q, const struct kern *k, int first, int64_t np, int64_t n)
+{
+	q->n = n;
+	q->bias = xmalloc(sizeof(int64_t) * (size_t)(4 * n + 1));
+	q->round = q->bias + n;
+	q->shift = q->round + n;
+	q->mult = (int32_t *)(q->shift + n);
+	for (int64_t c = 0; c < n; c++) {
+		int32_t b, m, s;
+		if ((c == 0 || np != 1) &&
+		    quant_channel_params(k, first, np == 1 ? 0 : (int)c, &b, &m, &s) < 0) {
+			quant_chan_free(q);
+			return -1;
+		}
+		if (np == 1 && c > 0) {
+			q->bias[c] = q->bias[0];
+			q->mult[c] = q->mult[0];
+			q->round[c] = q->round[0];
+			q->shift[c] = q->shift[0];
+			continue;
+		}
+		q->bias[c] = b;
+		q->mult[c] = m;
+		q->round[c] = s > 0 ? (int64_t)1 << (s - 1) : 0;
+		q->shift[c] = s > 0 ? s : 0;
+	}
+	return 0;
+}
+
+void quant_chan_free(struct quant_chan *q)
+{
+	free(q->bias);
+	memset(q, 0, sizeof *q);
+}
+
+/* One row of quant_requant_rows into TY. */
+#define REQUANT_ROW(NAME, TY)                                                                   \
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))                            \
+static void NAME(const int32_t *a, const struct quant_chan *q, int zp, int lo, int hi, TY *y)   \
+{                                                                                               \
+	const int64_t *bias = q->bias, *rnd = q->round, *sh = q->shift;                         \
+	const int32_t *mult = q->mult;                                                          \
+	_Pragma("omp simd")                                                                     \
+	for (int64_t c = 0; c < q->n; c++) {                                                    \
+		int64_t v = (int64_t)a[c] + bias[c];                                            \
+		int32_t s = (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v); \
+		v = (((int64_t)s * mult[c] + rnd[c]) >> sh[c]) + zp;                            \
+		y[c] = (TY)(v < lo ? lo : v > hi ? hi : v);                                     \
+	}                                                                                       \
+}
+REQUANT_ROW(requant_row_i8, int8_t)
+REQUANT_ROW(requant_row_u8, uint8_t)
+
+void quant_requant_rows(const int32_t *acc, int64_t rows, const struct quant_chan *q, int zp,
+			int lo, int hi, void *y, enum ir_dtype ydt)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		if (ydt == DT_U8)
+			requant_row_u8(acc + r * q->n, q, zp, lo, hi, (uint8_t *)y + r * q->n);
+		else
+			requant_row_i8(acc + r * q->n, q, zp, lo, hi, (int8_t *)y + r * q->n);
+	}
 }
 
 int quant_run_unary(struct kern *k)

@@ -176,6 +176,27 @@ enum ir_dtype quant_acc_dtype(const struct ir_graph *g, const struct ir_op *op, 
 /* Check the form and channel count of those parameters once per kernel. */
 int quant_check_channel_params(const struct kern *k, int first, int64_t channels);
 
+/* Per-channel requantisation prepared for quant_requant_rows: each
+ * channel's bias (plus whatever correction the caller adds to it, in
+ * accumulator units), multiplier, and shift as the rounding term 2^(s-1)
+ * and the shift taken (both 0 for s <= 0, which round_shift leaves alone). */
+struct quant_chan {
+	int64_t n;                   /* channels */
+	int64_t *bias, *round, *shift;   /* [n] each, one allocation with mult */
+	int32_t *mult;                   /* [n] */
+};
+/* Fill Q for N channels from k's parameters at input FIRST in either form
+ * (quant_channel_params): channel c takes parameter c, or parameter 0 for
+ * all when NP is 1.  Fails naming the op; free with quant_chan_free. */
+int quant_chan_init(struct quant_chan *q, const struct kern *k, int first, int64_t np, int64_t n);
+void quant_chan_free(struct quant_chan *q);
+/* ROWS rows of q->n accumulators each (dense) into i8 or u8 (YDT), dense:
+ * y[r][c] = clamp(round_shift(sat32(acc[r][c] + bias[c]) * mult[c],
+ * shift[c]) + ZP, LO, HI), the same integers as quant_requant_zp of
+ * quant_add_sat32, in a form the compiler vectorises. */
+void quant_requant_rows(const int32_t *acc, int64_t rows, const struct quant_chan *q, int zp,
+			int lo, int hi, void *y, enum ir_dtype ydt);
+
 /* Tpu ops on float tensors reuse the op's float reference kernel
  * (run_f32).  With bf16 or f16 tensors (modes bf16, f16) every such input
  * is widened to f32 exactly, run_f32 computes in f32, and every bf16 or f16

@@ -69,23 +69,118 @@ static int mem_new(struct mems *ms, const dnnl_memory_desc_t *md, void *data, dn
 	return 0;
 }
 
-static int reorder(dnnl_memory_t from, dnnl_memory_t to)
-{
-	const dnnl_memory_desc_t *fmd, *tmd;
-	dnnl_memory_get_memory_desc(from, &fmd);
-	dnnl_memory_get_memory_desc(to, &tmd);
+/* Primitives made so far, by the bytes that determine them (the op
+ * descriptor and attributes, or a reorder's two memory descriptors):
+ * creating a descriptor tries every implementation in turn (about 0.1 ms),
+ * which a small model's many ops paid on every run.  Equal keys mean equal
+ * inputs to oneDNN, so a hit is always right.  Emptied when full. */
+#define PCACHE_MAX 4096   /* entries */
+struct pentry {
+	unsigned char *key;
+	size_t len;
+	uint64_t hash;
 	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+};
+static struct {
+	int n, cap;
+	struct pentry *e;
+} pcache;
+static pthread_mutex_t pcache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* FNV-1a over 8-byte words (keys are a few KiB of descriptors). */
+static uint64_t key_hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603u, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 1099511628211u;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211u;
+	return h;
+}
+
+static void pcache_clear(void)
+{
+	for (int i = 0; i < pcache.n; i++) {
+		dnnl_primitive_destroy(pcache.e[i].prim);
+		dnnl_primitive_desc_destroy(pcache.e[i].pd);
+		free(pcache.e[i].key);
+	}
+	pcache.n = 0;
+}
+
+/* The primitive cached under KEY (LEN bytes), or made by MAKE (which
+ * returns a primitive descriptor, or -1 with a message) and kept; *PD and
+ * *PRIM stay the cache's. */
+static int pcache_get(const void *key, size_t len, int (*make)(void *arg, dnnl_primitive_desc_t *pd),
+		      void *arg, const_dnnl_primitive_desc_t *pd, dnnl_primitive_t *prim)
+{
+	uint64_t h = key_hash(key, len);
+	pthread_mutex_lock(&pcache_lock);
+	for (int i = 0; i < pcache.n; i++) {
+		const struct pentry *e = &pcache.e[i];
+		if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) {
+			*pd = e->pd;
+			*prim = e->prim;
+			pthread_mutex_unlock(&pcache_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&pcache_lock);
+	dnnl_primitive_desc_t d;
 	dnnl_primitive_t p;
-	dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, fmd, engine, tmd, engine, NULL);
+	if (make(arg, &d) < 0)
+		return -1;
+	dnnl_status_t st = dnnl_primitive_create(&p, d);
+	if (st != dnnl_success) {
+		dnnl_primitive_desc_destroy(d);
+		return err_set("oneDNN: cannot create primitive: %s", dnnl_status2str(st));
+	}
+	pthread_mutex_lock(&pcache_lock);
+	if (pcache.n == PCACHE_MAX)
+		pcache_clear();
+	grow_array((void **)&pcache.e, &pcache.cap, pcache.n + 1, sizeof *pcache.e);
+	struct pentry *e = &pcache.e[pcache.n++];
+	e->key = xmalloc(len + 1);
+	memcpy(e->key, key, len);
+	e->len = len;
+	e->hash = h;
+	e->pd = d;
+	e->prim = p;
+	pthread_mutex_unlock(&pcache_lock);
+	*pd = d;
+	*prim = p;
+	return 0;
+}
+
+/* pcache_get's MAKE for a reorder between two memory descriptors. */
+static int make_reorder(void *arg, dnnl_primitive_desc_t *pd)
+{
+	const dnnl_memory_desc_t *const *md = arg;
+	dnnl_status_t st = dnnl_reorder_primitive_desc_create(pd, md[0], engine, md[1], engine, NULL);
 	if (st != dnnl_success)
 		return err_set("oneDNN: reorder unavailable: %s", dnnl_status2str(st));
-	st = dnnl_primitive_create(&p, pd);
-	dnnl_primitive_desc_destroy(pd);
-	if (st != dnnl_success)
-		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
+	return 0;
+}
+
+static int reorder(dnnl_memory_t from, dnnl_memory_t to)
+{
+	const dnnl_memory_desc_t *md[2];
+	dnnl_memory_get_memory_desc(from, &md[0]);
+	dnnl_memory_get_memory_desc(to, &md[1]);
+	unsigned char key[1 + 2 * sizeof(dnnl_memory_desc_t)];
+	key[0] = 'R';
+	memcpy(key + 1, md[0], sizeof *md[0]);
+	memcpy(key + 1 + sizeof *md[0], md[1], sizeof *md[1]);
+	const_dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
+	if (pcache_get(key, sizeof key, make_reorder, md, &pd, &p) < 0)
+		return -1;
 	dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
-	st = dnnl_primitive_execute(p, stream, 2, args);
-	dnnl_primitive_destroy(p);
+	dnnl_status_t st = dnnl_primitive_execute(p, stream, 2, args);
 	if (st != dnnl_success)
 		return err_set("oneDNN: reorder failed: %s", dnnl_status2str(st));
 	return 0;
@@ -208,39 +303,66 @@ void dnnl_dense_strides(int rank, const int64_t *dims, int64_t *stride)
 	}
 }
 
-/* The primitive descriptor for op descriptor DESC (WHAT names it in the
- * message): output scale ALPHA (when not 1), then a sum post-op when SUM,
- * then ACT.  Returns 0, or -1 with a message. */
-static int prim_desc(const_dnnl_op_desc_t desc, const char *what, float alpha,
-		     const struct dnnl_act *act, int sum, dnnl_primitive_desc_t *pd)
+/* What determines a conv or matmul primitive: its op descriptor (DESC,
+ * LEN bytes; WHAT names it in messages), output scale ALPHA (when not 1),
+ * then a sum post-op when SUM, then ACT.  The key of pcache_get: the
+ * descriptor's bytes, then the rest. */
+struct prim_spec {
+	const void *desc;
+	size_t len;
+	const char *what;
+	float alpha;
+	struct dnnl_act act;
+	int sum;
+};
+
+/* pcache_get's MAKE for a prim_spec. */
+static int make_prim(void *arg, dnnl_primitive_desc_t *pd)
 {
+	const struct prim_spec *sp = arg;
 	dnnl_primitive_attr_t attr;
 	dnnl_primitive_attr_create(&attr);
-	if (alpha != 1.0f)
-		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
-	if (set_act(attr, act, sum) < 0) {
+	if (sp->alpha != 1.0f)
+		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &sp->alpha);
+	if (set_act(attr, &sp->act, sp->sum) < 0) {
 		dnnl_primitive_attr_destroy(attr);
 		return -1;
 	}
-	dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, engine, NULL);
+	dnnl_status_t st = dnnl_primitive_desc_create(pd, sp->desc, attr, engine, NULL);
 	dnnl_primitive_attr_destroy(attr);
 	if (st != dnnl_success)
-		return err_set("oneDNN: %s unavailable: %s", what, dnnl_status2str(st));
+		return err_set("oneDNN: %s unavailable: %s", sp->what, dnnl_status2str(st));
 	return 0;
 }
 
-/* Create the primitive for pd and run it with args (the caller has bound
- * the memories), then bring the destination DST back into the caller's
- * USER_DST when they differ, and wait.  The caller destroys pd. */
-static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args,
+/* The primitive (and its descriptor) of SP, made once (pcache_get). */
+static int prim_get(const struct prim_spec *sp, const_dnnl_primitive_desc_t *pd,
+		    dnnl_primitive_t *prim)
+{
+	unsigned char *key = xmalloc(sp->len + 64);
+	size_t n = sp->len;
+	memcpy(key, sp->desc, sp->len);
+	memcpy(key + n, &sp->alpha, sizeof sp->alpha);
+	n += sizeof sp->alpha;
+	memcpy(key + n, &sp->act.kind, sizeof sp->act.kind);
+	n += sizeof sp->act.kind;
+	memcpy(key + n, &sp->act.lo, sizeof sp->act.lo);
+	n += sizeof sp->act.lo;
+	memcpy(key + n, &sp->act.hi, sizeof sp->act.hi);
+	n += sizeof sp->act.hi;
+	key[n++] = (unsigned char)sp->sum;
+	int rc = pcache_get(key, n, make_prim, (void *)sp, pd, prim);
+	free(key);
+	return rc;
+}
+
+/* Run primitive P with args (the caller has bound the memories), then
+ * bring the destination DST back into the caller's USER_DST when they
+ * differ, and wait. */
+static int execute(dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args,
 		   dnnl_memory_t dst, dnnl_memory_t user_dst)
 {
-	dnnl_primitive_t p;
-	dnnl_status_t st = dnnl_primitive_create(&p, pd);
-	if (st != dnnl_success)
-		return err_set("oneDNN: cannot create primitive: %s", dnnl_status2str(st));
-	st = dnnl_primitive_execute(p, stream, nargs, args);
-	dnnl_primitive_destroy(p);
+	dnnl_status_t st = dnnl_primitive_execute(p, stream, nargs, args);
 	if (st != dnnl_success)
 		return err_set("oneDNN: execution failed: %s", dnnl_status2str(st));
 	if (dst != user_dst && reorder(dst, user_dst) < 0)
@@ -251,16 +373,19 @@ static int execute(dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *a
 
 /* Bind the source, the weights (constant: kept in the primitive's own
  * layout), the destination (read first when dst_in) and the bias (when
- * not NULL) of primitive pd to the caller's buffers, run it, and destroy
- * pd. */
-static int run_bound(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md, const void *src,
+ * not NULL) of the primitive of SP to the caller's buffers, and run it. */
+static int run_bound(const struct prim_spec *sp, const dnnl_memory_desc_t *src_md, const void *src,
 		     const dnnl_memory_desc_t *w_md, const void *w, int const_w,
 		     const dnnl_memory_desc_t *dst_md, void *dst, int dst_in,
 		     const dnnl_memory_desc_t *b_md, const void *bias)
 {
 	struct mems ms = { 0 };
 	dnnl_memory_t us, s, wm, ud, d, bm = NULL;
+	const_dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
 	int rc = -1;
+	if (prim_get(sp, &pd, &p) < 0)
+		return -1;
 	if (bind(&ms, pd, dnnl_query_src_md, src_md, (void *)src, 1, &us, &s) < 0 ||
 	    bind_weights(&ms, pd, w_md, w, const_w, &wm) < 0 ||
 	    bind(&ms, pd, dnnl_query_dst_md, dst_md, dst, dst_in, &ud, &d) < 0 ||
@@ -270,33 +395,42 @@ static int run_bound(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md,
 		{ DNNL_ARG_SRC, s }, { DNNL_ARG_WEIGHTS, wm }, { DNNL_ARG_DST, d },
 		{ DNNL_ARG_BIAS, bm },
 	};
-	if (execute(pd, bias ? 4 : 3, args, d, ud) < 0)
+	if (execute(p, bias ? 4 : 3, args, d, ud) < 0)
 		goto out;
 	rc = 0;
 out:
-	dnnl_primitive_desc_destroy(pd);
 	mems_free(&ms);
 	return rc;
 }
 
 
+static int int8_allowed = -1;   /* -1: TPUC_DNNL_INT8 decides at first use */
+
 int dnnl_int8_exact(void)
 {
-	static int exact = -1;
-	if (exact < 0) {
-		const char *e = getenv("TPUC_DNNL_INT8");
+	static int vnni = -1;
+	if (vnni < 0) {
 		unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
 		/* 0x40: AVX-512 VNNI (and AMX, which has it); 0x400: AVX-VNNI */
-		exact = !(e && !strcmp(e, "0")) && (isa & 0x440) != 0;
+		vnni = (isa & 0x440) != 0;
 	}
-	return exact;
+	if (int8_allowed < 0) {
+		const char *e = getenv("TPUC_DNNL_INT8");
+		int8_allowed = !(e && !strcmp(e, "0"));
+	}
+	return vnni && int8_allowed;
+}
+
+void dnnl_int8_allow(int on)
+{
+	int8_allowed = on != 0;
 }
 
 /* One convolution of source type SDT, weight type WDT, destination type
- * DDT (bias, when given, of the destination's float type). */
+ * DDT in layout DTAG (bias, when given, of the destination's float type). */
 static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
-		    dnnl_data_type_t ddt, const void *src, const void *w, const float *bias,
-		    void *dst, int nthreads)
+		    dnnl_data_type_t ddt, dnnl_format_tag_t dtag, const void *src, const void *w,
+		    const float *bias, void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
@@ -312,7 +446,7 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 	int g = c->group > 1;
 
 	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, sdt, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dnnl_nchw);
+	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dtag);
 	if (g)
 		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, wdt, dnnl_goihw);
 	else
@@ -326,22 +460,20 @@ static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_t
 	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
 	dnnl_dims_t pad_l = { c->pt, c->pl }, pad_r = { c->pb, c->pr };
 	dnnl_convolution_desc_t cd;
+	memset(&cd, 0, sizeof cd);   /* the key's bytes, padding included */
 	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
 		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
 		strides, dil, pad_l, pad_r);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad convolution: %s", dnnl_status2str(st));
-	dnnl_primitive_desc_t pd;
-	if (prim_desc(&cd, "convolution", 1.0f, &c->act, 0, &pd) < 0)
-		return -1;
-
-	return run_bound(pd, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
+	struct prim_spec sp = { &cd, sizeof cd, "convolution", 1.0f, c->act, 0 };
+	return run_bound(&sp, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
 }
 
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		  const float *bias, float *dst, int nthreads)
 {
-	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, src, w, bias, dst, nthreads);
+	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, dnnl_nchw, src, w, bias, dst, nthreads);
 }
 
 int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
@@ -349,8 +481,8 @@ int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const i
 {
 	struct dnnl_conv plain = *c;
 	plain.act = (struct dnnl_act){ DNNL_ACT_NONE, 0, 0 };
-	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, src, w, NULL, dst,
-			nthreads);
+	return conv_run(&plain, src_u8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, dnnl_nhwc, src, w,
+			NULL, dst, nthreads);
 }
 
 static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_data_type_t bdt,
@@ -372,23 +504,21 @@ static int matmul_run(const struct dnnl_matmul *m, dnnl_data_type_t adt, dnnl_da
 		cd[i] = m->c_dims[i];
 	}
 	dnnl_dense_strides(r, m->c_dims, (int64_t *)cs);
-	dnnl_memory_desc_t a_md, b_md, c_md, any_a, any_b, any_c;
+	dnnl_memory_desc_t a_md, b_md, c_md, any_b;
 	dnnl_memory_desc_init_by_strides(&a_md, r, ad, adt, as);
 	dnnl_memory_desc_init_by_strides(&b_md, r, bd, bdt, bs);
 	dnnl_memory_desc_init_by_strides(&c_md, r, cd, cdt, cs);
-	dnnl_memory_desc_init_by_tag(&any_a, r, ad, adt, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&any_b, r, bd, bdt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_c, r, cd, cdt, dnnl_format_tag_any);
 
+	/* A and C as the caller has them; B in oneDNN's layout only when it is
+	 * constant (reordered once, dnnl_weights_cache), else read in place */
 	dnnl_matmul_desc_t md;
-	dnnl_status_t st = dnnl_matmul_desc_init(&md, &any_a, &any_b, NULL, &any_c);
+	memset(&md, 0, sizeof md);
+	dnnl_status_t st = dnnl_matmul_desc_init(&md, &a_md, m->const_b ? &any_b : &b_md, NULL, &c_md);
 	if (st != dnnl_success)
 		return err_set("oneDNN: bad matmul: %s", dnnl_status2str(st));
-	dnnl_primitive_desc_t pd;
-	if (prim_desc(&md, "matmul", m->alpha, &m->act, m->accumulate, &pd) < 0)
-		return -1;
-
-	return run_bound(pd, &a_md, a, &b_md, b, m->const_b, &c_md, dst, m->accumulate, NULL, NULL);
+	struct prim_spec sp = { &md, sizeof md, "matmul", m->alpha, m->act, m->accumulate };
+	return run_bound(&sp, &a_md, a, &b_md, b, m->const_b, &c_md, dst, m->accumulate, NULL, NULL);
 }
 
 int dnnl_matmul_f32(const struct dnnl_matmul *m, const float *a, const float *b,

@@ -49,7 +49,9 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 
 /* The same convolution on int8: source s8 (or u8 when SRC_U8), weights
  * s8, destination the exact s32 accumulators (no bias, scale or
- * activation; c->act is ignored).  Exact only where dnnl_int8_exact(). */
+ * activation; c->act is ignored), dense NHWC [n, oh, ow, oc]: oneDNN's
+ * own int8 layout, as is a source given NHWC by its strides, so that
+ * neither is reordered.  Exact only where dnnl_int8_exact(). */
 int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
 		 int32_t *dst, int nthreads);
 /* 1 when oneDNN's int8 products are exact s32 sums on this CPU (it has
@@ -57,6 +59,9 @@ int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const i
  * environment does not turn them off (TPUC_DNNL_INT8=0); the int8
  * kernels then use them, else their own C loops. */
 int dnnl_int8_exact(void);
+/* Allow (1) or forbid (0) those products from now on, whatever
+ * TPUC_DNNL_INT8 says: the unit tests compare both kernels. */
+void dnnl_int8_allow(int on);
 
 /* Batched matrix product dst = alpha * a · b (+ dst when accumulate), then
  * act.  All three have the same rank r (2 to 12); the last two axes are

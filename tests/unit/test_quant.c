@@ -12,6 +12,7 @@
 
 #include "ir/base.h"
 #include "calib/calib.h"
+#include "run/dnnl_util.h"
 #include "run/interp.h"
 #include "ir/ir.h"
 #include "back/lower.h"
@@ -26,6 +27,42 @@ static float frand(void)
 {
 	rng = rng * 1664525u + 1013904223u;
 	return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* quant_f32_to_q (vectorised, for whole tensors) gives quant_f32_to_qz_one
+ * (round() of the quotient in double) for every value: ties, the doubles
+ * next to them, the saturation bounds and beyond, signed zeros, infinities,
+ * NaN, random values; i8 and u8, with and without a zero point. */
+static void test_quantise_many(void)
+{
+	enum { N = 4096 };
+	static float x[N];
+	static const float scales[] = { 1.0f, 0.1f, 0.0375f, 3.0f };
+	int n = 0;
+	for (int k = -260; k <= 260; k++) {
+		x[n++] = k + 0.5f;
+		x[n++] = nextafterf(k + 0.5f, 1e9f);
+		x[n++] = nextafterf(k + 0.5f, -1e9f);
+		x[n++] = (float)k;
+	}
+	float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1024.5f, -1024.5f,
+			    0.49999997f, -0.49999997f, 1e-40f };
+	for (size_t i = 0; i < ARRAY_LEN(special); i++)
+		x[n++] = special[i];
+	while (n < N)
+		x[n++] = frand() * 300;
+	int8_t q[N];
+	for (size_t si = 0; si < ARRAY_LEN(scales); si++)
+		for (int u8 = 0; u8 < 2; u8++)
+			for (int zp = 0; zp < 2; zp++) {
+				enum ir_dtype dt = u8 ? DT_U8 : DT_I8;
+				int z = zp ? (u8 ? 131 : -7) : 0, bad = 0;
+				quant_f32_to_q(x, q, N, scales[si], z, dt);
+				for (int i = 0; i < N; i++)
+					bad += quant_get(q, dt, i) != quant_f32_to_qz_one(x[i], scales[si], z, dt);
+				CHECK_MSG(!bad, "scale %g, %s, zero point %d: %d values differ", scales[si],
+					  dtype_name(dt), z, bad);
+			}
 }
 
 static void test_rounding(void)
@@ -56,6 +93,7 @@ static void test_rounding(void)
 	CHECK_MSG(quant_bias(1e12, 1, 1) == INT32_MAX && quant_bias(-1e12, 1, 1) == INT32_MIN,
 	          "bias saturates");
 	CHECK_MSG(quant_bias(2.5, 1, 1) == 3 && quant_bias(-2.5, 1, 1) == -3, "bias rounds half away");
+	test_quantise_many();
 }
 
 static void test_multiplier(void)
@@ -214,6 +252,8 @@ struct conv_case {
 	double relu_limit;
 };
 
+#define CONV_MAX_OC 256   /* output channels of the largest case */
+
 /* A Tpu int8 graph x -> Conv -> y with random int8 data and parameters. */
 static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
 {
@@ -224,17 +264,21 @@ static struct ir_graph *conv_graph(const struct conv_case *t, int merged)
 	int x = graph_add_tensor(g, "x", DT_I8, 4, xs);
 	g->tensors[x].scale = 0.05f;
 	int8_t *wd = xmalloc((size_t)nw);
-	for (int64_t i = 0; i < nw; i++)
-		wd[i] = (int8_t)(frand() * 127);
-	int32_t par[3][64];
+	for (int64_t i = 0; i < nw; i++)   /* the extremes among them */
+		wd[i] = i % 7 == 3 ? -128 : i % 11 == 5 ? 127 : (int8_t)(frand() * 127);
+	int32_t par[3][CONV_MAX_OC];
 	for (int c = 0; c < t->oc; c++) {
 		par[0][c] = (int32_t)(frand() * 3000);
-		quant_multiplier(0.002 + 0.01 * fabs(frand()), &par[1][c], &par[2][c]);
+		/* large sums (many taps) scaled down so that outputs do not
+		 * all saturate */
+		double kk = (double)ws[1] * t->kh * t->kw;
+		quant_multiplier((0.002 + 0.01 * fabs(frand())) * (kk > 100 ? 100 / kk : 1),
+				 &par[1][c], &par[2][c]);
 	}
 	int in[5] = { x, graph_add_weight(g, "w", DT_I8, 4, ws, wd), -1, -1, -1 };
 	int n_in = 5;
 	if (merged) {
-		int32_t coeff[64 * 3];
+		int32_t coeff[CONV_MAX_OC * 3];
 		for (int c = 0; c < t->oc; c++)
 			for (int j = 0; j < 3; j++)
 				coeff[3 * c + j] = par[j][c];
@@ -338,8 +382,14 @@ static int run_slice(const struct ir_graph *g, const int8_t *x, int8_t *yw, int 
 	return rc;
 }
 
+static void conv_case_run(const struct conv_case *t, int u8, size_t ci, int extreme);
+
 /* U8: 0 for i8 tensors; 1 for a u8 input; 2 for u8 input and output; 3
- * for u8 input and output with zero points (--asymmetric). */
+ * for u8 input and output with zero points (--asymmetric).  Each case runs
+ * on the plain C kernel and on oneDNN's s8/u8 products (where exact on
+ * this CPU), both against the naive reference; the larger cases take
+ * oneDNN's VNNI kernels (blocked channels, s8 compensation), the last
+ * input holds only its dtype's extremes. */
 static void test_conv_kernel(int u8)
 {
 	static const struct conv_case cases[] = {
@@ -349,75 +399,91 @@ static void test_conv_kernel(int u8)
 		{ 1, 3, 13, 12, 5, 1, 5, 3, 2, 1, 2, 1, 2, 0, 3, 1, 0, 0 },      /* dilation, odd pads */
 		{ 1, 5, 6, 6, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },        /* 1x1 */
 		{ 1, 4, 15, 9, 4, 1, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0, 0 },        /* a stem-like 7x7/2 */
+		{ 1, 64, 10, 9, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 },      /* VNNI 3x3 */
+		{ 2, 128, 5, 6, 256, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },     /* VNNI 1x1 */
+		{ 1, 48, 11, 11, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 1, 6.0 },  /* depthwise /2 */
+		{ 1, 32, 12, 10, 64, 4, 3, 3, 1, 2, 2, 2, 2, 1, 2, 3, 0, 0 },     /* grouped, dilated */
+		{ 1, 96, 6, 6, 32, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },       /* extremes only */
 	};
-	for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
-		const struct conv_case *t = &cases[ci];
-		struct ir_graph *g = conv_graph(t, 0);
-		const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
-		if (u8)
-			g->tensors[g->inputs[0]].dtype = DT_U8;
-		if (u8 > 1)
-			g->tensors[g->outputs[0]].dtype = DT_U8;
-		if (u8 > 2) {
-			g->tensors[g->inputs[0]].zero_point = 37;
-			g->tensors[g->outputs[0]].zero_point = 100;
+	for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++)
+		for (int fast = 0; fast < 2; fast++) {
+			dnnl_int8_allow(fast);
+			conv_case_run(&cases[ci], u8, ci, ci + 1 == ARRAY_LEN(cases));
 		}
-		int64_t nx = (int64_t)t->n * t->c * t->h * t->w, ny = tensor_numel(yt);
-		int8_t *x = xmalloc((size_t)nx), *want = xmalloc((size_t)ny), *got = xmalloc((size_t)ny);
-		int8_t *sl = xmalloc((size_t)ny), *mg = xmalloc((size_t)ny);
-		for (int64_t i = 0; i < nx; i++)
-			x[i] = (int8_t)(frand() * 128);   /* as u8: 0..255 */
-		naive_conv(t, g, x, want);
-		/* whole */
-		struct interp it;
-		interp_init(&it, g, 2);
-		memcpy(it.val[g->inputs[0]], x, (size_t)nx);
-		CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu: %s", ci, err_msg());
-		memcpy(got, it.val[g->outputs[0]], (size_t)ny);
-		interp_free(&it);
-		CHECK_MSG(!memcmp(got, want, (size_t)ny), "case %zu: whole run differs from naive", ci);
-		/* H-slices of 1, 2 and 3 rows */
-		int oh = (int)yt->shape[2];
-		for (int step = 1; step <= 3; step++) {
-			memset(sl, 0x55, (size_t)ny);
-			for (int r = 0; r < oh; r += step)
-				CHECK_MSG(run_slice(g, x, sl, r, r + step < oh ? r + step : oh) == 0,
-				          "case %zu: slice: %s", ci, err_msg());
-			CHECK_MSG(!memcmp(sl, want, (size_t)ny), "case %zu: slices of %d rows differ", ci, step);
-		}
-		/* the reordered form: one coefficient tensor [OC,3] */
-		struct ir_graph *g2 = conv_graph(t, 1);
-		g2->tensors[g2->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
-		g2->tensors[g2->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
-		g2->tensors[g2->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
-		g2->tensors[g2->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
-		interp_init(&it, g2, 1);
-		memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
-		CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
-		memcpy(mg, it.val[g2->outputs[0]], (size_t)ny);
-		interp_free(&it);
-		/* rebuild the separate form of g2's parameters and compare */
-		struct ir_graph *g3 = conv_graph(t, 0);
-		g3->tensors[g3->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
-		g3->tensors[g3->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
-		g3->tensors[g3->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
-		g3->tensors[g3->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
-		memcpy(g3->tensors[1].data, g2->tensors[1].data, g2->tensors[1].nbytes);
-		const int32_t *coeff = g2->tensors[2].data;
-		for (int c = 0; c < t->oc; c++)
-			for (int j = 0; j < 3; j++)
-				((int32_t *)g3->tensors[2 + j].data)[c] = coeff[3 * c + j];
-		naive_conv(t, g3, x, want);
-		CHECK_MSG(!memcmp(mg, want, (size_t)ny), "case %zu: coefficient form differs", ci);
-		graph_free(g);
-		graph_free(g2);
-		graph_free(g3);
-		free(x);
-		free(want);
-		free(got);
-		free(sl);
-		free(mg);
+	dnnl_int8_allow(1);
+}
+
+/* One case of test_conv_kernel; EXTREME fills the input with its dtype's
+ * bounds only. */
+static void conv_case_run(const struct conv_case *t, int u8, size_t ci, int extreme)
+{
+	struct ir_graph *g = conv_graph(t, 0);
+	const struct ir_tensor *yt = &g->tensors[g->outputs[0]];
+	if (u8)
+		g->tensors[g->inputs[0]].dtype = DT_U8;
+	if (u8 > 1)
+		g->tensors[g->outputs[0]].dtype = DT_U8;
+	if (u8 > 2) {
+		g->tensors[g->inputs[0]].zero_point = 37;
+		g->tensors[g->outputs[0]].zero_point = 100;
 	}
+	int64_t nx = (int64_t)t->n * t->c * t->h * t->w, ny = tensor_numel(yt);
+	int8_t *x = xmalloc((size_t)nx), *want = xmalloc((size_t)ny), *got = xmalloc((size_t)ny);
+	int8_t *sl = xmalloc((size_t)ny), *mg = xmalloc((size_t)ny);
+	for (int64_t i = 0; i < nx; i++)   /* as u8: 0..255 */
+		x[i] = extreme ? (i % 3 ? -128 : 127) : (int8_t)(frand() * 128);
+	naive_conv(t, g, x, want);
+	/* whole */
+	struct interp it;
+	interp_init(&it, g, 2);
+	memcpy(it.val[g->inputs[0]], x, (size_t)nx);
+	CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu: %s", ci, err_msg());
+	memcpy(got, it.val[g->outputs[0]], (size_t)ny);
+	interp_free(&it);
+	CHECK_MSG(!memcmp(got, want, (size_t)ny), "case %zu (oneDNN %d): whole run differs from naive",
+		  ci, dnnl_int8_exact());
+	/* H-slices of 1, 2 and 3 rows */
+	int oh = (int)yt->shape[2];
+	for (int step = 1; step <= 3; step++) {
+		memset(sl, 0x55, (size_t)ny);
+		for (int r = 0; r < oh; r += step)
+			CHECK_MSG(run_slice(g, x, sl, r, r + step < oh ? r + step : oh) == 0,
+			          "case %zu: slice: %s", ci, err_msg());
+		CHECK_MSG(!memcmp(sl, want, (size_t)ny), "case %zu (oneDNN %d): slices of %d rows differ",
+			  ci, dnnl_int8_exact(), step);
+	}
+	/* the reordered form: one coefficient tensor [OC,3] */
+	struct ir_graph *g2 = conv_graph(t, 1);
+	g2->tensors[g2->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
+	g2->tensors[g2->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
+	g2->tensors[g2->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
+	g2->tensors[g2->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
+	interp_init(&it, g2, 1);
+	memcpy(it.val[g2->inputs[0]], x, (size_t)nx);
+	CHECK_MSG(interp_run(&it, NULL, NULL) == 0, "case %zu merged: %s", ci, err_msg());
+	memcpy(mg, it.val[g2->outputs[0]], (size_t)ny);
+	interp_free(&it);
+	/* rebuild the separate form of g2's parameters and compare */
+	struct ir_graph *g3 = conv_graph(t, 0);
+	g3->tensors[g3->inputs[0]].dtype = g->tensors[g->inputs[0]].dtype;
+	g3->tensors[g3->outputs[0]].dtype = g->tensors[g->outputs[0]].dtype;
+	g3->tensors[g3->inputs[0]].zero_point = g->tensors[g->inputs[0]].zero_point;
+	g3->tensors[g3->outputs[0]].zero_point = g->tensors[g->outputs[0]].zero_point;
+	memcpy(g3->tensors[1].data, g2->tensors[1].data, g2->tensors[1].nbytes);
+	const int32_t *coeff = g2->tensors[2].data;
+	for (int c = 0; c < t->oc; c++)
+		for (int j = 0; j < 3; j++)
+			((int32_t *)g3->tensors[2 + j].data)[c] = coeff[3 * c + j];
+	naive_conv(t, g3, x, want);
+	CHECK_MSG(!memcmp(mg, want, (size_t)ny), "case %zu: coefficient form differs", ci);
+	graph_free(g);
+	graph_free(g2);
+	graph_free(g3);
+	free(x);
+	free(want);
+	free(got);
+	free(sl);
+	free(mg);
 }
 
 /* MaxPool and AveragePool int8 kernels: slices equal whole runs. */
@@ -485,6 +551,92 @@ static int run_op(struct ir_graph *g, int op, int8_t *const *in, int8_t *y)
 	kern_done(&k);
 	free(vals);
 	return rc;
+}
+
+/* The int8 Gemm and MatMul kernels on oneDNN's products against their
+ * plain C loops: i8 and u8 operands with and without zero points (a u8 B
+ * goes to oneDNN shifted by 128), broadcast batches, per-column and
+ * shared parameters, the raw i32 sums of a partial product, extreme
+ * operands. */
+static void test_matmul_kernels(void)
+{
+	struct mm_case {
+		int gemm;                    /* Gemm A [M,K] x B' (transB) or MatMul */
+		int ra, rb;                  /* ranks */
+		int64_t as[4], bs[4];        /* shapes */
+		enum ir_dtype at, bt, yt;    /* dtypes */
+		int za, zb, zy;
+		int extreme;
+	} cases[] = {
+		{ 1, 2, 2, { 5, 70 }, { 33, 70 }, DT_I8, DT_I8, DT_I8, 0, 0, 0, 0 },
+		{ 1, 2, 2, { 5, 70 }, { 33, 70 }, DT_U8, DT_I8, DT_U8, 37, 0, 100, 0 },
+		{ 1, 2, 2, { 4, 64 }, { 16, 64 }, DT_U8, DT_I8, DT_I32, 0, 0, 0, 1 },
+		{ 0, 4, 4, { 1, 3, 9, 40 }, { 1, 3, 40, 17 }, DT_I8, DT_I8, DT_I8, 0, 0, 0, 0 },
+		{ 0, 4, 3, { 2, 3, 9, 40 }, { 3, 40, 17 }, DT_U8, DT_U8, DT_I8, 0, 0, 0, 0 },
+		{ 0, 4, 4, { 2, 1, 6, 33 }, { 1, 4, 33, 8 }, DT_U8, DT_U8, DT_U8, 11, 200, 3, 0 },
+		{ 0, 3, 2, { 2, 7, 50 }, { 50, 24 }, DT_I8, DT_U8, DT_I8, 0, 0, 0, 1 },
+		{ 0, 3, 3, { 2, 7, 50 }, { 2, 50, 24 }, DT_U8, DT_I8, DT_I32, 9, 0, 0, 0 },
+	};
+	for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
+		const struct mm_case *t = &cases[ci];
+		struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+		int a = graph_add_tensor(g, "a", t->at, t->ra, t->as);
+		int64_t n = t->gemm ? t->bs[0] : t->bs[t->rb - 1], nb = 1, np = t->gemm ? n : 1;
+		for (int i = 0; i < t->rb; i++)
+			nb *= t->bs[i];
+		int8_t *bw = xmalloc((size_t)nb);
+		for (int64_t i = 0; i < nb; i++)
+			bw[i] = t->extreme ? (i % 2 ? -128 : 127) : (int8_t)(frand() * 128);
+		int b = t->gemm ? graph_add_weight(g, "b", DT_I8, 2, t->bs, bw)
+				: graph_add_tensor(g, "b", t->bt, t->rb, t->bs);
+		/* the bias takes off the sums' mean, so that outputs vary */
+		int32_t par[3][64];
+		int64_t kk = t->as[t->ra - 1];
+		double ea = (t->at == DT_U8 ? 127.5 : -0.5) - t->za;
+		double eb = (t->bt == DT_U8 && !t->gemm ? 127.5 : -0.5) - t->zb;
+		for (int j = 0; j < np; j++) {
+			par[0][j] = (int32_t)(-(double)kk * ea * eb + frand() * 300);
+			quant_multiplier((0.5 + fabs(frand())) / (64.0 * kk), &par[1][j], &par[2][j]);
+		}
+		int in[5] = { a, b };
+		for (int j = 0; j < 3; j++) {
+			char name[8];
+			snprintf(name, sizeof name, "p%d", j);
+			in[2 + j] = graph_add_weight(g, name, DT_I32, 1, (int64_t[]){ np }, par[j]);
+		}
+		int y = graph_add_tensor(g, "y", t->yt, 0, NULL);
+		int o = graph_add_op(g, t->gemm ? OP_GEMM : OP_MATMUL, "mm", t->yt == DT_I32 ? 2 : 5,
+				     in, 1, &y);
+		if (t->gemm)
+			op_set_int(&g->ops[o], "transB", 1);
+		if (t->yt == DT_I32)
+			op_set_int(&g->ops[o], "acc", 1);
+		CHECK_MSG(op_defs[g->ops[o].type]->infer(g, &g->ops[o]) == 0, "case %zu: %s", ci, err_msg());
+		g->tensors[y].dtype = t->yt;
+		g->tensors[a].zero_point = t->za;
+		g->tensors[b].zero_point = t->zb;
+		g->tensors[y].zero_point = t->zy;
+		g->tensors[a].scale = g->tensors[b].scale = g->tensors[y].scale = 0.1f;
+		int64_t na = tensor_numel(&g->tensors[a]), ny = tensor_numel(&g->tensors[y]);
+		int8_t *av = xmalloc((size_t)na), *got[2];
+		for (int64_t i = 0; i < na; i++)
+			av[i] = t->extreme ? (i % 3 ? -128 : 127) : (int8_t)(frand() * 128);
+		size_t ybytes = (size_t)ny * dtype_size(t->yt);
+		for (int fast = 0; fast < 2; fast++) {
+			dnnl_int8_allow(fast);
+			got[fast] = xcalloc(ybytes, 1);
+			int8_t *ins[5] = { av, t->gemm ? NULL : bw };
+			CHECK_MSG(run_op(g, o, ins, got[fast]) == 0,
+				  "case %zu: %s", ci, err_msg());
+		}
+		dnnl_int8_allow(1);
+		CHECK_MSG(!memcmp(got[0], got[1], ybytes), "case %zu: oneDNN and C kernels differ", ci);
+		graph_free(g);
+		free(av);
+		free(bw);
+		free(got[0]);
+		free(got[1]);
+	}
 }
 
 /* Add (with broadcasting and relu), Mul, Concat, Scale and
@@ -994,6 +1146,7 @@ int main(void)
 	test_stats();
 	test_lut();
 	test_pool_kernels();
+	test_matmul_kernels();
 	test_elementwise_kernels(0);
 	test_elementwise_kernels(1);
 	test_lowered_graph();
