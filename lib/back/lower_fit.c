@@ -22,8 +22,10 @@
  *    at full precision (lib/back/lower_kin.c);
  *  - a Conv, MaxPool or AveragePool whose one output row is too wide runs
  *    on column blocks concatenated along W (lib/back/lower_wsplit.c);
- *  - an op over many images or windows (axis 0) that computes each on its
- *    own runs on parts of that axis, concatenated (lib/back/lower_nsplit.c);
+ *  - an op whose elements along some output axis are computed each on
+ *    their own (images or windows along axis 0, the kept axes of a
+ *    reduction, any axis of a Transpose) runs on parts of that axis,
+ *    concatenated (lib/back/lower_axsplit.c);
  *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
  *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
  *    along H; Casts to f32 and back to the input's dtype and quantisation
@@ -41,7 +43,7 @@
 #include "back/codegen.h"
 #include "back/lower_fit.h"
 #include "back/lower_kin.h"
-#include "back/lower_nsplit.h"
+#include "back/lower_axsplit.h"
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
@@ -317,7 +319,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || lower_nsplit(g, i, &c, kin_note, &f) ||
+		if (swap_operands(g, i) || refold(&f, i, chip) || lower_axsplit(g, i, &c, kin_note, &f) ||
 		    lower_kin(g, i, chip, kin_note, &f) || lower_wsplit(g, i, chip, kin_note, &f) ||
 		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
 			any = 1;

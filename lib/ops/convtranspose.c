@@ -331,9 +331,10 @@ const struct op_def op_def_CONVTRANSPOSE = {
 	.run_tpu = deconv_tpu,
 	.macs = deconv_macs,
 	.slice_h = deconv_slice_h,
+	.split_axis = split_axis_batch,
 };
 
 const struct op_def op_def_GMAXPOOL = {
 	.infer = gmaxpool_infer, .run_f32 = gmaxpool_run, .lower = lower_default,
-	.run_tpu = gmaxpool_tpu,
+	.run_tpu = gmaxpool_tpu, .split_axis = split_axis_nc,
 };

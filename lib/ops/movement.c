@@ -615,18 +615,80 @@ static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : -1;
 }
 
+/* Splitting rules along an output axis (lib/back/lower_axsplit.c).
+ * Transpose: the input axis it comes from.  Slice: an axis the slice
+ * leaves whole.  Split: any axis but the one it splits.  Gather: an axis
+ * of the data before or after the gathered one, or one of the indices
+ * (the data read whole).  Expand: an axis the input already has whole
+ * (the shape attribute broadcasts it with 1).  Tile: an axis not
+ * repeated.  DepthToSpace, SpaceToDepth: the batch. */
+static int transpose_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax,
+				int *in_ax)
+{
+	int64_t perm[IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "perm", perm, IR_MAX_RANK) != r)
+		return 0;
+	return split_axis_x0(g, op, (int)perm[ax], in_ax);
+}
+
+static int slice_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
+	if (slice_resolve(op, x->rank, x->shape, start, step, count) < 0)
+		return 0;
+	return start[ax] == 0 && step[ax] == 1 && count[ax] == x->shape[ax] &&
+	       split_axis_x0(g, op, ax, in_ax);
+}
+
+static int split_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank;
+	return norm_axis(op_int(op, "axis", 0), r) != ax && split_axis_x0(g, op, ax, in_ax);
+}
+
+static int gather_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank, q = g->tensors[op->in[1]].rank;
+	int axis = norm_axis(op_int(op, "axis", 0), r);
+	if (axis < 0)
+		return 0;
+	in_ax[0] = ax < axis ? ax : ax >= axis + q ? ax - q + 1 : -1;
+	in_ax[1] = ax >= axis && ax < axis + q ? ax - axis : -1;
+	return 1;
+}
+
+static int expand_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int64_t s[IR_MAX_RANK];
+	int n = op_ints(op, "shape", s, IR_MAX_RANK), a = ax - (y->rank - x->rank);
+	int sa = ax - (y->rank - n);
+	if (a < 0 || x->shape[a] != y->shape[ax] || (sa >= 0 && s[sa] != 1))
+		return 0;
+	return split_axis_x0(g, op, a, in_ax);
+}
+
+static int tile_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int64_t rep[IR_MAX_RANK];
+	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
+	return ax < n && rep[ax] == 1 && split_axis_x0(g, op, ax, in_ax);
+}
+
 /* Transpose, Squeeze and Unsqueeze follow their input's dtype in int8
  * (attention's head split and merge stay int8): xformer_i8.c. */
-const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h };
+const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h, .split_axis = transpose_split_axis };
 const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
 const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
-const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
-const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };
-const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32, .split_axis = gather_split_axis };
+const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h, .split_axis = slice_split_axis };
+const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
+const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
+const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis };
+const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch };
+const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch };
 const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SIZE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_CONSTANTOFSHAPE = { .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };

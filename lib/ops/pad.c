@@ -132,6 +132,17 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
+/* Parts along an axis it does not pad. */
+static int pad_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int64_t pads[2 * IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || pads[ax] || pads[ax + r])
+		return 0;
+	return split_axis_x0(g, op, ax, in_ax);
+}
+
 const struct op_def op_def_PAD = {
 	.infer = pad_infer, .run_f32 = pad_run, .lower = pad_lower, .run_tpu = pad_run,
+	.split_axis = pad_split_axis,
 };

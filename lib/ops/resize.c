@@ -276,8 +276,21 @@ static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = (int)hi + 1;
 }
 
+/* Parts along an axis it does not resize (sizes, which spell the output's
+ * shape, take the part's: lib/back/lower_axsplit.c). */
+static int resize_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	const struct ir_attr *sc = op_attr(op, "scales");
+	if (x->rank != y->rank || x->shape[ax] != y->shape[ax] ||
+	    (sc && sc->kind == ATTR_FLOATS && ax < sc->n && sc->floats[ax] != 1.0f) ||
+	    !strcmp(op_str(op, "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
+		return 0;
+	return split_axis_x0(g, op, ax, in_ax);
+}
+
 const struct op_def op_def_RESIZE = {
 	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
 	.macs = resize_macs,
-	.slice_h = resize_slice_h,
+	.slice_h = resize_slice_h, .split_axis = resize_split_axis,
 };
