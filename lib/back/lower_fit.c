@@ -20,12 +20,17 @@
  *  - a Conv, Gemm or MatMul whose reduction over input channels (K) is
  *    what does not fit runs as partial ops over parts of K and their sum
  *    at full precision (lib/back/lower_kin.c);
- *  - a Conv, MaxPool or AveragePool whose one output row is too wide runs
- *    on column blocks concatenated along W (lib/back/lower_wsplit.c);
+ *  - a Conv of several groups runs on parts of its groups
+ *    (lib/back/lower_kin.c);
+ *  - an op whose windows along an axis do not fit (a Conv, pooling or
+ *    ConvTranspose row too wide, a Pad, DepthToSpace or Resize) runs on
+ *    blocks of its output along that axis (lib/back/lower_wsplit.c);
  *  - an op whose elements along some output axis are computed each on
  *    their own (images or windows along axis 0, the kept axes of a
  *    reduction, any axis of a Transpose) runs on parts of that axis,
  *    concatenated (lib/back/lower_axsplit.c);
+ *  - a reduction, Softmax, LogSoftmax or LayerNormalization whose rows
+ *    do not fit runs in stages over shorter rows (lib/back/lower_rows.c);
  *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
  *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
  *    along H; Casts to f32 and back to the input's dtype and quantisation
@@ -43,6 +48,7 @@
 #include "back/codegen.h"
 #include "back/lower_fit.h"
 #include "back/lower_kin.h"
+#include "back/lower_rows.h"
 #include "back/lower_axsplit.h"
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
@@ -320,8 +326,9 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
 		if (swap_operands(g, i) || refold(&f, i, chip) || lower_axsplit(g, i, &c, kin_note, &f) ||
-		    lower_kin(g, i, chip, kin_note, &f) || lower_wsplit(g, i, chip, kin_note, &f) ||
-		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
+		    lower_groups(g, i, &c, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
+		    lower_wsplit(g, i, &c, kin_note, &f) ||
+		    matmul_cols(&f, i, chip) || pool_rows(&f, i) || lower_rows(g, i, &c, kin_note, &f))
 			any = 1;
 	}
 	err_set("%s", "");
@@ -350,6 +357,8 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 		free(ops);
 		free(first);
 		free(by);
+		/* ops a rewrite left dead, and weights no op reads any more */
+		graph_compact(g);
 	}
 	free(f.owner);
 	free(f.after);
@@ -357,11 +366,12 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 }
 
 /* Passes until every op fits or none changes: a part made by one split
- * (a MatMul's part of K) may need another (its columns).  Each pass only
- * makes smaller ops, and a few suffice; the bound keeps a bug from looping. */
+ * (a MatMul's part of K) may need another (its columns), a Softmax's
+ * stages their own splits.  Each pass only makes smaller ops, and a few
+ * suffice; the bound keeps a bug from looping. */
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
-	for (int pass = 0; pass < 4 && fit_pass(g, chip); pass++)
+	for (int pass = 0; pass < 8 && fit_pass(g, chip); pass++)
 		;
 	return 0;
 }
