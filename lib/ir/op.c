@@ -275,6 +275,25 @@ void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = oh1;
 }
 
+int split_window_spatial(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			 int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	struct spatial s;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	if (ax != 3 || x->rank != 4 || g->tensors[op->out[0]].rank != 4 || op_attr(op, "auto_pad") ||
+	    spatial_get(g, op, &s) < 0 || s.ceil_mode)
+		return 0;
+	int64_t iw = x->shape[3];
+	int64_t a = o0 * s.sw - s.pl, b = (o1 - 1) * s.sw - s.pl + (int64_t)(s.kw - 1) * s.dw + 1;
+	*i0 = a > 0 ? a : 0;
+	*i1 = b < iw ? b : iw;
+	if (part) {
+		int64_t pads[4] = { s.pt, *i0 - a, s.pb, b - *i1 };
+		op_set_ints(part, "pads", 4, pads);
+	}
+	return 1;
+}
+
 int split_axis_same(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
 {
 	const struct ir_tensor *y = &g->tensors[op->out[0]];

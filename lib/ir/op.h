@@ -74,6 +74,15 @@ struct op_def {
 	 * NULL: elementwise ops (slice_h_same) split as they broadcast
 	 * (split_axis_same), other ops not at all. */
 	int (*split_axis)(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+	/* Parts along an output axis each reading a window of input 0's same
+	 * axis (lib/back/lower_wsplit.c; the other inputs read whole):
+	 * outputs [o0, o1) along ax need input 0's [*i0, *i1); with part not
+	 * NULL, part (a copy of op, to run on that window alone) gets the
+	 * attributes that make it compute exactly those outputs.  0 when op
+	 * cannot be cut so along ax, or not into that part (a part too narrow
+	 * for a reflecting pad, not on a block boundary).  NULL: never. */
+	int (*split_window)(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			    int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part);
 };
 
 extern const struct op_def *const op_defs[OP_COUNT];
@@ -137,6 +146,12 @@ int split_axis_nc(const struct ir_graph *g, const struct ir_op *op, int ax, int 
  * parameters (rank 1, one per channel) with it when ax is the channels
  * (1), else read whole. */
 int split_axis_chan(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* split_window for 2-D window ops (Conv, MaxPool, AveragePool) along W
+ * (axis 3): the input columns the part's windows read, its left and right
+ * pads only where it meets the input's edge.  Not for ceil_mode or
+ * auto_pad. */
+int split_window_spatial(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			 int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part);
 /* Output extent along one axis. */
 int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil_mode);
 

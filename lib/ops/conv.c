@@ -282,6 +282,11 @@ static int conv_dnnl(struct kern *k, const struct conv_i8 *cv, const struct kern
 		free(acc);
 		return op_error(k->op, "%s", err_msg());
 	}
+	if (cv->ydt == DT_I32) {   /* a partial sum (attribute acc): the raw accumulator */
+		memcpy(cv->y, acc, sizeof *acc * (size_t)nout);
+		free(acc);
+		return 1;
+	}
 	#pragma omp parallel for num_threads(nt) schedule(static) reduction(max:err)
 	for (int64_t bo = 0; bo < c.n * cv->oc; bo++) {
 		int32_t bias, mult, shift;
@@ -399,4 +404,5 @@ static int conv_tpu(struct kern *k)
 const struct op_def op_def_CONV = {
 	.infer = conv_infer, .run_f32 = conv_f32, .lower = conv_lower, .run_tpu = conv_tpu,
 	.macs = conv_macs, .slice_h = slice_h_window, .split_axis = split_axis_batch,
+	.split_window = split_window_spatial,
 };

@@ -677,6 +677,25 @@ static int tile_split_axis(const struct ir_graph *g, const struct ir_op *op, int
 	return ax < n && rep[ax] == 1 && split_axis_x0(g, op, ax, in_ax);
 }
 
+/* DepthToSpace along H or W: output entries [o0, o1), on block
+ * boundaries, come from input entries [o0 / b, o1 / b); SpaceToDepth from
+ * [o0 * b, o1 * b). */
+static int d2s_split_window(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			    int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	int64_t b = op_int(op, "blocksize", 1);
+	if (ax < 2 || b < 1)
+		return 0;
+	if (op->type == OP_SPACETODEPTH) {
+		*i0 = o0 * b;
+		*i1 = o1 * b;
+		return 1;
+	}
+	*i0 = o0 / b;
+	*i1 = o1 / b;
+	return o0 % b == 0 && o1 % b == 0;
+}
+
 /* Transpose, Squeeze and Unsqueeze follow their input's dtype in int8
  * (attention's head split and merge stay int8): xformer_i8.c. */
 const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h, .split_axis = transpose_split_axis };
@@ -687,8 +706,8 @@ const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run,
 const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
 const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
 const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis };
-const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch };
-const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch };
+const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
+const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
 const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SIZE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_CONSTANTOFSHAPE = { .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };

@@ -343,13 +343,13 @@ static int gap_tpu(struct kern *k)
 const struct op_def op_def_MAXPOOL = {
 	.infer = pool_infer, .run_f32 = maxpool_f32, .lower = lower_default,
 	.run_tpu = maxpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
-	.split_axis = split_axis_batch,
+	.split_axis = split_axis_batch, .split_window = split_window_spatial,
 };
 
 const struct op_def op_def_AVGPOOL = {
 	.infer = pool_infer, .run_f32 = avgpool_f32, .lower = avgpool_lower,
 	.run_tpu = avgpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
-	.split_axis = split_axis_batch,
+	.split_axis = split_axis_batch, .split_window = split_window_spatial,
 };
 
 const struct op_def op_def_GAVGPOOL = {

@@ -209,6 +209,60 @@ static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
 	return 1;
 }
 
+/* Along axis d of op's input (extent xs) and output (ys): the whole op's
+ * input and output extents (*fi, *fo) and where this op's input and output
+ * start in them (*i0, *j0).  A part of a Resize cut along an axis
+ * (lib/back/lower_wsplit.c) records them in its attributes part_full
+ * (every axis' whole input extent, then every axis' output extent) and
+ * part_at (input offsets, then output offsets); a whole op is its own. */
+static void resize_whole(const struct ir_op *op, int r, int d, int64_t xs, int64_t ys, int64_t *fi,
+			 int64_t *fo, int64_t *i0, int64_t *j0)
+{
+	int64_t full[2 * IR_MAX_RANK], at[2 * IR_MAX_RANK];
+	if (op_ints(op, "part_full", full, 2 * IR_MAX_RANK) == 2 * r &&
+	    op_ints(op, "part_at", at, 2 * IR_MAX_RANK) == 2 * r) {
+		*fi = full[d];
+		*fo = full[r + d];
+		*i0 = at[d];
+		*j0 = at[r + d];
+		return;
+	}
+	*fi = xs;
+	*fo = ys;
+	*i0 = *j0 = 0;
+}
+
+/* Input entries [*a, *b) of axis d that output entries [o0, o1) of op's
+ * output read (op's own indices; the taps of the whole op it stands for). */
+static void resize_range(const struct ir_graph *g, const struct ir_op *op, int d, int64_t o0,
+			 int64_t o1, int64_t *a, int64_t *b)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int64_t fi, fo, i0, j0, lo = INT64_MAX, hi = -1;
+	resize_whole(op, x->rank, d, x->shape[d], y->shape[d], &fi, &fo, &i0, &j0);
+	if (axis_identity(op, d, fi, fo)) {
+		/* the kernel copies such an axis: exactly the same entries
+		 * (a linear tap of weight 0 would read one more) */
+		lo = o0 + j0 - i0;
+		hi = o1 - 1 + j0 - i0;
+		o1 = o0;
+	}
+	for (int64_t j = o0; j < o1; j++) {
+		struct taps t;
+		axis_taps(op, d, fi, fo, j + j0, &t);
+		for (int k = 0; k < t.n; k++) {
+			lo = t.idx[k] - i0 < lo ? t.idx[k] - i0 : lo;
+			hi = t.idx[k] - i0 > hi ? t.idx[k] - i0 : hi;
+		}
+	}
+	if (hi < 0)
+		lo = hi = 0;
+	lo = lo < 0 ? 0 : lo > x->shape[d] - 1 ? x->shape[d] - 1 : lo;
+	hi = hi < lo ? lo : hi > x->shape[d] - 1 ? x->shape[d] - 1 : hi;
+	*a = lo;
+	*b = hi + 1;
+}
+
 static int resize_run(struct kern *k)
 {
 	if (kern_need_f32(k) < 0)
@@ -219,22 +273,27 @@ static int resize_run(struct kern *k)
 	memcpy(cur, x->shape, sizeof cur);
 	const float *src = x->data;
 	float *tmp = NULL;
-	/* a slice along H: the whole axis 2 from the graph */
-	int64_t hin = x->shape[r > 2 ? 2 : 0], hout = y->shape[r > 2 ? 2 : 0];
+	/* a slice along H (codegen): the op's whole tensors from the graph */
+	const int64_t *xs = x->shape, *ys = y->shape;
 	if (r >= 3 && k->g && k->in_full_h > 0) {
-		hin = k->in_full_h;
-		hout = k->g->tensors[k->op->out[0]].shape[2];
+		xs = k->g->tensors[k->op->in[0]].shape;
+		ys = k->g->tensors[k->op->out[0]].shape;
 	}
 	for (int d = 0; d < r; d++) {
-		int64_t fi = d == 2 ? hin : x->shape[d], fo = d == 2 ? hout : y->shape[d];
+		int64_t fi, fo, i0, j0;
+		resize_whole(k->op, r, d, xs[d], ys[d], &fi, &fo, &i0, &j0);
+		if (d == 2 && xs != x->shape) {
+			i0 += k->in_row0;
+			j0 += k->out_row0;
+		}
 		if (axis_identity(k->op, d, fi, fo))
 			continue;
 		int64_t n = 1;
 		for (int i = 0; i < r; i++)
 			n *= i == d ? y->shape[d] : cur[i];
 		float *dst = xmalloc(sizeof(float) * (size_t)(n ? n : 1));
-		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo,
-			    d == 2 ? k->in_row0 : 0, d == 2 ? k->out_row0 : 0);
+		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo, i0,
+			    j0);
 		free(tmp);
 		tmp = dst;
 		src = dst;
@@ -256,24 +315,41 @@ static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
 			   int oh0, int oh1, int *ih0, int *ih1)
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-	int64_t lo = INT64_MAX, hi = -1;
+	int64_t a, b;
 	if (x->rank < 4 || y->rank != x->rank || quant_is_q(x->dtype)) {
 		*ih0 = -1;
 		*ih1 = 0;
 		return;
 	}
-	for (int64_t j = oh0; j < oh1; j++) {
-		struct taps t;
-		axis_taps(op, 2, x->shape[2], y->shape[2], j, &t);
-		for (int k = 0; k < t.n; k++) {
-			lo = t.idx[k] < lo ? t.idx[k] : lo;
-			hi = t.idx[k] > hi ? t.idx[k] : hi;
-		}
-	}
-	if (hi < 0)
-		lo = hi = 0;
-	*ih0 = (int)lo;
-	*ih1 = (int)hi + 1;
+	resize_range(g, op, 2, oh0, oh1, &a, &b);
+	*ih0 = (int)a;
+	*ih1 = (int)b;
+}
+
+/* Parts along any axis, each from the input entries its taps read: the
+ * part records the whole op it stands for (resize_whole). */
+static int resize_split_window(const struct ir_graph *g, const struct ir_op *op, int ax,
+			       int64_t o0, int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int r = x->rank;
+	if (y->rank != r || !quant_is_float(x->dtype))
+		return 0;
+	resize_range(g, op, ax, o0, o1, i0, i1);
+	if (!part)
+		return 1;
+	int64_t full[2 * IR_MAX_RANK], at[2 * IR_MAX_RANK], sizes[IR_MAX_RANK];
+	for (int d = 0; d < r; d++)
+		resize_whole(op, r, d, x->shape[d], y->shape[d], &full[d], &full[r + d], &at[d],
+			     &at[r + d]);
+	at[ax] += *i0;
+	at[r + ax] += o0;
+	memcpy(sizes, y->shape, sizeof sizes);
+	sizes[ax] = o1 - o0;
+	op_set_ints(part, "sizes", r, sizes);
+	op_set_ints(part, "part_full", 2 * r, full);
+	op_set_ints(part, "part_at", 2 * r, at);
+	return 1;
 }
 
 /* Parts along an axis it does not resize (sizes, which spell the output's
@@ -282,7 +358,11 @@ static int resize_split_axis(const struct ir_graph *g, const struct ir_op *op, i
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	const struct ir_attr *sc = op_attr(op, "scales");
-	if (x->rank != y->rank || x->shape[ax] != y->shape[ax] ||
+	int64_t fi, fo, i0, j0;
+	if (x->rank != y->rank)
+		return 0;
+	resize_whole(op, x->rank, ax, x->shape[ax], y->shape[ax], &fi, &fo, &i0, &j0);
+	if (x->shape[ax] != y->shape[ax] || fi != fo ||
 	    (sc && sc->kind == ATTR_FLOATS && ax < sc->n && sc->floats[ax] != 1.0f) ||
 	    !strcmp(op_str(op, "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
 		return 0;
@@ -293,4 +373,5 @@ const struct op_def op_def_RESIZE = {
 	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
 	.macs = resize_macs,
 	.slice_h = resize_slice_h, .split_axis = resize_split_axis,
+	.split_window = resize_split_window,
 };
