@@ -1,6 +1,7 @@
 /* pool.c - MaxPool, AveragePool and GlobalAveragePool over NCHW tensors.
- * Attributes kernel_shape, strides, pads, ceil_mode, dilations (MaxPool),
- * count_include_pad (AveragePool).
+ * Attributes kernel_shape, strides, pads, ceil_mode, dilations,
+ * count_include_pad (AveragePool: the divisor counts the taps inside the
+ * input, or inside the padded input).
  */
 #include <math.h>
 #include <stdlib.h>

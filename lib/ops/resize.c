@@ -5,8 +5,10 @@
  * align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize with
  * roi), nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil,
  * simple: floor when enlarging, ceil when shrinking), cubic_coeff_a,
- * exclude_outside, extrapolation_value.  Every mode is a product of 1-D
- * filters, so the kernel resizes one axis at a time.
+ * exclude_outside, extrapolation_value, antialias (opset 18: a linear or
+ * cubic filter stretched by 1/scale when downscaling, and normalised).
+ * Every mode is a product of 1-D filters, so the kernel resizes one axis
+ * at a time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,22 +55,80 @@ static int resize_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
-/* Up to four taps per output index along one axis; idx < 0 with n == 0
- * marks an extrapolated index. */
+/* The taps of one output index along an axis: n of them, input indices
+ * idx with weights w (room for taps_room entries); n == 0 marks an
+ * extrapolated index. */
 struct taps {
 	int n;
-	int64_t idx[4];
-	float w[4];
+	int64_t *idx;
+	float *w;
 };
+
+/* The scale of axis d: the attribute's, else out / in. */
+static double axis_scale(const struct ir_op *op, int d, int64_t in, int64_t out)
+{
+	const struct ir_attr *sc = op_attr(op, "scales");
+	return sc ? (double)sc->floats[d] : (double)out / (double)in;
+}
+
+/* First tap offset from the left neighbour of a linear or cubic filter:
+ * -1 for cubic, 0 for linear, lower when antialias widens a downscaling
+ * filter by 1/scale (ONNX Resize, opset 18). */
+static int tap_start(const struct ir_op *op, double scale)
+{
+	int cubic = !strcmp(op_str(op, "mode", "nearest"), "cubic");
+	if (!op_int(op, "antialias", 0) || scale >= 1)
+		return cubic ? -1 : 0;
+	return (int)floor((cubic ? -2.0 : -1.0) / scale) + 1;
+}
+
+/* Most taps an output index of axis d has. */
+static int taps_room(const struct ir_op *op, int d, int64_t in, int64_t out)
+{
+	if (!strcmp(op_str(op, "mode", "nearest"), "nearest"))
+		return 1;
+	return 2 - 2 * tap_start(op, axis_scale(op, d, in, out));
+}
+
+/* n taps with room for `room` each, in one allocation (free t[0].idx, then t). */
+static struct taps *taps_new(int64_t n, int room)
+{
+	struct taps *t = xmalloc(sizeof *t * (size_t)(n ? n : 1));
+	int64_t *idx = xmalloc(sizeof *idx * (size_t)((n ? n : 1) * room));
+	float *w = xmalloc(sizeof *w * (size_t)((n ? n : 1) * room));
+	for (int64_t j = 0; j < (n ? n : 1); j++) {
+		t[j].n = 0;
+		t[j].idx = idx + j * room;
+		t[j].w = w + j * room;
+	}
+	return t;
+}
+
+static void taps_free(struct taps *t)
+{
+	free(t[0].idx);
+	free(t[0].w);
+	free(t);
+}
+
+/* The cubic filter at distance x (coefficient a). */
+static double cubic_weight(double x, double a)
+{
+	x = fabs(x);
+	if (x <= 1)
+		return ((a + 2) * x - (a + 3)) * x * x + 1;
+	if (x < 2)
+		return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+	return 0;
+}
 
 /* The taps of output index x along an axis of in -> out elements. */
 static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
 {
-	const struct ir_attr *sc = op_attr(op, "scales");
 	const struct ir_attr *roi = op_attr(op, "roi");
 	const char *mode = op_str(op, "mode", "nearest");
 	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
-	double scale = sc ? (double)sc->floats[d] : (double)out / (double)in;
+	double scale = axis_scale(op, d, in, out);
 	double outw = scale * (double)in, xo;
 	if (!strcmp(ct, "align_corners")) {
 		xo = outw == 1 ? 0 : (double)x * (double)(in - 1) / (outw - 1);
@@ -114,31 +174,36 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		t->n = 1;
 		t->idx[0] = base + right;
 		t->w[0] = 1;
-	} else if (!strcmp(mode, "linear")) {
-		t->n = 2;
-		t->idx[0] = base;
-		t->idx[1] = base + 1;
-		t->w[0] = (float)(1 - ratio);
-		t->w[1] = (float)ratio;
 	} else {
-		double a = op_float(op, "cubic_coeff_a", -0.75), r = ratio, s = 1 - ratio;
-		double c[4] = {
-			((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-			((a + 2) * r - (a + 3)) * r * r + 1,
-			((a + 2) * s - (a + 3)) * s * s + 1,
-			((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
-		};
-		double sum = 0;
-		int excl = (int)op_int(op, "exclude_outside", 0);
-		for (int i = 0; i < 4; i++) {
-			t->idx[i] = base - 1 + i;
-			if (excl && (t->idx[i] < 0 || t->idx[i] >= in))
-				c[i] = 0;
+		/* linear (a triangle) or cubic, over taps start .. -start + 1
+		 * from the left neighbour; antialias stretches the filter by
+		 * 1/scale when downscaling and normalises it */
+		int cubic = !strcmp(mode, "cubic"), aa = op_int(op, "antialias", 0) && scale < 1;
+		int start = tap_start(op, scale), n = 2 - 2 * start;
+		double a = op_float(op, "cubic_coeff_a", -0.75), f = aa ? scale : 1, sum = 0;
+		int excl = cubic && (int)op_int(op, "exclude_outside", 0);
+		double *c = xmalloc(sizeof *c * (size_t)n);
+		for (int i = 0; i < n; i++) {
+			double dist = f * ((double)(start + i) - ratio);
+			c[i] = cubic ? cubic_weight(dist, a) : fmax(0.0, 1 - fabs(dist));
+			t->idx[i] = base + start + i;
 			sum += c[i];
 		}
-		t->n = 4;
-		for (int i = 0; i < 4; i++)
+		if (aa)
+			for (int i = 0; i < n; i++)
+				c[i] /= sum;
+		if (excl) {
+			sum = 0;
+			for (int i = 0; i < n; i++) {
+				if (t->idx[i] < 0 || t->idx[i] >= in)
+					c[i] = 0;
+				sum += c[i];
+			}
+		}
+		t->n = n;
+		for (int i = 0; i < n; i++)
 			t->w[i] = (float)(excl ? c[i] / sum : c[i]);
+		free(c);
 	}
 	for (int i = 0; i < t->n; i++)
 		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
@@ -156,7 +221,7 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 		outer *= xs[i];
 	for (int i = d + 1; i < r; i++)
 		inner *= xs[i];
-	struct taps *tp = xmalloc(sizeof *tp * (size_t)(out ? out : 1));
+	struct taps *tp = taps_new(out, taps_room(op, d, in_full, out_full));
 	for (int64_t j = 0; j < out; j++) {
 		axis_taps(op, d, in_full, out_full, j + j0, &tp[j]);
 		for (int k = 0; k < tp[j].n; k++) {
@@ -188,7 +253,7 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 			}
 		}
 	}
-	free(tp);
+	taps_free(tp);
 }
 
 /* Whether axis d maps every output index to the same input index alone. */
@@ -196,17 +261,18 @@ static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
 {
 	if (in != out)
 		return 0;
-	for (int64_t j = 0; j < out; j++) {
-		struct taps t;
-		axis_taps(op, d, in, out, j, &t);
+	struct taps *t = taps_new(1, taps_room(op, d, in, out));
+	int same = 1;
+	for (int64_t j = 0; j < out && same; j++) {
+		axis_taps(op, d, in, out, j, t);
 		int hit = 0;
-		for (int k = 0; k < t.n; k++)
-			if (t.w[k] != 0)
-				hit += t.idx[k] == j && t.w[k] == 1 ? 1 : 2;
-		if (hit != 1)
-			return 0;
+		for (int k = 0; k < t->n; k++)
+			if (t->w[k] != 0)
+				hit += t->idx[k] == j && t->w[k] == 1 ? 1 : 2;
+		same = hit == 1;
 	}
-	return 1;
+	taps_free(t);
+	return same;
 }
 
 /* Along axis d of op's input (extent xs) and output (ys): the whole op's
@@ -247,14 +313,15 @@ static void resize_range(const struct ir_graph *g, const struct ir_op *op, int d
 		hi = o1 - 1 + j0 - i0;
 		o1 = o0;
 	}
+	struct taps *t = taps_new(1, taps_room(op, d, fi, fo));
 	for (int64_t j = o0; j < o1; j++) {
-		struct taps t;
-		axis_taps(op, d, fi, fo, j + j0, &t);
-		for (int k = 0; k < t.n; k++) {
-			lo = t.idx[k] - i0 < lo ? t.idx[k] - i0 : lo;
-			hi = t.idx[k] - i0 > hi ? t.idx[k] - i0 : hi;
+		axis_taps(op, d, fi, fo, j + j0, t);
+		for (int k = 0; k < t->n; k++) {
+			lo = t->idx[k] - i0 < lo ? t->idx[k] - i0 : lo;
+			hi = t->idx[k] - i0 > hi ? t->idx[k] - i0 : hi;
 		}
 	}
+	taps_free(t);
 	if (hi < 0)
 		lo = hi = 0;
 	lo = lo < 0 ? 0 : lo > x->shape[d] - 1 ? x->shape[d] - 1 : lo;
