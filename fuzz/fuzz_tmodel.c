@@ -1,5 +1,7 @@
-/* fuzz_tmodel.c - the .tmodel reader (tpu-sim), then, for a small model,
- * one simulated run on zero inputs. */
+/* fuzz_tmodel.c - the .tmodel reader (tpu-sim), bundles of static shapes
+ * included (lib/chip/bundle.h), then, for a small model, one simulated run
+ * of its last stage on zero inputs. */
+#include "chip/bundle.h"
 #include "chip/chip.h"
 #include "fuzz.h"
 #include "sim/sim.h"
@@ -7,12 +9,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tmodel *m;
+	struct bundle b;
 	const char *path = fuzz_file(data, size);
-	int rc = tmodel_read(path, &m);
+	int rc = bundle_read(path, &b);
 	fuzz_file_close();
 	if (rc < 0)
 		return 0;
+	struct tmodel *m = b.stage[b.n - 1];
 	const struct chip *c = chip_find(m->chip);
 	struct npz in = { 0 }, out = { 0 };
 	if (c && m->coeff_bytes + m->neuron_bytes <= FUZZ_RUN_BYTES &&
@@ -23,6 +26,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	npz_free(&in);
 	npz_free(&out);
-	tmodel_free(m);
+	bundle_free(&b);
 	return 0;
 }

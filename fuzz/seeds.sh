@@ -3,8 +3,8 @@
 # reader under OUT, made from the repository's own inputs: the tiny ONNX
 # models of tests/fixtures/make_fixtures.py and examples/tiny_cnn, taken
 # through the tools in BIN to every IR stage, a calibration table, the
-# statistics file, a qtable, npz files and .tmodel files.  Generated, never
-# committed; about 2 MB.
+# statistics file, a qtable, npz files and .tmodel files (and a bundle of
+# one stage).  Generated, never committed; about 2 MB.
 set -eu
 BIN=$1
 OUT=$2
@@ -59,5 +59,13 @@ PYEOF
 	done
 	cp "$W/$m.origin.top" "$W/$m.top" "$OUT/ir/"
 done
+# a bundle of static shapes (lib/chip/bundle.h) holding one stage
+$PY - "$OUT/tmodel/conv_bn_relu.f32.tmodel" "$OUT/tmodel/bundle1.tmodel" <<'PYEOF'
+import struct, sys
+m = open(sys.argv[1], "rb").read()
+head = b"TPUCBNDL" + struct.pack("<II", 1, 1) + bytes(48)
+entry = struct.pack("<QQI", 128, len(m), 0) + bytes(12)
+open(sys.argv[2], "wb").write(head + entry + bytes(32) + m)
+PYEOF
 printf '# ops kept in f32\n\nrelu_0 f32\nconv bf16\n' >"$OUT/qtable/hand.qtable"
 rm -rf "$W"

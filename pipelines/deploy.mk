@@ -18,6 +18,19 @@
 #         --shape takes them: SHAPE="x=1,3,224,224 mask=1,128"; by default
 #         the dimensions the model leaves open take INPUT's (onnx2top
 #         --shapes-from INPUT)
+# SHAPES  several static shapes in one model (a bundle of stages,
+#         tpuc-tmodel(5)): a list of stages, each the shapes of the inputs
+#         it sets, as SHAPE gives them but joined by '+':
+#         SHAPES="x=1,3,224,224 x=8,3,224,224", or
+#         SHAPES="ids=1,64+mask=1,64 ids=1,128+mask=1,128".  Inputs a
+#         stage leaves out take INPUT's shapes.  Each stage goes through
+#         the stages below in $(OUT)/shape1, shape2 ... with the one
+#         calibration table (CALIB's samples, of SHAPE's or INPUT's
+#         shape), and model.tmodel bundles them; tpu-sim runs the stage
+#         whose shapes INPUT has.  Every shape runs exactly as if compiled
+#         alone (codegen(1)).
+# BIND    constants for graph inputs (onnx2top --bind FILE.npz): a sample
+#         rate or a flag the model branches on is folded at import
 # QTABLE  per-op modes for mixed precision (top2tpu --qtable), or "auto":
 #         searched by calibrate --search-qtable --search-mode MODE on the
 #         calibration samples so that the outputs reach EXPECTED_COS against
@@ -60,7 +73,16 @@ EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
 SEARCH_N ?=
 SEARCH_HOLDOUT ?=
 SHAPE ?=
+SHAPES ?=
+BIND ?=
+BINDFLAG := $(if $(BIND),--bind $(BIND))
 SHAPEFLAGS := $(strip $(foreach s,$(SHAPE),--shape $(s)) $(if $(INPUT),--shapes-from $(INPUT)))
+# stage K of SHAPES: its --shape options (INPUT's for the inputs it leaves out)
+NSHAPES := $(words $(SHAPES))
+STAGE_IDS := $(if $(SHAPES),$(shell seq 1 $(NSHAPES)))
+stage_flags = $(strip $(foreach s,$(subst +, ,$(word $1,$(SHAPES))),--shape $(s)) $(if $(INPUT),--shapes-from $(INPUT)))
+STAGE_FILES := $(foreach k,$(STAGE_IDS),$(foreach f,origin.top canonical.top lowered.tpu reordered.tpu grouped.tpu addressed.tpu,$(OUT)/shape$(k)/$(f)))
+STAGE_ADDRESSED := $(foreach k,$(STAGE_IDS),$(OUT)/shape$(k)/addressed.tpu)
 
 ifndef MODEL
 $(error deploy.mk: set MODEL=file.onnx)
@@ -113,7 +135,7 @@ TOL_SIM ?= $(if $(and $(filter int8,$(MODE)),$(if $(QTABLE),,1)),$(SIM_EXACT),$(
 TOL_REF ?= 0.99999,0.99
 
 STAGES := $(FRONT)/origin.top $(FRONT)/canonical.top $(TABLE) $(if $(AUTO),$(QFILE)) $(OUT)/lowered.tpu \
-	$(OUT)/reordered.tpu $(OUT)/grouped.tpu $(OUT)/addressed.tpu $(OUT)/model.tmodel
+	$(OUT)/reordered.tpu $(OUT)/grouped.tpu $(OUT)/addressed.tpu $(STAGE_FILES) $(OUT)/model.tmodel
 OUTPUTS := $(FRONT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/sim_out.npz
 
 all: $(STAGES)
@@ -121,12 +143,12 @@ all: $(STAGES)
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything made from them.  front.cfg
 # holds the model's and input's, calib.cfg the calibration's.
-CFG := $(MODEL) $(SHAPE) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
+CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
-FRONT_CFG := $(MODEL) $(SHAPE) $(INPUT)
+FRONT_CFG := $(MODEL) $(SHAPE) $(BIND) $(INPUT)
 $(FRONT)/front.cfg: FORCE
 	@mkdir -p $(FRONT)
 	@echo '$(FRONT_CFG)' | cmp -s - $@ || echo '$(FRONT_CFG)' > $@
@@ -135,7 +157,7 @@ $(FRONT)/calib.cfg: $(FRONT)/front.cfg FORCE
 	@echo '$(CALIB_CFG)' | cmp -s - $@ || echo '$(CALIB_CFG)' > $@
 
 $(FRONT)/origin.top: $(MODEL) $(FRONT)/front.cfg $(call tooldep,onnx2top)
-	$(call tool,onnx2top) $(MODEL) $(SHAPEFLAGS) -o $@
+	$(call tool,onnx2top) $(MODEL) $(strip $(BINDFLAG) $(SHAPEFLAGS)) -o $@
 
 $(FRONT)/canonical.top: $(FRONT)/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@
@@ -170,8 +192,34 @@ $(OUT)/grouped.tpu: $(OUT)/reordered.tpu $(call tooldep,layergroup)
 $(OUT)/addressed.tpu: $(OUT)/grouped.tpu $(call tooldep,addr-assign)
 	$(call tool,addr-assign) $< -o $@
 
+ifeq ($(SHAPES),)
 $(OUT)/model.tmodel: $(OUT)/addressed.tpu $(call tooldep,codegen)
 	$(call tool,codegen) $< -o $@
+else
+$(OUT)/model.tmodel: $(STAGE_ADDRESSED) $(call tooldep,codegen)
+	$(call tool,codegen) $(STAGE_ADDRESSED) -o $@
+endif
+
+# Each stage of SHAPES, $(OUT)/shapeK/, through the same tools as above.
+$(OUT)/shape%/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
+	@mkdir -p $(@D)
+	$(call tool,onnx2top) $(MODEL) $(strip $(BINDFLAG) $(call stage_flags,$*)) -o $@
+
+$(OUT)/shape%/canonical.top: $(OUT)/shape%/origin.top $(call tooldep,top-opt)
+	$(call tool,top-opt) $< -o $@
+
+$(OUT)/shape%/lowered.tpu: $(OUT)/shape%/canonical.top $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
+	$(call tool,top2tpu) $< --chip $(CHIP) --mode $(MODE) $(if $(TABLE),--calib $(TABLE)) \
+		$(if $(QFILE),--qtable $(QFILE)) $(ASYMFLAG) -o $@
+
+$(OUT)/shape%/reordered.tpu: $(OUT)/shape%/lowered.tpu $(call tooldep,weight-reorder)
+	$(call tool,weight-reorder) $< -o $@
+
+$(OUT)/shape%/grouped.tpu: $(OUT)/shape%/reordered.tpu $(call tooldep,layergroup)
+	$(call tool,layergroup) $< -o $@
+
+$(OUT)/shape%/addressed.tpu: $(OUT)/shape%/grouped.tpu $(call tooldep,addr-assign)
+	$(call tool,addr-assign) $< -o $@
 
 # Each stage run on the test input.
 $(FRONT)/top_out.npz: $(FRONT)/canonical.top $(INPUT) $(call tooldep,ir-run)
@@ -203,6 +251,7 @@ compare: $(OUTPUTS)
 clean:
 	rm -f $(STAGES) $(OUT)/cali.table $(OUT)/auto.qtable $(OUTPUTS) $(OUT)/deploy.cfg \
 		$(FRONT)/front.cfg $(FRONT)/calib.cfg
+	$(if $(STAGE_IDS),rmdir $(foreach k,$(STAGE_IDS),$(OUT)/shape$(k)) 2>/dev/null || true)
 
 FORCE:
 .PHONY: all compare clean FORCE

@@ -62,3 +62,23 @@ assert_close() {
 	$PY -c "import sys; sys.exit(0 if float('$output') < 1e-5 else 1)" ||
 		fail "$1: largest difference $output"
 }
+
+# frames_agree OUT.npz EXPECT.npz KEY TOL [all]: per-frame outputs of a
+# stateful run (ir-run/tpu-sim --frames) against the reference: output KEY
+# (every output with "all") within TOL, and the same decision (KEY > 0.5)
+# on every frame, some frames speech and some not in the reference.
+frames_agree() {
+	run $PY - "$@" <<'EOF'
+import sys, numpy as np
+a, b, key, tol = np.load(sys.argv[1]), np.load(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+for k in b.files:
+    assert a[k].shape == b[k].shape, (k, a[k].shape, b[k].shape)
+for k in (b.files if sys.argv[5:] == ["all"] else [key]):
+    d = float(np.abs(a[k] - b[k]).max())
+    print("%s max abs error %.3g" % (k, d))
+    assert d <= tol, (k, d)
+assert ((a[key] > 0.5) == (b[key] > 0.5)).all(), "a decision differs"
+assert 0 < (b[key] > 0.5).sum() < b[key].size
+EOF
+	assert_success
+}

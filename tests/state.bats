@@ -20,21 +20,9 @@ setup() {
 
 # frames_check OUT.npz TOL: prob, hn and cn of every frame within TOL of
 # the one-shot reference, and the same speech decision (prob > 0.5) on
-# every frame.
+# every frame (helpers.bash).
 frames_check() {
-	run $PY - "$1" "$FX/expect.npz" "$2" <<'EOF'
-import sys, numpy as np
-a, b, tol = np.load(sys.argv[1]), np.load(sys.argv[2]), float(sys.argv[3])
-for k in b.files:
-    assert a[k].shape == b[k].shape, (k, a[k].shape, b[k].shape)
-    d = float(np.abs(a[k] - b[k]).max())
-    print("%s max abs error %.3g" % (k, d))
-    assert d <= tol, (k, d)
-assert ((a["prob"] > 0.5) == (b["prob"] > 0.5)).all(), "a decision differs"
-# the state matters: some frames are speech, some are not
-assert 0 < (b["prob"] > 0.5).sum() < b["prob"].size
-EOF
-	assert_success
+	frames_agree "$1" "$FX/expect.npz" prob "$2" all
 }
 
 @test "state: ir-run --frames 12 --state hn=h0,cn=c0 equals the one-shot LSTM over the sequence" {

@@ -23,7 +23,7 @@ static const char usage[] =
 	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
 	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n"
 	"       ir-run IN -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]] [-o OUT.npz]\n"
-	"       [--dump-all] [--threads N] [-v] [--max-memory SIZE]\n";
+	"       [--record-inputs SAMPLES.npz] [--dump-all] [--threads N] [-v] [--max-memory SIZE]\n";
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
  * a message on stderr when it is not one. */
@@ -164,10 +164,11 @@ int main(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "frames", required_argument, NULL, 'F' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "record-inputs", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *in_npz = NULL, *out = NULL;
+	const char *in_npz = NULL, *out = NULL, *record = NULL;
 	int dump_all = 0, threads = 1, repeat = 1, bench = 0, profile = 0, verbose = 0, c;
 	struct frames fr = { 0 };
 
@@ -212,6 +213,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'R': record = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
@@ -225,9 +227,14 @@ int main(int argc, char **argv)
 	if (!strcmp(in, "-") && !strcmp(in_npz, "-"))
 		return cli_usage_error(prog, usage,
 				       "the IR and the inputs cannot both come from stdin");
-	if (fr.n_state && !fr.n) {
+	if ((fr.n_state || record) && !fr.n) {
+		const char *what = fr.n_state ? "--state needs --frames" : "--record-inputs needs --frames";
 		frames_free(&fr);
-		return cli_usage_error(prog, usage, "--state needs --frames");
+		return cli_usage_error(prog, usage, what);
+	}
+	if (record && !strcmp(record, "-")) {
+		frames_free(&fr);
+		return cli_usage_error(prog, usage, "--record-inputs: give a file, not '-'");
 	}
 	if (fr.n && (repeat > 1 || bench || profile)) {
 		frames_free(&fr);
@@ -241,7 +248,7 @@ int main(int argc, char **argv)
 		threads = omp_get_num_procs();
 
 	struct ir_graph *g = NULL;
-	struct npz zin = { 0 }, zout = { 0 }, zframes = { 0 };
+	struct npz zin = { 0 }, zout = { 0 }, zframes = { 0 }, zrec = { 0 };
 	struct interp it = { 0 };
 	int rc = 1;
 	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0)
@@ -253,13 +260,19 @@ int main(int argc, char **argv)
 		it.op_ms = xcalloc((size_t)(g->n_ops ? g->n_ops : 1), sizeof *it.op_ms);
 	if (fr.n) {
 		/* frame by frame, state fed back (lib/run/frames.h) */
-		struct npz frame = { 0 }, fout = { 0 };
+		struct npz frame = { 0 }, fout = { 0 }, fin = { 0 };
 		int frc = frames_check(&fr, g, cli_shown(in));
 		double t0 = now_seconds();
 		for (int64_t f = 0; f < fr.n && frc == 0; f++) {
 			npz_free(&fout);
-			if ((frc = frames_input(&fr, &zin, cli_shown(in_npz), f, &zout, &frame)) < 0 ||
+			if ((frc = frames_input(&fr, g, &zin, cli_shown(in_npz), f, &zout, &frame)) < 0 ||
 			    (frc = interp_set_inputs(&it, &frame, cli_shown(in_npz))) < 0)
+				break;
+			/* the inputs as the frame runs on them, state included */
+			npz_free(&fin);
+			for (int i = 0; record && i < g->n_inputs && frc == 0; i++)
+				frc = add_tensor(&fin, &it, g->inputs[i]);
+			if (record && (frc < 0 || (frc = frames_collect(&fr, &zrec, &fin, f)) < 0))
 				break;
 			if ((frc = interp_run(&it, NULL, NULL)) < 0) {
 				err_prefix("'%s': frame %lld", cli_shown(in), (long long)f);
@@ -280,8 +293,14 @@ int main(int argc, char **argv)
 				(now_seconds() - t0) * 1e3 / (double)fr.n);
 		npz_free(&frame);
 		npz_free(&fout);
-		if (frc < 0 || npz_write(out, &zframes, 0) < 0)
+		npz_free(&fin);
+		if (frc < 0 || (record && npz_write(record, &zrec, 0) < 0))
 			goto fail;
+		if (npz_write(out, &zframes, 0) < 0) {
+			if (record)
+				unlink(record);
+			goto fail;
+		}
 		rc = 0;
 		goto done;
 	}
@@ -320,6 +339,7 @@ done:
 	npz_free(&zin);
 	npz_free(&zout);
 	npz_free(&zframes);
+	npz_free(&zrec);
 	frames_free(&fr);
 	graph_free(g);
 	return rc;

@@ -14,6 +14,7 @@
 #include "tool/cli.h"
 #include "chip/isa.h"
 #include "ir/op.h"
+#include "chip/bundle.h"
 #include "chip/tmodel.h"
 
 static const char prog[] = "tmodel-info";
@@ -195,34 +196,44 @@ int main(int argc, char **argv)
 	if (!(path = cli_input(argc, argv, usage)))
 		return 2;
 
-	struct tmodel *m = NULL;
+	struct bundle b = { 0 };
 	struct out_file o;
-	if (tmodel_read(path, &m) < 0 || out_open(&o, out) < 0) {
-		tmodel_free(m);
+	if (bundle_read(path, &b) < 0 || out_open(&o, out) < 0) {
+		bundle_free(&b);
 		return cli_fail(prog);
 	}
-	const struct ir_graph *g = m->g;
-	struct info in = { 0 };
-	in.layer_macs = xcalloc((size_t)g->n_ops + 1, sizeof *in.layer_macs);
-	in.layer_cmds = xcalloc((size_t)g->n_ops + 1, sizeof *in.layer_cmds);
-	for (int i = 0; i < m->n_dma; i++) {
-		in.loads += m->dma[i].op == ISA_DMA_LOAD;
-		in.stores += m->dma[i].op == ISA_DMA_STORE;
+	/* a bundle of static shapes: each stage as a model of its own */
+	if (b.n > 1)
+		fprintf(o.fp, json ? "{\"stages\": [\n" : "stages   %d\n", b.n);
+	for (int s = 0; s < b.n; s++) {
+		const struct tmodel *m = b.stage[s];
+		const struct ir_graph *g = m->g;
+		struct info in = { 0 };
+		in.layer_macs = xcalloc((size_t)g->n_ops + 1, sizeof *in.layer_macs);
+		in.layer_cmds = xcalloc((size_t)g->n_ops + 1, sizeof *in.layer_cmds);
+		for (int i = 0; i < m->n_dma; i++) {
+			in.loads += m->dma[i].op == ISA_DMA_LOAD;
+			in.stores += m->dma[i].op == ISA_DMA_STORE;
+		}
+		for (int i = 0; i < m->n_cmp; i++)
+			in.layer_cmds[m->cmp[i].layer]++;   /* tmodel_read checked the index */
+		for (int i = 0; i < g->n_ops; i++) {
+			in.layer_macs[i] = layer_macs(g, &g->ops[i]);
+			in.macs += in.layer_macs[i];
+		}
+		in.crc = crc32_of(m->coeff, (size_t)m->coeff_bytes);
+		if (b.n > 1 && !json)
+			fprintf(o.fp, "%s== stage %d\n", s ? "\n" : "", s);
+		if (json)
+			print_json(o.fp, m, &in);
+		else
+			print_text(o.fp, m, &in);
+		if (json && b.n > 1)
+			fprintf(o.fp, s + 1 < b.n ? ",\n" : "]}\n");
+		free(in.layer_macs);
+		free(in.layer_cmds);
 	}
-	for (int i = 0; i < m->n_cmp; i++)
-		in.layer_cmds[m->cmp[i].layer]++;   /* tmodel_read checked the index */
-	for (int i = 0; i < g->n_ops; i++) {
-		in.layer_macs[i] = layer_macs(g, &g->ops[i]);
-		in.macs += in.layer_macs[i];
-	}
-	in.crc = crc32_of(m->coeff, (size_t)m->coeff_bytes);
-	if (json)
-		print_json(o.fp, m, &in);
-	else
-		print_text(o.fp, m, &in);
 	int rc = out_commit(&o) < 0 ? cli_fail(prog) : 0;
-	free(in.layer_macs);
-	free(in.layer_cmds);
-	tmodel_free(m);
+	bundle_free(&b);
 	return rc;
 }

@@ -16,14 +16,15 @@
 #include "ir/op.h"
 #include "sim/sim.h"
 #include "run/frames.h"
+#include "chip/bundle.h"
 #include "chip/tmodel.h"
 
 static const char usage[] =
 	"usage: tpu-sim MODEL.tmodel -i INPUT.npz [-o OUT.npz] [--dump-all] [-p] [-q]\n"
-	"               [--trace FILE.json] [--max-memory SIZE]\n"
+	"               [--trace FILE.json] [--stage K] [--max-memory SIZE]\n"
 	"       tpu-sim MODEL.tmodel -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]]\n"
-	"               [-o OUT.npz] [-p] [-q] [--max-memory SIZE]\n"
-	"       tpu-sim MODEL.tmodel -t [-p] [-q] [--trace FILE.json]\n";
+	"               [-o OUT.npz] [-p] [-q] [--stage K] [--max-memory SIZE]\n"
+	"       tpu-sim MODEL.tmodel -t [-p] [-q] [--trace FILE.json] [--stage K]\n";
 
 static void report(const struct tmodel *m, const struct chip *c, const struct sim_stats *st)
 {
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
 		return std_rc;
 	heap_keep();
 	const char *in = NULL, *out = NULL, *trace = NULL;
-	int prof = 0, quiet = 0, timed = 0, dump = 0, c;
+	int prof = 0, quiet = 0, timed = 0, dump = 0, pick = -1, c;
 	struct frames fr = { 0 };
 	opterr = 0;
 	static const struct option longopts[] = {
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
 		{ "frames", required_argument, NULL, 'F' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "stage", required_argument, NULL, 'K' },
 		{ 0, 0, 0, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "hi:o:pqt", longopts, NULL)) != -1) {
@@ -107,6 +109,16 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 't': timed = 1; break;
 		case 'D': dump = 1; break;
+		case 'K': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v > 65535) {
+				frames_free(&fr);
+				return cli_usage_error("tpu-sim", usage, "--stage: expected a stage number from 0");
+			}
+			pick = (int)v;
+			break;
+		}
 		case 'T': trace = optarg; break;
 		default: return cli_bad_option("tpu-sim", usage, argv, "io");
 		}
@@ -140,6 +152,7 @@ int main(int argc, char **argv)
 				       "the trace needs a file of its own (--trace FILE.json)");
 	const char *shown = cli_shown(path);
 
+	struct bundle b = { 0 };
 	struct tmodel *m = NULL;
 	struct npz inputs = { 0 }, outputs = { 0 };
 	struct sim_stats st = { 0 };
@@ -148,20 +161,38 @@ int main(int argc, char **argv)
 	/* The trace file is opened first, so a bad path fails before the run. */
 	int rc = trace ? out_open(&tf, trace) : 0;
 	if (!rc)
-		rc = tmodel_read(path, &m);
-	if (!rc && !(chip = chip_find(m->chip)))
-		rc = err_set("'%s': unknown chip '%s'", shown, m->chip);
+		rc = bundle_read(path, &b);
+	if (!rc && pick >= b.n)
+		rc = err_set("'%s': --stage %d: the model holds %d stage%s", shown, pick, b.n,
+			     b.n == 1 ? "" : "s");
+	/* several static shapes: the stage --stage names, else the one the
+	 * inputs fit (each frame's, with --frames), else the first */
+	int stage = pick >= 0 ? pick : 0;
+	if (!rc && !(chip = chip_find(b.stage[0]->chip)))
+		rc = err_set("'%s': unknown chip '%s'", shown, b.stage[0]->chip);
 	if (!rc && in)
 		rc = npz_read(in, &inputs);
+	if (!rc && in && !fr.n && pick < 0 && (stage = bundle_pick(&b, &inputs, shown)) < 0)
+		rc = -1;
+	if (!rc)
+		m = b.stage[stage];
 	int64_t frame_cycles = 0;
 	if (!rc && fr.n) {
 		/* frame by frame, state fed back (lib/run/frames.h) */
 		struct npz frame = { 0 }, fout = { 0 }, all = { 0 };
-		rc = frames_check(&fr, m->g, shown);
+		for (int k = 0; k < b.n && !rc; k++)
+			rc = frames_check(&fr, b.stage[k]->g, shown);
 		for (int64_t f = 0; f < fr.n && !rc; f++) {
 			sim_stats_free(&st);
 			npz_free(&fout);
-			rc = frames_input(&fr, &inputs, cli_shown(in), f, &outputs, &frame);
+			rc = frames_input(&fr, m->g, &inputs, cli_shown(in), f, &outputs, &frame);
+			if (!rc && pick < 0 && b.n > 1) {
+				/* the graph inputs of every stage have the same names */
+				if ((stage = bundle_pick(&b, &frame, shown)) < 0)
+					rc = err_prefix("frame %lld", (long long)f);
+				else
+					m = b.stage[stage];
+			}
 			if (!rc && (rc = sim_run(m, chip, shown, &frame, in, &fout, &st, 0)) < 0)
 				err_prefix("frame %lld", (long long)f);
 			if (rc)
@@ -202,6 +233,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "tpu-sim: %lld frames: %lld cycles, %lld per frame (the last "
 				"frame below)\n", (long long)fr.n, (long long)frame_cycles,
 				(long long)(frame_cycles / fr.n));
+		if (!quiet && b.n > 1) {
+			char shapes[1024];
+			bundle_shapes(&b, stage, shapes, sizeof shapes);
+			fprintf(stderr, "tpu-sim: stage %d of %d (%s)%s\n", stage, b.n, shapes,
+				fr.n ? ", the last frame's" : "");
+		}
 		if (!quiet)
 			report(m, chip, &st);
 		if (prof)
@@ -210,7 +247,7 @@ int main(int argc, char **argv)
 	sim_stats_free(&st);
 	npz_free(&inputs);
 	npz_free(&outputs);
-	tmodel_free(m);
+	bundle_free(&b);
 	frames_free(&fr);
 	return rc ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include "ir/ir.h"
 #include "ir/npz.h"
 #include "sim/sim.h"
+#include "chip/bundle.h"
 #include "chip/tmodel.h"
 #include "ir/version.h"
 
@@ -45,7 +46,9 @@ static int fail(const char *fmt, ...)
 
 struct tpuc_model {
 	char *path;                 /* as messages show it */
-	struct tmodel *m;
+	struct bundle b;            /* every stage (one for a plain .tmodel) */
+	int stage;                  /* the stage selected */
+	struct tmodel *m;           /* b.stage[stage] */
 	const struct chip *chip;
 	int n_in, n_out;
 	tpuc_tensor *in, *out;
@@ -81,20 +84,15 @@ static void describe(tpuc_tensor *d, const struct ir_tensor *t)
 	d->zero_point = t->zero_point;
 }
 
-/* The model around M, read from PATH; NULL (and M freed) on failure. */
-static tpuc_model *wrap(struct tmodel *m, const char *path)
+/* Describe stage S of M's bundle as its inputs and outputs, no input set. */
+static void use_stage(tpuc_model *mm, int s)
 {
-	const struct chip *chip = chip_find(m->chip);
-	if (!chip) {
-		fail("'%s': unknown chip '%s'", path, m->chip);
-		tmodel_free(m);
-		return NULL;
-	}
-	tpuc_model *mm = xcalloc(1, sizeof *mm);
-	mm->path = xstrdup(path);
-	mm->m = m;
-	mm->chip = chip;
-	const struct ir_graph *g = m->g;
+	mm->stage = s;
+	mm->m = mm->b.stage[s];
+	const struct ir_graph *g = mm->m->g;
+	free(mm->in);
+	free(mm->out);
+	free(mm->have);
 	mm->n_in = g->n_inputs;
 	mm->n_out = g->n_outputs;
 	mm->in = xcalloc((size_t)mm->n_in + 1, sizeof *mm->in);
@@ -104,32 +102,51 @@ static tpuc_model *wrap(struct tmodel *m, const char *path)
 		describe(&mm->in[i], &g->tensors[g->inputs[i]]);
 	for (int i = 0; i < mm->n_out; i++)
 		describe(&mm->out[i], &g->tensors[g->outputs[i]]);
+	npz_free(&mm->inputs);
+	npz_free(&mm->outputs);
+	mm->ran = 0;
 	mm->cycles = -1;
 	mm->seconds = -1;
+}
+
+/* The model around B, read from PATH; NULL (and B freed) on failure. */
+static tpuc_model *wrap(struct bundle *b, const char *path)
+{
+	const struct chip *chip = chip_find(b->stage[0]->chip);
+	if (!chip) {
+		fail("'%s': unknown chip '%s'", path, b->stage[0]->chip);
+		bundle_free(b);
+		return NULL;
+	}
+	tpuc_model *mm = xcalloc(1, sizeof *mm);
+	mm->path = xstrdup(path);
+	mm->b = *b;
+	mm->chip = chip;
+	use_stage(mm, 0);
 	return mm;
 }
 
 tpuc_model *tpuc_open(const char *path)
 {
-	struct tmodel *m;
+	struct bundle b;
 	if (!path)
 		return fail("tpuc_open: no path"), NULL;
-	if (tmodel_read(path, &m) < 0)
+	if (bundle_read(path, &b) < 0)
 		return keep_error(), NULL;
-	return wrap(m, !strcmp(path, "-") ? "<stdin>" : path);
+	return wrap(&b, !strcmp(path, "-") ? "<stdin>" : path);
 }
 
 tpuc_model *tpuc_open_memory(const void *data, size_t size)
 {
-	struct tmodel *m;
+	struct bundle b;
 	if (!data && size)
 		return fail("tpuc_open_memory: no data"), NULL;
 	void *buf = xaligned(size ? size : 1);
 	if (size)
 		memcpy(buf, data, size);
-	if (tmodel_read_buffer("<memory>", buf, size, &m) < 0)
+	if (bundle_read_buffer("<memory>", buf, size, &b) < 0)
 		return keep_error(), NULL;
-	return wrap(m, "<memory>");
+	return wrap(&b, "<memory>");
 }
 
 void tpuc_close(tpuc_model *m)
@@ -138,8 +155,19 @@ void tpuc_close(tpuc_model *m)
 		return;
 	npz_free(&m->inputs);
 	npz_free(&m->outputs);
-	tmodel_free(m->m);
+	bundle_free(&m->b);
 	FREE_ALL(m->in, m->out, m->have, m->path, m);
+}
+
+int tpuc_num_stages(const tpuc_model *m) { return m->b.n; }
+int tpuc_stage(const tpuc_model *m) { return m->stage; }
+
+int tpuc_select_stage(tpuc_model *m, int s)
+{
+	if (s < 0 || s >= m->b.n)
+		return fail("'%s': no stage %d (the model holds %d)", m->path, s, m->b.n);
+	use_stage(m, s);
+	return 0;
 }
 
 const char *tpuc_model_name(const tpuc_model *m) { return m->m->name ? m->m->name : ""; }

@@ -67,6 +67,17 @@ const char *tpuc_model_name(const tpuc_model *m);
 const char *tpuc_model_chip(const tpuc_model *m);   /* "tpu-a", ... */
 const char *tpuc_model_mode(const tpuc_model *m);   /* "int8", "f32", ... */
 
+/* Several static shapes (a bundle, tpuc-tmodel(5)): a model compiled for
+ * several sets of input shapes holds one stage per set, each a whole
+ * model with the same inputs and outputs but their own shapes.  The stage
+ * selected (the first on opening) is the one tpuc_input, tpuc_output,
+ * tpuc_set_input and tpuc_run see; selecting one forgets the inputs set
+ * and the last run.  A plain .tmodel has one stage. */
+int tpuc_num_stages(const tpuc_model *m);
+int tpuc_stage(const tpuc_model *m);
+/* -1 when S is not a stage of M. */
+int tpuc_select_stage(tpuc_model *m, int s);
+
 int tpuc_num_inputs(const tpuc_model *m);
 int tpuc_num_outputs(const tpuc_model *m);
 /* Input or output I (0-based); NULL when there is none. */

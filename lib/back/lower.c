@@ -628,6 +628,106 @@ int lower_model_quantised(const struct ir_graph *top)
 	return 0;
 }
 
+/* Append tensor T of G to G's inputs. */
+static void add_input(struct ir_graph *g, int t)
+{
+	g->inputs = xrealloc(g->inputs, sizeof *g->inputs * (size_t)(g->n_inputs + 1));
+	g->inputs[g->n_inputs++] = t;
+}
+
+/* NAME, or NAME_2, NAME_3, ... whichever G lacks (malloc'd). */
+static char *free_name(const struct ir_graph *g, const char *name)
+{
+	size_t n = strlen(name) + 16;
+	char *s = xmalloc(n);
+	snprintf(s, n, "%s", name);
+	for (int i = 2; graph_find_tensor(g, s) >= 0; i++)
+		snprintf(s, n, "%s_%d", name, i);
+	return s;
+}
+
+/* The weights of the bodies of control op K of G (nested ones first)
+ * become captures: per body weight, an outer weight appended to the op's
+ * inputs, and in every body an input appended in the same place (the
+ * weight itself, made an input, in the body that had it; an unread one in
+ * the other branch of an If).  A .tmodel keeps weights only in its
+ * coefficients, at addresses of the outer graph. */
+static void hoist_body_weights(struct ir_graph *g, int k)
+{
+	struct ir_graph *sub[2];
+	int nb = lower_bodies(&g->ops[k], sub), added = 0;
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < sub[b]->n_ops; i++) {
+			struct ir_graph *inner[2];
+			if (lower_bodies(&sub[b]->ops[i], inner))
+				hoist_body_weights(sub[b], i);
+		}
+	for (int b = 0; b < nb; b++)
+		for (int t = 0; t < sub[b]->n_tensors; t++) {
+			struct ir_tensor *x = &sub[b]->tensors[t];
+			if (!x->data)
+				continue;
+			size_t n = strlen(g->ops[k].name) + strlen(x->name) + 2;
+			char *base = xmalloc(n), *name;
+			snprintf(base, n, "%s/%s", g->ops[k].name, x->name);
+			name = free_name(g, base);
+			int w = graph_add_weight(g, name, x->dtype, x->rank, x->shape, x->data);
+			free(name);
+			struct ir_op *op = &g->ops[k];
+			op->in = xrealloc(op->in, sizeof *op->in * (size_t)(op->n_in + 1));
+			op->in[op->n_in++] = w;
+			for (int c = 0; c < nb; c++) {
+				if (c == b) {
+					x = &sub[b]->tensors[t];
+					if (x->owns_data)
+						free(x->data);
+					x->data = NULL;
+					x->nbytes = 0;
+					x->owns_data = 0;
+					add_input(sub[c], t);
+					continue;
+				}
+				name = free_name(sub[c], base);
+				const struct ir_tensor *y = &g->tensors[w];
+				add_input(sub[c], graph_add_tensor(sub[c], name, y->dtype, y->rank, y->shape));
+				free(name);
+			}
+			free(base);
+			added++;
+		}
+	struct ir_op *op = &g->ops[k];
+	if (added && op->type != OP_IF)
+		op_set_int(op, "captures", op_int(op, "captures", 0) + added);
+}
+
+/* Lower op as a host op (lower_on_host): its inputs as f32 (Casts at the
+ * boundary from the chip's dtypes; integer and bool tensors as they are),
+ * its outputs in the Top graph's dtypes, the op itself unchanged and
+ * placed on the host; the weights of its bodies become captures. */
+static int lower_host(struct lower_ctx *lc, const struct ir_op *op)
+{
+	int *in = xcalloc((size_t)op->n_in + 1, sizeof *in);
+	int *out = xcalloc((size_t)op->n_out + 1, sizeof *out);
+	int rc = 0;
+	for (int i = 0; i < op->n_in && rc == 0; i++)
+		if ((in[i] = op->in[i] < 0 ? -1 : lower_float_input(lc, op, op->in[i], DT_F32)) < 0 &&
+		    op->in[i] >= 0)
+			rc = -1;
+	if (rc == 0) {
+		for (int i = 0; i < op->n_out; i++)
+			out[i] = lower_output(lc, op->out[i], lc->top->tensors[op->out[i]].dtype, 0, 0);
+		int k = lower_emit(lc, op, op->n_in, in, op->n_out, out);
+		lc->tpu->ops[k].place = PLACE_HOST;
+		struct ir_graph *sub[2];
+		if (lower_bodies(op, sub))
+			hoist_body_weights(lc->tpu, k);
+	}
+	free(in);
+	free(out);
+	return rc;
+}
+
+
 /* Without a table, int8 is where the model is quantised: an op stays in
  * int8 when each f32 activation it reads is quantised (annotated, or the
  * output of an int8 op that keeps its input's scale) and each f32 output

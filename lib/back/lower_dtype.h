@@ -16,13 +16,11 @@ int lower_dtype_check(const struct ir_graph *top);
  * pooling), its shape input (Reshape, Expand, Tile) or Conv weight is not
  * a constant, or it is an f32-only op (OPF_F32_ONLY) holding another
  * dtype; else 0. */
-struct lower_ctx;
 struct ir_op;
 int lower_on_host(const struct ir_graph *top, const struct ir_op *op);
 
-/* Lower op as a host op: its inputs as f32 (Casts at the boundary from the
- * chip's dtypes; integer and bool tensors as they are), its outputs in the
- * Top graph's dtypes, the op itself unchanged and placed on the host. */
-int lower_host(struct lower_ctx *lc, const struct ir_op *op);
+/* The subgraph attributes of OP (If's two branches, a Loop's or Scan's
+ * body) into SUB, their count returned (at most 2). */
+int lower_bodies(const struct ir_op *op, struct ir_graph **sub);
 
 #endif

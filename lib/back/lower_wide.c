@@ -8,7 +8,10 @@
  * LSTM, GRU or RNN drops its absent inputs (attribute "slots", lib/ops/rnn.c):
  * an LSTM with peepholes and no sequence_lens has X, W, R, B, initial_h,
  * initial_c and P with Y and Y_h, 9 operands of 10 slots, 7 of 8 without
- * initial_c; all eight inputs and three outputs are refused, naming the op.
+ * initial_c.  Still too wide, an LSTM packs B with P, then initial_h with
+ * initial_c, into one input each (a Concat before it): X, W, R, B, initial_h,
+ * initial_c with Y, Y_h, Y_c (a stacked LSTM that returns its state) are 8.
+ * What is wider still is refused, naming the op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,14 +90,51 @@ static int used(const struct ir_graph *g, int t)
 	return 0;
 }
 
+/* When op I with inputs IN[0..*n) (ONNX slots SLOT[]) and its outputs
+ * pass the operand slots, and inputs of slots SA and SB are present: one
+ * input, their Concat along AXIS (a new op, named after the first with
+ * SUFFIX), in place of the first, the second dropped, attribute ATTR set.
+ * 1 when packed. */
+static int pack_pair(struct ir_graph *g, int i, int *in, int64_t *slot, int *n, int sa, int sb,
+		     int axis, const char *suffix, const char *attr)
+{
+	int a = -1, b = -1;
+	for (int j = 0; j < *n; j++) {
+		a = slot[j] == sa ? j : a;
+		b = slot[j] == sb ? j : b;
+	}
+	if (*n + g->ops[i].n_out <= ISA_MAX_OPERANDS || a < 0 || b < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[in[a]], *y = &g->tensors[in[b]];
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, x->shape, sizeof shape);
+	shape[axis] += y->shape[axis];
+	char base[512];
+	snprintf(base, sizeof base, "%s%s", x->name, suffix);
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_tensor(g, name, x->dtype, x->rank, shape);
+	int cin[2] = { in[a], in[b] };
+	int k = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
+	free(name);
+	op_set_int(&g->ops[k], "axis", axis);
+	op_set_int(&g->ops[i], attr, 1);
+	in[a] = t;
+	memmove(in + b, in + b + 1, sizeof *in * (size_t)(*n - b - 1));
+	memmove(slot + b, slot + b + 1, sizeof *slot * (size_t)(*n - b - 1));
+	(*n)--;
+	return 1;
+}
+
 /* A recurrent op (LSTM, GRU, RNN) with more operands than slots keeps only
  * its inputs present, their ONNX slots in attribute "slots", and its
  * outputs used, theirs in "out_slots"; an LSTM then still too wide packs B
- * and P into one input (a Concat before it, *packed, attribute bp; rnn.c). */
+ * and P into one input (attribute bp), then initial_h and initial_c
+ * (attribute hc; rnn.c), each by a Concat before it: the ops added last to
+ * G, *packed of them. */
 static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 {
 	struct ir_op *op = &g->ops[i];
-	*packed = -1;
+	*packed = 0;
 	if ((op->type != OP_LSTM && op->type != OP_GRU && op->type != OP_RNN) ||
 	    op->n_in + op->n_out <= ISA_MAX_OPERANDS || op_attr(op, "slots"))
 		return 0;
@@ -113,33 +153,18 @@ static int rnn_compact(struct ir_graph *g, int i, int *packed, int *dropped)
 		*dropped = 1;
 	}
 	n = 0;
-	int b = -1, p = -1;
 	for (int j = 0; j < op->n_in; j++)
 		if (op->in[j] >= 0) {
-			b = j == 3 ? n : b;
-			p = j == 7 && op->type == OP_LSTM ? n : p;
 			in[n] = op->in[j];
 			slot[n++] = j;
 		}
-	if (n + op->n_out > ISA_MAX_OPERANDS && b >= 0 && p >= 0) {
-		/* B [nd, 8H] and P [nd, 3H] into [nd, 11H] */
-		const struct ir_tensor *bt = &g->tensors[in[b]], *pt = &g->tensors[in[p]];
-		int64_t shape[2] = { bt->shape[0], bt->shape[1] + pt->shape[1] };
-		char base[512];
-		snprintf(base, sizeof base, "%s_P", bt->name);
-		char *name = graph_unique_name(g, base, 1);
-		int t = graph_add_tensor(g, name, DT_F32, 2, shape);
-		int cin[2] = { in[b], in[p] };
-		*packed = graph_add_op(g, OP_CONCAT, name, 2, cin, 1, &t);
-		free(name);
-		op_set_int(&g->ops[*packed], "axis", 1);
-		op = &g->ops[i];
-		op_set_int(op, "bp", 1);
-		in[b] = t;
-		memmove(in + p, in + p + 1, sizeof *in * (size_t)(n - p - 1));
-		memmove(slot + p, slot + p + 1, sizeof *slot * (size_t)(n - p - 1));
-		n--;
-	}
+	/* B [nd, 8H] and P [nd, 3H] into [nd, 11H]; then initial_h and
+	 * initial_c [d0, d1, H] into [2 d0, d1, H] */
+	if (op->type == OP_LSTM && pack_pair(g, i, in, slot, &n, 3, 7, 1, "_P", "bp"))
+		(*packed)++;
+	if (op->type == OP_LSTM && pack_pair(g, i, in, slot, &n, 5, 6, 0, "_c", "hc"))
+		(*packed)++;
+	op = &g->ops[i];
 	op_set_inputs(op, n, in);
 	op_set_ints(op, "slots", n, slot);
 	free(in);
@@ -160,9 +185,10 @@ int lower_split_wide(struct ir_graph *g)
 			free(owner);
 			return -1;
 		}
-		if (k >= 0) {
+		if (k > 0) {
 			grow_array((void **)&owner, &cap, g->n_ops - n0, sizeof *owner);
-			owner[k - n0] = i;
+			for (int j = g->n_ops - k; j < g->n_ops; j++)
+				owner[j - n0] = i;
 			any = 1;
 		}
 	}

@@ -90,8 +90,7 @@ static void pack_meta(msgpack_packer *pk, const struct tmodel *m)
 		mp_pack_str(pk, m->loc[i]);
 }
 
-/* The whole file for M, *TOTAL bytes (malloc'd). */
-static unsigned char *encode(const struct tmodel *m, uint64_t *total)
+unsigned char *tmodel_encode(const struct tmodel *m, uint64_t *total, uint64_t *coeff_off_out)
 {
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
@@ -104,6 +103,8 @@ static unsigned char *encode(const struct tmodel *m, uint64_t *total)
 	uint64_t cmp_off = align_up(dma_off + (uint64_t)m->n_dma * ISA_DMA_BYTES);
 	uint64_t coeff_off = align_up(cmp_off + (uint64_t)m->n_cmp * ISA_CMP_BYTES);
 	*total = align_up(coeff_off + (uint64_t)m->coeff_bytes);
+	if (coeff_off_out)
+		*coeff_off_out = coeff_off;
 	unsigned char *f = xcalloc(*total, 1);
 	memcpy(f, TMODEL_MAGIC, 8);
 	put_u32(f + 8, TMODEL_VERSION);
@@ -131,7 +132,7 @@ int tmodel_write(const char *path, const struct tmodel *m)
 {
 	const char *shown = !path || !strcmp(path, "-") ? "<stdout>" : path;
 	uint64_t total;
-	unsigned char *f = encode(m, &total);
+	unsigned char *f = tmodel_encode(m, &total, NULL);
 	int rc = out_write_all(path, f, total);
 	free(f);
 	if (rc < 0)
@@ -142,7 +143,7 @@ int tmodel_write(const char *path, const struct tmodel *m)
 int tmodel_write_out(struct out_file *o, const struct tmodel *m)
 {
 	uint64_t total;
-	unsigned char *f = encode(m, &total);
+	unsigned char *f = tmodel_encode(m, &total, NULL);
 	size_t n = fwrite(f, 1, total, o->fp);
 	free(f);
 	if (n != total)
@@ -458,46 +459,53 @@ int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **
 {
 	const char *file = !path || !strcmp(path, "-") ? "<stdin>" : path;
 	*out = NULL;
+	if (tmodel_read_image(file, buf, len, NULL, 0, out) < 0) {
+		free(buf);
+		return -1;
+	}
+	(*out)->buf = buf;
+	(*out)->borrowed = 0;
+	return 0;
+}
+
+int tmodel_read_image(const char *file, const void *buf, size_t len, const void *coeff,
+		      uint64_t coeff_bytes, struct tmodel **out)
+{
+	*out = NULL;
 	const unsigned char *p = buf;
 	if (len < TMODEL_HEADER_BYTES || memcmp(p, TMODEL_MAGIC, 8)) {
 		int magic = len >= 8 && !memcmp(p, TMODEL_MAGIC, 8);
-		const char *hint = file_kind_hint(file_kind_of(p, len, path), FILE_TMODEL);
-		free(buf);
+		const char *hint = file_kind_hint(file_kind_of(p, len, file), FILE_TMODEL);
 		if (len == 0)
 			return err_set("'%s': empty input, expected a tmodel file", file);
 		if (magic)
 			return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
 		return err_set("'%s': not a tmodel file (bad magic)%s", file, hint);
 	}
-	if (get_u32(p + 8) != TMODEL_VERSION) {
-		uint32_t v = get_u32(p + 8);
-		free(buf);
-		return err_set("'%s': tmodel version %u, this tpuc reads version %d", file, v,
-			       TMODEL_VERSION);
-	}
+	if (get_u32(p + 8) != TMODEL_VERSION)
+		return err_set("'%s': tmodel version %u, this tpuc reads version %d", file,
+			       get_u32(p + 8), TMODEL_VERSION);
 	uint64_t meta_off = get_u64(p + 16), meta_len = get_u64(p + 24);
 	uint64_t dma_off = get_u64(p + 32), n_dma = get_u64(p + 40);
 	uint64_t cmp_off = get_u64(p + 48), n_cmp = get_u64(p + 56);
 	uint64_t coeff_off = get_u64(p + 64), coeff_len = get_u64(p + 72);
+	/* An image without its coefficients ends where they would begin. */
+	int outside = coeff && (coeff_off != len || coeff_len != coeff_bytes);
 	if (meta_off > len || meta_len > len - meta_off || dma_off > len ||
 	    n_dma > (len - dma_off) / ISA_DMA_BYTES || cmp_off > len ||
 	    n_cmp > (len - cmp_off) / ISA_CMP_BYTES || coeff_off > len ||
-	    coeff_len > len - coeff_off || coeff_off % ALIGN || n_dma >= (1u << 24) ||
-	    n_cmp >= (1u << 24)) {
-		free(buf);
+	    (!coeff && coeff_len > len - coeff_off) || outside || coeff_off % ALIGN ||
+	    n_dma >= (1u << 24) || n_cmp >= (1u << 24))
 		return err_set("'%s': truncated tmodel (%zu bytes)", file, len);
-	}
 	/* Each section inside the file (above), so these sums cannot overflow. */
 	if (meta_off < TMODEL_HEADER_BYTES || meta_off + meta_len > dma_off ||
 	    dma_off + n_dma * ISA_DMA_BYTES > cmp_off || cmp_off + n_cmp * ISA_CMP_BYTES > coeff_off ||
-	    coeff_len > (uint64_t)TMODEL_MAX_BYTES) {
-		free(buf);
+	    coeff_len > (uint64_t)TMODEL_MAX_BYTES)
 		return err_set("'%s': corrupt tmodel: sections overlap or are out of order", file);
-	}
 
 	struct tmodel *m = xcalloc(1, sizeof *m);
-	m->buf = buf;
-	m->coeff = (unsigned char *)buf + coeff_off;
+	m->borrowed = 1;
+	m->coeff = coeff ? (void *)coeff : (unsigned char *)buf + coeff_off;
 	m->coeff_bytes = (int64_t)coeff_len;
 	m->n_dma = (int)n_dma;
 	m->n_cmp = (int)n_cmp;
@@ -556,8 +564,10 @@ void tmodel_free(struct tmodel *m)
 			free(m->loc[i]);
 	free(m->loc);
 	graph_free(m->g);
-	if (!m->buf)
-		free(m->coeff);   /* built in memory (codegen): owned */
-	free(m->buf);
+	if (!m->borrowed) {
+		if (!m->buf)
+			free(m->coeff);   /* built in memory (codegen): owned */
+		free(m->buf);
+	}
 	free(m);
 }

@@ -40,6 +40,8 @@ struct tmodel {
 	struct ir_graph *g;
 	char **loc;               /* per compute command: its op's name (debug) */
 	void *buf;                /* file buffer (tmodel_read), or NULL */
+	int borrowed;             /* 1: buf and coeff belong to another (a stage
+	                           * of a bundle, lib/chip/bundle.h) */
 };
 
 /* Write M to PATH (NULL or "-": stdout) atomically.  -1 with a message. */
@@ -75,6 +77,17 @@ int tmodel_check_requant_graph(const struct ir_graph *g);
  * gives; owned by the model from then on, freed on failure too), named
  * PATH in messages. */
 int tmodel_read_buffer(const char *path, void *buf, size_t len, struct tmodel **m);
+/* tmodel_read_buffer's checks on the LEN bytes at BUF, which the model
+ * only borrows (a stage of a bundle, lib/chip/bundle.h): BUF and the
+ * coefficients must outlive it.  With COEFF not NULL the image holds no
+ * coefficients: it ends where they would begin (its coeff_offset is LEN)
+ * and its coeff_length must be COEFF_BYTES, the bytes at COEFF (64-byte
+ * aligned) that it uses.  Messages name FILE. */
+int tmodel_read_image(const char *file, const void *buf, size_t len, const void *coeff,
+		      uint64_t coeff_bytes, struct tmodel **m);
+/* The file for M, *TOTAL bytes (malloc'd); *COEFF_OFF (when not NULL) the
+ * offset of its coefficients, the last section. */
+unsigned char *tmodel_encode(const struct tmodel *m, uint64_t *total, uint64_t *coeff_off);
 void tmodel_free(struct tmodel *m);
 
 #endif

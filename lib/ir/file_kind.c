@@ -8,6 +8,7 @@
 
 #define IR_MAGIC "TPUC-IR\0"     /* lib/ir/ir_io.c */
 #define TMODEL_MAGIC "TPUCTMDL"  /* lib/chip/tmodel.h, a stage above */
+#define BUNDLE_MAGIC "TPUCBNDL"  /* lib/chip/bundle.h: .tmodels of several shapes */
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -18,7 +19,7 @@ static int ends_with(const char *s, const char *suffix)
 enum file_kind file_kind_of(const void *buf, size_t len, const char *path)
 {
 	const unsigned char *p = buf;
-	if (len >= 8 && !memcmp(p, TMODEL_MAGIC, 8))
+	if (len >= 8 && (!memcmp(p, TMODEL_MAGIC, 8) || !memcmp(p, BUNDLE_MAGIC, 8)))
 		return FILE_TMODEL;
 	if (len >= 8 && !memcmp(p, IR_MAGIC, 8))
 		return FILE_IR;

@@ -186,11 +186,15 @@ static int rnn_infer(struct ir_graph *g, struct ir_op *op)
 	int64_t hs[3] = { nd, N, H };
 	if (c.layout)
 		hs[0] = N, hs[1] = nd;
+	/* initial_h and initial_c packed into input 5 ([2 hs0, hs1, H], attribute hc) */
+	int hc = lstm && op_int(op, "hc", 0);
 	for (int i = 5; i <= (lstm ? 6 : 5); i++) {
 		const struct ir_tensor *t = rnn_t(g, op, i);
-		if (t && !has_shape(t, 3, hs))
-			return op_error(op, "initial_%c must be [%lld, %lld, %lld]", i == 5 ? 'h' : 'c',
-					(long long)hs[0], (long long)hs[1], (long long)hs[2]);
+		int64_t want[3] = { (hc ? 2 : 1) * hs[0], hs[1], hs[2] };
+		if (t && !has_shape(t, 3, want))
+			return op_error(op, "initial_%s must be [%lld, %lld, %lld]",
+					hc ? "h and c" : i == 5 ? "h" : "c", (long long)want[0],
+					(long long)want[1], (long long)want[2]);
 	}
 	const struct ir_tensor *p = lstm ? rnn_t(g, op, 7) : NULL;
 	if (p && !has_shape(p, 2, (int64_t[]){ nd, 3 * H }))
@@ -348,6 +352,8 @@ static int rnn_run(struct kern *k)
 	int64_t bstride = 2 * G * H + (bp ? 3 * H : 0), pstride = bp ? bstride : 3 * H;
 	if (bp && bias)
 		peep = bias + 2 * G * H;
+	if (lstm && op_int(op, "hc", 0) && h0)
+		c0 = h0 + nd * N * H;
 	int oy = rnn_out(op, 0), oh = rnn_out(op, 1), oc = rnn_out(op, 2);
 	float *y = oy >= 0 ? k->out[oy].data : NULL;
 	float *yh = oh >= 0 ? k->out[oh].data : NULL, *yc = oc >= 0 ? k->out[oc].data : NULL;

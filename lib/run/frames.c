@@ -44,12 +44,16 @@ static int state_of(const struct frames *fr, const char *input)
 	return -1;
 }
 
-int frames_input(const struct frames *fr, const struct npz *in, const char *file, int64_t f,
-		 const struct npz *prev, struct npz *frame)
+static const struct ir_tensor *io_named(const struct ir_graph *g, int outputs, const char *name);
+
+int frames_input(const struct frames *fr, const struct ir_graph *g, const struct npz *in,
+		 const char *file, int64_t f, const struct npz *prev, struct npz *frame)
 {
 	npz_free(frame);
 	for (int i = 0; i < in->n; i++) {
 		const struct npz_array *a = &in->a[i];
+		if (!io_named(g, 0, a->name))
+			continue;   /* ignored, as a single run ignores it */
 		int s = state_of(fr, a->name);
 		if (s >= 0 && f > 0)
 			continue;   /* from the previous frame, below */

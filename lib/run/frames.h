@@ -24,12 +24,13 @@ struct frames {
 /* Add the pairs of ARG, "OUT=IN[,OUT=IN...]", to *FR.  -1 with a message
  * naming ARG when a pair is malformed or an input is fed twice. */
 int frames_parse_state(struct frames *fr, const char *arg);
-/* The inputs of frame F into *FRAME (emptied first): framed arrays of IN
- * (read from FILE) sliced, state inputs from IN for frame 0 and from PREV
+/* The inputs of frame F of graph G into *FRAME (emptied first): framed
+ * arrays of IN (read from FILE) sliced, arrays naming no input of G left
+ * out, state inputs from IN for frame 0 and from PREV
  * (the outputs of frame F - 1) after.  -1 with a message naming FILE when
  * a framed array holds other than N frames or a state output is missing. */
-int frames_input(const struct frames *fr, const struct npz *in, const char *file, int64_t f,
-		 const struct npz *prev, struct npz *frame);
+int frames_input(const struct frames *fr, const struct ir_graph *g, const struct npz *in,
+		 const char *file, int64_t f, const struct npz *prev, struct npz *frame);
 /* Store the outputs of frame F (OUT, f32 as the tools write them) into
  * ALL, whose arrays get N frames each (made at frame 0). */
 int frames_collect(const struct frames *fr, struct npz *all, const struct npz *out, int64_t f);
