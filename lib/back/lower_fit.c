@@ -29,17 +29,13 @@
  *    their own (images or windows along axis 0, the kept axes of a
  *    reduction, any axis of a Transpose) runs on parts of that axis,
  *    concatenated (lib/back/lower_axsplit.c);
- *  - a reduction, Softmax, LogSoftmax or LayerNormalization whose rows
- *    do not fit runs in stages over shorter rows (lib/back/lower_rows.c);
- *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
- *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
- *    along H; Casts to f32 and back to the input's dtype and quantisation
- *    around it in the other modes, the int8 average's multiplier then for
- *    H values), then pools the column of row results: the max is the same,
- *    the mean within rounding.
+ *  - a reduction (a global pool too), Softmax, LogSoftmax, ArgMax or a
+ *    normalisation whose rows do not fit runs in stages over shorter rows
+ *    (lib/back/lower_rows.c).
  *
- * The fit is tested with 7/8 of the chip's local memory, leaving room for
- * what weight-reorder adds (merged coefficients).  What still does not fit
+ * The fit of an op that reads weights is tested with 7/8 of the chip's
+ * local memory, leaving room for what weight-reorder adds (merged
+ * coefficients); of the others with all of it.  What still does not fit
  * is left to codegen, which names the op.
  */
 #include <stdlib.h>
@@ -218,25 +214,6 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
-static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tensor *like,
-		    const char *sfx, int owner)
-{
-	struct ir_graph *g = f->g;
-	const struct ir_tensor *xt = &g->tensors[x];
-	char base[512];
-	snprintf(base, sizeof base, "%s_%s", xt->name, sfx);
-	int64_t shape[IR_MAX_RANK];
-	int rank = xt->rank;
-	memcpy(shape, xt->shape, sizeof shape);
-	int t = split_new_tensor(g, base, like, rank, shape);
-	g->tensors[t].dtype = dt;
-	int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &x, 1, &t);
-	op_set_str(&g->ops[k], "to", dtype_name(dt));
-	note(f, k, owner, 0);
-	return t;
-}
-
-/* GlobalAveragePool / GlobalMaxPool i of rank 4: rows reduced first. */
 /* A commutative binary op whose first operand is a weight (a bias added
  * as Add(b, x), as torchvision's ViT and MaxViT export it): codegen slices
  * an op along the rows of its first input, so the activation goes first.
@@ -262,52 +239,14 @@ static int swap_operands(struct ir_graph *g, int i)
 	return 1;
 }
 
-static int pool_rows(struct fit *f, int i)
+/* 1 when op i reads a weight (whose coefficients weight-reorder may add to). */
+static int has_weight(const struct ir_graph *g, int i)
 {
-	struct ir_graph *g = f->g;
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_GAVGPOOL && op->type != OP_GMAXPOOL) || op->n_in != 1 || op->in[0] < 0)
-		return 0;
-	const struct ir_tensor *x = &g->tensors[op->in[0]];
-	if (x->rank != 4 || x->shape[3] < 2 || (!quant_is_float(x->dtype) &&
-						 !quant_is_q(x->dtype)))
-		return 0;
-	int q = quant_is_q(x->dtype);
-	if (q && op->type == OP_GAVGPOOL) {
-		/* the sum is of H values now: multiplier ~ s_in / (s_out * H) */
-		int32_t m, sh;
-		if (quant_multiplier((double)x->scale / ((double)g->tensors[op->out[0]].scale *
-							 (double)x->shape[2]), &m, &sh) < 0)
-			return 0;
-		op_set_int(&g->ops[i], "multiplier", m);
-		op_set_int(&g->ops[i], "rshift", sh);
-	}
-	int64_t shape[4] = { x->shape[0], x->shape[1], x->shape[2], 1 };
-	char base[512];
-	snprintf(base, sizeof base, "%s_rows", x->name);
-	enum ir_dtype xdt = x->dtype;
-	int x0 = op->in[0], xt = x0;
-	if (xdt != DT_F32) {
-		struct ir_tensor f32like = g->tensors[x0];
-		f32like.dtype = DT_F32;
-		f32like.scale = 0;
-		f32like.zero_point = 0;
-		xt = add_cast(f, x0, DT_F32, &f32like, "f32", i);
-	}
-	struct ir_tensor rlike = g->tensors[xt];
-	int t = split_new_tensor(g, base, &rlike, 4, shape);
-	int k = graph_add_op(g, g->ops[i].type == OP_GAVGPOOL ? OP_REDUCEMEAN : OP_REDUCEMAX,
-			     g->tensors[t].name, 1, &xt, 1, &t);
-	int64_t ax = 3;
-	op_set_ints(&g->ops[k], "axes", 1, &ax);
-	op_set_int(&g->ops[k], "keepdims", 1);
-	note(f, k, i, 0);
-	if (xdt != DT_F32) {
-		struct ir_tensor back = g->tensors[x0];
-		t = add_cast(f, t, xdt, &back, "back", i);
-	}
-	g->ops[i].in[0] = t;
-	return 1;
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0 && g->tensors[op->in[j]].data)
+			return 1;
+	return 0;
 }
 
 /* One pass over the graph's ops: each that does not fit is rewritten,
@@ -320,15 +259,17 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 	struct fit f = { .g = g, .n0 = g->n_ops };
 	int any = 0;
 	for (int i = 0; i < f.n0; i++) {
-		int rc = codegen_op_fits(g, &c, i);
+		/* the margin only where weight-reorder adds to the op */
+		const struct chip *cc = has_weight(g, i) ? &c : chip;
+		int rc = codegen_op_fits(g, cc, i);
 		if (rc != 0)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || lower_axsplit(g, i, &c, kin_note, &f) ||
-		    lower_groups(g, i, &c, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
-		    lower_wsplit(g, i, &c, kin_note, &f) ||
-		    matmul_cols(&f, i, chip) || pool_rows(&f, i) || lower_rows(g, i, &c, kin_note, &f))
+		if (swap_operands(g, i) || refold(&f, i, chip) || lower_axsplit(g, i, cc, kin_note, &f) ||
+		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
+		    lower_wsplit(g, i, cc, kin_note, &f) ||
+		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f))
 			any = 1;
 	}
 	err_set("%s", "");

@@ -8,8 +8,9 @@
  * stages over shorter rows, each a plain op of the Tpu IR, so that ir-run
  * on the Tpu IR and tpu-sim run the same ops:
  *
- *  - a reduction whose last reduced axis is too long reduces consecutive
- *    parts of that axis (Slices) keeping the reduced axes, concatenates
+ *  - a reduction (a global pool too) whose rows do not fit reduces
+ *    consecutive blocks of its outermost reduced axis where one entry
+ *    fits (Slices), keeping the reduced axes, concatenates
  *    the partial results along it and reduces them again: the max of
  *    maxes, the sum of sums, the L2 norm of L2 norms, the log-sum-exp of
  *    log-sum-exps, the product of products; a mean is the mean of equal
@@ -203,17 +204,25 @@ static int reduce_stages(enum op_type t, enum op_type *part, enum op_type *last)
 	case OP_REDUCEL1: *part = t; *last = OP_REDUCESUM; return 1;
 	case OP_REDUCESUMSQUARE: *part = t; *last = OP_REDUCESUM; return 1;
 	case OP_REDUCELOGSUM: *part = OP_REDUCESUM; *last = t; return 1;
+	case OP_GAVGPOOL: *part = *last = OP_REDUCEMEAN; return 1;
+	case OP_GMAXPOOL: *part = *last = OP_REDUCEMAX; return 1;
 	default: return 0;
 	}
 }
 
-/* The axes op i reduces (mask), from its attribute axes; 0 when it
- * reduces none (noop) or has no such attribute form. */
+/* The axes op i reduces (mask), from its attribute axes (a global pool:
+ * every axis after the channels); 0 when it reduces none (noop) or has no
+ * such attribute form. */
 static int reduced_axes(const struct ir_graph *g, const struct ir_op *op, int *mask)
 {
 	int r = g->tensors[op->in[0]].rank;
 	const struct ir_attr *a = op_attr(op, "axes");
 	memset(mask, 0, sizeof(int) * IR_MAX_RANK);
+	if (op->type == OP_GAVGPOOL || op->type == OP_GMAXPOOL) {
+		for (int d = 2; d < r; d++)
+			mask[d] = 1;
+		return r > 2;
+	}
 	if (!a || a->n == 0) {
 		if (a && op_int(op, "noop", 0))
 			return 0;
@@ -264,18 +273,19 @@ static int reduce_rows(struct rows *R, const struct chip *c)
 	if (op->n_in != 1 || op->n_out != 1 || !reduce_stages(op->type, &part_t, &last_t) ||
 	    !reduced_axes(g, op, mask))
 		return 0;
+	/* blocks of the outermost reduced axis where one entry fits: rows of
+	 * a plane too tall, parts of a row too long */
 	const struct ir_tensor *xt = &g->tensors[op->in[0]];
-	for (int d = 0; d < xt->rank; d++)
-		if (mask[d] && xt->shape[d] > 1)
+	int64_t b = 0;
+	for (int d = 0; d < xt->rank && b < 1; d++)
+		if (mask[d] && xt->shape[d] > 1 && (b = fitting_row(g, R->i, c, d)) >= 1)
 			ax = d;
 	if (ax < 0)
 		return 0;
-	int64_t n = xt->shape[ax], b = fitting_row(g, R->i, c, ax);
-	if (b < 1)
-		return 0;
+	int64_t n = xt->shape[ax];
 	int64_t parts = ceil_div(n, b);
 	int scale_mean = 0;
-	if (op->type == OP_REDUCEMEAN) {
+	if (part_t == OP_REDUCEMEAN) {
 		/* equal parts, so that the mean of means is the mean */
 		int64_t p = parts;
 		while (p <= 2 * parts && p < n && n % p)
@@ -287,7 +297,7 @@ static int reduce_rows(struct rows *R, const struct chip *c)
 	}
 	b = ceil_div(n, parts);
 	parts = ceil_div(n, b);
-	int keep = (int)op_int(op, "keepdims", 1);
+	int keep = (int)op_int(op, "keepdims", 1);   /* 1 for the global pools */
 	int x = f32_input(R), *pt = xmalloc(sizeof *pt * (size_t)parts);
 	for (int64_t p = 0; p < parts; p++) {
 		int64_t k0 = p * b, k1 = k0 + b < n ? k0 + b : n;

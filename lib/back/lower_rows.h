@@ -7,7 +7,8 @@
 #include "chip/chip.h"
 #include "ir/ir.h"
 
-/* Rewrite op i of Tpu graph g, a reduction (Reduce*, ArgMax, ArgMin),
+/* Rewrite op i of Tpu graph g, a reduction (Reduce*, ArgMax, ArgMin, the
+ * global pools),
  * Softmax, LogSoftmax, Hardmax or normalisation (LayerNormalization,
  * InstanceNormalization, MeanVarianceNormalization, LpNormalization) that
  * no cut fits on chip c because of
