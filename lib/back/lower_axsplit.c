@@ -70,17 +70,21 @@ static int64_t largest_part(const struct ir_graph *g, int i, const struct chip *
 	return lo;
 }
 
-/* Attributes of a part op that spell its output's shape: Resize's sizes. */
+/* Attributes of a part op that spell its output's shape (Resize's sizes,
+ * Expand's shape, aligned with the output's last axis) take the part's
+ * extent along ax (an Expand's 1, a broadcast, stays). */
 static void part_attrs(struct ir_graph *g, int k, int ax, int64_t len)
 {
 	struct ir_op *o = &g->ops[k];
-	const struct ir_attr *a = op_attr(o, "sizes");
-	if (o->type != OP_RESIZE || !a || a->kind != ATTR_INTS || ax >= a->n)
+	const char *name = o->type == OP_RESIZE ? "sizes" : o->type == OP_EXPAND ? "shape" : NULL;
+	const struct ir_attr *a = name ? op_attr(o, name) : NULL;
+	int at = a ? ax - (g->tensors[o->out[0]].rank - a->n) : -1;
+	if (!a || a->kind != ATTR_INTS || at < 0 || at >= a->n || a->ints[at] == 1)
 		return;
 	int64_t *s = xmalloc(sizeof *s * (size_t)a->n);
 	memcpy(s, a->ints, sizeof *s * (size_t)a->n);
-	s[ax] = len;
-	op_set_ints(o, "sizes", a->n, s);
+	s[at] = len;
+	op_set_ints(o, name, a->n, s);
 	free(s);
 }
 

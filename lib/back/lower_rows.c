@@ -16,6 +16,8 @@
  *    log-sum-exps, the product of products; a mean is the mean of equal
  *    parts' means, or the sum of sums times 1/n; L1, the sum of squares
  *    and the log of the sum end with a sum;
+ *  - a CumSum along an axis too long sums blocks of it, each plus the total
+ *    of the blocks before it;
  *  - Softmax and LogSoftmax become ReduceMax, Sub, Exp, ReduceSum, then
  *    Reciprocal and Mul (or Log and Sub), the reductions split as above in
  *    the next pass;
@@ -241,20 +243,26 @@ static int reduced_axes(const struct ir_graph *g, const struct ir_op *op, int *m
 	return 1;
 }
 
-/* The most elements of axis ax of op i's input for which op i fits. */
+/* The most elements of axis ax of op i's input (and of its output, when
+ * that keeps the axis) for which op i fits. */
 static int64_t fitting_row(const struct ir_graph *g, int i, const struct chip *c, int ax)
 {
 	const struct ir_op *op = &g->ops[i];
-	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	int n = op->n_in + op->n_out;
-	int64_t shape[IR_MAX_RANK];
+	/* the output too when it keeps the axis (a CumSum's) */
+	int keeps = y->rank == x->rank && y->shape[ax] == x->shape[ax];
+	int64_t shape[IR_MAX_RANK], yshape[IR_MAX_RANK];
 	const int64_t **sh = xcalloc((size_t)n + 1, sizeof *sh);
 	memcpy(shape, x->shape, sizeof shape);
+	memcpy(yshape, y->shape, sizeof yshape);
 	sh[0] = shape;
+	if (keeps)
+		sh[op->n_in] = yshape;
 	int64_t lo = 0, hi = x->shape[ax];   /* lo fits (0: none yet), hi does not */
 	while (hi - lo > 1) {
 		int64_t mid = lo + (hi - lo) / 2;
-		shape[ax] = mid;
+		shape[ax] = yshape[ax] = mid;
 		if (split_fits(g, c, i, sh) == 1)
 			lo = mid;
 		else
@@ -315,6 +323,55 @@ static int reduce_rows(struct rows *R, const struct chip *c)
 	if (scale_mean)
 		y = elt(R, OP_MUL, y, scalar(R, (float)(1.0 / (double)n), "inv_n"), "mean");
 	finish(R, y);
+	return 1;
+}
+
+/* ---- CumSum ---- */
+
+/* A running sum along an axis too long: the running sums of consecutive
+ * blocks, each plus the total of the blocks before it (after it, reverse;
+ * exclusive as the op is), concatenated. */
+static int cumsum_rows(struct rows *R, const struct chip *c)
+{
+	struct ir_graph *g = R->g;
+	const struct ir_op *op = &g->ops[R->i];
+	if (op->type != OP_CUMSUM || op->n_out != 1 || !quant_is_float(g->tensors[op->out[0]].dtype))
+		return 0;
+	const struct ir_tensor *xt = &g->tensors[op->in[0]];
+	int r = xt->rank, ax = norm_axis(op_int(op, "axis", 0), r), rev = (int)op_int(op, "reverse", 0);
+	if (ax < 0 || xt->shape[ax] < 2)
+		return 0;
+	int64_t n = xt->shape[ax], b = fitting_row(g, R->i, c, ax);
+	if (b < 1)
+		return 0;
+	int64_t parts = ceil_div(n, b);
+	b = ceil_div(n, parts);
+	parts = ceil_div(n, b);
+	int mask[IR_MAX_RANK] = { 0 }, x = f32_input(R);
+	mask[ax] = 1;
+	int *sum = xmalloc(sizeof *sum * (size_t)parts), *tot = xmalloc(sizeof *tot * (size_t)parts);
+	for (int64_t p = 0; p < parts; p++) {
+		int64_t k0 = p * b, k1 = k0 + b < n ? k0 + b : n;
+		int s = split_slice(g, x, ax, k0, k1, "row", R->note, R->ctx, R->i);
+		int64_t shape[IR_MAX_RANK];
+		memcpy(shape, g->tensors[s].shape, sizeof shape);
+		sum[p] = stage(R, OP_CUMSUM, &s, 1, r, shape, DT_F32, -1, "run");
+		op_copy_attrs(&g->ops[last_op(R)], &g->ops[R->i]);
+		tot[p] = reduce(R, OP_REDUCESUM, s, mask, 1, "total");
+	}
+	/* each block plus the totals of the blocks before it (reverse: after) */
+	int carry = -1;
+	for (int64_t q = 0; q < parts; q++) {
+		int64_t p = rev ? parts - 1 - q : q;
+		int y = carry < 0 ? sum[p] : elt(R, OP_ADD, sum[p], carry, "block");
+		carry = carry < 0 ? tot[p] : elt(R, OP_ADD, carry, tot[p], "carry");
+		sum[p] = y;
+	}
+	int cat = stage(R, OP_CONCAT, sum, (int)parts, r, xt->shape, DT_F32, -1, "y");
+	op_set_int(&g->ops[last_op(R)], "axis", ax);
+	free(sum);
+	free(tot);
+	finish(R, cat);
 	return 1;
 }
 
@@ -501,5 +558,6 @@ static int norm_rows(struct rows *R)
 int lower_rows(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx)
 {
 	struct rows R = { .g = g, .i = i, .note = note, .ctx = ctx };
-	return reduce_rows(&R, c) || softmax_rows(&R) || arg_rows(&R) || norm_rows(&R);
+	return reduce_rows(&R, c) || softmax_rows(&R) || arg_rows(&R) || norm_rows(&R) ||
+	       cumsum_rows(&R, c);
 }

@@ -9,7 +9,7 @@
 
 /* Rewrite op i of Tpu graph g, a reduction (Reduce*, ArgMax, ArgMin, the
  * global pools),
- * Softmax, LogSoftmax, Hardmax or normalisation (LayerNormalization,
+ * CumSum, Softmax, LogSoftmax, Hardmax or normalisation (LayerNormalization,
  * InstanceNormalization, MeanVarianceNormalization, LpNormalization) that
  * no cut fits on chip c because of
  * the axes it reduces over, into stages that each reduce less (op i

@@ -619,9 +619,8 @@ static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
  * Transpose: the input axis it comes from.  Slice: an axis the slice
  * leaves whole.  Split: any axis but the one it splits.  Gather: an axis
  * of the data before or after the gathered one, or one of the indices
- * (the data read whole).  Expand: an axis the input already has whole
- * (the shape attribute broadcasts it with 1).  Tile: an axis not
- * repeated.  DepthToSpace, SpaceToDepth: the batch. */
+ * (the data read whole).  Expand: any axis (the input's part, or all of
+ * it where it broadcasts).  Tile: an axis not repeated.  DepthToSpace, SpaceToDepth: the batch. */
 static int transpose_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax,
 				int *in_ax)
 {
@@ -662,12 +661,14 @@ static int gather_split_axis(const struct ir_graph *g, const struct ir_op *op, i
 static int expand_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-	int64_t s[IR_MAX_RANK];
-	int n = op_ints(op, "shape", s, IR_MAX_RANK), a = ax - (y->rank - x->rank);
-	int sa = ax - (y->rank - n);
-	if (a < 0 || x->shape[a] != y->shape[ax] || (sa >= 0 && s[sa] != 1))
-		return 0;
-	return split_axis_x0(g, op, a, in_ax);
+	int a = ax - (y->rank - x->rank);
+	/* an axis the input broadcasts along reads the input whole (the part
+	 * takes its shape attribute from the part: lib/back/lower_axsplit.c) */
+	if (a >= 0 && x->shape[a] != 1)
+		return x->shape[a] == y->shape[ax] && split_axis_x0(g, op, a, in_ax);
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = -1;
+	return 1;
 }
 
 static int tile_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
@@ -675,6 +676,33 @@ static int tile_split_axis(const struct ir_graph *g, const struct ir_op *op, int
 	int64_t rep[IR_MAX_RANK];
 	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
 	return ax < n && rep[ax] == 1 && split_axis_x0(g, op, ax, in_ax);
+}
+
+/* Tile along a repeated axis: a block within one repetition reads the
+ * input entries it copies once (repeats 1 there), a block of whole
+ * repetitions the whole input as many times; a block across a
+ * repetition's end is refused. */
+static int tile_split_window(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			     int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	int64_t rep[IR_MAX_RANK], n = g->tensors[op->in[0]].shape[ax];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "repeats", rep, IR_MAX_RANK) != r || n < 1)
+		return 0;
+	if (o0 / n == (o1 - 1) / n) {
+		*i0 = o0 % n;
+		*i1 = (o1 - 1) % n + 1;
+		rep[ax] = 1;
+	} else if (o0 % n == 0 && o1 % n == 0) {
+		*i0 = 0;
+		*i1 = n;
+		rep[ax] = (o1 - o0) / n;
+	} else {
+		return 0;
+	}
+	if (part)
+		op_set_ints(part, "repeats", r, rep);
+	return 1;
 }
 
 /* DepthToSpace along H or W: output entries [o0, o1), on block
@@ -705,7 +733,7 @@ const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_r
 const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h, .split_axis = slice_split_axis };
 const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
 const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
-const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis };
+const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis, .split_window = tile_split_window };
 const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
 const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
 const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
