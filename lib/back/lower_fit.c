@@ -13,6 +13,8 @@
  *    weight too (MaxViT's relative position bias), folds the same way;
  *  - a commutative binary op whose first operand is a weight takes its
  *    activation first, as codegen slices along the first operand's rows;
+ *  - a MatMul of a 2-D B whose A has batch axes before its rows runs on A
+ *    reshaped to [1, rows, K], so that the rows spread over the lanes;
  *  - a MatMul whose B (or output) is too large runs on column blocks of B:
  *    Slice (or a new weight) per block, a MatMul per block into a part of
  *    the output, a Concat of the parts along the last axis.  Each output
@@ -148,6 +150,44 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
+/* MatMul i of a 2-D B whose A has batch axes before its rows
+ * ([197, 1, 768], as torchvision's ViT exports its projections): the batch
+ * axes hold every row in one lane (the lanes take axis 1), so it runs on
+ * A reshaped to [1, rows, K], the rows over the lanes, and the result
+ * reshaped back.  The bytes do not move: the same bits.  0 when A has no
+ * such axes. */
+static int refold_matmul(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_MATMUL || op->n_out != 1 || op->n_in < 2 || op->in[0] < 0 ||
+	    op->in[1] < 0 || g->tensors[op->in[1]].rank != 2)
+		return 0;
+	const struct ir_tensor *a = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int r = a->rank;
+	if (r < 3 || y->rank != r || a->data)
+		return 0;
+	int64_t rows = 1, lead = 1;
+	for (int d = 0; d < r - 1; d++)
+		rows *= a->shape[d];
+	for (int d = 0; d < r - 2; d++)
+		lead *= a->shape[d];
+	if (lead == 1)
+		return 0;
+	int64_t as[3] = { 1, rows, a->shape[r - 1] }, ys[3] = { 1, rows, y->shape[r - 1] };
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", a->name);
+	int at = split_new_tensor(g, base, a, 3, as);
+	add_reshape(f, g->ops[i].in[0], at, i, 0);
+	snprintf(base, sizeof base, "%s_rows", g->tensors[g->ops[i].out[0]].name);
+	int yt = split_new_tensor(g, base, &g->tensors[g->ops[i].out[0]], 3, ys);
+	int out = g->ops[i].out[0];
+	g->ops[i].in[0] = at;
+	g->ops[i].out[0] = yt;
+	add_reshape(f, yt, out, i, 1);
+	return 1;
+}
+
 /* MatMul i whose B has the output's columns on its last axis: blocks of
  * columns, each small enough that B's block holds at most a quarter of
  * local memory per lane.  0 when it is not such a MatMul or one block
@@ -266,7 +306,8 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || lower_axsplit(g, i, cc, kin_note, &f) ||
+		if (swap_operands(g, i) || refold(&f, i, chip) || refold_matmul(&f, i) ||
+		    lower_axsplit(g, i, cc, kin_note, &f) ||
 		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
 		    lower_wsplit(g, i, cc, kin_note, &f) ||
 		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f))
