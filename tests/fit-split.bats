@@ -4,7 +4,8 @@
 # longer than a DMA block moves in stages (lower_rows.c), window ops along
 # such a row in blocks of their output (lower_wsplit.c), a Conv of two
 # groups too wide per group in parts of its groups, then of K
-# (lower_kin.c).  Models from tests/fixtures/fit_fixtures.py, f32 on tpu-a
+# (lower_kin.c), an LSTM nothing divides on the host.  Models from
+# tests/fixtures/fit_fixtures.py, f32 on tpu-a
 # and int8 on tpu-b: the Tpu IR close to the Top IR, tpu-sim as ir-run on
 # the Tpu IR (bit for bit in int8), and the rewrite visible in the IR.
 load helpers
@@ -64,4 +65,12 @@ PYEOF
 	assert_output --regexp 'y_g0_k0 = Conv\(%x_g0_k0, @w_g0_k0'
 	run ir-print "$FX/groups/int8-tpu-b/lowered.tpu"
 	assert_output --regexp 'y_i8_g0_k0 = Conv\(.*acc=1\}'
+}
+
+@test "an LSTM whose recurrent weights no cut divides runs on the host (f32; in int8 its bf16 fallback fits)" {
+	deploy rnn f32 tpu-b
+	deploy rnn int8 tpu-b
+	cmp "$FX/rnn/int8-tpu-b/tpu_out.npz" "$FX/rnn/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/rnn/f32-tpu-b/lowered.tpu"
+	assert_line --regexp '= LSTM\(%x, @W, @R, @B\).*// host$'
 }

@@ -35,6 +35,10 @@
  *    normalisation whose rows do not fit runs in stages over shorter rows
  *    (lib/back/lower_rows.c).
  *
+ * An op that none of these cuts (an LSTM or GRU whose recurrent weights
+ * fill a lane) runs on the host as a last resort, its float kernel between
+ * Casts (host_fallback).
+ *
  * The fit of an op that reads weights is tested with 7/8 of the chip's
  * local memory, leaving room for what weight-reorder adds (merged
  * coefficients); of the others with all of it.  What still does not fit
@@ -51,6 +55,7 @@
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
+#include "ir/convert.h"
 #include "ir/base.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -279,6 +284,80 @@ static int swap_operands(struct ir_graph *g, int i)
 	return 1;
 }
 
+/* Tensor x as an f32 tensor for a host op: a Cast before op `owner` (by
+ * value from bf16 or f16, dequantised from i8 or u8), or for a weight an
+ * f32 copy; x itself when it is f32 or an integer tensor without a scale. */
+static int host_f32(struct fit *f, int x, int owner)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_tensor *t = &g->tensors[x];
+	if (t->dtype == DT_F32 || (!quant_is_float(t->dtype) && !(quant_is_q(t->dtype) && t->scale != 0)))
+		return x;
+	char base[512];
+	snprintf(base, sizeof base, "%s_f32", t->name);
+	if (t->data) {
+		int64_t n = tensor_numel(t);
+		float *v = xmalloc(sizeof *v * (size_t)(n + 1));
+		dtype_convert(v, DT_F32, t->data, t->dtype, n);
+		char *name = graph_unique_name(g, base, 1);
+		int w = graph_add_weight(g, name, DT_F32, t->rank, t->shape, v);
+		free(name);
+		free(v);
+		return w;
+	}
+	struct ir_tensor like = *t;
+	like.dtype = DT_F32;
+	like.scale = 0;
+	like.zero_point = 0;
+	int y = split_new_tensor(g, base, &like, t->rank, t->shape);
+	int k = graph_add_op(g, OP_CAST, g->tensors[y].name, 1, &x, 1, &y);
+	op_set_str(&g->ops[k], "to", "f32");
+	note(f, k, owner, 0);
+	return y;
+}
+
+/* The last resort for an op that nothing cuts (an LSTM or GRU whose
+ * recurrent weights fill a lane): it runs on the host, as the ops the
+ * chip has no form for do (lib/back/lower_dtype.c), its float kernel on
+ * f32 tensors with Casts at the boundary, marked PLACE_HOST.  Only an op
+ * in its float form (no i8 weight of an int8 kernel); 0 otherwise. */
+static int host_fallback(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if (!op_defs[op->type]->run_f32 || op->place == PLACE_HOST)
+		return 0;
+	for (int j = 0; j < op->n_in; j++) {
+		const struct ir_tensor *x = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		if (x && x->data && (quant_is_q(x->dtype) || x->dtype == DT_I16 || x->dtype == DT_I32))
+			return 0;
+	}
+	for (int j = 0; j < g->ops[i].n_in; j++)
+		if (g->ops[i].in[j] >= 0) {
+			int x = host_f32(f, g->ops[i].in[j], i);
+			g->ops[i].in[j] = x;
+		}
+	for (int j = 0; j < g->ops[i].n_out; j++) {
+		int y = g->ops[i].out[j];
+		const struct ir_tensor *t = &g->tensors[y];
+		if (t->dtype == DT_F32 || (!quant_is_float(t->dtype) && !quant_is_q(t->dtype)))
+			continue;
+		char base[512];
+		snprintf(base, sizeof base, "%s_f32", t->name);
+		struct ir_tensor like = *t;
+		like.dtype = DT_F32;
+		like.scale = 0;
+		like.zero_point = 0;
+		int h = split_new_tensor(g, base, &like, t->rank, t->shape);
+		g->ops[i].out[j] = h;
+		int k = graph_add_op(g, OP_CAST, g->tensors[y].name, 1, &h, 1, &y);
+		op_set_str(&g->ops[k], "to", dtype_name(g->tensors[y].dtype));
+		note(f, k, i, 1);
+	}
+	g->ops[i].place = PLACE_HOST;
+	return 1;
+}
+
 /* 1 when op i reads a weight (whose coefficients weight-reorder may add to). */
 static int has_weight(const struct ir_graph *g, int i)
 {
@@ -310,7 +389,8 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 		    lower_axsplit(g, i, cc, kin_note, &f) ||
 		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
 		    lower_wsplit(g, i, cc, kin_note, &f) ||
-		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f))
+		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f) ||
+		    (codegen_op_fits(g, chip, i) == 0 && host_fallback(&f, i)))
 			any = 1;
 	}
 	err_set("%s", "");
