@@ -64,30 +64,64 @@ struct taps {
 	float *w;
 };
 
-/* The scale of axis d: the attribute's, else out / in. */
-static double axis_scale(const struct ir_op *op, int d, int64_t in, int64_t out)
+/* The op's attributes, read once for the many taps computed from them. */
+enum { RZ_NEAREST, RZ_LINEAR, RZ_CUBIC };
+enum { CT_HALF, CT_PYTORCH_HALF, CT_ALIGN, CT_ASYM, CT_TF_HALF_NN, CT_TF_CROP };
+enum { NM_PREFER_FLOOR, NM_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE };
+struct rsz {
+	int mode, ct, nm, aa, excl;
+	double a;                        /* cubic_coeff_a */
+	const struct ir_attr *sc, *roi; /* scales, roi: NULL when absent */
+};
+
+static int pick(const char *v, const char *const *names, int n, int def)
 {
-	const struct ir_attr *sc = op_attr(op, "scales");
-	return sc ? (double)sc->floats[d] : (double)out / (double)in;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return def;
+}
+
+static void rsz_get(const struct ir_op *op, struct rsz *m)
+{
+	static const char *const modes[] = { "nearest", "linear", "cubic" };
+	static const char *const cts[] = { "half_pixel", "pytorch_half_pixel", "align_corners",
+					   "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize" };
+	static const char *const nms[] = { "round_prefer_floor", "round_prefer_ceil", "floor",
+					   "ceil", "simple" };
+	m->mode = pick(op_str(op, "mode", "nearest"), modes, 3, RZ_NEAREST);
+	m->ct = pick(op_str(op, "coordinate_transformation_mode", "half_pixel"), cts, 6, CT_HALF);
+	m->nm = pick(op_str(op, "nearest_mode", "round_prefer_floor"), nms, 5, NM_PREFER_FLOOR);
+	m->aa = (int)op_int(op, "antialias", 0);
+	m->excl = (int)op_int(op, "exclude_outside", 0);
+	m->a = op_float(op, "cubic_coeff_a", -0.75);
+	m->sc = op_attr(op, "scales");
+	m->roi = op_attr(op, "roi");
+}
+
+/* The scale of axis d: the attribute's, else out / in. */
+static double axis_scale(const struct rsz *m, int d, int64_t in, int64_t out)
+{
+	return m->sc ? (double)m->sc->floats[d] : (double)out / (double)in;
 }
 
 /* First tap offset from the left neighbour of a linear or cubic filter:
  * -1 for cubic, 0 for linear, lower when antialias widens a downscaling
  * filter by 1/scale (ONNX Resize, opset 18). */
-static int tap_start(const struct ir_op *op, double scale)
+static int tap_start(const struct rsz *m, double scale)
 {
-	int cubic = !strcmp(op_str(op, "mode", "nearest"), "cubic");
-	if (!op_int(op, "antialias", 0) || scale >= 1)
+	int cubic = m->mode == RZ_CUBIC;
+	if (!m->aa || scale >= 1)
 		return cubic ? -1 : 0;
 	return (int)floor((cubic ? -2.0 : -1.0) / scale) + 1;
 }
 
 /* Most taps an output index of axis d has. */
-static int taps_room(const struct ir_op *op, int d, int64_t in, int64_t out)
+static int taps_room(const struct rsz *m, int d, int64_t in, int64_t out)
 {
-	if (!strcmp(op_str(op, "mode", "nearest"), "nearest"))
+	if (m->mode == RZ_NEAREST)
 		return 1;
-	return 2 - 2 * tap_start(op, axis_scale(op, d, in, out));
+	return 2 - 2 * tap_start(m, axis_scale(m, d, in, out));
 }
 
 /* n taps with room for `room` each, in one allocation (free t[0].idx, then t). */
@@ -123,21 +157,22 @@ static double cubic_weight(double x, double a)
 }
 
 /* The taps of output index x along an axis of in -> out elements. */
-static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
+static void axis_taps(const struct rsz *m, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
 {
-	const struct ir_attr *roi = op_attr(op, "roi");
-	const char *mode = op_str(op, "mode", "nearest");
-	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
-	double scale = axis_scale(op, d, in, out);
+	double scale = axis_scale(m, d, in, out);
 	double outw = scale * (double)in, xo;
-	if (!strcmp(ct, "align_corners")) {
+	switch (m->ct) {
+	case CT_ALIGN:
 		xo = outw == 1 ? 0 : (double)x * (double)(in - 1) / (outw - 1);
-	} else if (!strcmp(ct, "asymmetric")) {
+		break;
+	case CT_ASYM:
 		xo = (double)x / scale;
-	} else if (!strcmp(ct, "tf_half_pixel_for_nn")) {
+		break;
+	case CT_TF_HALF_NN:
 		xo = ((double)x + 0.5) / scale;
-	} else if (!strcmp(ct, "tf_crop_and_resize")) {
-		double r0 = roi->floats[d], r1 = roi->floats[d + roi->n / 2];
+		break;
+	case CT_TF_CROP: {
+		double r0 = m->roi->floats[d], r1 = m->roi->floats[d + m->roi->n / 2];
 		xo = outw == 1 ? (r1 - r0) * (double)(in - 1) / 2
 			       : (double)x * (r1 - r0) * (double)(in - 1) / (outw - 1);
 		xo += r0 * (double)(in - 1);
@@ -145,9 +180,12 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 			t->n = 0;
 			return;
 		}
-	} else if (!strcmp(ct, "pytorch_half_pixel")) {
+		break;
+	}
+	case CT_PYTORCH_HALF:
 		xo = outw == 1 ? -0.5 : ((double)x + 0.5) / scale - 0.5;
-	} else {
+		break;
+	default:
 		xo = ((double)x + 0.5) / scale - 0.5;
 	}
 	double fl = floor(xo), ratio = xo - fl;
@@ -156,18 +194,17 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		ratio = 1;
 		base--;
 	}
-	if (!strcmp(mode, "nearest")) {
-		const char *nm = op_str(op, "nearest_mode", "round_prefer_floor");
+	if (m->mode == RZ_NEAREST) {
 		int right;
 		if (ratio == 1)
 			right = 1;
-		else if (!strcmp(nm, "round_prefer_floor"))
+		else if (m->nm == NM_PREFER_FLOOR)
 			right = ratio > 0.5;
-		else if (!strcmp(nm, "round_prefer_ceil"))
+		else if (m->nm == NM_PREFER_CEIL)
 			right = ratio >= 0.5;
-		else if (!strcmp(nm, "floor"))
+		else if (m->nm == NM_FLOOR)
 			right = 0;
-		else if (!strcmp(nm, "ceil"))
+		else if (m->nm == NM_CEIL)
 			right = 1;
 		else
 			right = scale < 1;
@@ -178,14 +215,14 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		/* linear (a triangle) or cubic, over taps start .. -start + 1
 		 * from the left neighbour; antialias stretches the filter by
 		 * 1/scale when downscaling and normalises it */
-		int cubic = !strcmp(mode, "cubic"), aa = op_int(op, "antialias", 0) && scale < 1;
-		int start = tap_start(op, scale), n = 2 - 2 * start;
-		double a = op_float(op, "cubic_coeff_a", -0.75), f = aa ? scale : 1, sum = 0;
-		int excl = cubic && (int)op_int(op, "exclude_outside", 0);
-		double *c = xmalloc(sizeof *c * (size_t)n);
+		int cubic = m->mode == RZ_CUBIC, aa = m->aa && scale < 1;
+		int start = tap_start(m, scale), n = 2 - 2 * start;
+		double f = aa ? scale : 1, sum = 0, few[8];
+		int excl = cubic && m->excl;
+		double *c = n <= 8 ? few : xmalloc(sizeof *c * (size_t)n);
 		for (int i = 0; i < n; i++) {
 			double dist = f * ((double)(start + i) - ratio);
-			c[i] = cubic ? cubic_weight(dist, a) : fmax(0.0, 1 - fabs(dist));
+			c[i] = cubic ? cubic_weight(dist, m->a) : fmax(0.0, 1 - fabs(dist));
 			t->idx[i] = base + start + i;
 			sum += c[i];
 		}
@@ -203,7 +240,8 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		t->n = n;
 		for (int i = 0; i < n; i++)
 			t->w[i] = (float)(excl ? c[i] / sum : c[i]);
-		free(c);
+		if (c != few)
+			free(c);
 	}
 	for (int i = 0; i < t->n; i++)
 		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
@@ -221,9 +259,11 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 		outer *= xs[i];
 	for (int i = d + 1; i < r; i++)
 		inner *= xs[i];
-	struct taps *tp = taps_new(out, taps_room(op, d, in_full, out_full));
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *tp = taps_new(out, taps_room(&m, d, in_full, out_full));
 	for (int64_t j = 0; j < out; j++) {
-		axis_taps(op, d, in_full, out_full, j + j0, &tp[j]);
+		axis_taps(&m, d, in_full, out_full, j + j0, &tp[j]);
 		for (int k = 0; k < tp[j].n; k++) {
 			tp[j].idx[k] -= i0;
 			tp[j].idx[k] = tp[j].idx[k] < 0 ? 0 : tp[j].idx[k] >= in ? in - 1 : tp[j].idx[k];
@@ -261,10 +301,12 @@ static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
 {
 	if (in != out)
 		return 0;
-	struct taps *t = taps_new(1, taps_room(op, d, in, out));
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *t = taps_new(1, taps_room(&m, d, in, out));
 	int same = 1;
 	for (int64_t j = 0; j < out && same; j++) {
-		axis_taps(op, d, in, out, j, t);
+		axis_taps(&m, d, in, out, j, t);
 		int hit = 0;
 		for (int k = 0; k < t->n; k++)
 			if (t->w[k] != 0)
@@ -313,13 +355,24 @@ static void resize_range(const struct ir_graph *g, const struct ir_op *op, int d
 		hi = o1 - 1 + j0 - i0;
 		o1 = o0;
 	}
-	struct taps *t = taps_new(1, taps_room(op, d, fi, fo));
+	/* the taps move forward with the output index: the first and the
+	 * last output's bound the rest, unless one of them is extrapolated */
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *t = taps_new(1, taps_room(&m, d, fi, fo));
+	int every = 0;
+	for (int e = 0; e < 2 && o1 > o0; e++) {
+		axis_taps(&m, d, fi, fo, (e ? o1 - 1 : o0) + j0, t);
+		every |= t->n == 0;
+	}
 	for (int64_t j = o0; j < o1; j++) {
-		axis_taps(op, d, fi, fo, j + j0, t);
+		axis_taps(&m, d, fi, fo, j + j0, t);
 		for (int k = 0; k < t->n; k++) {
 			lo = t->idx[k] - i0 < lo ? t->idx[k] - i0 : lo;
 			hi = t->idx[k] - i0 > hi ? t->idx[k] - i0 : hi;
 		}
+		if (!every && j == o0 && o1 - 1 > j)
+			j = o1 - 2;   /* next: the last */
 	}
 	taps_free(t);
 	if (hi < 0)
