@@ -111,3 +111,21 @@ irdump_values() {
 	run -0 weight-reorder -h
 	assert_output --partial 'usage: weight-reorder'
 }
+
+@test "int8: a MatMul's bias, multiplier and shift become one coefficient tensor too" {
+	need_tool ir-run
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_attn.py" "$T/a" >/dev/null
+	onnx2top "$T/a/model.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/a/calib.npz" -o "$T/cali" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/cali" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
+	# with weights (columns N) and between activations (q.k^T: one set)
+	run irq "$T/r.tpu" 'sorted(set((len(o["in"]), T[o["in"][2]]["shape"][1], T[o["in"][2]]["shape"][0] in (1, T[o["out"][0]]["shape"][-1])) for o in O if o["type"] == "MatMul" and T[o["out"][0]]["dtype"] in ("i8", "u8")))'
+	assert_output "[(3, 3, True)]"
+	run irq "$T/r.tpu" 'sum(1 for o in O if o["type"] == "MatMul" and T[o["in"][1]].get("data") is None)'
+	[ "$output" -ge 1 ]
+	# the same results as the split form
+	ir-run "$T/l.tpu" -i "$T/a/input.npz" -o "$T/l.npz"
+	ir-run "$T/r.tpu" -i "$T/a/input.npz" -o "$T/r.npz"
+	cmp "$T/l.npz" "$T/r.npz"
+}

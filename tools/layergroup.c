@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 		return std_rc;
 	static const struct option none[] = { { 0, 0, 0, 0 } };
 	const char *in, *out = NULL;
-	int c, max_ops = 64;
+	int c, max_ops = 1000;
 	char *end;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hn:o:", none, NULL)) != -1) {

@@ -50,8 +50,11 @@ struct tpuc_model {
 	int stage;                  /* the stage selected */
 	struct tmodel *m;           /* b.stage[stage] */
 	const struct chip *chip;
-	int n_in, n_out;
-	tpuc_tensor *in, *out;
+	int n_in, n_out;            /* of the stage selected */
+	tpuc_tensor *in, *out;      /* desc[stage]'s inputs and outputs */
+	tpuc_tensor **desc;         /* per stage: its inputs, then its outputs;
+				     * made once, so that a tpuc_tensor stays
+				     * valid while the model is open */
 	struct npz inputs;          /* arrays set, by input name */
 	struct npz outputs;         /* of the last run */
 	char *have;                 /* per input: set */
@@ -84,29 +87,37 @@ static void describe(tpuc_tensor *d, const struct ir_tensor *t)
 	d->zero_point = t->zero_point;
 }
 
-/* Describe stage S of M's bundle as its inputs and outputs, no input set. */
+/* Select stage S of M's bundle: its inputs and outputs, no input set. */
 static void use_stage(tpuc_model *mm, int s)
 {
 	mm->stage = s;
 	mm->m = mm->b.stage[s];
 	const struct ir_graph *g = mm->m->g;
-	free(mm->in);
-	free(mm->out);
 	free(mm->have);
 	mm->n_in = g->n_inputs;
 	mm->n_out = g->n_outputs;
-	mm->in = xcalloc((size_t)mm->n_in + 1, sizeof *mm->in);
-	mm->out = xcalloc((size_t)mm->n_out + 1, sizeof *mm->out);
+	mm->in = mm->desc[s];
+	mm->out = mm->desc[s] + mm->n_in;
 	mm->have = xcalloc((size_t)mm->n_in + 1, 1);
-	for (int i = 0; i < mm->n_in; i++)
-		describe(&mm->in[i], &g->tensors[g->inputs[i]]);
-	for (int i = 0; i < mm->n_out; i++)
-		describe(&mm->out[i], &g->tensors[g->outputs[i]]);
 	npz_free(&mm->inputs);
 	npz_free(&mm->outputs);
 	mm->ran = 0;
 	mm->cycles = -1;
 	mm->seconds = -1;
+}
+
+/* Describe every stage of MM's bundle (mm->desc). */
+static void describe_stages(tpuc_model *mm)
+{
+	mm->desc = xcalloc((size_t)mm->b.n, sizeof *mm->desc);
+	for (int s = 0; s < mm->b.n; s++) {
+		const struct ir_graph *g = mm->b.stage[s]->g;
+		mm->desc[s] = xcalloc((size_t)(g->n_inputs + g->n_outputs) + 1, sizeof **mm->desc);
+		for (int i = 0; i < g->n_inputs; i++)
+			describe(&mm->desc[s][i], &g->tensors[g->inputs[i]]);
+		for (int i = 0; i < g->n_outputs; i++)
+			describe(&mm->desc[s][g->n_inputs + i], &g->tensors[g->outputs[i]]);
+	}
 }
 
 /* The model around B, read from PATH; NULL (and B freed) on failure. */
@@ -122,6 +133,7 @@ static tpuc_model *wrap(struct bundle *b, const char *path)
 	mm->path = xstrdup(path);
 	mm->b = *b;
 	mm->chip = chip;
+	describe_stages(mm);
 	use_stage(mm, 0);
 	return mm;
 }
@@ -155,8 +167,10 @@ void tpuc_close(tpuc_model *m)
 		return;
 	npz_free(&m->inputs);
 	npz_free(&m->outputs);
+	for (int s = 0; s < m->b.n; s++)
+		free(m->desc[s]);
 	bundle_free(&m->b);
-	FREE_ALL(m->in, m->out, m->have, m->path, m);
+	FREE_ALL(m->desc, m->have, m->path, m);
 }
 
 int tpuc_num_stages(const tpuc_model *m) { return m->b.n; }

@@ -72,7 +72,8 @@ const char *tpuc_model_mode(const tpuc_model *m);   /* "int8", "f32", ... */
  * model with the same inputs and outputs but their own shapes.  The stage
  * selected (the first on opening) is the one tpuc_input, tpuc_output,
  * tpuc_set_input and tpuc_run see; selecting one forgets the inputs set
- * and the last run.  A plain .tmodel has one stage. */
+ * and the last run.  A plain .tmodel has one stage.  The tpuc_tensor
+ * descriptions of every stage stay valid until tpuc_close. */
 int tpuc_num_stages(const tpuc_model *m);
 int tpuc_stage(const tpuc_model *m);
 /* -1 when S is not a stage of M. */

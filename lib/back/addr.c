@@ -75,6 +75,16 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		glast[o] = same ? glast[o + 1] : o;
 	}
 	int nt = g->n_tensors;
+	/* The last op reading each tensor, n_ops for graph outputs. */
+	int *used = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	for (int i = 0; i < nt; i++)
+		used[i] = -1;
+	for (int o = 0; o < g->n_ops; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++)
+			if (g->ops[o].in[j] >= 0)
+				used[g->ops[o].in[j]] = o;
+	for (int i = 0; i < g->n_outputs; i++)
+		used[g->outputs[i]] = g->n_ops;
 	struct live *lv = xmalloc(sizeof *lv * (size_t)(nt + 1));
 	int *idx = xmalloc(sizeof(int) * (size_t)(nt + 1));
 	for (int i = 0; i < nt; i++)
@@ -95,11 +105,11 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 				lv[idx[t]].last = glast[o];
 		}
 		/* Results a local group keeps in local memory need no DDR: those
-		 * of its ops but the last. */
+		 * of its ops but the last that no op after the group reads. */
 		int local_mid = op->place == PLACE_LOCAL && glast[o] != o;
 		for (int j = 0; j < op->n_out; j++) {
 			int t = op->out[j];
-			if (g->tensors[t].data || idx[t] >= 0 || local_mid)
+			if (g->tensors[t].data || idx[t] >= 0 || (local_mid && used[t] <= glast[o]))
 				continue;
 			idx[t] = n;
 			lv[n++] = (struct live){ t, gfirst[o], glast[o], 0, -1 };
@@ -138,6 +148,7 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		g->tensors[lv[i].t].addr = g->coeff_bytes + lv[i].off;
 	g->neuron_bytes = top;
 	free(busy);
+	free(used);
 	free(idx);
 	free(lv);
 	free(gfirst);

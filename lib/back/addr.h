@@ -23,7 +23,9 @@
  * before the first op) to the last op that reads it (graph outputs: after
  * the last op), widened to the first and last op of those ops' layer
  * groups (ir_op.group), whose ops run interleaved.  Results of the ops of a
- * local group other than its last stay in local memory and keep addr -1.
+ * local group other than its last stay in local memory and keep addr -1,
+ * unless an op after the group reads them or they are graph outputs (the
+ * group stores them too).
  * Fails when the regions exceed the chip's DDR. */
 int addr_assign(struct ir_graph *g, const struct chip *c);
 

@@ -34,13 +34,35 @@ struct unit {
 	int host;                  /* a host op: one host command, tensors in DDR */
 };
 
-/* Units loaded ahead while unit i computes: i + 1 .. last (see gen_all). */
-struct ahead {
-	struct unit *un;
-	int i, last;
+/* Units whose regions a new unit's region is checked against. */
+#define AHEAD 8
+/* Units whose weights load ahead at most (held_place's work grows with
+ * the units between). */
+#define FAR 64
+
+/* A weight loaded ahead of its unit, outside that unit's region: bytes
+ * [lo, hi) of every lane, held from unit `from` (the one computing while
+ * it loads) through unit `user`, which reads it. */
+struct held {
+	int64_t lo, hi;
+	int from, user;
 };
 
-static uint32_t region_wait(const struct unit *un, int upto, const struct unit *u);
+/* Units loaded ahead while unit i computes: i + 1 .. last in their own
+ * regions (see gen_all), the weights of the units after it where they fit
+ * (held). */
+struct ahead {
+	struct unit *un;
+	int i, last, n;            /* n: units in all */
+	struct held *h;            /* weights loaded ahead, in load order */
+	int nh, caph;
+	int scan;                  /* units before it have all their weights in */
+	uint32_t old_wait;         /* the latest last compute of the units of the
+				      weights held ahead dropped from h (prune) */
+};
+
+static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi);
+static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start);
 
 /* Whether every weight unit u loads whole is loaded. */
 static int unit_weights_in(const struct gen *cg, const struct unit *u)
@@ -87,19 +109,27 @@ static int unit_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, in
 {
 	struct ahead *a = pf->u;
 	int64_t *b = budget >= 0 ? &budget : NULL, avoid[2] = { pf->lo, pf->hi };
+	int start = a->last + 1;
 	for (int j = a->i + 1; j <= a->last; j++) {
 		struct unit *u = &a->un[j];
 		uint32_t wait = u->started ? 0 : j == a->i + 1 ? pf->wait :
-				region_wait(a->un, a->i, u);
+				region_wait(a, a->i, u->base, u->base + u->need);
 		if (unit_load(cg, u, wait, j == a->i + 1 ? pf->only_before : 0,
 			      b, avoid, final && j == a->i + 1) < 0)
 			return -1;
 		if (j == a->i + 1 && u->started)
 			pf->wait = 0;
-		if (!unit_weights_in(cg, u) || (b && *b <= 0))
+		if (b && *b <= 0)
+			return 0;
+		if (!unit_weights_in(cg, u)) {
+			/* the rest of its weights lie in use: elsewhere */
+			start = j;
 			break;
+		}
 	}
-	return 0;
+	/* Within a budget only: loads past it would hold up the DMA
+	 * commands that follow in the stream. */
+	return b ? load_ahead(cg, a, b, start) : 0;
 }
 
 static int overlap(const struct unit *a, const struct unit *b)
@@ -107,16 +137,153 @@ static int overlap(const struct unit *a, const struct unit *b)
 	return a->base < b->base + b->need && b->base < a->base + a->need;
 }
 
-/* The last compute command of a unit before `upto` whose region overlaps u:
- * from the latest back, until no earlier unit has a later command (a scan of
- * every unit per call is quadratic in the units). */
-static uint32_t region_wait(const struct unit *un, int upto, const struct unit *u)
+/* The last compute command of a unit before `upto` that uses local bytes
+ * [lo, hi): its region, or a weight loaded ahead for it, overlaps them.
+ * Regions from the latest unit back, until no earlier unit has a later
+ * command (a scan of every unit per call is quadratic in the units). */
+static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi)
 {
+	const struct unit *un = a->un;
 	uint32_t w = 0;
 	for (int j = upto - 1; j >= 0 && un[j].upto_cmp > w; j--)
-		if (overlap(&un[j], u) && un[j].last_cmp > w)
+		if (un[j].base < hi && lo < un[j].base + un[j].need && un[j].last_cmp > w)
 			w = un[j].last_cmp;
-	return w;
+	for (int k = a->nh - 1; k >= 0; k--) {
+		const struct held *h = &a->h[k];
+		if (h->user < upto && h->lo < hi && lo < h->hi && un[h->user].last_cmp > w)
+			w = un[h->user].last_cmp;
+	}
+	return w > a->old_wait ? w : a->old_wait;
+}
+
+/* Drop the weights held for units before `before` from a->h, their
+ * units' last computes folded into a->old_wait, which every later load
+ * then waits for: long finished by then, and h stays short (its scans run
+ * for every weight placed). */
+static void held_prune(struct ahead *a, int before)
+{
+	int n = 0;
+	for (int k = 0; k < a->nh; k++) {
+		const struct held *h = &a->h[k];
+		if (h->user >= before)
+			a->h[n++] = *h;
+		else if (a->un[h->user].last_cmp > a->old_wait)
+			a->old_wait = a->un[h->user].last_cmp;
+	}
+	a->nh = n;
+}
+
+/* Whether local bytes [lo, hi) are free of the regions of units from..to
+ * and of the weights held ahead for units from `from` on. */
+static int clear_of(const struct ahead *a, int64_t lo, int64_t hi, int from, int to)
+{
+	for (int k = from; k <= to && k < a->n; k++)
+		if (!a->un[k].host && a->un[k].base < hi && lo < a->un[k].base + a->un[k].need)
+			return 0;
+	for (int k = 0; k < a->nh; k++)
+		if (a->h[k].user >= from && a->h[k].lo < hi && lo < a->h[k].hi)
+			return 0;
+	return 1;
+}
+
+/* A place for `size` bytes held while units from..user run (and user + 1's
+ * inputs load): clear of their regions and of the other weights held then,
+ * at an edge of a free range (the bottom of local memory, or next to what
+ * is in use); of those, the one whose last user finishes first (ties: the
+ * lowest).  -1 when none is free. */
+static int64_t held_place(const struct gen *cg, const struct ahead *a, int64_t size, int from,
+			  int user)
+{
+	int64_t lmem = cg->c->lmem_bytes, best = -1;
+	uint32_t best_w = 0;
+	int n = 0, cap = 2 * (a->n + a->nh) + 2;
+	int64_t *cand = xmalloc(sizeof *cand * (size_t)cap);
+	cand[n++] = 0;
+	cand[n++] = (lmem - size) / LMEM_ALIGN * LMEM_ALIGN;
+	for (int k = from; k <= user + 1 && k < a->n; k++) {
+		cand[n++] = align_to(a->un[k].base + a->un[k].need, LMEM_ALIGN);
+		cand[n++] = (a->un[k].base - size) / LMEM_ALIGN * LMEM_ALIGN;
+	}
+	for (int k = 0; k < a->nh; k++)
+		if (a->h[k].user >= from) {
+			cand[n++] = align_to(a->h[k].hi, LMEM_ALIGN);
+			cand[n++] = (a->h[k].lo - size) / LMEM_ALIGN * LMEM_ALIGN;
+		}
+	for (int k = 0; k < n; k++) {
+		int64_t lo = cand[k];
+		if (lo < 0 || lo + size > lmem || !clear_of(a, lo, lo + size, from, user + 1))
+			continue;
+		uint32_t w = region_wait(a, from, lo, lo + size);
+		if (best < 0 || w < best_w || (w == best_w && lo < best)) {
+			best = lo;
+			best_w = w;
+		}
+	}
+	free(cand);
+	return best;
+}
+
+/* Load the weights not loaded yet of the units from `start` on, in order,
+ * each where it fits beside what the units up to its own use
+ * (held_place), within the DMA budget *b (a weight in parts when the
+ * budget ends in it, the rest where its first part went); the first that
+ * does not fit or exceed the budget stops it.  Their units then read them
+ * there. */
+static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start)
+{
+	/* past the units whose weights are in, once (a scan from each step
+	 * would be quadratic in the units) */
+	while (a->scan < a->n && unit_weights_in(cg, &a->un[a->scan]))
+		a->scan++;
+	if (start < a->scan)
+		start = a->scan;
+	for (int j = start; j < a->n && j - a->i <= FAR && *b > 0; j++) {
+		struct unit *u = &a->un[j];
+		for (int i = 0; !u->host; i++) {
+			int state = 2, t = -1, *done = NULL;
+			struct opnd *o = NULL;
+			if (u->G) {
+				if ((t = cg_group_weight(u->G, i, &state)) < 0)
+					break;
+			} else {
+				const struct ir_op *op = &cg->g->ops[u->first];
+				if (i >= op->n_in || u->L.p.flat)
+					break;
+				o = &u->L.od[i];
+				t = o->t;
+				done = &u->L.done[i];
+				if (t >= 0 && !o->sliced && !o->split && cg_is_weight(cg->g, t))
+					state = u->L.loaded[i] ? 2 : *done ? 1 : 0;
+			}
+			if (state == 2)
+				continue;
+			int64_t size = cg_lane_bytes(cg, t, -1, -1), at = -1;
+			uint32_t wait = 0;
+			if (state == 0) {
+				if ((at = held_place(cg, a, size, a->i, j)) < 0)
+					return 0;
+				wait = region_wait(a, a->i, at, at + size);
+			}
+			int had = cg->n_dma, r;
+			if (u->G) {
+				r = cg_group_load_weight(cg, u->G, i, at, wait, b);
+			} else {
+				r = cg_load_whole(cg, t, at >= 0 ? at : o->addr[0], &wait, b, NULL, done);
+				if (at >= 0 && cg->n_dma > had)
+					o->addr[0] = o->addr[1] = (uint32_t)at;
+				u->L.loaded[i] = r == CG_LOADED;
+			}
+			if (r < 0)
+				return -1;
+			if (at >= 0 && cg->n_dma > had) {
+				grow_array((void **)&a->h, &a->caph, a->nh + 1, sizeof *a->h);
+				a->h[a->nh++] = (struct held){ at, at + size, a->i, j };
+			}
+			if (r != CG_LOADED)
+				return 0;
+		}
+	}
+	return 0;
 }
 
 /* Plan unit u (ops [first, first + n)): its cut and bytes per lane. */
@@ -158,28 +325,19 @@ static void unit_place(struct gen *cg, struct unit *u, int high)
 		cg_op_lay_out(cg, u->first, &u->p, u->base, high, &u->L);
 }
 
-/* Units whose regions a new unit's region is checked against. */
-#define AHEAD 8
 
-/* The base of unit j: of the places that fit (the bottom, the top, next
- * to the regions of the units before it), the one clear of the most units
- * right before it, so that its weights can load while they compute; ties
- * go to the end opposite the one before's (the bottom for even j). */
+/* The base of unit j: the bottom or the top of local memory, whichever
+ * stays clear of more units right before it, so that its inputs can load
+ * while they compute; ties go to the end opposite the one before's (the
+ * bottom for even j).  The middle stays for weights held ahead
+ * (load_ahead). */
 static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 {
 	int64_t lmem = cg->c->lmem_bytes, need = un[j].need;
 	int64_t top = (lmem - need) / LMEM_ALIGN * LMEM_ALIGN;
-	int64_t cand[2 + 2 * AHEAD];
-	int nc = 0;
-	cand[nc++] = j % 2 ? top : 0;
-	cand[nc++] = j % 2 ? 0 : top;
-	for (int k = j - 1; k >= 0 && k >= j - AHEAD; k--) {
-		cand[nc++] = align_to(un[k].base + un[k].need, LMEM_ALIGN);
-		cand[nc++] = (un[k].base - need) / LMEM_ALIGN * LMEM_ALIGN;
-	}
-	int64_t best = cand[0];
+	int64_t cand[2] = { j % 2 ? top : 0, j % 2 ? 0 : top }, best = cand[0];
 	int best_l = -1;
-	for (int i = 0; i < nc; i++) {
+	for (int i = 0; i < 2; i++) {
 		int64_t b = cand[i];
 		if (b < 0 || b + need > lmem)
 			continue;
@@ -202,6 +360,7 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
+	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0 };
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
@@ -220,12 +379,16 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
 		struct prefetch pf = { 0 };
-		struct ahead ah = { un, i, i + 1 };
-		/* Units after the next whose regions no unit from i on uses. */
+		ah.i = i;
+		ah.last = i + 1;
+		held_prune(&ah, i - 1);
+		/* Units after the next whose regions no unit from i on uses, nor
+		 * a weight held for one. */
 		while (ah.last + 1 < n_grp && ah.last + 1 - i <= AHEAD) {
-			int clear = 1;
+			const struct unit *v = &un[ah.last + 1];
+			int clear = clear_of(&ah, v->base, v->base + v->need, i, -1);
 			for (int k = i; k <= ah.last && clear; k++)
-				clear = !overlap(&un[k], &un[ah.last + 1]);
+				clear = !overlap(&un[k], v);
 			if (!clear)
 				break;
 			ah.last++;
@@ -233,12 +396,12 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 		if (i + 1 < n_grp) {
 			pf.u = &ah;
 			pf.load = unit_prefetch;
-			pf.wait = region_wait(un, i, &un[i + 1]);
-			pf.only_before = u->first + u->n_ops - 1;
+			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
+			pf.only_before = u->first;
 			pf.lo = u->base;
 			pf.hi = u->base + u->need;
 		}
-		uint32_t wait = region_wait(un, i, u);
+		uint32_t wait = region_wait(&ah, i, u->base, u->base + u->need);
 		if (u->host) {
 			/* after every transfer so far (the stores of its inputs);
 			 * the next transfer waits for it */
@@ -259,6 +422,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 out:
 	for (int i = 0; i < n_grp; i++)
 		cg_group_free(un[i].G);
+	free(ah.h);
 	free(un);
 	return rc;
 }

@@ -26,8 +26,11 @@
  * step over whole tensors.  Of the cuts that fit a lane's local memory, the
  * one the cost model times fastest is taken (for a local group, of those
  * within 3% of it, the one of least local memory).  Each group's region
- * lies where it stays clear of the most groups before it, so that the next
- * groups' weights load while the current group computes.  Fails, naming the tensor, for DDR regions or a tensor
+ * lies at the bottom or the top, clear of the most groups before it, so
+ * that the next group's inputs load while the current group computes; the
+ * weights of later groups load then too, within the DMA time the compute
+ * leaves, wherever local memory stays free until their group has run (in
+ * parts when a weight takes longer).  Fails, naming the tensor, for DDR regions or a tensor
  * larger than the chip's DDR, or a tensor whose bytes do not lie inside
  * its region (weights in [0, coeff_bytes), activations in the
  * neuron_bytes after it; checked first, overflow-safe); naming the op, for

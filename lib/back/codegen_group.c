@@ -4,7 +4,8 @@
  * backwards with the ops' slicing rules, the group's inputs are loaded at
  * those rows, every op computes its rows from local memory (halo rows are
  * computed again by the neighbouring slice), and the last op's rows are
- * stored.  Weights stay in local memory for the whole group.
+ * stored, with the rows of other results read after the group.  Weights
+ * stay in local memory for the whole group.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "ir/op.h"
 #include "chip/cost.h"
 
-enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
+enum { GT_IN, GT_MID, GT_OUT, GT_BCAST, GT_MIDOUT };
 
 #ifndef LG_SLACK_PCT
 #define LG_SLACK_PCT 3
@@ -23,12 +24,18 @@ enum { GT_IN, GT_MID, GT_OUT, GT_BCAST };
 struct gten {
 	int t;                 /* tensor index */
 	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
-	                        * GT_OUT: stored per slice; GT_BCAST: whole, loaded once */
+	                        * GT_OUT: stored per slice; GT_BCAST: whole, loaded once;
+	                        * GT_MIDOUT: an intermediate also read after the group
+	                        * or a graph output: kept as GT_MID is and stored per
+	                        * slice as GT_OUT is */
 	int maxrows;           /* most rows held in any slice */
 	uint32_t addr[2];      /* local address per buffer */
 	int lo, hi;            /* rows held in the slice being generated */
 	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
 	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
+	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
+				  stores (cover[n_slices] = H): the slices' rows
+				  cover the tensor once every row is computed */
 };
 
 struct group {
@@ -43,36 +50,29 @@ struct group {
 	int *wfirst;           /* op index of each weight's first user */
 	uint32_t *waddr;       /* their local addresses */
 	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
+	int *wdone;            /* per weight: channels loaded so far (in parts) */
 	int64_t need;          /* bytes per lane */
+	int *ix;               /* per op k and operand i (inputs, then results):
+				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
+				  index in gt of the activation, or in wt of the
+				  weight, -1 for none */
 };
 
-static int gt_find(const struct group *G, int t)
+/* Index in gt (activation) or wt (weight) of operand i of op k. */
+static int opnd_ix(const struct group *G, int k, int i)
 {
-	for (int i = 0; i < G->nt; i++)
-		if (G->gt[i].t == t)
-			return i;
-	return -1;
-}
-
-static int w_find(const struct group *G, int t)
-{
-	for (int i = 0; i < G->nw; i++)
-		if (G->wt[i] == t)
-			return i;
-	return -1;
+	return G->ix[(size_t)(k - G->first) * ISA_MAX_OPERANDS + (size_t)i];
 }
 
 void cg_group_free(struct group *G)
 {
 	if (!G)
 		return;
-	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G);
+	for (int j = 0; j < G->nt; j++)
+		free(G->gt[j].cover);
+	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
 }
 
-/* The group of ops [first, first + n), or NULL with a message when they
- * cannot form one: every op sliceable with one output, only the last op's
- * output used after the group or by the graph, broadcast inputs from
- * outside. */
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
  * index of the last op reading it, n_ops for a graph output, -1 if none;
  * its writer through cg_producer's index. */
@@ -121,12 +121,36 @@ static int used_from(const struct ir_graph *g, int t, int from)
 	return 0;
 }
 
+/* The group of ops [first, first + n), or NULL with a message when they
+ * cannot form one: ops with chip kernels and operands that fit a command,
+ * one result for the last, no tensor read both sliced and whole.  Results
+ * read after the group or graph outputs are stored as well (GT_MIDOUT). */
+/* The entry of tensor t in a group's index (open addressing, cap a power
+ * of two): t -1 when free; ix the index in gt, or -2 - index in wt. */
+struct tix {
+	int t, ix;
+};
+
+static struct tix *tix_slot(struct tix *tab, int cap, int t)
+{
+	unsigned h = (unsigned)t * 2654435761u;
+	for (unsigned i = (h >> 7) & (unsigned)(cap - 1);; i = (i + 1) & (unsigned)(cap - 1))
+		if (tab[i].t < 0 || tab[i].t == t)
+			return &tab[i];
+}
+
 struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 {
 	struct group *G = xcalloc(1, sizeof *G);
 	G->first = first;
 	G->n_ops = n;
-	int cap = 0, wcap = 0, fcap = 0;
+	int cap = 0, wcap = 0, fcap = 0, tcap = 64;
+	while (tcap < 4 * n * ISA_MAX_OPERANDS)
+		tcap *= 2;
+	struct tix *tab = xmalloc(sizeof *tab * (size_t)tcap);
+	for (int i = 0; i < tcap; i++)
+		tab[i].t = -1;
+	G->ix = xmalloc(sizeof *G->ix * (size_t)n * ISA_MAX_OPERANDS);
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
 		/* an op of several results (Split) runs over whole tensors */
@@ -135,6 +159,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	}
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
+		int *ix = &G->ix[(size_t)(k - first) * ISA_MAX_OPERANDS];
 		/* several results only before the last op: they stay local */
 		if (!op_defs[op->type]->run_tpu || op->n_out < 1 ||
 		    (op->n_out != 1 && k == first + n - 1) || op->n_in < 1 || op->in[0] < 0 ||
@@ -143,55 +168,66 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 				op_name(op->type));
 			goto bad;
 		}
+		for (int i = 0; i < ISA_MAX_OPERANDS; i++)
+			ix[i] = -1;
 		for (int i = 0; i < op->n_in; i++) {
 			int t = op->in[i];
 			if (t < 0)
 				continue;
+			struct tix *e = tix_slot(tab, tcap, t);
 			if (cg_is_weight(g, t)) {
-				if (w_find(G, t) < 0) {
+				if (e->t < 0) {
 					grow_array((void **)&G->wt, &wcap, G->nw + 1, sizeof *G->wt);
 					grow_array((void **)&G->wfirst, &fcap, G->nw + 1, sizeof *G->wfirst);
 					G->wfirst[G->nw] = k;
+					*e = (struct tix){ t, -2 - G->nw };
 					G->wt[G->nw++] = t;
 				}
+				ix[i] = -2 - e->ix;
 				continue;
 			}
-			int j = gt_find(G, t), sl = !G->whole && cg_input_sliced(g, op, i);
-			if (j >= 0) {
-				if (!G->whole && (G->gt[j].role == GT_BCAST) == sl) {
+			int sl = !G->whole && cg_input_sliced(g, op, i);
+			if (e->t >= 0) {
+				struct gten *x = &G->gt[e->ix];
+				if (!G->whole && (x->role == GT_BCAST) == sl) {
 					err_set("tensor '%s' is read both sliced and whole in a layer group",
 						g->tensors[t].name);
 					goto bad;
 				}
+				if (x->role != GT_IN && x->role != GT_BCAST)
+					x->p1 = k;   /* the last op of the group reading it */
+				ix[i] = e->ix;
 				continue;
 			}
 			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
 			memset(&G->gt[G->nt], 0, sizeof *G->gt);
 			G->gt[G->nt].t = t;
-			G->gt[G->nt++].role = sl ? GT_IN : GT_BCAST;
+			G->gt[G->nt].role = sl ? GT_IN : GT_BCAST;
+			*e = (struct tix){ t, G->nt };
+			ix[i] = G->nt++;
 		}
 		for (int o = 0; o < op->n_out; o++) {
 			grow_array((void **)&G->gt, &cap, G->nt + 1, sizeof *G->gt);
 			memset(&G->gt[G->nt], 0, sizeof *G->gt);
 			G->gt[G->nt].t = op->out[o];
-			G->gt[G->nt].p0 = k;
-			G->gt[G->nt++].role = k == first + n - 1 ? GT_OUT : GT_MID;
+			G->gt[G->nt].p0 = G->gt[G->nt].p1 = k;
+			G->gt[G->nt].role = k == first + n - 1 ? GT_OUT : GT_MID;
+			*tix_slot(tab, tcap, op->out[o]) = (struct tix){ op->out[o], G->nt };
+			ix[op->n_in + o] = G->nt++;
 		}
 	}
-	/* Intermediate results may not leave the group. */
-	for (int j = 0; j < G->nt; j++) {
-		if (G->gt[j].role != GT_MID)
-			continue;
-		int t = G->gt[j].t;
-		if (!used_from(g, t, first + n))
-			continue;
-		err_set("tensor '%s' is used after its layer group", g->tensors[t].name);
-		goto bad;
-	}
+	free(tab);
+	tab = NULL;
+	/* Intermediate results read after the group are stored as well. */
+	for (int j = 0; j < G->nt; j++)
+		if (G->gt[j].role == GT_MID && used_from(g, G->gt[j].t, first + n))
+			G->gt[j].role = GT_MIDOUT;
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
+	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
 	return G;
 bad:
+	free(tab);
 	cg_group_free(G);
 	return NULL;
 }
@@ -215,18 +251,25 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 	}
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = (int)g->tensors[last->out[0]].shape[2];
-	struct gten *y = &G->gt[gt_find(G, last->out[0])];
+	struct gten *y = &G->gt[opnd_ix(G, G->first + G->n_ops - 1, last->n_in)];
 	y->lo = s * G->rows;
 	y->hi = y->lo + G->rows < oh ? y->lo + G->rows : oh;
 	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
 		const struct ir_op *op = &g->ops[k];
-		const struct gten *o = &G->gt[gt_find(G, op->out[0])];
+		struct gten *o = &G->gt[opnd_ix(G, k, op->n_in)];
+		if (o->cover && o->cover[s + 1] > o->cover[s]) {
+			/* a stored intermediate: its share of the rows too */
+			if (o->cover[s] < o->lo)
+				o->lo = o->cover[s];
+			if (o->cover[s + 1] > o->hi)
+				o->hi = o->cover[s + 1];
+		}
 		if (o->hi <= o->lo)
 			continue;
 		int a, b;
 		cg_in_rows(cg, op, o->lo, o->hi, &a, &b);
 		for (int i = 0; i < op->n_in; i++) {
-			int j = op->in[i] >= 0 ? gt_find(G, op->in[i]) : -1;
+			int j = op->in[i] >= 0 && !cg_is_weight(g, op->in[i]) ? opnd_ix(G, k, i) : -1;
 			if (j < 0 || G->gt[j].role == GT_BCAST || b <= a)
 				continue;
 			if (a < G->gt[j].lo)
@@ -246,17 +289,11 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
  * touches them).  Returns the region's bytes. */
 static int64_t mid_pack(const struct gen *cg, struct group *G)
 {
-	const struct ir_graph *g = cg->g;
 	int64_t total = 0;
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role != GT_MID)
 			continue;
-		x->p1 = x->p0;
-		for (int k = x->p0 + 1; k < G->first + G->n_ops; k++)
-			for (int i = 0; i < g->ops[k].n_in; i++)
-				if (g->ops[k].in[i] == x->t)
-					x->p1 = k;
 		x->size = cg_lane_bytes(cg, x->t, x->maxrows, -1);
 		/* the lowest offset clear of every intermediate live with it */
 		int64_t off = 0;
@@ -279,6 +316,44 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 	return total;
 }
 
+/* The rows each stored intermediate of a sliced G stores per slice: from
+ * the first row slice s needs (0 for slice 0) to the first the next needs
+ * (all of it for the last), so that the slices store every row once;
+ * group_rows then computes those rows too.  A whole group stores them
+ * whole. */
+static void group_cover(const struct gen *cg, struct group *G)
+{
+	int n = G->n_slices, any = 0;
+	for (int j = 0; j < G->nt; j++) {
+		free(G->gt[j].cover);
+		G->gt[j].cover = NULL;
+		any |= G->gt[j].role == GT_MIDOUT;
+	}
+	if (G->whole || !any)
+		return;
+	int *lo = xmalloc(sizeof *lo * (size_t)G->nt * (size_t)n + 1);
+	for (int s = 0; s < n; s++) {
+		group_rows(cg, G, s);
+		for (int j = 0; j < G->nt; j++)
+			lo[(size_t)j * n + s] = G->gt[j].hi > G->gt[j].lo ? G->gt[j].lo : -1;
+	}
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role != GT_MIDOUT)
+			continue;
+		int64_t ls[4];
+		cg_lane_shape(cg->g, x->t, ls);
+		x->cover = xmalloc(sizeof *x->cover * (size_t)(n + 1));
+		x->cover[0] = 0;
+		for (int s = 1; s < n; s++) {
+			int a = lo[(size_t)j * n + s];
+			x->cover[s] = a > x->cover[s - 1] ? a : x->cover[s - 1];
+		}
+		x->cover[n] = (int)ls[2];
+	}
+	free(lo);
+}
+
 /* Rows per slice, slices and buffers of G; fills maxrows and need. */
 static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
 {
@@ -287,6 +362,7 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->n_slices = n_slices;
 	G->rows = (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
+	group_cover(cg, G);
 	for (int j = 0; j < G->nt; j++)
 		G->gt[j].maxrows = 0;
 	for (int s = 0; s < n_slices; s++) {
@@ -302,7 +378,7 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 		const struct gten *x = &G->gt[j];
 		if (x->role == GT_MID)
 			continue;
-		int copies = x->role == GT_IN || x->role == GT_OUT ? bufs : 1;
+		int copies = x->role == GT_BCAST ? 1 : bufs;
 		need += copies * cg_lane_bytes(cg, x->t, x->role == GT_BCAST ? -1 : x->maxrows, -1);
 	}
 	need += mid_pack(cg, G);
@@ -332,7 +408,7 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 	for (int b = 0; b < G->bufs; b++)
 		for (int j = 0; j < G->nt; j++) {
 			struct gten *x = &G->gt[j];
-			if (x->role != GT_IN && x->role != GT_OUT)
+			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
 				continue;
 			x->addr[b] = cg_place(&at, cg_lane_bytes(cg, x->t, x->maxrows, -1), base,
 					      G->need, high);
@@ -352,7 +428,8 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
 			continue;
-		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid);
+		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid,
+				      &G->wdone[i]);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
 		if (r == CG_SKIP)
@@ -367,7 +444,7 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 			continue;
 		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
 			continue;
-		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid);
+		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid, NULL);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
 		G->loaded[G->nw + j] = r == CG_LOADED;
@@ -381,7 +458,7 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *op = &g->ops[k];
 	struct isa_cmp *c = cg_new_cmp(cg, k, wait);
-	const struct gten *y = &G->gt[gt_find(G, op->out[0])];
+	const struct gten *y = &G->gt[opnd_ix(G, k, op->n_in)];
 	int a = 0, e;
 	if (G->whole) {
 		int64_t ls[4];
@@ -399,10 +476,10 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		if (t < 0)
 			continue;
 		if (cg_is_weight(g, t)) {
-			c->addr[i] = G->waddr[w_find(G, t)];
+			c->addr[i] = G->waddr[opnd_ix(G, k, i)];
 			continue;
 		}
-		const struct gten *x = &G->gt[gt_find(G, t)];
+		const struct gten *x = &G->gt[opnd_ix(G, k, i)];
 		c->addr[i] = x->addr[b];
 		if (x->role != GT_BCAST && !G->whole) {
 			c->sliced |= 1u << i;
@@ -410,6 +487,28 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 			c->rows[i] = x->hi - x->lo;
 		}
 	}
+}
+
+/* Store slice c's share of the stored intermediate x (rows held as
+ * group_rows(c) left them), after compute command `wait` wrote them: its
+ * cover rows when they are one run of local memory (one channel slot and
+ * N = 1), else every row it holds (a halo row is then written twice, with
+ * the same values). */
+static int midout_store(struct gen *cg, const struct group *G, const struct gten *x, int c,
+			uint32_t wait)
+{
+	int64_t ls[4];
+	cg_lane_shape(cg->g, x->t, ls);
+	uint32_t at = x->addr[c % G->bufs];
+	int a = x->lo, b = x->hi;
+	if (x->cover && ls[0] == 1 && ls[1] <= cg->c->lanes) {
+		a = x->cover[c];
+		b = x->cover[c + 1];
+		at += (uint32_t)((a - x->lo) * isa_pitch(cg->c, cg->g->tensors[x->t].dtype, ls[3]));
+	}
+	if (b <= a)
+		return 0;
+	return cg_emit_dma(cg, ISA_DMA_STORE, x->t, a, b, -1, -1, at, wait);
 }
 
 /* Generate G: the first op's weights and the broadcast inputs (the first
@@ -424,6 +523,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 {
 	int had = cg->n_dma, n = G->n_slices, rc = -1, last_op = G->first + G->n_ops - 1;
 	uint32_t *wready = xcalloc((size_t)G->n_ops + 1, sizeof *wready);
+	uint32_t *cmd = xcalloc((size_t)G->n_ops + 1, sizeof *cmd);
 	uint32_t *slice_last = xcalloc((size_t)n + 1, sizeof *slice_last);
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
@@ -463,12 +563,13 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		uint32_t w = load_end[c];
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
-			const struct gten *y = &G->gt[gt_find(G, cg->g->ops[k].out[0])];
+			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			if (y->hi <= y->lo)
 				continue;
 			if (c == 0 && wready[k - G->first] > w)
 				w = wready[k - G->first];
 			group_cmp(cg, G, k, c % G->bufs, w);
+			cmd[k - G->first] = (uint32_t)cg->n_cmp;
 			spare += cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cg->n_cmp - 1]);
 			w = 0;
 		}
@@ -476,6 +577,10 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		/* The DMA engine is free for what the computes leave over. */
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
+		for (int j = 0; j < G->nt; j++)
+			if (G->gt[j].role == GT_MIDOUT &&
+			    midout_store(cg, G, &G->gt[j], c, cmd[G->gt[j].p0 - G->first]) < 0)
+				goto out;
 		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
 			     slice_last[c]) < 0)
@@ -484,7 +589,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	*last_cmp = slice_last[n - 1];
 	rc = 0;
 out:
-	FREE_ALL(wready, slice_last, load_end, load_cy);
+	FREE_ALL(wready, cmd, slice_last, load_end, load_cy);
 	return rc;
 }
 
@@ -494,13 +599,39 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate };
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
 	cg_group_lay_out(cg, G, 0, 0);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
 		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
 	cg_free(&t);
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
+	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
 	return cy;
+}
+
+/* Time G at n slices into cy_n[n] (-1 when it does not fit) and need_n[n],
+ * unless timed already; *best and *best_t follow the fastest.  -1 on
+ * errors. */
+static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_n,
+		      int64_t *need_n, int *best, int64_t *best_t)
+{
+	if (cy_n[n] != -2)
+		return 0;
+	cy_n[n] = -1;
+	group_plan(cg, G, n, n > 1 ? 2 : 1);
+	if (G->need > cg->c->lmem_bytes)
+		return 0;
+	int64_t cy = group_cycles(cg, G);
+	if (cy < 0)
+		return -1;
+	cy_n[n] = cy;
+	need_n[n] = G->need;
+	if (*best_t < 0 || cy < *best_t) {
+		*best_t = cy;
+		*best = n;
+	}
+	return 0;
 }
 
 /* The slice count of G that the cost model times fastest among those that
@@ -573,29 +704,75 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		*cycles = m->cycles;
 		return 0;
 	}
+	/* The slice counts with distinct rows per slice.  When the run one op
+	 * shorter was chosen already (the search grows runs an op at a time),
+	 * a descent from its count along the list; else a coarse sweep (the
+	 * first four, then each a quarter more slices than the last timed,
+	 * and the last) and then every count between the neighbours of the
+	 * fastest: the time is near unimodal in the count, and each count
+	 * timed is a whole generation of the group. */
 	int64_t best_t = -1, *cy_n = xmalloc(sizeof *cy_n * (size_t)(oh + 1));
 	int64_t *need_n = xmalloc(sizeof *need_n * (size_t)(oh + 1));
+	int *cand = xmalloc(sizeof *cand * (size_t)(oh + 1)), nc = 0, rc = 0;
 	for (int n = 1; n <= oh; n++) {
-		cy_n[n] = -1;
+		cy_n[n] = -2;    /* not timed */
 		int rows = (oh + n - 1) / n;
-		if ((oh + rows - 1) / rows != n)
-			continue;
-		group_plan(cg, G, n, n > 1 ? 2 : 1);
-		if (G->need > cg->c->lmem_bytes)
-			continue;
-		int64_t cy = group_cycles(cg, G);
-		if (cy < 0) {
-			free(cy_n);
-			free(need_n);
-			return -1;
-		}
-		cy_n[n] = cy;
-		need_n[n] = G->need;
-		if (best_t < 0 || cy < best_t) {
-			best_t = cy;
-			best = n;
+		if ((oh + rows - 1) / rows == n)
+			cand[nc++] = n;
+	}
+	struct memo *h = memo && cg->g == uses_g && G->n_ops > 2 ?
+			 memo_slot(G->first, G->n_ops - 1) : NULL;
+	if (h && h->n && h->slices > 0) {
+		int i = 0;
+		while (i + 1 < nc && cand[i + 1] <= h->slices)
+			i++;
+		for (int step = 0; step < nc && rc == 0; step++) {
+			rc = time_count(cg, G, cand[i], cy_n, need_n, &best, &best_t);
+			int up = i + 1 < nc ? i + 1 : i, dn = i > 0 ? i - 1 : i;
+			if (rc == 0)
+				rc = time_count(cg, G, cand[up], cy_n, need_n, &best, &best_t);
+			if (rc == 0)
+				rc = time_count(cg, G, cand[dn], cy_n, need_n, &best, &best_t);
+			int b = cand[i] == best ? i : cand[up] == best ? up : cand[dn] == best ? dn : -1;
+			if (b < 0 && best_t < 0 && i + 1 < nc)
+				b = up;    /* none fits yet: fewer rows */
+			if (b < 0 || b == i)
+				break;
+			i = b;
 		}
 	}
+	for (int pass = 0, lo = 0, hi = nc - 1; pass < 2 && rc == 0 && best_t < 0; pass++) {
+		int prev = 0;
+		for (int i = lo; i <= hi && rc == 0; i++) {
+			int n = cand[i];
+			if (pass == 0 && i >= 4 && i < nc - 1 && 4 * n < 5 * prev)
+				continue;
+			prev = n;
+			rc = time_count(cg, G, n, cy_n, need_n, &best, &best_t);
+		}
+		if (best_t < 0)
+			break;
+		/* between the timed counts either side of the fastest */
+		int b = 0;
+		while (cand[b] != best)
+			b++;
+		for (lo = b; lo > 0 && cy_n[cand[lo - 1]] == -2; lo--)
+			;
+		for (hi = b; hi < nc - 1 && cy_n[cand[hi + 1]] == -2; hi++)
+			;
+		best_t = pass == 0 ? -1 : best_t;   /* the second pass runs */
+	}
+	free(cand);
+	if (rc < 0) {
+		FREE_ALL(cy_n, need_n);
+		return -1;
+	}
+	best_t = -1;
+	for (int n = 1; n <= oh; n++)
+		if (cy_n[n] >= 0 && (best_t < 0 || cy_n[n] < best_t)) {
+			best_t = cy_n[n];
+			best = n;
+		}
 	/* Of the cuts within SLACK of the fastest, the one needing the least
 	 * local memory: room for later groups' weights to load early. */
 	int64_t slack = best_t * LG_SLACK_PCT / 100;
@@ -626,6 +803,29 @@ int cg_group_weights_loaded(const struct group *G)
 		if (!G->loaded[i])
 			return 0;
 	return 1;
+}
+
+int cg_group_weight(const struct group *G, int i, int *state)
+{
+	if (i < 0 || i >= G->nw)
+		return -1;
+	*state = G->loaded[i] ? 2 : G->wdone[i] ? 1 : 0;
+	return G->wt[i];
+}
+
+int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,
+			 int64_t *budget)
+{
+	uint32_t keep = G->waddr[i];
+	int had = cg->n_dma;
+	if (addr >= 0)
+		G->waddr[i] = (uint32_t)addr;
+	int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, NULL, &G->wdone[i]);
+	if (cg->n_dma == had)
+		G->waddr[i] = keep;   /* nothing loaded: its place stays */
+	if (r == CG_LOADED)
+		G->loaded[i] = 1;
+	return r;
 }
 
 int64_t cg_group_need(const struct group *G)

@@ -21,6 +21,15 @@ void cg_group_free(struct group *G);
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
 /* Whether all of G's weights are loaded. */
 int cg_group_weights_loaded(const struct group *G);
+/* The tensor of G's weight i (-1 past the last); *state 0 when none of it
+ * is loaded, 1 when some channels are, 2 when all are. */
+int cg_group_weight(const struct group *G, int i, int *state);
+/* Load (the rest of) G's weight i, at local address addr when addr >= 0
+ * (outside G's region: a weight loaded ahead of its group, see codegen.c;
+ * when some of it is loaded there), else where it is; the first command waits for `wait`; within *budget as
+ * cg_load_whole.  Returns what cg_load_whole does. */
+int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,
+			 int64_t *budget);
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
 /* Local addresses from base (mirrored when high, see cg_place). */

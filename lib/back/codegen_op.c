@@ -235,7 +235,8 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
 			if (prod < L->op && prod >= only_before)
 				continue;
 		}
-		int r = cg_load_whole(cg, o->t, o->addr[0], &wait, budget, avoid);
+		int r = cg_load_whole(cg, o->t, o->addr[0], &wait, budget, avoid,
+				      cg_is_weight(cg->g, o->t) ? &L->done[i] : NULL);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
 		L->loaded[i] = r == CG_LOADED;

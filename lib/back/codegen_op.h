@@ -41,6 +41,7 @@ struct layout {
 	int64_t base;               /* first byte of the op's region in every lane */
 	struct opnd od[ISA_MAX_OPERANDS];
 	int loaded[ISA_MAX_OPERANDS]; /* whole input already loaded (prefetched) */
+	int done[ISA_MAX_OPERANDS];   /* whole weight: channels loaded so far (in parts) */
 	uint32_t last_cmp;          /* last compute command of the op, once generated */
 };
 

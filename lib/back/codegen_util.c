@@ -37,11 +37,69 @@ int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans)
 }
 
 /* Output rows [oh0, oh1) need input rows [*a, *b). */
+/* The answers of cg_in_rows on the graph cg_producer_index indexed: the
+ * search asks the same op for the same rows many times, and a slicing rule
+ * reads the op's attributes by name.  Open addressing on (op, rows). */
+struct rows_memo {
+	int k, oh0, oh1, a, b;    /* k = -1: empty */
+};
+static const struct ir_graph *prod_g;
+static struct rows_memo *rmemo;
+static int rmemo_cap, rmemo_used;
+
+static struct rows_memo *rows_slot(struct rows_memo *tab, int cap, int k, int oh0, int oh1)
+{
+	uint64_t h = ((uint64_t)(unsigned)k << 40 ^ (uint64_t)(unsigned)oh0 << 20 ^ (unsigned)oh1) *
+		     0x9e3779b97f4a7c15ull;
+	for (unsigned i = (unsigned)(h >> 40) & (unsigned)(cap - 1);; i = (i + 1) & (unsigned)(cap - 1))
+		if (tab[i].k < 0 || (tab[i].k == k && tab[i].oh0 == oh0 && tab[i].oh1 == oh1))
+			return &tab[i];
+}
+
+static void rows_memo_reset(int cap)
+{
+	free(rmemo);
+	rmemo = NULL;
+	rmemo_cap = rmemo_used = 0;
+	if (cap) {
+		rmemo = xmalloc(sizeof *rmemo * (size_t)cap);
+		for (int i = 0; i < cap; i++)
+			rmemo[i].k = -1;
+		rmemo_cap = cap;
+	}
+}
+
 void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b)
 {
+	struct rows_memo *m = NULL;
+	int k = (int)(op - cg->g->ops);
+	if (rmemo && cg->g == prod_g) {
+		if (2 * (rmemo_used + 1) > rmemo_cap) {
+			struct rows_memo *old = rmemo;
+			int cap = rmemo_cap;
+			rmemo = NULL;
+			rows_memo_reset(2 * cap);
+			for (int i = 0; i < cap; i++)
+				if (old[i].k >= 0) {
+					*rows_slot(rmemo, rmemo_cap, old[i].k, old[i].oh0, old[i].oh1) = old[i];
+					rmemo_used++;
+				}
+			free(old);
+		}
+		m = rows_slot(rmemo, rmemo_cap, k, oh0, oh1);
+		if (m->k >= 0) {
+			*a = m->a;
+			*b = m->b;
+			return;
+		}
+	}
 	op_defs[op->type]->slice_h(cg->g, op, oh0, oh1, a, b);
 	if (*b < *a)
 		*b = *a;
+	if (m) {
+		*m = (struct rows_memo){ k, oh0, oh1, *a, *b };
+		rmemo_used++;
+	}
 }
 
 /* Bytes per lane of operand t of op holding `rows` entries of its slice
@@ -236,21 +294,40 @@ int64_t cg_load_cycles(const struct gen *cg, int t)
 	return cost_dma(cg->c, (int64_t)tensor_bytes(&cg->g->tensors[t]));
 }
 
+/* Parts of a weight loaded within a budget are at least this many DMA
+ * start-ups long: more, shorter parts would spend the time saved on them. */
+#define PART_LATENCIES 4
+
 int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
-		  const int64_t *avoid)
+		  const int64_t *avoid, int *done)
 {
 	if (avoid && addr < avoid[1] && avoid[0] < addr + cg_lane_bytes(cg, t, -1, -1))
 		return CG_SKIP;
+	int64_t s[4], lanes = cg->c->lanes;
+	cg_lane_shape(cg->g, t, s);
+	int c0 = done ? *done : 0, c1 = (int)s[1];
+	/* bytes of one channel slot (lanes channels) */
+	int64_t slot = lanes * s[0] * s[2] * s[3] * (int64_t)dtype_size(cg->g->tensors[t].dtype);
 	if (budget) {
-		int64_t cy = cg_load_cycles(cg, t);
-		if (cy > *budget)
-			return CG_STOP;
+		int64_t cy = cost_dma(cg->c, (c1 - c0) * (slot / lanes));
+		if (cy > *budget) {
+			/* whole slots that fit, when worth a command of their own */
+			int64_t n = (*budget - cg->c->dma_latency) * cg->c->ddr_bpc / slot;
+			if (!done || c0 % lanes || n < 1 || c0 + n * lanes >= c1 ||
+			    cost_dma(cg->c, n * slot) < PART_LATENCIES * cg->c->dma_latency)
+				return CG_STOP;
+			c1 = c0 + (int)(n * lanes);
+			cy = cost_dma(cg->c, n * slot);
+		}
 		*budget -= cy;
 	}
-	if (cg_emit_dma(cg, ISA_DMA_LOAD, t, -1, -1, -1, -1, addr, *wait) < 0)
+	uint32_t at = (uint32_t)(addr + c0 / lanes * s[0] * s[2] * isa_pitch(cg->c, cg->g->tensors[t].dtype, s[3]));
+	if (cg_emit_dma(cg, ISA_DMA_LOAD, t, -1, -1, c0, c1, at, *wait) < 0)
 		return -1;
 	*wait = 0;
-	return CG_LOADED;
+	if (done)
+		*done = c1;
+	return c1 == (int)s[1] ? CG_LOADED : CG_STOP;
 }
 
 struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait)
@@ -284,7 +361,6 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 }
 
 /* The first op writing each tensor of prod_g (cg_producer_index). */
-static const struct ir_graph *prod_g;
 static int *prod_tab;
 
 void cg_producer_index(const struct ir_graph *g)
@@ -292,6 +368,7 @@ void cg_producer_index(const struct ir_graph *g)
 	free(prod_tab);
 	prod_tab = NULL;
 	prod_g = g;
+	rows_memo_reset(g ? 4096 : 0);
 	if (!g)
 		return;
 	prod_tab = xmalloc(sizeof *prod_tab * ((size_t)g->n_tensors + 1));

@@ -81,7 +81,8 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 /* Producer op of tensor t, -1 for graph inputs and weights. */
 int cg_producer(const struct ir_graph *g, int t);
 /* Index G's writers once, so that cg_producer on G is a lookup (a scan
- * per call is quadratic in the ops); NULL drops the index. */
+ * per call is quadratic in the ops), and remember cg_in_rows' answers on G
+ * (the search asks the same rows of an op many times); NULL drops both. */
 void cg_producer_index(const struct ir_graph *g);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */
@@ -90,10 +91,13 @@ int64_t cg_load_cycles(const struct gen *cg, int t);
  * then *wait is 0), unless its lanes overlap [avoid[0], avoid[1]) (CG_SKIP)
  * or, with budget, its cycles exceed what is left of *budget (CG_STOP: the
  * caller loads nothing more); CG_LOADED when loaded (budget charged), -1 on
- * error. */
+ * error.  With `done` (a weight: channels loaded so far, from 0), the rest
+ * from channel *done on; when the rest exceeds the budget, the whole channel
+ * slots (lanes channels each) that fit, if they are worth a command, and
+ * CG_STOP with *done advanced. */
 enum { CG_SKIP, CG_LOADED, CG_STOP };
 int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
-		  const int64_t *avoid);
+		  const int64_t *avoid, int *done);
 /* Load whole inputs of the next unit (pf) that fit in `budget` DMA cycles,
  * in order, stopping at the first that does not (budget < 0: all); with
  * `final` set, the first op's weights whatever they cost.  Called while

@@ -31,8 +31,8 @@ enum op_flag {
 	 * per output channel; tpu-sim checks the multipliers and shifts. */
 	OPF_REQUANT_CHAN = 1 << 1,
 	/* weight-reorder merges bias, multiplier and shift into one [OC, 3]
-	 * coefficient tensor (every OPF_REQUANT_CHAN op but MatMul, whose B
-	 * may be an activation). */
+	 * coefficient tensor (MatMul: [N, 3] or [1, 3]): one DMA command
+	 * instead of three. */
 	OPF_COEFF = 1 << 2,
 	/* Moves no data when its input and output hold the same elements:
 	 * codegen may alias them (lib/chip/isa.c). */
@@ -47,7 +47,7 @@ enum op_flag {
 	X(CONV, COST_CONV, OPF_F32_ONLY | OPF_REQUANT_CHAN | OPF_COEFF | OPF_FUSE_RELU) \
 	X(CONVTRANSPOSE, COST_CONVT, OPF_REQUANT_CHAN | OPF_COEFF) \
 	X(GEMM, COST_GEMM, OPF_F32_ONLY | OPF_REQUANT_CHAN | OPF_COEFF | OPF_FUSE_RELU) \
-	X(MATMUL, COST_MATMUL, OPF_F32_ONLY | OPF_REQUANT_CHAN) \
+	X(MATMUL, COST_MATMUL, OPF_F32_ONLY | OPF_REQUANT_CHAN | OPF_COEFF) \
 	X(SCALE, COST_VECTOR, OPF_F32_ONLY | OPF_REQUANT_CHAN | OPF_COEFF | OPF_FUSE_RELU) \
 	X(LSTM, COST_RNN, 0) \
 	X(GRU, COST_RNN, 0) \

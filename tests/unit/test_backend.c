@@ -271,6 +271,96 @@ static struct ir_graph *build_int8(int h, int w)
 	return g;
 }
 
+/* INT8: quantising cast, conv 3 -> 64, a grouped conv of 16 groups of 4
+ * channels (relu), dequantising cast. */
+static struct ir_graph *build_gconv(int h, int w)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup("gconv");
+	g->chip = xstrdup("tpu-a");
+	g->mode = MODE_INT8;
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
+	int wg = weight_raw(g, "wg", DT_I8, 4, (int64_t[]){ 64, 4, 3, 3 }, -127, 127);
+	int q1[3], qg[3];
+	requant(g, "conv1", 64, q1);
+	requant(g, "gconv", 64, qg);
+	int c1 = act_i8(g, "c1", 0.05f, 4, 64, h, w), c2 = act_i8(g, "c2", 0.05f, 4, 64, h, w);
+	int y = graph_add_tensor(g, "y", DT_F32, 4, (int64_t[]){ 1, 64, h, w });
+	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
+	op_set_str(&g->ops[o], "to", "i8");
+	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	o = graph_add_op(g, OP_CONV, "gconv", 5, (int[]){ c1, wg, qg[0], qg[1], qg[2] }, 1, &c2);
+	conv_attrs(g, o, 3, 1, 1, 16);
+	op_set_int(&g->ops[o], "do_relu", 1);
+	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &c2, 1, &y);
+	op_set_str(&g->ops[o], "to", "f32");
+	graph_set_io(g, 1, &x, 1, &y);
+	if (ir_verify(g) < 0) {
+		fprintf(stderr, "build_gconv: %s\n", err_msg());
+		exit(1);
+	}
+	return g;
+}
+
+/* INT8: a long conv at full resolution, then a classifier whose weights
+ * outweigh everything before it: quantising cast, conv 3 -> 64, conv 64 ->
+ * 256, nine Relu, global pool, flatten, gemm 256 -> 512, gemm 512 -> 256, dequantising
+ * cast. */
+static struct ir_graph *build_tail(int h, int w)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup("tail");
+	g->chip = xstrdup("tpu-a");
+	g->mode = MODE_INT8;
+	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
+	int w2 = weight_raw(g, "w2", DT_I8, 4, (int64_t[]){ 256, 64, 3, 3 }, -127, 127);
+	int f1 = weight_raw(g, "f1", DT_I8, 2, (int64_t[]){ 256, 512 }, -127, 127);
+	int f2 = weight_raw(g, "f2", DT_I8, 2, (int64_t[]){ 512, 256 }, -127, 127);
+	int q1[3], q2[3], qf1[3], qf2[3];
+	requant(g, "conv1", 64, q1);
+	requant(g, "conv2", 256, q2);
+	requant(g, "fc1", 512, qf1);
+	requant(g, "fc2", 256, qf2);
+	int c1 = act_i8(g, "c1", 0.05f, 4, 64, h, w), c2 = act_i8(g, "c2", 0.05f, 4, 256, h, w);
+	int gp = act_i8(g, "gp", 0.05f, 4, 256, 1, 1), f = act_i8(g, "f", 0.05f, 2, 256, 0, 0);
+	int y1 = act_i8(g, "y1", 0.1f, 2, 512, 0, 0), yq = act_i8(g, "y_i8", 0.1f, 2, 256, 0, 0);
+	int y = graph_add_tensor(g, "y", DT_F32, 2, (int64_t[]){ 1, 256 });
+	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
+	op_set_str(&g->ops[o], "to", "i8");
+	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	o = graph_add_op(g, OP_CONV, "conv2", 5, (int[]){ c1, w2, q2[0], q2[1], q2[2] }, 1, &c2);
+	conv_attrs(g, o, 3, 1, 1, 1);
+	/* nine Relu: fc2 is more groups ahead than codegen loads in regions */
+	for (int i = 0; i < 9; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "relu%d", i);
+		int r = act_i8(g, name, 0.05f, 4, 256, h, w);
+		graph_add_op(g, OP_RELU, name, 1, &c2, 1, &r);
+		c2 = r;
+	}
+	o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &c2, 1, &gp);
+	op_set_int(&g->ops[o], "multiplier", 1374389535);
+	op_set_int(&g->ops[o], "rshift", 38);
+	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
+	op_set_int(&g->ops[o], "axis", 1);
+	graph_add_op(g, OP_GEMM, "fc1", 5, (int[]){ f, f1, qf1[0], qf1[1], qf1[2] }, 1, &y1);
+	graph_add_op(g, OP_GEMM, "fc2", 5, (int[]){ y1, f2, qf2[0], qf2[1], qf2[2] }, 1, &yq);
+	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
+	op_set_str(&g->ops[o], "to", "f32");
+	graph_set_io(g, 1, &x, 1, &y);
+	if (ir_verify(g) < 0) {
+		fprintf(stderr, "build_tail: %s\n", err_msg());
+		exit(1);
+	}
+	return g;
+}
+
 static void input(struct npz *z, int h, int w)
 {
 	memset(z, 0, sizeof *z);
@@ -497,6 +587,142 @@ static void test_head_cuts(void)
 	graph_free(g);
 }
 
+/* Intermediates of a local group read after it: the residual's c1 (conv1,
+ * conv2 as a group, the Add after it) and the graph output a (Add, MaxPool
+ * as a group) get DDR addresses, are stored slice by slice as well as kept
+ * local, and the outputs stay bit-identical to the interpreter's, in one
+ * step and in slices with halos. */
+static void test_stored_mid(const struct chip *c, int want_sliced)
+{
+	struct ir_graph *g = build_int8(40, 36);
+	int x = g->inputs[0], y = g->outputs[0], a = -1, c1 = -1;
+	for (int t = 0; t < g->n_tensors; t++) {
+		a = strcmp(g->tensors[t].name, "a") ? a : t;
+		c1 = strcmp(g->tensors[t].name, "c1") ? c1 : t;
+	}
+	graph_set_io(g, 1, &x, 2, (int[]){ y, a });
+	struct npz in, ref, out;
+	struct sim_stats st;
+	struct tmodel *m = NULL, *r = NULL;
+	char path[] = "/tmp/test_backend.XXXXXX";
+	int fd = mkstemp(path), same;
+	close(fd);
+	memset(&out, 0, sizeof out);
+	input(&in, 40, 36);
+	CHECK(reference(g, &in, &ref) == 0);
+	CHECK(weight_reorder(g) == 0);
+	for (int t = 0; t < g->n_tensors; t++) {
+		a = strcmp(g->tensors[t].name, "a") ? a : t;
+		c1 = strcmp(g->tensors[t].name, "c1") ? c1 : t;
+	}
+	/* groups: [x_quant conv1 conv2] [add pool] then one op each */
+	static const int grp[] = { 0, 0, 0, 1, 1 };
+	for (int k = 0; k < g->n_ops; k++) {
+		g->ops[k].group = k < 5 ? grp[k] : k - 3;
+		g->ops[k].place = k < 5 ? PLACE_LOCAL : PLACE_GLOBAL;
+	}
+	g->stage = STAGE_GROUPED;
+	CHECK(addr_assign(g, c) == 0 && g->tensors[c1].addr >= 0 && g->tensors[a].addr >= 0);
+	CHECK(codegen(g, c, &m) == 0 && tmodel_write(path, m) == 0 && tmodel_read(path, &r) == 0 &&
+	      sim_run(r, c, path, &in, "in", &out, &st, 0) == 0);
+	CHECK(max_rel(&ref, &out, &same) == 0 && same && out.n == 2);
+	/* one store of c1 per slice, after conv1's compute of that slice */
+	int stores = 0, n_conv1 = 0;
+	for (int i = 0; r && i < r->n_dma; i++)
+		stores += r->dma[i].op == ISA_DMA_STORE && r->dma[i].wait &&
+			  !strcmp(r->loc[r->dma[i].wait - 1], "conv1") &&
+			  r->dma[i].ddr >= g->tensors[c1].addr &&
+			  r->dma[i].ddr < g->tensors[c1].addr + (int64_t)tensor_bytes(&g->tensors[c1]);
+	for (int i = 0; r && i < r->n_cmp; i++)
+		n_conv1 += !strcmp(r->loc[i], "conv1");
+	CHECK(stores == n_conv1 && (!want_sliced || n_conv1 > 1));
+	fprintf(stderr, "stored intermediates on %s (lmem %lld): %d slices, %d stores, bit-identical %d\n",
+		c->name, (long long)c->lmem_bytes, n_conv1, stores, same);
+	sim_stats_free(&st);
+	tmodel_free(m);
+	tmodel_free(r);
+	unlink(path);
+	npz_free(&in);
+	npz_free(&ref);
+	npz_free(&out);
+	graph_free(g);
+}
+
+/* weight-reorder merges the 16 groups of 4 channels of gconv into fewer,
+ * larger ones (block-diagonal weights), and the model stays bit-identical. */
+static void test_merged_groups(void)
+{
+	struct ir_graph *g = build_gconv(24, 24);
+	CHECK(weight_reorder(g) == 0);
+	int k = 0;
+	while (k < g->n_ops && strcmp(g->ops[k].name, "gconv"))
+		k++;
+	CHECK(k < g->n_ops);
+	int64_t G = op_int(&g->ops[k], "group", 1);
+	const struct ir_tensor *w = &g->tensors[g->ops[k].in[1]];
+	CHECK(G < 16 && 16 % G == 0 && w->shape[1] == 64 / G && w->shape[0] == 64);
+	/* block-diagonal: output channel o reads only its old group's 4 inputs */
+	int ok = 1;
+	const int8_t *v = w->data;
+	for (int64_t o = 0; o < 64 && w->data; o++)
+		for (int64_t j = 0; j < w->shape[1]; j++)
+			for (int t = 0; t < 9; t++)
+				if (v[(o * w->shape[1] + j) * 9 + t] && j / 4 != o / 4 % (16 / G))
+					ok = 0;
+	CHECK(ok);
+	graph_free(g);
+	run_case1("gconv int8", build_gconv, 24, 24, chip_find("tpu-a"), 1, 0, 64);
+}
+
+/* The classifier's weights load while the convs compute: each op its own
+ * group, fc2's weights (their last part) come in the DMA stream before
+ * conv2's last store, wherever local memory has room for them (on a small
+ * local memory, outside fc2's own region and in parts), and the results
+ * stay bit-identical. */
+static void test_weights_ahead(const struct chip *c)
+{
+	struct ir_graph *g = build_tail(64, 64);
+	struct npz in, ref, out;
+	struct sim_stats st;
+	struct tmodel *m = NULL, *r = NULL;
+	char path[] = "/tmp/test_backend.XXXXXX";
+	int fd = mkstemp(path), same;
+	close(fd);
+	memset(&out, 0, sizeof out);
+	input(&in, 64, 64);
+	CHECK(reference(g, &in, &ref) == 0);
+	CHECK(weight_reorder(g) == 0 && layergroup(g, c, 1) == 0 && addr_assign(g, c) == 0);
+	CHECK(codegen(g, c, &m) == 0 && tmodel_write(path, m) == 0 && tmodel_read(path, &r) == 0 &&
+	      sim_run(r, c, path, &in, "in", &out, &st, 0) == 0);
+	CHECK(max_rel(&ref, &out, &same) == 0 && same);
+	const struct ir_tensor *w = NULL;
+	for (int t = 0; t < g->n_tensors; t++)
+		if (!strcmp(g->tensors[t].name, "f2"))
+			w = &g->tensors[t];
+	int last_w = 0, last_store = 0, parts = 0;
+	for (int i = 0; r && w && i < r->n_dma; i++) {
+		const struct isa_dma *d = &r->dma[i];
+		if (d->op == ISA_DMA_LOAD && d->ddr >= w->addr && d->ddr < w->addr + (int64_t)w->nbytes) {
+			last_w = i + 1;
+			parts++;
+		}
+		if (d->op == ISA_DMA_STORE && d->wait && !strcmp(r->loc[d->wait - 1], "conv2"))
+			last_store = i + 1;
+	}
+	fprintf(stderr, "weights ahead on %s (lmem %lld): fc2's last weight load %d, conv2's last "
+		"store %d, %d parts, %lld cycles\n", c->name, (long long)c->lmem_bytes, last_w,
+		last_store, parts, (long long)st.cycles);
+	CHECK(last_w > 0 && last_store > 0 && last_w < last_store);
+	sim_stats_free(&st);
+	tmodel_free(m);
+	tmodel_free(r);
+	unlink(path);
+	npz_free(&in);
+	npz_free(&ref);
+	npz_free(&out);
+	graph_free(g);
+}
+
 int main(void)
 {
 	struct chip small = *chip_find("tpu-a");
@@ -524,6 +750,13 @@ int main(void)
 	head.lmem_bytes = 4096;
 	run_case("head f32", build_head, 24, 32, &head, 1, 1);
 	test_head_cuts();
+	test_merged_groups();
+	test_weights_ahead(chip_find("tpu-a"));
+	struct chip mid = *chip_find("tpu-a");
+	mid.lmem_bytes = 96 * 1024;   /* the nine Relu's regions leave room */
+	test_weights_ahead(&mid);
+	test_stored_mid(chip_find("tpu-a"), 0);
+	test_stored_mid(&small, 1);
 	struct chip mm = *chip_find("tpu-a");
 	mm.lmem_bytes = 2048;
 	run_case("matmul f32", build_mm, 256, 8, &mm, 1, 1);
