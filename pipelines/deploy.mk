@@ -42,6 +42,10 @@
 #         score is what the search expects on the test input
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
 # OUT     output folder, one per model and mode (required)
+# FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
+#         or ASYM: origin.top, canonical.top, top_out.npz and (unless
+#         QTABLE=auto) cali.table (default OUT); give several modes of one
+#         model one FRONT to import, calibrate and run Top IR once
 # TPUC_BIN  folder holding the tools (default: found on PATH)
 # CALIB_METHOD kld | minmax | percentile | mse (default kld)
 # CALIB_N  samples to use (default all)
@@ -51,9 +55,9 @@
 #         bit-identical in int8, within rounding of the slicing otherwise)
 #
 # Targets: all (every stage file, default), compare, clean.  Every file is
-# written by one tool into $(OUT) and nothing else, and tools write through a
-# temporary beside their output, so several models run at once under make -j
-# in separate OUT folders.
+# written by one tool into $(OUT) (or $(FRONT)) and nothing else, and tools
+# write through a temporary beside their output, so several models run at
+# once under make -j in separate OUT folders.
 
 MODE ?= int8
 CHIP ?= tpu-a
@@ -86,6 +90,7 @@ endif
 ifndef OUT
 $(error deploy.mk: set OUT=folder)
 endif
+FRONT ?= $(OUT)
 ifeq ($(filter $(MODE),f32 bf16 f16 int8),)
 $(error deploy.mk: MODE must be f32, bf16, f16 or int8, not '$(MODE)')
 endif
@@ -106,7 +111,7 @@ need = $(if $($1),,$(error deploy.mk: set $1=... for $@))
 AUTO := $(filter auto,$(QTABLE))
 QFILE := $(if $(AUTO),$(OUT)/auto.qtable,$(QTABLE))
 NEED_TABLE := $(if $(and $(filter int8,$(MODE)),$(CALIB))$(AUTO)$(and $(filter f16,$(MODE)),$(CALIB)),1,$(if $(QTABLE),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
-TABLE := $(if $(NEED_TABLE),$(OUT)/cali.table)
+TABLE := $(if $(NEED_TABLE),$(if $(AUTO),$(OUT),$(FRONT))/cali.table)
 # --asymmetric concerns int8 ops only: the mode's, or a given qtable's
 HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1)),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 ASYMFLAG := $(if $(filter 1,$(ASYM)),$(if $(HAS_INT8),--asymmetric))
@@ -129,35 +134,43 @@ SIM_ROUNDING := 0.99999,0.99
 TOL_SIM ?= $(if $(and $(filter int8,$(MODE)),$(if $(QTABLE),,1)),$(SIM_EXACT),$(SIM_ROUNDING))
 TOL_REF ?= 0.99999,0.99
 
-STAGES := $(OUT)/origin.top $(OUT)/canonical.top $(TABLE) $(if $(AUTO),$(QFILE)) $(OUT)/lowered.tpu \
+STAGES := $(FRONT)/origin.top $(FRONT)/canonical.top $(TABLE) $(if $(AUTO),$(QFILE)) $(OUT)/lowered.tpu \
 	$(OUT)/reordered.tpu $(OUT)/grouped.tpu $(OUT)/addressed.tpu $(STAGE_FILES) $(OUT)/model.tmodel
-OUTPUTS := $(OUT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/sim_out.npz
+OUTPUTS := $(FRONT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/sim_out.npz
 
 all: $(STAGES)
 
 # The settings the files were made with: a change (another MODE, CHIP or
-# MODEL in the same OUT) rebuilds everything.
+# MODEL in the same OUT) rebuilds everything made from them.  front.cfg
+# holds the model's and input's, calib.cfg the calibration's.
 CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
+FRONT_CFG := $(MODEL) $(SHAPE) $(BIND) $(INPUT)
+$(FRONT)/front.cfg: FORCE
+	@mkdir -p $(FRONT)
+	@echo '$(FRONT_CFG)' | cmp -s - $@ || echo '$(FRONT_CFG)' > $@
+CALIB_CFG := $(CALIB) $(CALIB_METHOD) $(CALIB_N)
+$(FRONT)/calib.cfg: $(FRONT)/front.cfg FORCE
+	@echo '$(CALIB_CFG)' | cmp -s - $@ || echo '$(CALIB_CFG)' > $@
 
-$(OUT)/origin.top: $(MODEL) $(OUT)/deploy.cfg $(call tooldep,onnx2top)
+$(FRONT)/origin.top: $(MODEL) $(FRONT)/front.cfg $(call tooldep,onnx2top)
 	$(call tool,onnx2top) $(MODEL) $(strip $(BINDFLAG) $(SHAPEFLAGS)) -o $@
 
-$(OUT)/canonical.top: $(OUT)/origin.top $(call tooldep,top-opt)
+$(FRONT)/canonical.top: $(FRONT)/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@
 
 ifeq ($(AUTO),)
-$(OUT)/cali.table: $(OUT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
+$(FRONT)/cali.table: $(FRONT)/canonical.top $(CALIB) $(FRONT)/calib.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
 		$(if $(CALIB_N),-n $(CALIB_N)) -o $@
 else
 # One calibrate run writes the table, then the searched qtable: the qtable
 # is the target that runs it, so a failed search is redone next time.
 $(OUT)/cali.table: $(OUT)/auto.qtable
-$(OUT)/auto.qtable: $(OUT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
+$(OUT)/auto.qtable: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
 		$(if $(CALIB_N),-n $(CALIB_N)) -o $(OUT)/cali.table \
 		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
@@ -166,7 +179,7 @@ $(OUT)/auto.qtable: $(OUT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call toold
 		$(if $(SEARCH_HOLDOUT),--search-holdout $(SEARCH_HOLDOUT))
 endif
 
-$(OUT)/lowered.tpu: $(OUT)/canonical.top $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
+$(OUT)/lowered.tpu: $(FRONT)/canonical.top $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
 	$(call tool,top2tpu) $< --chip $(CHIP) --mode $(MODE) $(if $(TABLE),--calib $(TABLE)) \
 		$(if $(QFILE),--qtable $(QFILE)) $(ASYMFLAG) -o $@
 
@@ -209,7 +222,7 @@ $(OUT)/shape%/addressed.tpu: $(OUT)/shape%/grouped.tpu $(call tooldep,addr-assig
 	$(call tool,addr-assign) $< -o $@
 
 # Each stage run on the test input.
-$(OUT)/top_out.npz: $(OUT)/canonical.top $(INPUT) $(call tooldep,ir-run)
+$(FRONT)/top_out.npz: $(FRONT)/canonical.top $(INPUT) $(call tooldep,ir-run)
 	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) -o $@
 
 $(OUT)/tpu_out.npz: $(OUT)/lowered.tpu $(INPUT) $(call tooldep,ir-run)
@@ -222,11 +235,11 @@ $(OUT)/sim_out.npz: $(OUT)/model.tmodel $(INPUT) $(call tooldep,tpu-sim)
 compare: $(OUTPUTS)
 	@fail=0; \
 	if [ -n "$(REF)" ]; then \
-		echo "== reference vs Top IR, f32 ($(REF) vs $(OUT)/top_out.npz, tolerance $(TOL_REF))"; \
-		$(call tool,npz-compare) $(REF) $(OUT)/top_out.npz --tolerance $(TOL_REF) || fail=1; \
+		echo "== reference vs Top IR, f32 ($(REF) vs $(FRONT)/top_out.npz, tolerance $(TOL_REF))"; \
+		$(call tool,npz-compare) $(REF) $(FRONT)/top_out.npz --tolerance $(TOL_REF) || fail=1; \
 	fi; \
-	echo "== Top IR vs Tpu IR, $(MODE) ($(OUT)/top_out.npz vs $(OUT)/tpu_out.npz, tolerance $(TOL_TPU))"; \
-	$(call tool,npz-compare) $(OUT)/top_out.npz $(OUT)/tpu_out.npz --tolerance $(TOL_TPU) || fail=1; \
+	echo "== Top IR vs Tpu IR, $(MODE) ($(FRONT)/top_out.npz vs $(OUT)/tpu_out.npz, tolerance $(TOL_TPU))"; \
+	$(call tool,npz-compare) $(FRONT)/top_out.npz $(OUT)/tpu_out.npz --tolerance $(TOL_TPU) || fail=1; \
 	echo "== Tpu IR vs tpu-sim, $(MODE) ($(OUT)/tpu_out.npz vs $(OUT)/sim_out.npz, tolerance $(TOL_SIM))"; \
 	$(call tool,npz-compare) $(OUT)/tpu_out.npz $(OUT)/sim_out.npz --tolerance $(TOL_SIM) || fail=1; \
 	if [ -n "$(REF)" ] && [ "$(MODE)" = f32 ] && [ -z "$(QTABLE)" ]; then \
@@ -236,7 +249,8 @@ compare: $(OUTPUTS)
 	exit $$fail
 
 clean:
-	rm -f $(STAGES) $(OUT)/cali.table $(OUT)/auto.qtable $(OUTPUTS) $(OUT)/deploy.cfg
+	rm -f $(STAGES) $(OUT)/cali.table $(OUT)/auto.qtable $(OUTPUTS) $(OUT)/deploy.cfg \
+		$(FRONT)/front.cfg $(FRONT)/calib.cfg
 	$(if $(STAGE_IDS),rmdir $(foreach k,$(STAGE_IDS),$(OUT)/shape$(k)) 2>/dev/null || true)
 
 FORCE:

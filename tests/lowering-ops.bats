@@ -275,7 +275,7 @@ PYEOF
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
 }
 
-@test "attention shapes (Swin's windows, ViT's and MaxViT's bias Adds): ops over many windows or tokens split along N, a weight operand goes second or folds with the activation; a Gather by constant index and a Transpose of unit axes are copies" {
+@test "attention shapes (Swin's windows, ViT's and MaxViT's bias Adds): ops over many windows or tokens split along N, a Transpose moving axis 0 along its output's axis 0 on tpu-b, a weight operand goes second or folds with the activation; a Gather by constant index and a Transpose of unit axes are copies" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as TP
@@ -344,10 +344,20 @@ PYEOF
 		assert_success
 	done
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
+	# tpu-b (128 KiB lanes): the head split's Transpose, which moves axis
+	# 0, runs on parts of its output's axis 0 (its input's axis 2)
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/w.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-b \
+		OUT="$T/b8" compare
+	assert_success
+	cmp "$T/b8/tpu_out.npz" "$T/b8/sim_out.npz"
+	run ir-print "$T/b8/lowered.tpu"
+	assert_output --regexp 't5 = Concat\(%t5_p0'
+	assert_output --regexp 't5_p0 = Transpose\(%r5_p0\).*\[64,49,1,3,32\]'
 	# the Transpose over 64 windows, split along N, is a Concat of parts
 	run ir-print "$T/f32/lowered.tpu"
-	assert_output --regexp 'Concat\(%kt_n0'
-	assert_output --regexp 'u_n0 = Add\(%e_n0, @b\)'
+	assert_output --regexp 'Concat\(%kt_p0'
+	assert_output --regexp 'u_p0 = Add\(%e_p0, @b\)'
 	assert_output --regexp 'v4 = Add\(%f, @b768\)'
 	assert_output --regexp 'w5_refold = Add\(%g5_refold, @rel_refold\)'
 }

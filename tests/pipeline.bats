@@ -63,7 +63,7 @@ show() {
 	[ -z "$(find "$T" -name '*.tmp*')" ]
 }
 
-@test "a second run does nothing; another MODE in the same folder redoes the stages" {
+@test "a second run does nothing; another MODE in the same folder redoes the mode's stages, not the import" {
 	need_tool $TOOLS
 	deploy MODE=int8 OUT="$T/o" all >/dev/null
 	before=$(stat -c '%n %y' "$T"/o/*)
@@ -73,8 +73,29 @@ show() {
 	[ "$(stat -c '%n %y' "$T"/o/*)" = "$before" ]
 	run deploy MODE=f32 OUT="$T/o" all
 	assert_success
-	assert_line --partial "onnx2top"
+	refute_output --partial "onnx2top"
 	[[ $output == *"top2tpu "*"--mode f32"* ]]
+	# another model in the same folder redoes the import
+	cp "$EX/model.onnx" "$T/copy.onnx"
+	run deploy MODE=f32 MODEL="$T/copy.onnx" OUT="$T/o" all
+	assert_success
+	assert_line --partial "onnx2top"
+}
+
+@test "FRONT: modes of one model share its import, calibration and Top IR run" {
+	need_tool $TOOLS
+	deploy MODE=int8 OUT="$T/i8" FRONT="$T/front" compare >/dev/null
+	ls "$T/front" >"$T/front.ls"
+	run cat "$T/front.ls"
+	assert_output "$(printf '%s\n' cali.table calib.cfg canonical.top front.cfg origin.top top_out.npz)"
+	[ ! -e "$T/i8/origin.top" ] && [ -s "$T/i8/sim_out.npz" ]
+	before=$(stat -c '%n %y' "$T"/front/*.top "$T"/front/cali.table "$T"/front/top_out.npz)
+	run deploy MODE=f16 OUT="$T/f16" FRONT="$T/front" compare
+	assert_success
+	refute_output --partial onnx2top
+	refute_output --partial calibrate
+	[[ $output == *"top2tpu "*"--mode f16 --calib $T/front/cali.table"* ]]
+	[ "$(stat -c '%n %y' "$T"/front/*.top "$T"/front/cali.table "$T"/front/top_out.npz)" = "$before" ]
 }
 
 @test "a failing stage stops the pipeline and leaves no file" {
@@ -84,7 +105,7 @@ show() {
 		MODEL="$T/cut.onnx" OUT="$T/o" all
 	assert_failure
 	assert_line --partial "onnx2top: '$T/cut.onnx':"
-	[ "$(ls "$T/o")" = deploy.cfg ]
+	[ "$(ls "$T/o")" = front.cfg ]
 }
 
 @test "missing settings are named" {

@@ -215,6 +215,12 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
+	# any number of passes: 200 of them
+	local many
+	many=$(printf 'dce,%.0s' $(seq 199))dce
+	run top-opt --passes="$many" --print-passes
+	assert_success
+	assert_output "$many"
 	run top-opt -h
 	assert_success
 	assert_line --partial 'fold-bn'

@@ -38,7 +38,8 @@ LOOSE="yolov5s bert_base"
 
 # deploy1 DIR ARGS...: deploy.mk compare on the zoo model in DIR with ARGS
 # (and its ref.npz where it has one); a failure leaves DIR's name in
-# $T/NAME.failed.
+# $T/NAME.failed.  The import, calibration and Top IR run are made once per
+# model and shared by every mode (deploy.mk FRONT).
 deploy1() {
 	local d=$1 m tol shape
 	shift
@@ -52,6 +53,7 @@ deploy1() {
 	make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
 		MODEL="$d/model.onnx" INPUT="$d/input.npz" CALIB="$d/calib.npz" \
 		$([ -f "$d/ref.npz" ] && echo "REF=$d/ref.npz") OUT="$T/$m" $tol \
+		FRONT="$BATS_FILE_TMPDIR/front/$m" \
 		${shape:+SHAPE=$shape} "$@" compare >"$T/$m.log" 2>&1 || echo "$m" >"$T/$m.failed"
 }
 

@@ -2,6 +2,7 @@
  * lib/passes/passes.h) and write the graph at stage canonical. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ir/base.h"
 #include "tool/cli.h"
@@ -47,14 +48,17 @@ struct opt {
 static int optimise(struct ir_graph *g, const struct chip *chip, void *arg)
 {
 	const struct opt *o = arg;
-	int before[OP_COUNT], after[OP_COUNT], rewrites[PASSES_MAX];
+	int before[OP_COUNT], after[OP_COUNT], *rewrites = xcalloc((size_t)o->n + 1, sizeof *rewrites);
 	pass_count_ops(g, before);
-	if (passes_run_counted(g, o->list, rewrites) < 0)
+	if (passes_run_counted(g, o->list, rewrites) < 0) {
+		free(rewrites);
 		return err_prefix("'%s'", cli_shown(o->in));
+	}
 	g->stage = STAGE_CANONICAL;
 	pass_count_ops(g, after);
 	if (o->stats)
 		print_stats(o->pl, o->n, rewrites, before, after);
+	free(rewrites);
 	return 0;
 }
 
@@ -75,8 +79,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct pass *pl[PASSES_MAX];
-	struct opt o = { .pl = pl };
+	const struct pass **pl = NULL;
+	struct opt o = { 0 };
 	const char *out = NULL;
 	int print = 0, c;
 	opterr = 0;
@@ -98,15 +102,19 @@ int main(int argc, char **argv)
 	}
 	if (!(o.in = cli_input(argc, argv, usage)))
 		return 2;
-	if ((o.n = passes_parse(o.list, pl, PASSES_MAX)) < 0) {
+	if ((o.n = passes_parse(o.list, &pl)) < 0) {
 		fprintf(stderr, "top-opt: %s\n%s", err_msg(), usage);
 		return 2;
 	}
+	o.pl = pl;
 	if (print) {
 		for (int i = 0; i < o.n; i++)
 			printf("%s%s", i ? "," : "", pl[i]->name);
 		putchar('\n');
+		free(pl);
 		return 0;
 	}
-	return stage_tool_run(&tool, o.in, out, &o);
+	int rc = stage_tool_run(&tool, o.in, out, &o);
+	free(pl);
+	return rc;
 }

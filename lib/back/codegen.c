@@ -430,12 +430,11 @@ out:
 int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i)
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };
-	struct plan p;
 	if (g->ops[i].place == PLACE_HOST)
 		return 1;
 	if (cg_op_check(g, i) < 0)
 		return -1;
-	int rc = cg_op_plan(&cg, i, &p, NULL);
+	int rc = cg_op_plan(&cg, i, NULL, NULL);
 	return rc == -2 ? 0 : rc < 0 ? -1 : 1;
 }
 

@@ -509,7 +509,9 @@ static int rows_too_long(const struct ir_graph *g, const struct ir_op *op)
  * alone, among those that fit (ties: fewer steps): slices along H with all
  * output channels; only when none fits, chunks of output channels (a
  * multiple of the lanes) too; last, one row per slice in one buffer.
- * Fails naming the op when nothing fits. */
+ * With best NULL, only whether one fits: the first that does (generated
+ * once, so that a cut the ISA cannot encode still fails).  Fails naming
+ * the op when nothing fits. */
 int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
@@ -542,6 +544,8 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 				int64_t cy = plan_cycles(cg, oi, &p);
 				if (cy < 0)
 					return -1;
+				if (!best)
+					return 0;   /* only whether one fits */
 				if (best_t < 0 || cy < best_t) {
 					best_t = cy;
 					*best = p;
@@ -555,7 +559,8 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 		flat_plan(cg, op, &p);
 		if ((best_t = plan_cycles(cg, oi, &p)) < 0)
 			return -1;
-		*best = p;
+		if (best)
+			*best = p;
 	}
 	if (best_t >= 0) {
 		if (cycles)

@@ -49,7 +49,8 @@ struct layout {
 int cg_op_check(const struct ir_graph *g, int oi);
 /* The cut of op oi with the fewest cycles by the cost model, generated
  * alone, among those that fit (ties: fewer steps); *cycles (if not NULL)
- * gets its time.  Fails naming the op when nothing fits (-2; -1 on other
+ * gets its time.  best NULL: only whether some cut fits (0), the first
+ * found.  Fails naming the op when nothing fits (-2; -1 on other
  * errors). */
 int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles);
 /* Operand addresses for plan p with the op's region at base (mirrored

@@ -13,6 +13,8 @@
  *    weight too (MaxViT's relative position bias), folds the same way;
  *  - a commutative binary op whose first operand is a weight takes its
  *    activation first, as codegen slices along the first operand's rows;
+ *  - a MatMul of a 2-D B whose A has batch axes before its rows runs on A
+ *    reshaped to [1, rows, K], so that the rows spread over the lanes;
  *  - a MatMul whose B (or output) is too large runs on column blocks of B:
  *    Slice (or a new weight) per block, a MatMul per block into a part of
  *    the output, a Concat of the parts along the last axis.  Each output
@@ -20,19 +22,26 @@
  *  - a Conv, Gemm or MatMul whose reduction over input channels (K) is
  *    what does not fit runs as partial ops over parts of K and their sum
  *    at full precision (lib/back/lower_kin.c);
- *  - a Conv, MaxPool or AveragePool whose one output row is too wide runs
- *    on column blocks concatenated along W (lib/back/lower_wsplit.c);
- *  - an op over many images or windows (axis 0) that computes each on its
- *    own runs on parts of that axis, concatenated (lib/back/lower_nsplit.c);
- *  - a GlobalAveragePool or GlobalMaxPool whose planes fill a lane first
- *    reduces each row in f32 (ReduceMean or ReduceMax over W, which slices
- *    along H; Casts to f32 and back to the input's dtype and quantisation
- *    around it in the other modes, the int8 average's multiplier then for
- *    H values), then pools the column of row results: the max is the same,
- *    the mean within rounding.
+ *  - a Conv of several groups runs on parts of its groups
+ *    (lib/back/lower_kin.c);
+ *  - an op whose windows along an axis do not fit (a Conv, pooling or
+ *    ConvTranspose row too wide, a Pad, DepthToSpace or Resize) runs on
+ *    blocks of its output along that axis (lib/back/lower_wsplit.c);
+ *  - an op whose elements along some output axis are computed each on
+ *    their own (images or windows along axis 0, the kept axes of a
+ *    reduction, any axis of a Transpose) runs on parts of that axis,
+ *    concatenated (lib/back/lower_axsplit.c);
+ *  - a reduction (a global pool too), Softmax, LogSoftmax, ArgMax or a
+ *    normalisation whose rows do not fit runs in stages over shorter rows
+ *    (lib/back/lower_rows.c).
  *
- * The fit is tested with 7/8 of the chip's local memory, leaving room for
- * what weight-reorder adds (merged coefficients).  What still does not fit
+ * An op that none of these cuts (an LSTM or GRU whose recurrent weights
+ * fill a lane) runs on the host as a last resort, its float kernel between
+ * Casts (host_fallback).
+ *
+ * The fit of an op that reads weights is tested with 7/8 of the chip's
+ * local memory, leaving room for what weight-reorder adds (merged
+ * coefficients); of the others with all of it.  What still does not fit
  * is left to codegen, which names the op.
  */
 #include <stdlib.h>
@@ -41,10 +50,12 @@
 #include "back/codegen.h"
 #include "back/lower_fit.h"
 #include "back/lower_kin.h"
-#include "back/lower_nsplit.h"
+#include "back/lower_rows.h"
+#include "back/lower_axsplit.h"
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
+#include "ir/convert.h"
 #include "ir/base.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -144,6 +155,44 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
+/* MatMul i of a 2-D B whose A has batch axes before its rows
+ * ([197, 1, 768], as torchvision's ViT exports its projections): the batch
+ * axes hold every row in one lane (the lanes take axis 1), so it runs on
+ * A reshaped to [1, rows, K], the rows over the lanes, and the result
+ * reshaped back.  The bytes do not move: the same bits.  0 when A has no
+ * such axes. */
+static int refold_matmul(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_MATMUL || op->n_out != 1 || op->n_in < 2 || op->in[0] < 0 ||
+	    op->in[1] < 0 || g->tensors[op->in[1]].rank != 2)
+		return 0;
+	const struct ir_tensor *a = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int r = a->rank;
+	if (r < 3 || y->rank != r || a->data)
+		return 0;
+	int64_t rows = 1, lead = 1;
+	for (int d = 0; d < r - 1; d++)
+		rows *= a->shape[d];
+	for (int d = 0; d < r - 2; d++)
+		lead *= a->shape[d];
+	if (lead == 1)
+		return 0;
+	int64_t as[3] = { 1, rows, a->shape[r - 1] }, ys[3] = { 1, rows, y->shape[r - 1] };
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", a->name);
+	int at = split_new_tensor(g, base, a, 3, as);
+	add_reshape(f, g->ops[i].in[0], at, i, 0);
+	snprintf(base, sizeof base, "%s_rows", g->tensors[g->ops[i].out[0]].name);
+	int yt = split_new_tensor(g, base, &g->tensors[g->ops[i].out[0]], 3, ys);
+	int out = g->ops[i].out[0];
+	g->ops[i].in[0] = at;
+	g->ops[i].out[0] = yt;
+	add_reshape(f, yt, out, i, 1);
+	return 1;
+}
+
 /* MatMul i whose B has the output's columns on its last axis: blocks of
  * columns, each small enough that B's block holds at most a quarter of
  * local memory per lane.  0 when it is not such a MatMul or one block
@@ -210,25 +259,6 @@ static int matmul_cols(struct fit *f, int i, const struct chip *c)
 	return 1;
 }
 
-static int add_cast(struct fit *f, int x, enum ir_dtype dt, const struct ir_tensor *like,
-		    const char *sfx, int owner)
-{
-	struct ir_graph *g = f->g;
-	const struct ir_tensor *xt = &g->tensors[x];
-	char base[512];
-	snprintf(base, sizeof base, "%s_%s", xt->name, sfx);
-	int64_t shape[IR_MAX_RANK];
-	int rank = xt->rank;
-	memcpy(shape, xt->shape, sizeof shape);
-	int t = split_new_tensor(g, base, like, rank, shape);
-	g->tensors[t].dtype = dt;
-	int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &x, 1, &t);
-	op_set_str(&g->ops[k], "to", dtype_name(dt));
-	note(f, k, owner, 0);
-	return t;
-}
-
-/* GlobalAveragePool / GlobalMaxPool i of rank 4: rows reduced first. */
 /* A commutative binary op whose first operand is a weight (a bias added
  * as Add(b, x), as torchvision's ViT and MaxViT export it): codegen slices
  * an op along the rows of its first input, so the activation goes first.
@@ -254,52 +284,88 @@ static int swap_operands(struct ir_graph *g, int i)
 	return 1;
 }
 
-static int pool_rows(struct fit *f, int i)
+/* Tensor x as an f32 tensor for a host op: a Cast before op `owner` (by
+ * value from bf16 or f16, dequantised from i8 or u8), or for a weight an
+ * f32 copy; x itself when it is f32 or an integer tensor without a scale. */
+static int host_f32(struct fit *f, int x, int owner)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_tensor *t = &g->tensors[x];
+	if (t->dtype == DT_F32 || (!quant_is_float(t->dtype) && !(quant_is_q(t->dtype) && t->scale != 0)))
+		return x;
+	char base[512];
+	snprintf(base, sizeof base, "%s_f32", t->name);
+	if (t->data) {
+		int64_t n = tensor_numel(t);
+		float *v = xmalloc(sizeof *v * (size_t)(n + 1));
+		dtype_convert(v, DT_F32, t->data, t->dtype, n);
+		char *name = graph_unique_name(g, base, 1);
+		int w = graph_add_weight(g, name, DT_F32, t->rank, t->shape, v);
+		free(name);
+		free(v);
+		return w;
+	}
+	struct ir_tensor like = *t;
+	like.dtype = DT_F32;
+	like.scale = 0;
+	like.zero_point = 0;
+	int y = split_new_tensor(g, base, &like, t->rank, t->shape);
+	int k = graph_add_op(g, OP_CAST, g->tensors[y].name, 1, &x, 1, &y);
+	op_set_str(&g->ops[k], "to", "f32");
+	note(f, k, owner, 0);
+	return y;
+}
+
+/* The last resort for an op that nothing cuts (an LSTM or GRU whose
+ * recurrent weights fill a lane): it runs on the host, as the ops the
+ * chip has no form for do (lib/back/lower_dtype.c), its float kernel on
+ * f32 tensors with Casts at the boundary, marked PLACE_HOST.  Only an op
+ * in its float form (no i8 weight of an int8 kernel); 0 otherwise. */
+static int host_fallback(struct fit *f, int i)
 {
 	struct ir_graph *g = f->g;
 	const struct ir_op *op = &g->ops[i];
-	if ((op->type != OP_GAVGPOOL && op->type != OP_GMAXPOOL) || op->n_in != 1 || op->in[0] < 0)
+	if (!op_defs[op->type]->run_f32 || op->place == PLACE_HOST)
 		return 0;
-	const struct ir_tensor *x = &g->tensors[op->in[0]];
-	if (x->rank != 4 || x->shape[3] < 2 || (!quant_is_float(x->dtype) &&
-						 !quant_is_q(x->dtype)))
-		return 0;
-	int q = quant_is_q(x->dtype);
-	if (q && op->type == OP_GAVGPOOL) {
-		/* the sum is of H values now: multiplier ~ s_in / (s_out * H) */
-		int32_t m, sh;
-		if (quant_multiplier((double)x->scale / ((double)g->tensors[op->out[0]].scale *
-							 (double)x->shape[2]), &m, &sh) < 0)
+	for (int j = 0; j < op->n_in; j++) {
+		const struct ir_tensor *x = op->in[j] >= 0 ? &g->tensors[op->in[j]] : NULL;
+		if (x && x->data && (quant_is_q(x->dtype) || x->dtype == DT_I16 || x->dtype == DT_I32))
 			return 0;
-		op_set_int(&g->ops[i], "multiplier", m);
-		op_set_int(&g->ops[i], "rshift", sh);
 	}
-	int64_t shape[4] = { x->shape[0], x->shape[1], x->shape[2], 1 };
-	char base[512];
-	snprintf(base, sizeof base, "%s_rows", x->name);
-	enum ir_dtype xdt = x->dtype;
-	int x0 = op->in[0], xt = x0;
-	if (xdt != DT_F32) {
-		struct ir_tensor f32like = g->tensors[x0];
-		f32like.dtype = DT_F32;
-		f32like.scale = 0;
-		f32like.zero_point = 0;
-		xt = add_cast(f, x0, DT_F32, &f32like, "f32", i);
+	for (int j = 0; j < g->ops[i].n_in; j++)
+		if (g->ops[i].in[j] >= 0) {
+			int x = host_f32(f, g->ops[i].in[j], i);
+			g->ops[i].in[j] = x;
+		}
+	for (int j = 0; j < g->ops[i].n_out; j++) {
+		int y = g->ops[i].out[j];
+		const struct ir_tensor *t = &g->tensors[y];
+		if (t->dtype == DT_F32 || (!quant_is_float(t->dtype) && !quant_is_q(t->dtype)))
+			continue;
+		char base[512];
+		snprintf(base, sizeof base, "%s_f32", t->name);
+		struct ir_tensor like = *t;
+		like.dtype = DT_F32;
+		like.scale = 0;
+		like.zero_point = 0;
+		int h = split_new_tensor(g, base, &like, t->rank, t->shape);
+		g->ops[i].out[j] = h;
+		int k = graph_add_op(g, OP_CAST, g->tensors[y].name, 1, &h, 1, &y);
+		op_set_str(&g->ops[k], "to", dtype_name(g->tensors[y].dtype));
+		note(f, k, i, 1);
 	}
-	struct ir_tensor rlike = g->tensors[xt];
-	int t = split_new_tensor(g, base, &rlike, 4, shape);
-	int k = graph_add_op(g, g->ops[i].type == OP_GAVGPOOL ? OP_REDUCEMEAN : OP_REDUCEMAX,
-			     g->tensors[t].name, 1, &xt, 1, &t);
-	int64_t ax = 3;
-	op_set_ints(&g->ops[k], "axes", 1, &ax);
-	op_set_int(&g->ops[k], "keepdims", 1);
-	note(f, k, i, 0);
-	if (xdt != DT_F32) {
-		struct ir_tensor back = g->tensors[x0];
-		t = add_cast(f, t, xdt, &back, "back", i);
-	}
-	g->ops[i].in[0] = t;
+	g->ops[i].place = PLACE_HOST;
 	return 1;
+}
+
+/* 1 when op i reads a weight (whose coefficients weight-reorder may add to). */
+static int has_weight(const struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0 && g->tensors[op->in[j]].data)
+			return 1;
+	return 0;
 }
 
 /* One pass over the graph's ops: each that does not fit is rewritten,
@@ -312,14 +378,19 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 	struct fit f = { .g = g, .n0 = g->n_ops };
 	int any = 0;
 	for (int i = 0; i < f.n0; i++) {
-		int rc = codegen_op_fits(g, &c, i);
+		/* the margin only where weight-reorder adds to the op */
+		const struct chip *cc = has_weight(g, i) ? &c : chip;
+		int rc = codegen_op_fits(g, cc, i);
 		if (rc != 0)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || lower_nsplit(g, i, &c, kin_note, &f) ||
-		    lower_kin(g, i, chip, kin_note, &f) || lower_wsplit(g, i, chip, kin_note, &f) ||
-		    matmul_cols(&f, i, chip) || pool_rows(&f, i))
+		if (swap_operands(g, i) || refold(&f, i, chip) || refold_matmul(&f, i) ||
+		    lower_axsplit(g, i, cc, kin_note, &f) ||
+		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
+		    lower_wsplit(g, i, cc, kin_note, &f) ||
+		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f) ||
+		    (codegen_op_fits(g, chip, i) == 0 && host_fallback(&f, i)))
 			any = 1;
 	}
 	err_set("%s", "");
@@ -348,6 +419,8 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 		free(ops);
 		free(first);
 		free(by);
+		/* ops a rewrite left dead, and weights no op reads any more */
+		graph_compact(g);
 	}
 	free(f.owner);
 	free(f.after);
@@ -355,11 +428,12 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 }
 
 /* Passes until every op fits or none changes: a part made by one split
- * (a MatMul's part of K) may need another (its columns).  Each pass only
- * makes smaller ops, and a few suffice; the bound keeps a bug from looping. */
+ * (a MatMul's part of K) may need another (its columns), a Softmax's
+ * stages their own splits.  Each pass only makes smaller ops, and a few
+ * suffice; the bound keeps a bug from looping. */
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
-	for (int pass = 0; pass < 4 && fit_pass(g, chip); pass++)
+	for (int pass = 0; pass < 8 && fit_pass(g, chip); pass++)
 		;
 	return 0;
 }

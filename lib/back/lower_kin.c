@@ -25,6 +25,10 @@
  * at most half of local memory; a MatMul whose columns alone are too many
  * is left to lower_fit's column blocks.  An op whose single part of one channel still does not fit is
  * left alone for codegen to name.
+ *
+ * A Conv or ConvTranspose of several groups first runs as parts of whole
+ * groups concatenated along the channels (lower_groups); a part of one
+ * group is then an op of one group, which the above splits along K.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +204,75 @@ static int requant_param(struct ir_graph *g, int i, int j, int cax)
 	int w = graph_add_weight(g, name, DT_I32, rank, shape, data);
 	free(name);
 	return w;
+}
+
+/* Whether grouped op i fits with ng of its groups in place of all. */
+static int groups_fit(const struct ir_graph *g, int i, const struct chip *c, int wax, int64_t ng)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t groups = op_int(op, "group", 1), n = op->n_in + op->n_out;
+	int64_t(*shape)[IR_MAX_RANK] = xmalloc(sizeof *shape * (size_t)(n + 1));
+	const int64_t **sh = xcalloc((size_t)n + 1, sizeof *sh);
+	for (int j = 0; j < n; j++) {
+		int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		int ax = j == 1 ? wax : j == 0 || j >= op->n_in ? 1 : 0;
+		if (t < 0 || g->tensors[t].rank <= ax || tensor_numel(&g->tensors[t]) == 1)
+			continue;
+		memcpy(shape[j], g->tensors[t].shape, sizeof shape[j]);
+		shape[j][ax] = shape[j][ax] / groups * ng;
+		sh[j] = shape[j];
+	}
+	int ok = split_fits(g, c, i, sh) == 1;
+	free(sh);
+	free(shape);
+	return ok;
+}
+
+int lower_groups(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t groups = op_int(op, "group", 1);
+	if ((op->type != OP_CONV && op->type != OP_CONVTRANSPOSE) || groups < 2 || op->n_out != 1 ||
+	    op->n_in < 2 || op->in[0] < 0 || op->in[1] < 0 || !g->tensors[op->in[1]].data ||
+	    g->tensors[op->in[0]].rank != 4 || g->tensors[op->in[1]].rank != 4 ||
+	    op->place == PLACE_HOST)
+		return 0;
+	const struct ir_tensor *w = &g->tensors[op->in[1]];
+	int64_t cout = g->tensors[op->out[0]].shape[1], cin = g->tensors[op->in[0]].shape[1];
+	if (cout % groups || cin % groups || w->shape[0] % groups)
+		return 0;
+	int64_t lo = 1, hi = groups;   /* the most groups that fit: lo (or 1), hi does not */
+	while (hi - lo > 1) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (groups_fit(g, i, c, 0, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	int64_t ng = lo, parts = ceil_div(groups, ng);
+	int64_t cig = cin / groups, cog = cout / groups, wg = w->shape[0] / groups;
+	int n_in = op->n_in, yt = op->out[0];
+	int *pout = xmalloc(sizeof *pout * (size_t)parts), *in = xmalloc(sizeof *in * (size_t)n_in);
+	for (int64_t p = 0; p < parts; p++) {
+		int64_t g0 = p * ng, g1 = g0 + ng < groups ? g0 + ng : groups;
+		memcpy(in, g->ops[i].in, sizeof *in * (size_t)n_in);
+		in[0] = split_slice(g, in[0], 1, g0 * cig, g1 * cig, "g", note, ctx, i);
+		in[1] = graph_weight_slice(g, in[1], 0, g0 * wg, g1 * wg, "g");
+		for (int j = 2; j < n_in; j++) {
+			const struct ir_tensor *t = in[j] >= 0 ? &g->tensors[in[j]] : NULL;
+			if (t && t->data && t->rank >= 1 && t->shape[0] == cout && cout > 1)
+				in[j] = graph_weight_slice(g, in[j], 0, g0 * cog, g1 * cog, "g");
+		}
+		int yp = split_part_tensor(g, yt, 1, (g1 - g0) * cog, "g", g0 * cog);
+		int k = split_part_op(g, i, in, n_in, yp);
+		op_set_int(&g->ops[k], "group", g1 - g0);
+		note(ctx, k, i);
+		pout[p] = yp;
+	}
+	split_concat(g, i, pout, (int)parts, 1);
+	free(pout);
+	free(in);
+	return 1;
 }
 
 int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx)

@@ -1,6 +1,7 @@
 /* lower_kin.h - a Conv, Gemm or MatMul whose reduction over input channels
  * (K) does not fit local memory becomes partial ops over parts of K and
- * their sum at full precision (lib/back/lower_kin.c). */
+ * their sum at full precision; a grouped Conv first parts of its groups
+ * (lib/back/lower_kin.c). */
 #ifndef TPUC_LOWER_KIN_H
 #define TPUC_LOWER_KIN_H
 
@@ -13,5 +14,13 @@
  * the last op of the rewrite, writing the same output), 0 when it is not
  * such an op or splitting K would not make it fit. */
 int lower_kin(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx);
+
+/* Rewrite op i of Tpu graph g, a Conv or ConvTranspose of several groups
+ * that does not fit chip c, into parts of whole groups (the most that fit,
+ * one group at least, which is then an op of one group that lower_kin
+ * splits along K), each reading its groups' input channels, weights and
+ * per-channel parameters, concatenated along the channels: 1 when
+ * rewritten, 0 when op i is not such an op. */
+int lower_groups(struct ir_graph *g, int i, const struct chip *c, kin_note_fn note, void *ctx);
 
 #endif

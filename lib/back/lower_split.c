@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "back/codegen.h"
 #include "back/lower_split.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -55,12 +56,10 @@ int split_part_op(struct ir_graph *g, int i, const int *in, int n, int y)
 	return k;
 }
 
-void split_concat(struct ir_graph *g, int i, const int *parts, int n, int64_t axis)
+/* Concat op i's attributes: axis, and unit requantisation of n parts. */
+static void concat_attrs(struct ir_graph *g, int i, int n, int64_t axis)
 {
 	struct ir_op *o = &g->ops[i];
-	op_clear_attrs(o);
-	o->type = OP_CONCAT;
-	op_set_inputs(o, n, parts);
 	op_set_int(o, "axis", axis);
 	if (quant_is_q(g->tensors[o->out[0]].dtype)) {
 		int64_t *mul = xmalloc(sizeof *mul * (size_t)n), *shf = xmalloc(sizeof *shf * (size_t)n);
@@ -73,4 +72,59 @@ void split_concat(struct ir_graph *g, int i, const int *parts, int n, int64_t ax
 		free(mul);
 		free(shf);
 	}
+}
+
+void split_concat(struct ir_graph *g, int i, const int *parts, int n, int64_t axis)
+{
+	struct ir_op *o = &g->ops[i];
+	op_clear_attrs(o);
+	o->type = OP_CONCAT;
+	op_set_inputs(o, n, parts);
+	o->n_out = 1;
+	concat_attrs(g, i, n, axis);
+}
+
+int split_concat_new(struct ir_graph *g, int y, const int *parts, int n, int64_t axis)
+{
+	int k = graph_add_op(g, OP_CONCAT, g->tensors[y].name, n, parts, 1, &y);
+	concat_attrs(g, k, n, axis);
+	return k;
+}
+
+int split_fits(const struct ir_graph *g, const struct chip *c, int i,
+	       const int64_t *const *shape)
+{
+	const struct ir_op *op = &g->ops[i];
+	int n = op->n_in + op->n_out;
+	struct ir_graph *s = graph_new(g->dialect, g->stage);
+	s->mode = g->mode;
+	int *map = xmalloc(sizeof *map * (size_t)(n + 1));
+	for (int j = 0; j < n; j++) {
+		int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		map[j] = -1;
+		if (t < 0)
+			continue;
+		/* an operand twice (Mul(x, x)) is one tensor */
+		for (int q = 0; q < j && map[j] < 0; q++)
+			if ((q < op->n_in ? op->in[q] : op->out[q - op->n_in]) == t)
+				map[j] = map[q];
+		if (map[j] >= 0)
+			continue;
+		const struct ir_tensor *x = &g->tensors[t];
+		map[j] = graph_add_tensor(s, x->name, x->dtype, x->rank, shape[j] ? shape[j] : x->shape);
+		struct ir_tensor *y = &s->tensors[map[j]];
+		y->scale = x->scale;
+		y->zero_point = x->zero_point;
+		y->qdtype = x->qdtype;
+		/* the payload is only looked at, never read: borrowed */
+		y->data = x->data;
+		y->nbytes = x->data ? tensor_bytes(y) : 0;
+	}
+	int k = graph_add_op(s, op->type, op->name, op->n_in, map, op->n_out, map + op->n_in);
+	op_copy_attrs(&s->ops[k], op);
+	s->ops[k].place = op->place;
+	int rc = codegen_op_fits(s, c, k);
+	free(map);
+	graph_free(s);
+	return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef TPUC_LOWER_SPLIT_H
 #define TPUC_LOWER_SPLIT_H
 
+#include "chip/chip.h"
 #include "ir/ir.h"
 
 /* Called for each new op k made for op `owner`, placed before it. */
@@ -33,5 +34,16 @@ int split_part_op(struct ir_graph *g, int i, const int *in, int n, int y);
 /* Op i becomes the Concat of parts[0..n) along axis, requantising each
  * part by one (multiplier 2^30, shift 30) when its output is quantised. */
 void split_concat(struct ir_graph *g, int i, const int *parts, int n, int64_t axis);
+
+/* A new Concat of parts[0..n) along axis into tensor y, as split_concat;
+ * returns the op. */
+int split_concat_new(struct ir_graph *g, int y, const int *parts, int n, int64_t axis);
+
+/* Whether op i of g would fit the local memory of chip c
+ * (codegen_op_fits) with shape[j] in place of the shape of input j (j <
+ * n_in) and of output j - n_in (NULL: as it is), ranks unchanged.  g is
+ * not changed: the test runs on a graph of that op alone. */
+int split_fits(const struct ir_graph *g, const struct chip *c, int i,
+	       const int64_t *const *shape);
 
 #endif

@@ -206,7 +206,6 @@ int isa_is_copy(const struct ir_graph *g, const struct ir_op *op)
 			return 0;
 	}
 	if (op->type == OP_CONCAT) {
-		int64_t m[IR_MAX_RANK * 8], sh[IR_MAX_RANK * 8];
 		int r = y->rank, ax = (int)op_int(op, "axis", 1);
 		if (ax < 0)
 			ax += r;
@@ -214,11 +213,13 @@ int isa_is_copy(const struct ir_graph *g, const struct ir_op *op)
 			if (y->shape[d] != 1)
 				return 0;
 		if (y->dtype == DT_I8 || y->dtype == DT_U8) {
-			int nm = op_ints(op, "multipliers", m, IR_MAX_RANK * 8);
-			if (nm != op->n_in || op_ints(op, "shifts", sh, IR_MAX_RANK * 8) != nm)
+			/* any number of inputs: the attributes read in place */
+			const struct ir_attr *m = op_attr(op, "multipliers"), *sh = op_attr(op, "shifts");
+			if (!m || !sh || m->kind != ATTR_INTS || sh->kind != ATTR_INTS ||
+			    m->n != op->n_in || sh->n != op->n_in)
 				return 0;
-			for (int i = 0; i < nm; i++)
-				if (m[i] != (INT64_C(1) << 30) || sh[i] != 30 ||
+			for (int i = 0; i < op->n_in; i++)
+				if (m->ints[i] != (INT64_C(1) << 30) || sh->ints[i] != 30 ||
 				    g->tensors[op->in[i]].zero_point != y->zero_point)
 					return 0;
 		}

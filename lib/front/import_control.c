@@ -618,13 +618,17 @@ static int import_scan8(struct imp *im)
 		return node_err(im, "the opset %d form with sequence_lens is not supported (opset 9 "
 				"or later)", im->opset);
 	const Onnx__GraphProto *gp = graph_attr(im, "body");
-	int64_t m, dirs[64];
+	int64_t m, *dirs = xmalloc(sizeof *dirs * (n->n_input + 1));
 	int nd = 0, nin = (int)n->n_input - 1;
 	if (!gp || attr_int(im, "num_scan_inputs", -1, &m) < 0 ||
-	    attr_ints(im, "directions", dirs, 64, &nd) < 0)
+	    attr_ints(im, "directions", dirs, (int)n->n_input, &nd) < 0) {
+		free(dirs);
 		return -1;
-	if (m < 1 || m > nin)
+	}
+	if (m < 1 || m > nin) {
+		free(dirs);
 		return node_err(im, "num_scan_inputs %lld does not fit its %d inputs", (long long)m, nin);
+	}
 	int ns = nin - (int)m;
 	int *x = xmalloc(sizeof(int) * (size_t)(nin + 1));
 	struct ir_tensor *formal = xcalloc((size_t)nin + 1, sizeof *formal);
@@ -716,6 +720,7 @@ static int import_scan8(struct imp *im)
 	free(in);
 	free(x);
 	free(formal);
+	free(dirs);
 	if (rc < 0)
 		return -1;
 	return im->infer_ops(im, first);
@@ -739,10 +744,12 @@ static int import_scan(struct imp *im)
 	if (m < 1 || m > (int64_t)n->n_input)
 		return node_err(im, "num_scan_inputs %lld does not fit its %zu inputs", (long long)m,
 				n->n_input);
-	int64_t axes[64] = { 0 };
+	int64_t *axes = xcalloc(n->n_input + 1, sizeof *axes);
 	int n_axes = 0;
-	if (attr_ints(im, "scan_input_axes", axes, 64, &n_axes) < 0)
+	if (attr_ints(im, "scan_input_axes", axes, (int)n->n_input, &n_axes) < 0) {
+		free(axes);
 		return -1;
+	}
 	int ns = (int)n->n_input - (int)m;
 	int *in = xmalloc(sizeof(int) * (n->n_input + 1));
 	struct ir_tensor *formal = xcalloc(n->n_input + 1, sizeof *formal);
@@ -772,6 +779,7 @@ static int import_scan(struct imp *im)
 	if (rc == 0)
 		rc = import_body(im, gp, (int)n->n_input, formal, &b);
 	free(formal);
+	free(axes);
 	if (rc == 0 && b.g->n_outputs < ns)
 		rc = node_err(im, "the body gives %d outputs, expected at least %d", b.g->n_outputs, ns);
 	struct ir_op *op = NULL;
@@ -783,14 +791,19 @@ static int import_scan(struct imp *im)
 	if (rc < 0)
 		return -1;
 	op_set_int(op, "num_scan_inputs", m);
+	/* one value per scan input or output: as many as the node has */
+	int most = (int)(n->n_input + n->n_output);
+	int64_t *v = xmalloc(sizeof *v * (size_t)(most + 1));
 	for (int i = 0; i < 4; i++) {
-		int64_t v[64];
 		int nv = 0;
-		if (attr_ints(im, lists[i], v, 64, &nv) < 0)
+		if (attr_ints(im, lists[i], v, most, &nv) < 0) {
+			free(v);
 			return -1;
+		}
 		if (nv)
 			op_set_ints(op, lists[i], nv, v);
 	}
+	free(v);
 	return im->infer_ops(im, first);
 }
 

@@ -85,10 +85,7 @@ int cv_spatial(struct imp *im, struct ir_op *op, enum spatial_kind kind)
 	op_set_ints(op, "kernel_shape", 2, k);
 	op_set_ints(op, "strides", 2, s);
 	op_set_ints(op, "pads", 4, p);
-	if (kind != SP_AVGPOOL)
-		op_set_ints(op, "dilations", 2, d);
-	else if (d[0] != 1 || d[1] != 1)
-		return node_err(im, "dilations other than 1 are not supported for AveragePool");
+	op_set_ints(op, "dilations", 2, d);
 	return cv_spatial_attrs(im, op, kind);
 }
 

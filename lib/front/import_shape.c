@@ -494,7 +494,7 @@ int cv_resize(struct imp *im, struct ir_op *op)
 	    attr_str(im, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol) < 0)
 		return -1;
 	if (aa && strcmp(mode, "nearest"))
-		return node_err(im, "antialias is not supported");
+		op_set_int(op, "antialias", 1);
 	if (strcmp(pol, "stretch"))
 		return node_err(im, "keep_aspect_ratio_policy '%s' is not supported (stretch)", pol);
 	if (attr_find(im->node, "axes")) {

@@ -70,8 +70,9 @@ int text_fields(struct text_file *t, char **f, int max);
 void text_close(struct text_file *t);
 
 /* Atomic output: out_open() creates "PATH.tmp.XXXXXX" beside PATH (or uses
- * stdout when PATH is NULL or "-"); out_commit() flushes, fsyncs and renames
- * it into place; out_abort() removes the temporary.  No partial file is ever
+ * stdout when PATH is NULL or "-"); out_commit() flushes, fsyncs (unless
+ * the environment sets TPUC_FSYNC=0) and renames it into place;
+ * out_abort() removes the temporary.  No partial file is ever
  * left under PATH.  A PATH that exists and is not a regular file (a
  * device such as /dev/null, a FIFO) is written in place, never replaced; a
  * directory is refused.  Write errors (a full disk) fail the commit. */

@@ -450,6 +450,103 @@ void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = oh1;
 }
 
+int split_window_spatial(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			 int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	struct spatial s;
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	if (ax != 3 || x->rank != 4 || g->tensors[op->out[0]].rank != 4 || op_attr(op, "auto_pad") ||
+	    spatial_get(g, op, &s) < 0 || s.ceil_mode)
+		return 0;
+	int64_t iw = x->shape[3];
+	int64_t a = o0 * s.sw - s.pl, b = (o1 - 1) * s.sw - s.pl + (int64_t)(s.kw - 1) * s.dw + 1;
+	*i0 = a > 0 ? a : 0;
+	*i1 = b < iw ? b : iw;
+	if (part) {
+		int64_t pads[4] = { s.pt, *i0 - a, s.pb, b - *i1 };
+		op_set_ints(part, "pads", 4, pads);
+	}
+	return 1;
+}
+
+int split_axis_same(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	for (int j = 0; j < op->n_in; j++) {
+		in_ax[j] = -1;
+		if (op->in[j] < 0)
+			continue;
+		const struct ir_tensor *x = &g->tensors[op->in[j]];
+		int a = ax - (y->rank - x->rank);
+		if (a < 0 || x->shape[a] == 1)
+			continue;
+		if (x->shape[a] != y->shape[ax])
+			return 0;
+		in_ax[j] = a;
+	}
+	return 1;
+}
+
+int split_axis_x0(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = j == 0 ? ax : -1;
+	return 1;
+}
+
+int split_axis_batch(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	return ax == 0 && split_axis_x0(g, op, ax, in_ax);
+}
+
+int split_axis_nc(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	return ax <= 1 && split_axis_x0(g, op, ax, in_ax);
+}
+
+int split_axis_chan(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	split_axis_x0(g, op, ax, in_ax);
+	for (int j = 1; j < op->n_in && ax == 1; j++) {
+		if (op->in[j] < 0)
+			continue;
+		if (g->tensors[op->in[j]].rank != 1)
+			return 0;
+		in_ax[j] = 0;
+	}
+	return 1;
+}
+
+int op_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct op_def *d = op_defs[op->type];
+	int (*rule)(const struct ir_graph *, const struct ir_op *, int, int *) = d->split_axis;
+	if (!rule && d->slice_h == slice_h_same)
+		rule = split_axis_same;
+	if (!rule || op->n_out < 1 || op->n_in < 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	if (ax < 0 || ax >= y->rank || y->shape[ax] < 2)
+		return 0;
+	for (int j = 1; j < op->n_out; j++) {
+		const struct ir_tensor *o = &g->tensors[op->out[j]];
+		if (o->rank <= ax || o->shape[ax] != y->shape[ax])
+			return 0;
+	}
+	if (!rule(g, op, ax, in_ax))
+		return 0;
+	for (int j = 0; j < op->n_in; j++) {
+		if (op->in[j] < 0) {
+			in_ax[j] = -1;
+			continue;
+		}
+		const struct ir_tensor *x = &g->tensors[op->in[j]];
+		if (in_ax[j] >= x->rank || (in_ax[j] >= 0 && x->shape[in_ax[j]] != y->shape[ax]))
+			return 0;
+	}
+	return 1;
+}
+
 int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil_mode)
 {
 	/* int64: k, stride, dil and pads are at most SPATIAL_MAX (spatial_get),

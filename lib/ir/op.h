@@ -71,6 +71,23 @@ struct op_def {
 	 * be sliced along H and runs whole. */
 	void (*slice_h)(const struct ir_graph *g, const struct ir_op *op,
 			int oh0, int oh1, int *ih0, int *ih1);
+	/* Parts along an output axis (lib/back/lower_axsplit.c): 1 when
+	 * every output's axis ax can be computed in consecutive parts, part
+	 * [p0, p1) from elements [p0, p1) of axis in_ax[j] of each input j
+	 * (-1: input j read whole) with the op's attributes unchanged; 0 when
+	 * not.  Called through op_split_axis, which checks the extents.
+	 * NULL: elementwise ops (slice_h_same) split as they broadcast
+	 * (split_axis_same), other ops not at all. */
+	int (*split_axis)(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+	/* Parts along an output axis each reading a window of input 0's same
+	 * axis (lib/back/lower_wsplit.c; the other inputs read whole):
+	 * outputs [o0, o1) along ax need input 0's [*i0, *i1); with part not
+	 * NULL, part (a copy of op, to run on that window alone) gets the
+	 * attributes that make it compute exactly those outputs.  0 when op
+	 * cannot be cut so along ax, or not into that part (a part too narrow
+	 * for a reflecting pad, not on a block boundary).  NULL: never. */
+	int (*split_window)(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			    int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part);
 };
 
 extern const struct op_def *const op_defs[OP_COUNT];
@@ -121,6 +138,31 @@ void slice_h_window(const struct ir_graph *g, const struct ir_op *op,
 		    int oh0, int oh1, int *ih0, int *ih1);
 void slice_h_same(const struct ir_graph *g, const struct ir_op *op,
 		  int oh0, int oh1, int *ih0, int *ih1);
+/* Splitting rules along an output axis (op_def.split_axis).  op_split_axis
+ * is how every stage asks: the op's rule, then a check that each output has
+ * axis ax with one extent n >= 2 and each cut input has n there. */
+int op_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* Elementwise: each input cut along the axis aligned with ax (numpy
+ * broadcasting, from the right) when it has the output's extent there,
+ * read whole when that axis is 1 or missing. */
+int split_axis_same(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* Input 0 cut along ax, the other inputs read whole. */
+int split_axis_x0(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* Axis 0 only (a batch of images: Conv, pooling), as split_axis_x0. */
+int split_axis_batch(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* Axis 0 or 1 (global pools: each image and channel alone), as
+ * split_axis_x0. */
+int split_axis_nc(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* Per-channel ops (Scale, BatchNormalization): input 0 cut along ax, the
+ * parameters (rank 1, one per channel) with it when ax is the channels
+ * (1), else read whole. */
+int split_axis_chan(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax);
+/* split_window for 2-D window ops (Conv, MaxPool, AveragePool) along W
+ * (axis 3): the input columns the part's windows read, its left and right
+ * pads only where it meets the input's edge.  Not for ceil_mode or
+ * auto_pad. */
+int split_window_spatial(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			 int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part);
 /* Output extent along one axis. */
 int spatial_out(int in, int k, int stride, int dil, int pad0, int pad1, int ceil_mode);
 

@@ -56,5 +56,5 @@ const struct op_def op_def_BATCHNORM = {
 	.run_f32 = bn_f32,
 	.run_tpu = quant_run_f32,
 	.infer = bn_infer,
-	.slice_h = bn_slice_h,
+	.slice_h = bn_slice_h, .split_axis = split_axis_chan,
 };

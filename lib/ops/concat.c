@@ -164,7 +164,17 @@ static void concat_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = h ? -1 : oh1;
 }
 
+/* Parts along any axis but the one it joins, cut in every input. */
+static int concat_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	if (norm_axis(op_int(op, "axis", 1), g->tensors[op->out[0]].rank) == ax)
+		return 0;
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = ax;
+	return 1;
+}
+
 const struct op_def op_def_CONCAT = {
 	.infer = concat_infer, .run_f32 = concat_f32, .lower = concat_lower,
-	.run_tpu = concat_tpu, .slice_h = concat_slice_h,
+	.run_tpu = concat_tpu, .slice_h = concat_slice_h, .split_axis = concat_split_axis,
 };

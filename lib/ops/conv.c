@@ -479,5 +479,6 @@ static int conv_tpu(struct kern *k)
 
 const struct op_def op_def_CONV = {
 	.infer = conv_infer, .run_f32 = conv_f32, .lower = conv_lower, .run_tpu = conv_tpu,
-	.macs = conv_macs, .slice_h = slice_h_window,
+	.macs = conv_macs, .slice_h = slice_h_window, .split_axis = split_axis_batch,
+	.split_window = split_window_spatial,
 };

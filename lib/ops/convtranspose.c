@@ -324,6 +324,43 @@ static void deconv_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = (int)hi;
 }
 
+static int64_t floor_div(int64_t n, int64_t d)
+{
+	return n >= 0 ? n / d : -((-n + d - 1) / d);
+}
+
+/* Parts along W: output columns [o0, o1) come from the input columns
+ * whose windows reach them (one at least); the part's left pad crops what
+ * its columns write before o0, its right pad what they write after o1, or,
+ * when they do not reach o1, its output_padding adds the columns only the
+ * bias reaches. */
+static int deconv_split_window(const struct ir_graph *g, const struct ir_op *op, int ax,
+			       int64_t o0, int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	struct deconv d;
+	if (ax != 3 || x->rank != 4 || op->place == PLACE_HOST || deconv_get(op, &d) < 0)
+		return 0;
+	int64_t iw = x->shape[3], ext = (d.kw - 1) * d.dw;
+	int64_t a = floor_div(o0 + d.pl - ext, d.sw), b = floor_div(o1 - 1 + d.pl, d.sw) + 1;
+	a = a < 0 ? 0 : a >= iw ? iw - 1 : a;
+	b = b > iw ? iw : b <= a ? a + 1 : b;
+	*i0 = a;
+	*i1 = b;
+	if (part) {
+		int64_t pl = o0 + d.pl - a * d.sw, full = (b - a - 1) * d.sw + ext + 1;
+		int64_t pr = full - pl - (o1 - o0), opw = 0;
+		if (pr < 0) {
+			opw = -pr;
+			pr = 0;
+		}
+		int64_t pads[4] = { d.pt, pl, d.pb, pr }, outpad[2] = { d.oph, opw };
+		op_set_ints(part, "pads", 4, pads);
+		op_set_ints(part, "output_padding", 2, outpad);
+	}
+	return 1;
+}
+
 const struct op_def op_def_CONVTRANSPOSE = {
 	.infer = deconv_infer,
 	.run_f32 = deconv_run,
@@ -331,9 +368,10 @@ const struct op_def op_def_CONVTRANSPOSE = {
 	.run_tpu = deconv_tpu,
 	.macs = deconv_macs,
 	.slice_h = deconv_slice_h,
+	.split_axis = split_axis_batch, .split_window = deconv_split_window,
 };
 
 const struct op_def op_def_GMAXPOOL = {
 	.infer = gmaxpool_infer, .run_f32 = gmaxpool_run, .lower = lower_default,
-	.run_tpu = gmaxpool_tpu,
+	.run_tpu = gmaxpool_tpu, .split_axis = split_axis_nc,
 };

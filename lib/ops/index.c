@@ -398,12 +398,32 @@ static int trilu_run(struct kern *k)
 	return 0;
 }
 
-const struct op_def op_def_GATHERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SCATTERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32 };
+/* Splitting rules along an output axis (lib/back/lower_axsplit.c): any
+ * axis but the one the op gathers, scatters, sorts or sums along (every
+ * input of GatherElements and ScatterElements cut with it); Trilu along
+ * an axis before the matrix. */
+static int axis_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank;
+	int64_t def = op->type == OP_TOPK ? -1 : 0;
+	if (norm_axis(op_int(op, "axis", def), r) == ax)
+		return 0;
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = op->type == OP_TOPK || op->type == OP_CUMSUM ? (j ? -1 : ax) : ax;
+	return 1;
+}
+
+static int trilu_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	return ax < g->tensors[op->in[0]].rank - 2 && split_axis_x0(g, op, ax, in_ax);
+}
+
+const struct op_def op_def_GATHERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32, .split_axis = axis_split_axis };
+const struct op_def op_def_SCATTERELEMENTS = { .infer = elements_infer, .run_f32 = elements_run, .run_tpu = quant_run_f32, .split_axis = axis_split_axis };
 const struct op_def op_def_GATHERND = { .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SCATTERND = { .infer = nd_infer, .run_f32 = nd_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_ONEHOT = { .infer = onehot_infer, .run_f32 = onehot_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TOPK = { .infer = topk_infer, .run_f32 = topk_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_CUMSUM = { .infer = cumsum_infer, .run_f32 = cumsum_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TRILU = { .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_TOPK = { .infer = topk_infer, .run_f32 = topk_run, .run_tpu = quant_run_f32, .split_axis = axis_split_axis };
+const struct op_def op_def_CUMSUM = { .infer = cumsum_infer, .run_f32 = cumsum_run, .run_tpu = quant_run_f32, .split_axis = axis_split_axis };
+const struct op_def op_def_TRILU = { .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32, .split_axis = trilu_split_axis };
 const struct op_def op_def_EYELIKE = { .infer = trilu_infer, .run_f32 = trilu_run, .run_tpu = quant_run_f32 };

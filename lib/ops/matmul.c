@@ -537,9 +537,25 @@ fail:
 	return -1;
 }
 
+/* Gemm in parts of its rows M: A's, and C's when C has them; B whole. */
+static int gemm_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	if (ax != 0)
+		return 0;
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = -1;
+	in_ax[0] = op_int(op, "transA", 0) ? 1 : 0;
+	if (op->n_in > 2 && op->in[2] >= 0) {
+		const struct ir_tensor *c = &g->tensors[op->in[2]];
+		if (c->rank == 2 && c->shape[0] != 1)
+			in_ax[2] = 0;
+	}
+	return 1;
+}
+
 const struct op_def op_def_GEMM = {
 	.infer = gemm_infer, .run_f32 = gemm_f32, .lower = gemm_lower, .run_tpu = gemm_tpu,
-	.macs = gemm_macs,
+	.macs = gemm_macs, .split_axis = gemm_split_axis,
 };
 
 /* Rows along H (axis 2 of an output of rank 4 or more: the rows M of A at
@@ -554,6 +570,31 @@ static void matmul_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : 0;
 }
 
+/* MatMul in parts of a batch axis (A and B as they broadcast) or of the
+ * rows M (A's; B whole).  Parts of the columns N: lib/back/lower_fit.c.
+ * The int8 parameters (inputs 2 to 4, per column or one) are read whole. */
+static int matmul_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int r = y->rank;
+	if (op->n_in < 2 || op->in[1] < 0 || ax >= r - 1)
+		return 0;
+	for (int j = 0; j < op->n_in; j++) {
+		in_ax[j] = -1;
+		if (j > 1 || op->in[j] < 0)
+			continue;
+		const struct ir_tensor *x = &g->tensors[op->in[j]];
+		if (x->rank < 2)
+			return 0;
+		int a = ax - (r - x->rank);
+		if (ax == r - 2)
+			in_ax[j] = j == 0 ? a : -1;
+		else if (a >= 0 && x->shape[a] != 1)
+			in_ax[j] = a;
+	}
+	return 1;
+}
+
 const struct op_def op_def_MATMUL = {
 	.run_f32 = matmul_f32,
 	.lower = matmul_lower,
@@ -561,4 +602,5 @@ const struct op_def op_def_MATMUL = {
 	.infer = matmul_infer,
 	.macs = matmul_macs,
 	.slice_h = matmul_slice_h,
+	.split_axis = matmul_split_axis,
 };

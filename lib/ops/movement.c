@@ -728,18 +728,129 @@ static void split_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : -1;
 }
 
+/* Splitting rules along an output axis (lib/back/lower_axsplit.c).
+ * Transpose: the input axis it comes from.  Slice: an axis the slice
+ * leaves whole.  Split: any axis but the one it splits.  Gather: an axis
+ * of the data before or after the gathered one, or one of the indices
+ * (the data read whole).  Expand: any axis (the input's part, or all of
+ * it where it broadcasts).  Tile: an axis not repeated.  DepthToSpace, SpaceToDepth: the batch. */
+static int transpose_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax,
+				int *in_ax)
+{
+	int64_t perm[IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "perm", perm, IR_MAX_RANK) != r)
+		return 0;
+	return split_axis_x0(g, op, (int)perm[ax], in_ax);
+}
+
+static int slice_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], count[IR_MAX_RANK];
+	struct slice_par sp;
+	if (slice_params(g, NULL, op, &sp) != 1 ||
+	    slice_resolve(op, &sp, x->rank, x->shape, start, step, count) < 0)
+		return 0;
+	return start[ax] == 0 && step[ax] == 1 && count[ax] == x->shape[ax] &&
+	       split_axis_x0(g, op, ax, in_ax);
+}
+
+static int split_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank;
+	return norm_axis(op_int(op, "axis", 0), r) != ax && split_axis_x0(g, op, ax, in_ax);
+}
+
+static int gather_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank, q = g->tensors[op->in[1]].rank;
+	int axis = norm_axis(op_int(op, "axis", 0), r);
+	if (axis < 0)
+		return 0;
+	in_ax[0] = ax < axis ? ax : ax >= axis + q ? ax - q + 1 : -1;
+	in_ax[1] = ax >= axis && ax < axis + q ? ax - axis : -1;
+	return 1;
+}
+
+static int expand_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int a = ax - (y->rank - x->rank);
+	/* an axis the input broadcasts along reads the input whole (the part
+	 * takes its shape attribute from the part: lib/back/lower_axsplit.c) */
+	if (a >= 0 && x->shape[a] != 1)
+		return x->shape[a] == y->shape[ax] && split_axis_x0(g, op, a, in_ax);
+	for (int j = 0; j < op->n_in; j++)
+		in_ax[j] = -1;
+	return 1;
+}
+
+static int tile_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int64_t rep[IR_MAX_RANK];
+	int n = op_ints(op, "repeats", rep, IR_MAX_RANK);
+	return ax < n && rep[ax] == 1 && split_axis_x0(g, op, ax, in_ax);
+}
+
+/* Tile along a repeated axis: a block within one repetition reads the
+ * input entries it copies once (repeats 1 there), a block of whole
+ * repetitions the whole input as many times; a block across a
+ * repetition's end is refused. */
+static int tile_split_window(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			     int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	int64_t rep[IR_MAX_RANK], n = g->tensors[op->in[0]].shape[ax];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "repeats", rep, IR_MAX_RANK) != r || n < 1)
+		return 0;
+	if (o0 / n == (o1 - 1) / n) {
+		*i0 = o0 % n;
+		*i1 = (o1 - 1) % n + 1;
+		rep[ax] = 1;
+	} else if (o0 % n == 0 && o1 % n == 0) {
+		*i0 = 0;
+		*i1 = n;
+		rep[ax] = (o1 - o0) / n;
+	} else {
+		return 0;
+	}
+	if (part)
+		op_set_ints(part, "repeats", r, rep);
+	return 1;
+}
+
+/* DepthToSpace along H or W: output entries [o0, o1), on block
+ * boundaries, come from input entries [o0 / b, o1 / b); SpaceToDepth from
+ * [o0 * b, o1 * b). */
+static int d2s_split_window(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			    int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	int64_t b = op_int(op, "blocksize", 1);
+	if (ax < 2 || b < 1)
+		return 0;
+	if (op->type == OP_SPACETODEPTH) {
+		*i0 = o0 * b;
+		*i1 = o1 * b;
+		return 1;
+	}
+	*i0 = o0 / b;
+	*i1 = o1 / b;
+	return o0 % b == 0 && o1 % b == 0;
+}
+
 /* Transpose, Squeeze and Unsqueeze follow their input's dtype in int8
  * (attention's head split and merge stay int8): xformer_i8.c. */
-const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h };
+const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h, .split_axis = transpose_split_axis };
 const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
 const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
-const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h };
-const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h };
-const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
-const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32 };
+const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32, .split_axis = gather_split_axis };
+const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h, .split_axis = slice_split_axis };
+const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
+const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
+const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis, .split_window = tile_split_window };
+const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
+const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
 const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SIZE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_CONSTANTOFSHAPE = { .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };

@@ -291,28 +291,65 @@ static void layernorm_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : 0;
 }
 
+/* LayerNormalization: parts along the axes before those it normalises
+ * (its scale and bias read whole).  InstanceNormalization: along the
+ * batch, or the channels with their scale and bias.  LRN: along any axis
+ * but the channels it sums across.  LpNormalization and
+ * MeanVarianceNormalization: along any axis they do not normalise. */
+static int layernorm_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax,
+				int *in_ax)
+{
+	int axis = norm_axis(op_int(op, "axis", -1), g->tensors[op->in[0]].rank);
+	return ax < axis && split_axis_x0(g, op, ax, in_ax);
+}
+
+static int instnorm_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax,
+			       int *in_ax)
+{
+	return ax <= 1 && split_axis_chan(g, op, ax, in_ax);
+}
+
+static int lrn_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	return ax != 1 && split_axis_x0(g, op, ax, in_ax);
+}
+
+static int lpnorm_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank;
+	if (op->type == OP_LPNORMALIZATION)
+		return ax != norm_axis(op_int(op, "axis", -1), r) && split_axis_x0(g, op, ax, in_ax);
+	int64_t axes[IR_MAX_RANK] = { 0, 2, 3 };
+	int n = op_attr(op, "axes") ? op_ints(op, "axes", axes, IR_MAX_RANK) : 3;
+	for (int i = 0; i < n; i++)
+		if (norm_axis(axes[i], r) == ax)
+			return 0;
+	return split_axis_x0(g, op, ax, in_ax);
+}
+
 const struct op_def op_def_LAYERNORM = {
 	.infer = layernorm_infer, .run_f32 = layernorm_run, .lower = layernorm_lower,
 	.run_tpu = layernorm_tpu,
 	.macs = norm_macs,
-	.slice_h = layernorm_slice_h,
+	.slice_h = layernorm_slice_h, .split_axis = layernorm_split_axis,
 };
 
 const struct op_def op_def_INSTANCENORM = {
 	.infer = instnorm_infer, .run_f32 = instnorm_run, .run_tpu = quant_run_f32,
-	.macs = norm_macs,
+	.macs = norm_macs, .split_axis = instnorm_split_axis,
 };
 
 const struct op_def op_def_LRN = {
 	.infer = lrn_infer, .run_f32 = lrn_run, .run_tpu = quant_run_f32, .macs = norm_macs,
+	.split_axis = lrn_split_axis,
 };
 
 const struct op_def op_def_LPNORMALIZATION = {
 	.infer = lpnorm_infer, .run_f32 = lpnorm_run, .run_tpu = quant_run_f32,
-	.macs = norm_macs,
+	.macs = norm_macs, .split_axis = lpnorm_split_axis,
 };
 
 const struct op_def op_def_MVN = {
 	.infer = lpnorm_infer, .run_f32 = lpnorm_run, .run_tpu = quant_run_f32,
-	.macs = norm_macs,
+	.macs = norm_macs, .split_axis = lpnorm_split_axis,
 };

@@ -141,6 +141,43 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
+/* Parts along an axis it does not pad. */
+static int pad_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int64_t pads[2 * IR_MAX_RANK];
+	int r = g->tensors[op->in[0]].rank;
+	if (op_ints(op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || pads[ax] || pads[ax + r])
+		return 0;
+	return split_axis_x0(g, op, ax, in_ax);
+}
+
+/* Parts along a padded axis: output [o0, o1) holds input entries [o0 -
+ * begin, o1 - begin) of the axis, clamped to the input, with the pads only
+ * where the part meets the input's edge.  A part wholly in a pad, or one
+ * whose reflecting pad reaches past its window, is refused. */
+static int pad_split_window(const struct ir_graph *g, const struct ir_op *op, int ax, int64_t o0,
+			    int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	int64_t pads[2 * IR_MAX_RANK];
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	int r = x->rank;
+	if (op_ints(op, "pads", pads, 2 * IR_MAX_RANK) != 2 * r || pad_mode(op) < 0)
+		return 0;
+	int64_t a = o0 - pads[ax], b = o1 - pads[ax];
+	*i0 = a > 0 ? a : 0;
+	*i1 = b < x->shape[ax] ? b : x->shape[ax];
+	int64_t left = *i0 - a, right = b - *i1;
+	if (*i1 <= *i0 || (pad_mode(op) == PAD_REFLECT && (left >= *i1 - *i0 || right >= *i1 - *i0)))
+		return 0;
+	if (part) {
+		pads[ax] = left;
+		pads[ax + r] = right;
+		op_set_ints(part, "pads", 2 * r, pads);
+	}
+	return 1;
+}
+
 const struct op_def op_def_PAD = {
 	.infer = pad_infer, .run_f32 = pad_run, .lower = pad_lower, .run_tpu = pad_run,
+	.split_axis = pad_split_axis, .split_window = pad_split_window,
 };

@@ -1,6 +1,7 @@
 /* pool.c - MaxPool, AveragePool and GlobalAveragePool over NCHW tensors.
- * Attributes kernel_shape, strides, pads, ceil_mode, dilations (MaxPool),
- * count_include_pad (AveragePool).
+ * Attributes kernel_shape, strides, pads, ceil_mode, dilations,
+ * count_include_pad (AveragePool: the divisor counts the taps inside the
+ * input, or inside the padded input).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -343,14 +344,16 @@ static int gap_tpu(struct kern *k)
 const struct op_def op_def_MAXPOOL = {
 	.infer = pool_infer, .run_f32 = maxpool_f32, .lower = lower_default,
 	.run_tpu = maxpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
+	.split_axis = split_axis_batch, .split_window = split_window_spatial,
 };
 
 const struct op_def op_def_AVGPOOL = {
 	.infer = pool_infer, .run_f32 = avgpool_f32, .lower = avgpool_lower,
 	.run_tpu = avgpool_tpu, .macs = pool_macs, .slice_h = slice_h_window,
+	.split_axis = split_axis_batch, .split_window = split_window_spatial,
 };
 
 const struct op_def op_def_GAVGPOOL = {
 	.infer = gap_infer, .run_f32 = gap_f32, .lower = gap_lower, .run_tpu = gap_tpu,
-	.macs = gap_macs,
+	.macs = gap_macs, .split_axis = split_axis_nc,
 };

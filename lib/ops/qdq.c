@@ -236,12 +236,30 @@ static int qdq_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
+/* Parts along any axis; per-axis scales and zero points cut with their
+ * axis. */
+static int qdq_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int r = g->tensors[op->in[0]].rank, axis = norm_axis(op_int(op, "axis", 1), r);
+	split_axis_x0(g, op, ax, in_ax);
+	for (int j = 1; j < op->n_in; j++) {
+		if (op->in[j] < 0 || tensor_numel(&g->tensors[op->in[j]]) == 1)
+			continue;
+		if (axis != ax)
+			continue;
+		if (g->tensors[op->in[j]].rank != 1)
+			return 0;
+		in_ax[j] = 0;
+	}
+	return 1;
+}
+
 const struct op_def op_def_QUANTIZELINEAR = {
 	.infer = quantize_infer,
 	.run_f32 = quantize_run,
 	.run_const = quantize_run,
 	.run_tpu = quantize_run,
-	.lower = qdq_lower,
+	.lower = qdq_lower, .split_axis = qdq_split_axis,
 };
 
 const struct op_def op_def_DEQUANTIZELINEAR = {
@@ -249,7 +267,7 @@ const struct op_def op_def_DEQUANTIZELINEAR = {
 	.run_f32 = dequantize_run,
 	.run_const = dequantize_run,
 	.run_tpu = dequantize_run,
-	.lower = qdq_lower,
+	.lower = qdq_lower, .split_axis = qdq_split_axis,
 };
 
 const struct op_def op_def_DYNAMICQUANTIZELINEAR = {

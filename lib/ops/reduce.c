@@ -196,9 +196,27 @@ static void reduce_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : 0;
 }
 
+/* Parts along an output axis that is not reduced: the input axis it
+ * stands for (keepdims 0 drops the reduced ones). */
+static int reduce_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int mask[IR_MAX_RANK], noop, r = g->tensors[op->in[0]].rank;
+	if (reduce_mask(g, NULL, op, r, mask, &noop) != 0)
+		return 0;
+	int keep = noop || op_int(op, "keepdims", 1), o = 0;
+	for (int d = 0; d < r; d++) {
+		if (!noop && mask[d] && !keep)
+			continue;
+		if (o++ == ax)
+			return (noop || !mask[d]) && split_axis_x0(g, op, d, in_ax);
+	}
+	return 0;
+}
+
 #define REDUCE_DEF(E) const struct op_def op_def_##E = { \
 	.infer = reduce_infer, .run_f32 = reduce_f32, \
 	.run_tpu = quant_run_f32, .macs = reduce_macs, .slice_h = reduce_slice_h, \
+	.split_axis = reduce_split_axis, \
 };
 
 REDUCE_DEF(REDUCEMEAN) REDUCE_DEF(REDUCEMAX) REDUCE_DEF(REDUCEMIN) REDUCE_DEF(REDUCESUM)

@@ -5,9 +5,10 @@
  * align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize with
  * roi), nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil,
  * simple: floor when enlarging, ceil when shrinking), cubic_coeff_a,
- * exclude_outside, extrapolation_value; or, given at run time, roi, scales
- * and sizes as inputs 1 to 3.  Every mode is a product of 1-D filters, so
- * the kernel resizes one axis at a time.
+ * exclude_outside, extrapolation_value, antialias (opset 18: a linear or
+ * cubic filter stretched by 1/scale when downscaling, and normalised); or,
+ * given at run time, roi, scales and sizes as inputs 1 to 3.  Every mode is
+ * a product of 1-D filters, so the kernel resizes one axis at a time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -135,31 +136,124 @@ static int resize_infer_const(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
-/* Up to four taps per output index along one axis; idx < 0 with n == 0
- * marks an extrapolated index. */
+/* The taps of one output index along an axis: n of them, input indices
+ * idx with weights w (room for taps_room entries); n == 0 marks an
+ * extrapolated index. */
 struct taps {
 	int n;
-	int64_t idx[4];
-	float w[4];
+	int64_t *idx;
+	float *w;
 };
 
-/* The taps of output index x along an axis of in -> out elements. */
-static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
+/* The op's attributes, read once for the many taps computed from them. */
+enum { RZ_NEAREST, RZ_LINEAR, RZ_CUBIC };
+enum { CT_HALF, CT_PYTORCH_HALF, CT_ALIGN, CT_ASYM, CT_TF_HALF_NN, CT_TF_CROP };
+enum { NM_PREFER_FLOOR, NM_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE };
+struct rsz {
+	int mode, ct, nm, aa, excl;
+	double a;                        /* cubic_coeff_a */
+	const struct ir_attr *sc, *roi; /* scales, roi: NULL when absent */
+};
+
+static int pick(const char *v, const char *const *names, int n, int def)
 {
-	const struct ir_attr *sc = op_attr(op, "scales");
-	const struct ir_attr *roi = op_attr(op, "roi");
-	const char *mode = op_str(op, "mode", "nearest");
-	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
-	double scale = sc ? (double)sc->floats[d] : (double)out / (double)in;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return def;
+}
+
+static void rsz_get(const struct ir_op *op, struct rsz *m)
+{
+	static const char *const modes[] = { "nearest", "linear", "cubic" };
+	static const char *const cts[] = { "half_pixel", "pytorch_half_pixel", "align_corners",
+					   "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize" };
+	static const char *const nms[] = { "round_prefer_floor", "round_prefer_ceil", "floor",
+					   "ceil", "simple" };
+	m->mode = pick(op_str(op, "mode", "nearest"), modes, 3, RZ_NEAREST);
+	m->ct = pick(op_str(op, "coordinate_transformation_mode", "half_pixel"), cts, 6, CT_HALF);
+	m->nm = pick(op_str(op, "nearest_mode", "round_prefer_floor"), nms, 5, NM_PREFER_FLOOR);
+	m->aa = (int)op_int(op, "antialias", 0);
+	m->excl = (int)op_int(op, "exclude_outside", 0);
+	m->a = op_float(op, "cubic_coeff_a", -0.75);
+	m->sc = op_attr(op, "scales");
+	m->roi = op_attr(op, "roi");
+}
+
+/* The scale of axis d: the attribute's, else out / in. */
+static double axis_scale(const struct rsz *m, int d, int64_t in, int64_t out)
+{
+	return m->sc ? (double)m->sc->floats[d] : (double)out / (double)in;
+}
+
+/* First tap offset from the left neighbour of a linear or cubic filter:
+ * -1 for cubic, 0 for linear, lower when antialias widens a downscaling
+ * filter by 1/scale (ONNX Resize, opset 18). */
+static int tap_start(const struct rsz *m, double scale)
+{
+	int cubic = m->mode == RZ_CUBIC;
+	if (!m->aa || scale >= 1)
+		return cubic ? -1 : 0;
+	return (int)floor((cubic ? -2.0 : -1.0) / scale) + 1;
+}
+
+/* Most taps an output index of axis d has. */
+static int taps_room(const struct rsz *m, int d, int64_t in, int64_t out)
+{
+	if (m->mode == RZ_NEAREST)
+		return 1;
+	return 2 - 2 * tap_start(m, axis_scale(m, d, in, out));
+}
+
+/* n taps with room for `room` each, in one allocation (free t[0].idx, then t). */
+static struct taps *taps_new(int64_t n, int room)
+{
+	struct taps *t = xmalloc(sizeof *t * (size_t)(n ? n : 1));
+	int64_t *idx = xmalloc(sizeof *idx * (size_t)((n ? n : 1) * room));
+	float *w = xmalloc(sizeof *w * (size_t)((n ? n : 1) * room));
+	for (int64_t j = 0; j < (n ? n : 1); j++) {
+		t[j].n = 0;
+		t[j].idx = idx + j * room;
+		t[j].w = w + j * room;
+	}
+	return t;
+}
+
+static void taps_free(struct taps *t)
+{
+	free(t[0].idx);
+	free(t[0].w);
+	free(t);
+}
+
+/* The cubic filter at distance x (coefficient a). */
+static double cubic_weight(double x, double a)
+{
+	x = fabs(x);
+	if (x <= 1)
+		return ((a + 2) * x - (a + 3)) * x * x + 1;
+	if (x < 2)
+		return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+	return 0;
+}
+
+/* The taps of output index x along an axis of in -> out elements. */
+static void axis_taps(const struct rsz *m, int d, int64_t in, int64_t out, int64_t x, struct taps *t)
+{
+	double scale = axis_scale(m, d, in, out);
 	double outw = scale * (double)in, xo;
-	if (!strcmp(ct, "align_corners")) {
+	switch (m->ct) {
+	case CT_ALIGN:
 		xo = outw == 1 ? 0 : (double)x * (double)(in - 1) / (outw - 1);
-	} else if (!strcmp(ct, "asymmetric")) {
+		break;
+	case CT_ASYM:
 		xo = (double)x / scale;
-	} else if (!strcmp(ct, "tf_half_pixel_for_nn")) {
+		break;
+	case CT_TF_HALF_NN:
 		xo = ((double)x + 0.5) / scale;
-	} else if (!strcmp(ct, "tf_crop_and_resize")) {
-		double r0 = roi->floats[d], r1 = roi->floats[d + roi->n / 2];
+		break;
+	case CT_TF_CROP: {
+		double r0 = m->roi->floats[d], r1 = m->roi->floats[d + m->roi->n / 2];
 		xo = outw == 1 ? (r1 - r0) * (double)(in - 1) / 2
 			       : (double)x * (r1 - r0) * (double)(in - 1) / (outw - 1);
 		xo += r0 * (double)(in - 1);
@@ -167,9 +261,12 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 			t->n = 0;
 			return;
 		}
-	} else if (!strcmp(ct, "pytorch_half_pixel")) {
+		break;
+	}
+	case CT_PYTORCH_HALF:
 		xo = outw == 1 ? -0.5 : ((double)x + 0.5) / scale - 0.5;
-	} else {
+		break;
+	default:
 		xo = ((double)x + 0.5) / scale - 0.5;
 	}
 	double fl = floor(xo), ratio = xo - fl;
@@ -178,49 +275,54 @@ static void axis_taps(const struct ir_op *op, int d, int64_t in, int64_t out, in
 		ratio = 1;
 		base--;
 	}
-	if (!strcmp(mode, "nearest")) {
-		const char *nm = op_str(op, "nearest_mode", "round_prefer_floor");
+	if (m->mode == RZ_NEAREST) {
 		int right;
 		if (ratio == 1)
 			right = 1;
-		else if (!strcmp(nm, "round_prefer_floor"))
+		else if (m->nm == NM_PREFER_FLOOR)
 			right = ratio > 0.5;
-		else if (!strcmp(nm, "round_prefer_ceil"))
+		else if (m->nm == NM_PREFER_CEIL)
 			right = ratio >= 0.5;
-		else if (!strcmp(nm, "floor"))
+		else if (m->nm == NM_FLOOR)
 			right = 0;
-		else if (!strcmp(nm, "ceil"))
+		else if (m->nm == NM_CEIL)
 			right = 1;
 		else
 			right = scale < 1;
 		t->n = 1;
 		t->idx[0] = base + right;
 		t->w[0] = 1;
-	} else if (!strcmp(mode, "linear")) {
-		t->n = 2;
-		t->idx[0] = base;
-		t->idx[1] = base + 1;
-		t->w[0] = (float)(1 - ratio);
-		t->w[1] = (float)ratio;
 	} else {
-		double a = op_float(op, "cubic_coeff_a", -0.75), r = ratio, s = 1 - ratio;
-		double c[4] = {
-			((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-			((a + 2) * r - (a + 3)) * r * r + 1,
-			((a + 2) * s - (a + 3)) * s * s + 1,
-			((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
-		};
-		double sum = 0;
-		int excl = (int)op_int(op, "exclude_outside", 0);
-		for (int i = 0; i < 4; i++) {
-			t->idx[i] = base - 1 + i;
-			if (excl && (t->idx[i] < 0 || t->idx[i] >= in))
-				c[i] = 0;
+		/* linear (a triangle) or cubic, over taps start .. -start + 1
+		 * from the left neighbour; antialias stretches the filter by
+		 * 1/scale when downscaling and normalises it */
+		int cubic = m->mode == RZ_CUBIC, aa = m->aa && scale < 1;
+		int start = tap_start(m, scale), n = 2 - 2 * start;
+		double f = aa ? scale : 1, sum = 0, few[8];
+		int excl = cubic && m->excl;
+		double *c = n <= 8 ? few : xmalloc(sizeof *c * (size_t)n);
+		for (int i = 0; i < n; i++) {
+			double dist = f * ((double)(start + i) - ratio);
+			c[i] = cubic ? cubic_weight(dist, m->a) : fmax(0.0, 1 - fabs(dist));
+			t->idx[i] = base + start + i;
 			sum += c[i];
 		}
-		t->n = 4;
-		for (int i = 0; i < 4; i++)
+		if (aa)
+			for (int i = 0; i < n; i++)
+				c[i] /= sum;
+		if (excl) {
+			sum = 0;
+			for (int i = 0; i < n; i++) {
+				if (t->idx[i] < 0 || t->idx[i] >= in)
+					c[i] = 0;
+				sum += c[i];
+			}
+		}
+		t->n = n;
+		for (int i = 0; i < n; i++)
 			t->w[i] = (float)(excl ? c[i] / sum : c[i]);
+		if (c != few)
+			free(c);
 	}
 	for (int i = 0; i < t->n; i++)
 		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
@@ -238,9 +340,11 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 		outer *= xs[i];
 	for (int i = d + 1; i < r; i++)
 		inner *= xs[i];
-	struct taps *tp = xmalloc(sizeof *tp * (size_t)(out ? out : 1));
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *tp = taps_new(out, taps_room(&m, d, in_full, out_full));
 	for (int64_t j = 0; j < out; j++) {
-		axis_taps(op, d, in_full, out_full, j + j0, &tp[j]);
+		axis_taps(&m, d, in_full, out_full, j + j0, &tp[j]);
 		for (int k = 0; k < tp[j].n; k++) {
 			tp[j].idx[k] -= i0;
 			tp[j].idx[k] = tp[j].idx[k] < 0 ? 0 : tp[j].idx[k] >= in ? in - 1 : tp[j].idx[k];
@@ -270,7 +374,7 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 			}
 		}
 	}
-	free(tp);
+	taps_free(tp);
 }
 
 /* Whether axis d maps every output index to the same input index alone. */
@@ -278,17 +382,86 @@ static int axis_identity(const struct ir_op *op, int d, int64_t in, int64_t out)
 {
 	if (in != out)
 		return 0;
-	for (int64_t j = 0; j < out; j++) {
-		struct taps t;
-		axis_taps(op, d, in, out, j, &t);
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *t = taps_new(1, taps_room(&m, d, in, out));
+	int same = 1;
+	for (int64_t j = 0; j < out && same; j++) {
+		axis_taps(&m, d, in, out, j, t);
 		int hit = 0;
-		for (int k = 0; k < t.n; k++)
-			if (t.w[k] != 0)
-				hit += t.idx[k] == j && t.w[k] == 1 ? 1 : 2;
-		if (hit != 1)
-			return 0;
+		for (int k = 0; k < t->n; k++)
+			if (t->w[k] != 0)
+				hit += t->idx[k] == j && t->w[k] == 1 ? 1 : 2;
+		same = hit == 1;
 	}
-	return 1;
+	taps_free(t);
+	return same;
+}
+
+/* Along axis d of op's input (extent xs) and output (ys): the whole op's
+ * input and output extents (*fi, *fo) and where this op's input and output
+ * start in them (*i0, *j0).  A part of a Resize cut along an axis
+ * (lib/back/lower_wsplit.c) records them in its attributes part_full
+ * (every axis' whole input extent, then every axis' output extent) and
+ * part_at (input offsets, then output offsets); a whole op is its own. */
+static void resize_whole(const struct ir_op *op, int r, int d, int64_t xs, int64_t ys, int64_t *fi,
+			 int64_t *fo, int64_t *i0, int64_t *j0)
+{
+	int64_t full[2 * IR_MAX_RANK], at[2 * IR_MAX_RANK];
+	if (op_ints(op, "part_full", full, 2 * IR_MAX_RANK) == 2 * r &&
+	    op_ints(op, "part_at", at, 2 * IR_MAX_RANK) == 2 * r) {
+		*fi = full[d];
+		*fo = full[r + d];
+		*i0 = at[d];
+		*j0 = at[r + d];
+		return;
+	}
+	*fi = xs;
+	*fo = ys;
+	*i0 = *j0 = 0;
+}
+
+/* Input entries [*a, *b) of axis d that output entries [o0, o1) of op's
+ * output read (op's own indices; the taps of the whole op it stands for). */
+static void resize_range(const struct ir_graph *g, const struct ir_op *op, int d, int64_t o0,
+			 int64_t o1, int64_t *a, int64_t *b)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int64_t fi, fo, i0, j0, lo = INT64_MAX, hi = -1;
+	resize_whole(op, x->rank, d, x->shape[d], y->shape[d], &fi, &fo, &i0, &j0);
+	if (axis_identity(op, d, fi, fo)) {
+		/* the kernel copies such an axis: exactly the same entries
+		 * (a linear tap of weight 0 would read one more) */
+		lo = o0 + j0 - i0;
+		hi = o1 - 1 + j0 - i0;
+		o1 = o0;
+	}
+	/* the taps move forward with the output index: the first and the
+	 * last output's bound the rest, unless one of them is extrapolated */
+	struct rsz m;
+	rsz_get(op, &m);
+	struct taps *t = taps_new(1, taps_room(&m, d, fi, fo));
+	int every = 0;
+	for (int e = 0; e < 2 && o1 > o0; e++) {
+		axis_taps(&m, d, fi, fo, (e ? o1 - 1 : o0) + j0, t);
+		every |= t->n == 0;
+	}
+	for (int64_t j = o0; j < o1; j++) {
+		axis_taps(&m, d, fi, fo, j + j0, t);
+		for (int k = 0; k < t->n; k++) {
+			lo = t->idx[k] - i0 < lo ? t->idx[k] - i0 : lo;
+			hi = t->idx[k] - i0 > hi ? t->idx[k] - i0 : hi;
+		}
+		if (!every && j == o0 && o1 - 1 > j)
+			j = o1 - 2;   /* next: the last */
+	}
+	taps_free(t);
+	if (hi < 0)
+		lo = hi = 0;
+	lo = lo < 0 ? 0 : lo > x->shape[d] - 1 ? x->shape[d] - 1 : lo;
+	hi = hi < lo ? lo : hi > x->shape[d] - 1 ? x->shape[d] - 1 : hi;
+	*a = lo;
+	*b = hi + 1;
 }
 
 static int resize_run_const(struct kern *k);
@@ -321,22 +494,27 @@ static int resize_run_const(struct kern *k)
 	memcpy(cur, x->shape, sizeof cur);
 	const float *src = x->data;
 	float *tmp = NULL;
-	/* a slice along H: the whole axis 2 from the graph */
-	int64_t hin = x->shape[r > 2 ? 2 : 0], hout = y->shape[r > 2 ? 2 : 0];
+	/* a slice along H (codegen): the op's whole tensors from the graph */
+	const int64_t *xs = x->shape, *ys = y->shape;
 	if (r >= 3 && k->g && k->in_full_h > 0) {
-		hin = k->in_full_h;
-		hout = k->g->tensors[k->op->out[0]].shape[2];
+		xs = k->g->tensors[k->op->in[0]].shape;
+		ys = k->g->tensors[k->op->out[0]].shape;
 	}
 	for (int d = 0; d < r; d++) {
-		int64_t fi = d == 2 ? hin : x->shape[d], fo = d == 2 ? hout : y->shape[d];
+		int64_t fi, fo, i0, j0;
+		resize_whole(k->op, r, d, xs[d], ys[d], &fi, &fo, &i0, &j0);
+		if (d == 2 && xs != x->shape) {
+			i0 += k->in_row0;
+			j0 += k->out_row0;
+		}
 		if (axis_identity(k->op, d, fi, fo))
 			continue;
 		int64_t n = 1;
 		for (int i = 0; i < r; i++)
 			n *= i == d ? y->shape[d] : cur[i];
 		float *dst = xmalloc(sizeof(float) * (size_t)(n ? n : 1));
-		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo,
-			    d == 2 ? k->in_row0 : 0, d == 2 ? k->out_row0 : 0);
+		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo, i0,
+			    j0);
 		free(tmp);
 		tmp = dst;
 		src = dst;
@@ -358,28 +536,63 @@ static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
 			   int oh0, int oh1, int *ih0, int *ih1)
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-	int64_t lo = INT64_MAX, hi = -1;
+	int64_t a, b;
 	if (x->rank < 4 || y->rank != x->rank || quant_is_q(x->dtype)) {
 		*ih0 = -1;
 		*ih1 = 0;
 		return;
 	}
-	for (int64_t j = oh0; j < oh1; j++) {
-		struct taps t;
-		axis_taps(op, 2, x->shape[2], y->shape[2], j, &t);
-		for (int k = 0; k < t.n; k++) {
-			lo = t.idx[k] < lo ? t.idx[k] : lo;
-			hi = t.idx[k] > hi ? t.idx[k] : hi;
-		}
-	}
-	if (hi < 0)
-		lo = hi = 0;
-	*ih0 = (int)lo;
-	*ih1 = (int)hi + 1;
+	resize_range(g, op, 2, oh0, oh1, &a, &b);
+	*ih0 = (int)a;
+	*ih1 = (int)b;
+}
+
+/* Parts along any axis, each from the input entries its taps read: the
+ * part records the whole op it stands for (resize_whole). */
+static int resize_split_window(const struct ir_graph *g, const struct ir_op *op, int ax,
+			       int64_t o0, int64_t o1, int64_t *i0, int64_t *i1, struct ir_op *part)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	int r = x->rank;
+	if (y->rank != r || !quant_is_float(x->dtype))
+		return 0;
+	resize_range(g, op, ax, o0, o1, i0, i1);
+	if (!part)
+		return 1;
+	int64_t full[2 * IR_MAX_RANK], at[2 * IR_MAX_RANK], sizes[IR_MAX_RANK];
+	for (int d = 0; d < r; d++)
+		resize_whole(op, r, d, x->shape[d], y->shape[d], &full[d], &full[r + d], &at[d],
+			     &at[r + d]);
+	at[ax] += *i0;
+	at[r + ax] += o0;
+	memcpy(sizes, y->shape, sizeof sizes);
+	sizes[ax] = o1 - o0;
+	op_set_ints(part, "sizes", r, sizes);
+	op_set_ints(part, "part_full", 2 * r, full);
+	op_set_ints(part, "part_at", 2 * r, at);
+	return 1;
+}
+
+/* Parts along an axis it does not resize (sizes, which spell the output's
+ * shape, take the part's: lib/back/lower_axsplit.c). */
+static int resize_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	const struct ir_attr *sc = op_attr(op, "scales");
+	int64_t fi, fo, i0, j0;
+	if (x->rank != y->rank)
+		return 0;
+	resize_whole(op, x->rank, ax, x->shape[ax], y->shape[ax], &fi, &fo, &i0, &j0);
+	if (x->shape[ax] != y->shape[ax] || fi != fo ||
+	    (sc && sc->kind == ATTR_FLOATS && ax < sc->n && sc->floats[ax] != 1.0f) ||
+	    !strcmp(op_str(op, "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
+		return 0;
+	return split_axis_x0(g, op, ax, in_ax);
 }
 
 const struct op_def op_def_RESIZE = {
 	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
 	.macs = resize_macs,
-	.slice_h = resize_slice_h,
+	.slice_h = resize_slice_h, .split_axis = resize_split_axis,
+	.split_window = resize_split_window,
 };

@@ -85,5 +85,5 @@ static int scale_tpu(struct kern *k)
 
 const struct op_def op_def_SCALE = {
 	.infer = scale_infer, .run_f32 = scale_f32, .lower = scale_lower, .run_tpu = scale_tpu,
-	.macs = scale_macs, .slice_h = slice_h_same,
+	.macs = scale_macs, .slice_h = slice_h_same, .split_axis = split_axis_chan,
 };

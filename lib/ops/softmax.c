@@ -123,20 +123,29 @@ static void softmax_slice_h(const struct ir_graph *g, const struct ir_op *op,
 	*ih1 = ok ? oh1 : 0;
 }
 
+/* Parts along any axis it does not normalise. */
+static int softmax_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
+{
+	int axis = norm_axis(op_int(op, "axis", -1), g->tensors[op->in[0]].rank);
+	if (op_int(op, "coerce2d", 0) ? ax >= axis : ax == axis)
+		return 0;
+	return split_axis_x0(g, op, ax, in_ax);
+}
+
 const struct op_def op_def_SOFTMAX = {
 	.infer = softmax_infer, .run_f32 = softmax_f32, .lower = softmax_lower, .run_tpu = softmax_tpu,
 	.macs = softmax_macs,
-	.slice_h = softmax_slice_h,
+	.slice_h = softmax_slice_h, .split_axis = softmax_split_axis,
 };
 
 const struct op_def op_def_LOGSOFTMAX = {
 	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
 	.macs = softmax_macs,
-	.slice_h = softmax_slice_h,
+	.slice_h = softmax_slice_h, .split_axis = softmax_split_axis,
 };
 
 const struct op_def op_def_HARDMAX = {
 	.infer = softmax_infer, .run_f32 = softmax_f32, .run_tpu = quant_run_f32,
 	.macs = softmax_macs,
-	.slice_h = softmax_slice_h,
+	.slice_h = softmax_slice_h, .split_axis = softmax_split_axis,
 };

@@ -37,47 +37,52 @@ const struct pass pass_table[] = {
 	{ NULL, NULL, NULL },
 };
 
-int passes_parse(const char *list, const struct pass **out, int max)
+int passes_parse(const char *list, const struct pass ***out)
 {
 	if (!list)
 		list = PASSES_DEFAULT;
-	int n = 0;
-	if (!*list)
-		return 0;
-	for (const char *p = list;; p++) {
+	int n = 0, cap = 0;
+	const struct pass **pl = NULL;
+	*out = NULL;
+	for (const char *p = list; *list; p++) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (!len)
-			return err_set("empty pass name in '%s'", list);
 		const struct pass *found = NULL;
-		for (const struct pass *ps = pass_table; ps->name && !found; ps++)
+		for (const struct pass *ps = pass_table; ps->name && !found && len; ps++)
 			if (strlen(ps->name) == len && !memcmp(ps->name, p, len))
 				found = ps;
-		if (!found)
+		if (!found) {
+			free(pl);
+			if (!len)
+				return err_set("empty pass name in '%s'", list);
 			return err_set("unknown pass '%.*s'", (int)len, p);
-		if (n == max)
-			return err_set("more than %d passes", max);
-		out[n++] = found;
+		}
+		grow_array((void **)&pl, &cap, n + 1, sizeof *pl);
+		pl[n++] = found;
 		if (!end)
 			break;
 		p = end;
 	}
+	*out = pl;
 	return n;
 }
 
 int passes_run_counted(struct ir_graph *g, const char *list, int *rewrites)
 {
-	const struct pass *pl[PASSES_MAX];
-	int n = passes_parse(list, pl, PASSES_MAX);
+	const struct pass **pl;
+	int n = passes_parse(list, &pl);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		int r = pl[i]->run(g);
-		if (r < 0)
+		if (r < 0) {
+			free(pl);
 			return -1;
+		}
 		if (rewrites)
 			rewrites[i] = r;
 	}
+	free(pl);
 	return graph_infer(g);
 }
 

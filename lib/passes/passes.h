@@ -17,7 +17,6 @@
 #define PASSES_DEFAULT \
 	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish," \
 	"fuse-layernorm,dce"
-#define PASSES_MAX 64            /* passes in one pipeline */
 
 struct pass {
 	const char *name;
@@ -30,16 +29,17 @@ struct pass {
 extern const struct pass pass_table[];
 
 /* Split a comma-separated list into table entries (NULL list: the default
- * pipeline).  Returns the count, or -1 with "unknown pass 'x'" or "empty
- * pass name" as the message. */
-int passes_parse(const char *list, const struct pass **out, int max);
+ * pipeline), any number of them, into *out (a new array the caller frees;
+ * NULL on failure).  Returns the count, or -1 with "unknown pass 'x'" or
+ * "empty pass name" as the message. */
+int passes_parse(const char *list, const struct pass ***out);
 
 /* Run the pipeline in list (NULL: the default) over g, a Top graph, then
  * re-infer shapes.  Returns 0 or -1 after err_set(); on failure g may be
  * partly rewritten. */
 int passes_run(struct ir_graph *g, const char *list);
-/* The same; rewrites (PASSES_MAX entries) receives each pass's rewrite
- * count in pipeline order. */
+/* The same; rewrites (an entry per pass of the pipeline) receives each
+ * pass's rewrite count in pipeline order. */
 int passes_run_counted(struct ir_graph *g, const char *list, int *rewrites);
 
 /* Fold op i when it is constant: every input a weight (or the op reads

@@ -332,11 +332,16 @@ static int loop_infer(struct ir_graph *g, struct ir_op *op)
 
 /* Scan's per-input and per-output attributes: axis (normalised) and
  * direction. */
+/* Entry i of ints attribute name, 0 when it has none. */
+static int64_t attr_at(const struct ir_op *op, const char *name, int i)
+{
+	const struct ir_attr *a = op_attr(op, name);
+	return a && a->kind == ATTR_INTS && i < a->n ? a->ints[i] : 0;
+}
+
 static int scan_axis(const struct ir_op *op, const char *name, int i, int rank, int *axis)
 {
-	int64_t v[64] = { 0 };
-	int n = op_ints(op, name, v, 64);
-	int64_t a = i < n ? v[i] : 0;
+	int64_t a = attr_at(op, name, i);
 	*axis = norm_axis(a, rank);
 	if (*axis < 0)
 		return op_error(op, "%s[%d] = %lld is out of range", name, i, (long long)a);
@@ -345,9 +350,7 @@ static int scan_axis(const struct ir_op *op, const char *name, int i, int rank, 
 
 static int scan_dir(const struct ir_op *op, const char *name, int i)
 {
-	int64_t v[64] = { 0 };
-	int n = op_ints(op, name, v, 64);
-	return i < n ? v[i] != 0 : 0;
+	return attr_at(op, name, i) != 0;
 }
 
 /* Bits BITS of a shape with axis AX taken out, put back around AX. */

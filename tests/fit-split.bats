@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# fit-split: ops that no cut of codegen fits in local memory, rewritten by
+# top2tpu into ops that fit (lib/back/lower_fit.c): reductions over a row
+# longer than a DMA block moves in stages (lower_rows.c), window ops along
+# such a row in blocks of their output (lower_wsplit.c), a Conv of two
+# groups too wide per group in parts of its groups, then of K
+# (lower_kin.c), an LSTM nothing divides on the host.  Models from
+# tests/fixtures/fit_fixtures.py, f32 on tpu-a
+# and int8 on tpu-b: the Tpu IR close to the Top IR, tpu-sim as ir-run on
+# the Tpu IR (bit for bit in int8), and the rewrite visible in the IR.
+load helpers
+
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/fit_fixtures.py" "$FX"
+}
+
+# deploy NAME MODE CHIP: the model through deploy.mk's comparisons.
+deploy() {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$FX/$1/model.onnx" INPUT="$FX/$1/input.npz" CALIB="$FX/$1/calib.npz" \
+		MODE="$2" CHIP="$3" OUT="$FX/$1/$2-$3" compare
+	assert_success
+}
+
+@test "reductions over a row of 70000 elements run in stages: Softmax, LogSoftmax, LayerNormalization, ReduceMean, ReduceMax, ArgMax, InstanceNormalization" {
+	deploy rows f32 tpu-a
+	deploy rows int8 tpu-b
+	cmp "$FX/rows/int8-tpu-b/tpu_out.npz" "$FX/rows/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/rows/f32-tpu-a/lowered.tpu"
+	# a partial max per block of the row, then the max of the parts
+	assert_output --regexp 'sm_max_part = ReduceMax\(%x_row0[0-9_]*\) \{axes=\[2\], keepdims=1\}.*-> f32\[1,2,1\]'
+	assert_output --regexp 'sm_max = ReduceMax\(%sm_max_parts\)'
+	assert_output --regexp 'arg = Cast\(%arg_first\) \{to="i64"\}'
+	assert_output --regexp 'inorm_var = ReduceMean'
+	# the int8 output of ArgMax is the same index as the float model's
+	/usr/bin/python3 - "$FX/rows" <<'PYEOF'
+import sys, numpy as np
+d = sys.argv[1]
+x = np.load(d + "/input.npz")["x"]
+for o in ("f32-tpu-a", "int8-tpu-b"):
+    a = np.load(d + "/%s/sim_out.npz" % o)["arg"]
+    assert (a == x.argmax(-1)[..., None]).all(), (o, a.ravel())
+PYEOF
+}
+
+@test "window ops along a row of 70000 elements run in blocks along W: ConvTranspose, reflecting Pad, Resize, DepthToSpace" {
+	deploy windows f32 tpu-a
+	deploy windows int8 tpu-b
+	cmp "$FX/windows/int8-tpu-b/tpu_out.npz" "$FX/windows/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/windows/f32-tpu-a/lowered.tpu"
+	assert_output --regexp 'deconv = Concat\(%deconv_w0, .*\{axis=3\}'
+	assert_output --regexp 'pad_w0 = Pad\(%x_w0[0-9_]*\) \{pads=\[0,0,1,3,0,0,1,0\]'
+	assert_output --regexp 'pad_w[1-9][0-9]* = Pad\(%x_w[1-9][0-9]*\) \{pads=\[0,0,1,0,0,0,1,5\]'
+	assert_output --regexp 'up_w[1-9][0-9]* = Resize\(.*part_at=\[0,0,0,[1-9]'
+	assert_output --regexp 'd2s = Concat\(%d2s_w0, .*\{axis=3\}'
+}
+
+@test "a Conv of two groups too wide per group runs as parts of one group, each split along K" {
+	deploy groups f32 tpu-a
+	deploy groups int8 tpu-b
+	cmp "$FX/groups/int8-tpu-b/tpu_out.npz" "$FX/groups/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/groups/f32-tpu-a/lowered.tpu"
+	assert_output --regexp 'y = Concat\(%y_g0, %y_g2\) \{axis=1\}'
+	assert_output --regexp 'y_g0_k0 = Conv\(%x_g0_k0, @w_g0_k0'
+	run ir-print "$FX/groups/int8-tpu-b/lowered.tpu"
+	assert_output --regexp 'y_i8_g0_k0 = Conv\(.*acc=1\}'
+}
+
+@test "an LSTM whose recurrent weights no cut divides runs on the host (f32; in int8 its bf16 fallback fits)" {
+	deploy rnn f32 tpu-b
+	deploy rnn int8 tpu-b
+	cmp "$FX/rnn/int8-tpu-b/tpu_out.npz" "$FX/rnn/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/rnn/f32-tpu-b/lowered.tpu"
+	assert_line --regexp '= LSTM\(%x, @W, @R, @B\).*// host$'
+}
