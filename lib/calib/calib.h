@@ -56,6 +56,12 @@ struct calib_stats {
 	int *exp;                    /* histogram range 2^exp; CALIB_NO_EXP when empty */
 	uint64_t *zeros;             /* exact zeros seen (not in hist) */
 	uint64_t *hist;              /* n * CALIB_BINS counts */
+	/* kld: each sample's own threshold of each tensor (the samples where
+	 * the tensor holds a nonzero value): sv[s * cap + k], k < nsv[s], in
+	 * no particular order (a merge appends) */
+	int64_t cap;                 /* slots per tensor in sv */
+	int64_t *nsv;                /* per tensor: thresholds in sv */
+	double *sv;
 };
 #define CALIB_NO_EXP (-100000)
 
