@@ -763,6 +763,30 @@ int8_cosine() {
 	done
 }
 
+@test "yolo_tiny (174 tensors, 32 photographs): uneven shards merge into one run's table, every method, any order and threads" {
+	need_models yolo_tiny
+	local M=$MODELS/yolo_tiny
+	onnx2top "$M/model.onnx" | top-opt -o "$T/m.top"
+	# five shards of 6 or 7 samples, one thread; the one run on two
+	for m in kld mse; do
+		for k in 1 2 3 4 5; do
+			calibrate "$T/m.top" -d "$M/calib.npz" --method $m --shard $k/5 -o "$T/$m.p$k"
+		done
+	done
+	for m in kld mse minmax 'percentile 99.989999999999995'; do
+		calibrate "$T/m.top" -d "$M/calib.npz" --method ${m% *} $([ "${m% *}" = percentile ] &&
+			echo --percentile 99.99) -j 2 -o "$T/one.table"
+		# minmax and percentile from the mse parts: the statistics are the same
+		src=$([ "${m% *}" = kld ] && echo kld || echo mse)
+		for k in 1 2 3 4 5; do
+			sed "3s/.*/method ${m% *} $([ "${m% *}" = percentile ] && echo "${m#* }" || echo 0)/" \
+				"$T/$src.p$k" >"$T/q$k"
+		done
+		calibrate --merge "$T/q4" "$T/q2" "$T/q5" "$T/q1" "$T/q3" -o "$T/merged.table"
+		cmp "$T/one.table" "$T/merged.table"
+	done
+}
+
 @test "f16 on real models: oww_melspectrogram kept in range by the table, mobilenet_v2 with a searched qtable" {
 	need_models oww_melspectrogram mobilenet_v2
 	# raw 16-bit audio: the STFT reaches 6e5 and the power spectrum 4e11

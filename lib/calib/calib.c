@@ -340,6 +340,7 @@ int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *sample
 		r.st->names[s] = xstrdup(g->tensors[list[s]].name);
 	r.st->graph = xstrdup(g->name ? g->name : "");
 	r.st->method = opts->method;
+	r.st->pooled = opts->pooled;
 	r.st->percentile = opts->method == CALIB_PERCENTILE ? opts->percentile : 0;
 	free(list);
 
@@ -524,7 +525,7 @@ static double stats_threshold(const struct calib_stats *st, int s)
 {
 	double mn = st->min[s], mx = st->max[s];
 	double th = isfinite(mn) && isfinite(mx) ? fmax(fabs(mn), fabs(mx)) : 0;
-	if (st->method == CALIB_KLD && st->nsv[s] > 0) {
+	if (st->method == CALIB_KLD && st->nsv[s] > 0 && !st->pooled) {
 		double t = sample_threshold(st, s);
 		return t < th ? t : th;
 	}

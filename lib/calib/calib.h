@@ -35,6 +35,9 @@ struct calib_opts {
 	int nthreads;                /* interpreter threads */
 	int progress;                /* 1: a progress bar on stderr */
 	const char *prog;            /* program name for the progress line */
+	int pooled;                  /* kld: one search over all samples' values
+					pooled, for a mixed-precision search,
+					not the samples' own thresholds */
 };
 
 /* Statistics of one calibration run, or of several merged: everything the
@@ -59,6 +62,7 @@ struct calib_stats {
 	/* kld: each sample's own threshold of each tensor (the samples where
 	 * the tensor holds a nonzero value): sv[s * cap + k], k < nsv[s], in
 	 * no particular order (a merge appends) */
+	int pooled;                  /* kld: as calib_opts (not in parts) */
 	int64_t cap;                 /* slots per tensor in sv */
 	int64_t *nsv;                /* per tensor: thresholds in sv */
 	double *sv;
