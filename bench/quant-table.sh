@@ -3,18 +3,23 @@
 # final-output cosine of the Tpu IR against Top F32 on the model's test
 # input in INT8, INT8 with asymmetric activations (--asymmetric), BF16 and
 # F16, each also with a searched qtable (and how many ops it keeps in f32;
-# for BF16 and F16 only where the mode alone misses 0.999 / 0.9999);
-# and the time of KLD calibration on the 32 calibration samples against 32
-# ir-run F32 inferences.
+# for BF16 and F16 only where the mode alone misses 0.999 / 0.9999), the
+# cosine the search expects on unseen input ("exp", its held-out score) and
+# whether the searched INT8 graph gives the float answer on the test input
+# ("task": npz-compare --task auto, top-1 of a clear classifier, CTC text,
+# a probability's error and side of 0.5); and the time of KLD calibration
+# on the 32 calibration samples against 32 ir-run F32 inferences.
 #
 #   bench/quant-table.sh [-s SEARCH_SAMPLES] [-c EXPECTED_COS] [MODEL...]
 #
 # MODEL names folders of $TPUC_MODELS (default ../shared/models beside the
 # repository); all of them when none is given.  The cosine is the smallest
 # over the graph's outputs (npz-compare).  The qtable is searched by
-# `calibrate --search-qtable --expected-cos C --search-samples S` (defaults
-# 0.99 and 16) on the calibration samples, so the test input may land on
-# either side of C.  Calibration and inference run on one thread
+# `calibrate --search-qtable --expected-cos C` (C 0.99 by default) with
+# calibrate's own defaults otherwise, as deploy.mk QTABLE=auto does (-s S
+# adds --search-samples S), on the calibration samples, so the test input
+# may land on either side of C.  MODELS may also name folders holding
+# model.onnx, input.npz and calib.npz.  Calibration and inference run on one thread
 # (both tools' default); "32inf" is 32 times the median of
 # `ir-run --bench 32`, so loading the model is not counted on that side
 # but is on calibrate's.  Work files go to a temporary folder, removed at
@@ -24,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 MODELS=${TPUC_MODELS:-$REPO/../shared/models}
-SEARCH_N=16 COS=0.99
+SEARCH_N= COS=0.99
 
 usage() {
 	echo "usage: bench/quant-table.sh [-s SEARCH_SAMPLES] [-c EXPECTED_COS] [MODEL...]" >&2
@@ -75,11 +80,12 @@ lowered() {
 searched() {
 	local d=$1 tag=$2 mode=$3 goal=$4
 	shift 4
-	kept=- cos=fail
+	kept=- cos=fail expect=-
 	if "$BIN/calibrate" "$d/canonical.top" -d "$src/calib.npz" -o "$d/$tag.table" \
 		--search-qtable "$d/$tag.qtable" --search-mode "$mode" --expected-cos "$goal" \
-		--search-samples "$SEARCH_N" "$@" 2>"$d/$tag.log"; then
+		${SEARCH_N:+--search-samples "$SEARCH_N"} "$@" 2>"$d/$tag.log"; then
 		kept=$(grep -vc '^#' "$d/$tag.qtable")
+		expect=$(sed -n 's/.*, \([0-9.-]*\) expected on unseen.*/\1/p' "$d/$tag.log" | head -1)
 		cos=$(lowered "$d" "$tag" --mode "$mode" "$@" --calib "$d/$tag.table" --qtable "$d/$tag.qtable")
 	fi
 }
@@ -91,12 +97,12 @@ now() { date +%s.%N; }
 msecs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", 1000 * (b - a) }'; }
 
 echo "# quant-table: Tpu IR vs Top F32, final outputs (smallest cosine over outputs), test input"
-echo "# qtable: calibrate --search-qtable --search-mode MODE --expected-cos C --search-samples $SEARCH_N,"
+echo "# qtable: calibrate --search-qtable --search-mode MODE --expected-cos C${SEARCH_N:+ --search-samples $SEARCH_N},"
 echo "# C = $COS for int8, 0.999 bf16, 0.9999 f16 (searched only where the mode alone misses C); kept = ops in f32"
 echo "# f16 is lowered with the calibration table (ops beyond f16's range stay in f32)"
 echo "# $(nproc) processors, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' model int8 +qt kept \
-	asym +qt kept bf16 +qt kept f16 +qt kept kld_ms 32inf_ms ratio
+printf '%-19s %7s %7s %4s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' model int8 +qt kept \
+	exp task asym +qt kept bf16 +qt kept f16 +qt kept kld_ms 32inf_ms ratio
 for m in "$@"; do
 	src=$MODELS/$m d=$W/$m
 	mkdir -p "$d"
@@ -118,7 +124,11 @@ for m in "$@"; do
 	i8=$(lowered "$d" int8 --mode int8 --calib "$d/cali.table")
 	as=$(lowered "$d" asym --mode int8 --asymmetric --calib "$d/cali.table")
 	searched "$d" qs int8 "$COS"
-	qs=$cos ks=$kept
+	qs=$cos ks=$kept es=$expect tk=-
+	if [ -f "$d/qs.npz" ]; then
+		"$BIN/npz-compare" "$d/top.npz" "$d/qs.npz" --tolerance -1,-1 --task auto >/dev/null 2>&1 &&
+			tk=ok || tk=FAIL
+	fi
 	searched "$d" qa int8 "$COS" --asymmetric
 	qa=$cos ka=$kept
 	bf=$(lowered "$d" bf16 --mode bf16)
@@ -133,6 +143,6 @@ for m in "$@"; do
 		searched "$d" qh f16 0.9999
 		qh=$cos kh=$kept
 	fi
-	printf '%-19s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' "$m" "$i8" "$qs" "$ks" \
-		"$as" "$qa" "$ka" "$bf" "$qb" "$kb" "$f16" "$qh" "$kh" "$kld" "$inf" "$ratio"
+	printf '%-19s %7s %7s %4s %7s %4s %7s %7s %4s %7s %7s %4s %7s %7s %4s %7s %8s %6s\n' "$m" "$i8" "$qs" "$ks" \
+		"${es:--}" "$tk" "$as" "$qa" "$ka" "$bf" "$qb" "$kb" "$f16" "$qh" "$kh" "$kld" "$inf" "$ratio"
 done

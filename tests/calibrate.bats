@@ -184,7 +184,7 @@ np.savez('$T/a.npz', x=x[:3]); np.savez('$T/b.npz', x=x[3:])"
 		for k in 1 2 3; do
 			calibrate "$QN/net.top" -d "$QN/calib.npz" --method $m --shard $k/3 -o "$T/p$k"
 		done
-		head -1 "$T/p1" | grep -qx 'tpuc-calib-stats 1'
+		head -1 "$T/p1" | grep -qx 'tpuc-calib-stats 2'
 		calibrate --merge "$T/p3" "$T/p1" "$T/p2" -o "$T/merged.table"
 		cmp "$T/one.table" "$T/merged.table"
 	done
@@ -233,6 +233,28 @@ PYEOF
 	cmp "$T/q0.table" "$T/q1.table"
 	calibrate "$QN/net.top" -d "$QN/calib.npz" -j 2 -o "$T/q2.table"
 	cmp "$T/q0.table" "$T/q2.table"
+}
+
+@test "kld: the upper quartile of the samples' own thresholds, so one loud sample does not set it" {
+	# sample 3 is 100 times louder: pooled, its values set the threshold and
+	# the other samples' values would round to zero
+	$PY -c "
+import numpy as np
+x = np.load('$QN/calib.npz')['x'].copy()
+x[3] *= 100
+np.savez('$T/loud.npz', x=x)
+m = np.sort(np.abs(x).reshape(len(x), -1).max(1))
+print('%.9g %.9g' % (m[(3 * len(m)) // 4], m[-1]))" >"$T/want"
+	calibrate "$QN/net.top" -d "$T/loud.npz" -o "$T/k.table"
+	# x has fewer than 2048 values a sample: each sample's threshold is its max
+	run awk '$1 == "x" { a = $3 < 0 ? -$3 : $3; print $2, (a > $4 ? a : $4) }' "$T/k.table"
+	assert_output "$(cat "$T/want")"
+	# as shards, in any order
+	for k in 1 2 3 4 5; do
+		calibrate "$QN/net.top" -d "$T/loud.npz" --shard $k/5 -o "$T/p$k"
+	done
+	calibrate --merge "$T/p4" "$T/p2" "$T/p5" "$T/p1" "$T/p3" -o "$T/m.table"
+	cmp "$T/k.table" "$T/m.table"
 }
 
 @test "zeros of either sign: the table does not depend on sample order or shards" {
@@ -290,6 +312,10 @@ np.savez('$T/c.npz', x=np.stack([np.where(x[0] == 0, 0.0, 1.0), np.where(x[1] ==
 	run calibrate --merge "$T/nope" -o "$T/x.table"
 	assert_failure 1
 	assert_output --partial "cannot open '$T/nope'"
+	sed '1s/.*/tpuc-calib-stats 1/' "$T/p1" >"$T/v1"
+	run calibrate --merge "$T/v1" -o "$T/x.table"
+	assert_failure 1
+	assert_output "calibrate: '$T/v1': statistics of format 1, from an older calibrate (no sample thresholds): run that shard again"
 	[ ! -e "$T/x.table" ]
 }
 
@@ -300,13 +326,16 @@ import sys
 src, dst, lab = sys.argv[1:]
 L = open(src).read().split('\n')
 t = [i for i, l in enumerate(L) if l.startswith('t r1 ')][0]
-f = L[t].split(' ')          # t NAME MIN MAX E ZEROS K b:c ...
-def setf(k, v): f[k] = v
+f = L[t].split(' ')          # t NAME MIN MAX E ZEROS K b:c ... M s ...
+k = int(f[6])
+head, binl, tail = f[:7], f[7:7 + k], f[7 + k:]
+def setf(i, v): head[i] = v
 def bins(fn):
-    b = [x.split(':') for x in f[7:]]
+    b = [x.split(':') for x in binl]
     b = fn(b)
-    f[7:] = [':'.join(x) for x in b]
-    f[6] = str(len(b))
+    binl[:] = [':'.join(x) for x in b]
+    head[6] = str(len(b))
+def sv(i, v): tail[i] = v
 def twice():
     g = L[t + 1].split(' ')
     g[1] = 'r1'
@@ -336,12 +365,17 @@ M = {
     'bin-dup': lambda: bins(lambda b: [b[0], b[0]] + b[2:]),
     'bin-2048': lambda: bins(lambda b: b + [['2048', '1']]),
     'bin-last': lambda: bins(lambda b: b[:-1]),
-    'extra-field': lambda: f.append('7'),
+    'extra-field': lambda: tail.append('7'),
+    'sv-many': lambda: sv(0, str(int(L[3].split()[1]) + 1)),
+    'sv-short': lambda: sv(0, str(int(tail[0]) + 1)),
+    'sv-zero': lambda: sv(1, '0x0p+0'),
+    'sv-above': lambda: sv(1, (2 * max(abs(float.fromhex(head[2])), abs(float.fromhex(head[3])))).hex()),
+    'sv-nan': lambda: sv(1, 'nan'),
     'name-twice': twice,
 }
 M[lab]()
 if lab != 'name-twice':
-    L[t] = ' '.join(f)
+    L[t] = ' '.join(head + binl + tail)
 open(dst, 'w').write('\n'.join(L))
 EOF
 }
@@ -352,7 +386,8 @@ EOF
 	line=$(grep -n '^t r1 ' "$T/p1" | cut -d: -f1)
 	for lab in samples-huge samples-neg samples-zero pct-150 pct-kld 'min>max' min-inf max-inf \
 		max-huge max-nan e-wrong zeros-max zeros-over zeros-neg k-zero k-long count-neg \
-		count-zero count-over count-sum bin-order bin-dup bin-2048 bin-last extra-field name-twice; do
+		count-zero count-over count-sum bin-order bin-dup bin-2048 bin-last extra-field sv-many \
+		sv-short sv-zero sv-above sv-nan name-twice; do
 		bad_part "$T/p1" "$T/bad" "$lab"
 		# the corrupt part first: it, not the good one, is named
 		run calibrate --merge "$T/bad" "$T/p2" -o "$T/x.table"
@@ -360,7 +395,7 @@ EOF
 		assert_failure 1
 		[ "${#lines[@]}" -eq 1 ]
 		case $lab in
-		samples-zero) assert_output --regexp "^calibrate: '$T/bad': line [0-9]+: values seen in 0 samples" ;;
+		samples-zero) assert_output --regexp "^calibrate: '$T/bad': line [0-9]+: (values seen in 0 samples|the count of sample thresholds must be 0 to the samples)" ;;
 		samples*) assert_output --partial "calibrate: '$T/bad': line 4: " ;;
 		pct*) assert_output --partial "calibrate: '$T/bad': line 3: " ;;
 		name-twice) assert_output "calibrate: '$T/bad': line $((line + 1)): tensor 'r1' listed twice" ;;
@@ -382,7 +417,7 @@ L = open(sys.argv[1]).read().split('\n')
 for i, l in enumerate(L):
     if l.startswith('t r1 '):
         f = l.split(' ')
-        f[5] = str(2**64 - 1 - sum(int(x.split(':')[1]) for x in f[7:]))
+        f[5] = str(2**64 - 1 - sum(int(x.split(':')[1]) for x in f[7:7 + int(f[6])]))
         L[i] = ' '.join(f)
 open(sys.argv[2], 'w').write('\n'.join(L))
 EOF
@@ -760,6 +795,30 @@ int8_cosine() {
 		run npz-compare "$T/f.npz" "$T/h.npz" --tolerance ${m#*:},0
 		echo "${m%:*}: $(echo "$output" | awk 'NR == 2 { print $3 }')" >&3
 		assert_success
+	done
+}
+
+@test "yolo_tiny (174 tensors, 32 photographs): uneven shards merge into one run's table, every method, any order and threads" {
+	need_models yolo_tiny
+	local M=$MODELS/yolo_tiny
+	onnx2top "$M/model.onnx" | top-opt -o "$T/m.top"
+	# five shards of 6 or 7 samples, one thread; the one run on two
+	for m in kld mse; do
+		for k in 1 2 3 4 5; do
+			calibrate "$T/m.top" -d "$M/calib.npz" --method $m --shard $k/5 -o "$T/$m.p$k"
+		done
+	done
+	for m in kld mse minmax 'percentile 99.989999999999995'; do
+		calibrate "$T/m.top" -d "$M/calib.npz" --method ${m% *} $([ "${m% *}" = percentile ] &&
+			echo --percentile 99.99) -j 2 -o "$T/one.table"
+		# minmax and percentile from the mse parts: the statistics are the same
+		src=$([ "${m% *}" = kld ] && echo kld || echo mse)
+		for k in 1 2 3 4 5; do
+			sed "3s/.*/method ${m% *} $([ "${m% *}" = percentile ] && echo "${m#* }" || echo 0)/" \
+				"$T/$src.p$k" >"$T/q$k"
+		done
+		calibrate --merge "$T/q4" "$T/q2" "$T/q5" "$T/q1" "$T/q3" -o "$T/merged.table"
+		cmp "$T/one.table" "$T/merged.table"
 	done
 }
 

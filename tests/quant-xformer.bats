@@ -40,8 +40,9 @@ cos() {
 	ir-run "$T/fb.tpu" -i "$T/m/input.npz" -o "$T/fb.npz"
 	c8=$(cos "$T/top.npz" "$T/i8.npz")
 	cf=$(cos "$T/top.npz" "$T/fb.npz")
-	# measured 0.999877 for both
-	awk -v a="$c8" -v b="$cf" 'BEGIN { exit !(a >= 0.9998 && a >= b - 2e-5) }'
+	# measured 0.999777 and 0.999776 (0.999877 for both with thresholds
+	# from all samples pooled)
+	awk -v a="$c8" -v b="$cf" 'BEGIN { exit !(a >= 0.9997 && a >= b - 2e-5) }'
 
 	# the simulator runs the same kernels: bit-identical
 	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
@@ -89,4 +90,42 @@ PY
 	# measured 0.999375 (0.999378 with the float fallback)
 	run npz-compare "$T/top.npz" "$T/i8.npz"
 	awk '$1 == "last_hidden_state" { exit !($3 >= 0.9992) }' <<<"$output"
+}
+
+@test "a ViT in int8: q, k, v slices, bias Adds and the LayerNormalizations in int8, the class token's start in float" {
+	[ "${TPUC_QUICK:-0}" != 1 ] || skip "full suite only (TPUC_QUICK=1)"
+	# make_zoo_big's vit256: torchvision's VisionTransformer layout, d=256,
+	# 197 tokens, a zero class token and a position embedding
+	$PY "$BATS_TEST_DIRNAME/fixtures/make_zoo_big.py" "$T" vit256 >/dev/null
+	M=$T/vit256
+	onnx2top "$M/model.onnx" -o "$T/o.top"
+	top-opt "$T/o.top" -o "$T/c.top"
+	calibrate "$T/c.top" -d "$M/calib.npz" -o "$T/t.table"
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
+	run ir-print "$T/l.tpu"
+	# float: only the class token's Concat with a zero constant, the
+	# position embedding Add of the output's size (all the class token row
+	# holds) and the first LayerNormalization reading them; the q/k/v
+	# Split, the bias Adds, the last LayerNormalization and the Gather of
+	# the class token are int8 (all of them were bf16 before)
+	grep -E '^  %' <<<"$output" | grep -vE -- '-> \(?[iu]8\[|= Cast\(' >"$T/float" || true
+	cat "$T/float" >&3
+	[ "$(wc -l <"$T/float")" -eq 3 ]
+	grep -q '= Concat(' "$T/float"
+	grep -q '= Add(' "$T/float"
+	grep -q '= LayerNormalization(' "$T/float"
+	[ "$(grep -cE '= LayerNormalization\(.*-> i8\[' <<<"$output")" -eq 8 ]
+	grep -qE '= Gather\(.*-> i8\[1,256\]' <<<"$output"
+	ir-run "$T/c.top" -i "$M/input.npz" -o "$T/top.npz"
+	ir-run "$T/l.tpu" -i "$M/input.npz" -o "$T/i8.npz"
+	# measured 0.992009 (0.991931 with those ops in bf16)
+	run npz-compare "$T/top.npz" "$T/i8.npz" --tolerance 0.99,0 --task auto
+	echo "$output" >&3
+	assert_success
+	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
+	layergroup "$T/r.tpu" -o "$T/g.tpu"
+	addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$M/input.npz" -o "$T/sim.npz"
+	[ "$(npz_maxdiff "$T/sim.npz" "$T/i8.npz")" = 0.0 ]
 }

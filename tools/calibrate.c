@@ -299,6 +299,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ndata; i++)
 		if (npz_read(data[i], &z[i]) < 0)
 			goto fail;
+	/* the search brings every sample to the goal: the pooled KLD, which
+	 * the loudest samples shape, rather than the samples' upper quartile,
+	 * which clips them and would have the search keep them in float
+	 * (tpuc-calib(5)) */
+	opts.pooled = qfile != NULL;
 	if (calib_collect(g, ndata, z, data, &opts, &st) < 0) {
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;

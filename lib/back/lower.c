@@ -318,6 +318,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
 			in[i] = -1;
+		else if (q && lc->top->tensors[op->in[i]].dtype != DT_F32)
+			in[i] = lower_value(lc, op->in[i]);   /* indices, shapes: integers stay */
 		else if (q)
 			in[i] = lower_act_input(lc, op, op->in[i]);
 		else
@@ -402,6 +404,18 @@ int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
 		double r = 0;
 		if (t->data) {
 			r = tensor_reach(lc->top, NULL, op->in[i]);
+			/* broadcast over the activations (a bias), a constant
+			 * far below them is only rounded to the output's step,
+			 * as the sum is; one far above them (a -1e4 mask) is
+			 * not.  One of the output's own size (a position
+			 * embedding) may be all an element holds (a ViT's class
+			 * token row), and beside them (a Concat) it is: the
+			 * output's step is all those elements get. */
+			if (op->type != OP_CONCAT && op->n_out > 0 &&
+			    tensor_numel(t) < tensor_numel(&lc->top->tensors[op->out[0]])) {
+				hi = fmax(hi, r);
+				continue;
+			}
 		} else if (model_q(lc, op->in[i])) {
 			const struct ir_tensor *mq = model_q(lc, op->in[i]);
 			double qmax = mq->qdtype == DT_U8 ? 255 : 127, qmin = mq->qdtype == DT_U8 ? 0 : -128;

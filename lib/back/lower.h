@@ -175,8 +175,11 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct
  * precision: beyond this ratio of reaches the op runs in float. */
 #define LOWER_RANGE_RATIO 32.0
 /* 1 if the reaches of OP's inputs (table thresholds of activations, the
- * largest |w| of weights) differ by more than LOWER_RANGE_RATIO; 0 too
- * when the table lacks one. */
+ * largest |w| of weights) differ by more than LOWER_RANGE_RATIO, a
+ * constant broadcast over the activations counting only when it is the
+ * larger (a bias below them is rounded as the sum is; a Concat's
+ * constant, or one of the output's size, counts both ways); 0 too when
+ * the table lacks one. */
 int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op);
 
 /* 1 if every activation input of OP is float in the Tpu graph so far

@@ -17,6 +17,8 @@
 #define CALIB_LOG2_BINS 11  /* CALIB_BINS = 2^11 */
 #define CALIB_LEVELS 128    /* KLD: quantisation levels of |x| (int8: 0..127) */
 #define CALIB_MIN_HIST_VALUES 2048   /* nonzero values needed for a histogram search */
+#define CALIB_MIN_SAMPLE_VALUES 128  /* kld: nonzero values a sample needs for a threshold
+					of its own (as many as the int8 levels) */
 #define CALIB_MIN_EXP (-100)         /* smallest histogram range 2^-100 */
 
 static const char *const method_names[] = {
@@ -30,8 +32,8 @@ void calib_stats_free(struct calib_stats *st)
 		return;
 	for (int i = 0; i < st->n; i++)
 		free(st->names[i]);
-	FREE_ALL(st->names, st->min, st->max, st->exp, st->zeros, st->hist, st->graph, st->path,
-		 st);
+	FREE_ALL(st->names, st->min, st->max, st->exp, st->zeros, st->hist, st->nsv, st->sv,
+		 st->graph, st->path, st);
 }
 
 static struct calib_stats *stats_new(int n)
@@ -44,6 +46,9 @@ static struct calib_stats *stats_new(int n)
 	st->exp = xmalloc(sizeof(int) * (size_t)(n + 1));
 	st->zeros = xcalloc((size_t)n + 1, sizeof *st->zeros);
 	st->hist = xcalloc((size_t)n * CALIB_BINS + 1, sizeof *st->hist);
+	st->nsv = xcalloc((size_t)n + 1, sizeof *st->nsv);
+	st->sv = NULL;
+	st->cap = 0;
 	for (int i = 0; i < n; i++) {
 		st->min[i] = INFINITY;
 		st->max[i] = -INFINITY;
@@ -138,6 +143,33 @@ static void hist_fill(uint64_t *h, uint64_t *zeros, const float *x, int64_t n, f
 	}
 }
 
+/* Room for WANT per-sample thresholds per tensor in ST. */
+static void sv_reserve(struct calib_stats *st, int64_t want)
+{
+	if (want <= st->cap)
+		return;
+	int64_t cap = st->cap > 0 ? st->cap : 8;
+	while (cap < want)
+		cap *= 2;
+	double *sv = xcalloc((size_t)(st->n * cap) + 1, sizeof *sv);
+	for (int s = 0; s < st->n; s++)
+		if (st->nsv[s])
+			memcpy(sv + s * cap, st->sv + s * st->cap, sizeof(double) * (size_t)st->nsv[s]);
+	free(st->sv);
+	st->sv = sv;
+	st->cap = cap;
+}
+
+/* Record V as one sample's own threshold of tensor S. */
+static void sv_add(struct calib_stats *st, int s, double v)
+{
+	sv_reserve(st, st->nsv[s] + 1);
+	st->sv[s * st->cap + st->nsv[s]++] = v;
+}
+
+static double hist_threshold(enum calib_method method, double pct, const uint64_t *h, int exp,
+			     uint64_t zeros, double mn, double mx);
+
 /* Fold the N values X into tensor S of ST. */
 static void observe_values(struct calib_stats *st, int s, const float *x, int64_t n)
 {
@@ -173,7 +205,28 @@ static void observe_values(struct calib_stats *st, int s, const float *x, int64_
 	if (am > 0)
 		hist_widen(h, &st->exp[s], range_exp(am));
 	float inv = st->exp[s] != CALIB_NO_EXP ? ldexpf(1.0f, CALIB_LOG2_BINS - st->exp[s]) : 0;
-	hist_fill(h, &st->zeros[s], x, n, am, inv);
+	if (st->method != CALIB_KLD || !(am > 0) || n < CALIB_MIN_HIST_VALUES) {
+		uint64_t z0 = st->zeros[s];
+		hist_fill(h, &st->zeros[s], x, n, am, inv);
+		/* too few values for a histogram: the sample's max */
+		if (st->method == CALIB_KLD && am > 0 &&
+		    n - (int64_t)(st->zeros[s] - z0) >= CALIB_MIN_SAMPLE_VALUES)
+			sv_add(st, s, am);
+		return;
+	}
+	/* kld: the sample's own histogram, at its own range, gives its own
+	 * threshold; then it goes into the tensor's, widened as a merge does */
+	static _Thread_local uint64_t own[CALIB_BINS];
+	memset(own, 0, sizeof own);
+	uint64_t z = 0;
+	int e = range_exp(am);
+	hist_fill(own, &z, x, n, am, ldexpf(1.0f, CALIB_LOG2_BINS - e));
+	if (n - (int64_t)z >= CALIB_MIN_SAMPLE_VALUES)
+		sv_add(st, s, hist_threshold(CALIB_KLD, 0, own, e, z, lo, hi));
+	hist_widen(own, &e, st->exp[s]);
+	for (int b = 0; b < CALIB_BINS; b++)
+		h[b] += own[b];
+	st->zeros[s] += z;
 }
 
 struct run {
@@ -188,8 +241,13 @@ struct run {
 static void observe(struct interp *it, struct run *r, int t)
 {
 	int s = r->of_tensor[t];
-	if (s >= 0 && r->observe)
-		observe_values(r->st, s, it->val[t], tensor_numel(interp_tensor(it, t)));
+	if (s < 0 || !r->observe)
+		return;
+	/* a batched run's samples one after another, as they would come one
+	 * by one (kld keeps each sample's own threshold) */
+	int64_t per = tensor_numel(interp_tensor(it, t)) / r->nb;
+	for (int b = 0; b < r->nb; b++)
+		observe_values(r->st, s, (const float *)it->val[t] + per * b, per);
 }
 
 /* FNV-1a of N bytes. */
@@ -470,6 +528,7 @@ int calib_collect(const struct ir_graph *g, int nfiles, const struct npz *sample
 		r.st->names[s] = xstrdup(g->tensors[list[s]].name);
 	r.st->graph = xstrdup(g->name ? g->name : "");
 	r.st->method = opts->method;
+	r.st->pooled = opts->pooled;
 	r.st->percentile = opts->method == CALIB_PERCENTILE ? opts->percentile : 0;
 	free(list);
 
@@ -563,6 +622,18 @@ int calib_stats_merge(struct calib_stats *d, const struct calib_stats *s, const 
 		for (int b = 0; b < CALIB_BINS; b++)
 			dh[b] += sh[b];
 	}
+	/* the samples' own thresholds: one list, whose order the threshold
+	 * does not depend on (it sorts them) */
+	int64_t most = 0;
+	for (int i = 0; i < d->n; i++)
+		most = d->nsv[i] + s->nsv[i] > most ? d->nsv[i] + s->nsv[i] : most;
+	sv_reserve(d, most);
+	for (int i = 0; i < d->n; i++) {
+		if (s->nsv[i])
+			memcpy(d->sv + i * d->cap + d->nsv[i], s->sv + i * s->cap,
+			       sizeof(double) * (size_t)s->nsv[i]);
+		d->nsv[i] += s->nsv[i];
+	}
 	d->samples += s->samples;
 	return 0;
 }
@@ -580,13 +651,15 @@ static double hist_mse(const uint64_t *h, int nbins, double w, double t, int lev
 	return e;
 }
 
-/* Threshold of tensor S by the method of ST. */
-static double stats_threshold(const struct calib_stats *st, int s)
+/* The threshold by METHOD (percentile PCT) of a tensor whose nonzero |x|
+ * fill histogram H of range 2^EXP (CALIB_NO_EXP: none), with ZEROS exact
+ * zeros and extremes MN, MX: never above max(|MN|, |MX|), which it is
+ * when fewer than CALIB_MIN_HIST_VALUES values are binned. */
+static double hist_threshold(enum calib_method method, double pct, const uint64_t *h, int exp,
+			     uint64_t zeros, double mn, double mx)
 {
-	double mn = st->min[s], mx = st->max[s];
 	double th = isfinite(mn) && isfinite(mx) ? fmax(fabs(mn), fabs(mx)) : 0;
-	const uint64_t *h = st->hist + (size_t)s * CALIB_BINS;
-	if (st->method == CALIB_MINMAX || st->exp[s] == CALIB_NO_EXP)
+	if (method == CALIB_MINMAX || exp == CALIB_NO_EXP)
 		return th;
 	uint64_t seen = 0;
 	int used = 0;     /* bins up to the last nonempty one */
@@ -598,9 +671,9 @@ static double stats_threshold(const struct calib_stats *st, int s)
 	/* Too few values for a meaningful histogram: keep min/max. */
 	if (seen < CALIB_MIN_HIST_VALUES)
 		return th;
-	double w = ldexp(1.0, st->exp[s] - CALIB_LOG2_BINS);
+	double w = ldexp(1.0, exp - CALIB_LOG2_BINS);
 	double t;
-	switch (st->method) {
+	switch (method) {
 	case CALIB_KLD:
 		t = calib_kld_threshold(h, used, w);
 		/* never worse than no clipping: KLD on a distribution far from
@@ -610,7 +683,7 @@ static double stats_threshold(const struct calib_stats *st, int s)
 			t = th;
 		break;
 	case CALIB_PERCENTILE:
-		t = calib_percentile_threshold(h, used, w, st->zeros[s], st->percentile);
+		t = calib_percentile_threshold(h, used, w, zeros, pct);
 		break;
 	case CALIB_MSE:
 		t = calib_mse_threshold(h, used, w, mn >= 0 ? QUANT_UMAX : QUANT_QMAX);
@@ -619,6 +692,38 @@ static double stats_threshold(const struct calib_stats *st, int s)
 		t = th;
 	}
 	return t < th ? t : th;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The KLD threshold of tensor S: the upper quartile of the samples' own
+ * thresholds (formats/tpuc-calib.5). */
+static double sample_threshold(const struct calib_stats *st, int s)
+{
+	int64_t n = st->nsv[s];
+	double *v = xmalloc(sizeof(double) * (size_t)(n + 1));
+	memcpy(v, st->sv + s * st->cap, sizeof(double) * (size_t)n);
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	double t = v[(3 * n) / 4];
+	free(v);
+	return t;
+}
+
+/* Threshold of tensor S by the method of ST. */
+static double stats_threshold(const struct calib_stats *st, int s)
+{
+	double mn = st->min[s], mx = st->max[s];
+	double th = isfinite(mn) && isfinite(mx) ? fmax(fabs(mn), fabs(mx)) : 0;
+	if (st->method == CALIB_KLD && st->nsv[s] > 0 && !st->pooled) {
+		double t = sample_threshold(st, s);
+		return t < th ? t : th;
+	}
+	return hist_threshold(st->method, st->percentile, st->hist + (size_t)s * CALIB_BINS,
+			      st->exp[s], st->zeros[s], mn, mx);
 }
 
 int calib_stats_table(const struct calib_stats *st, int nthreads, struct calib_table **out)
@@ -665,7 +770,7 @@ int calib_stats_write(const char *path, const struct calib_stats *st)
 	if (out_open(&o, path) < 0)
 		return -1;
 	FILE *fp = o.fp;
-	fprintf(fp, "tpuc-calib-stats 1\n");
+	fprintf(fp, "tpuc-calib-stats 2\n");
 	fprintf(fp, "graph %s\n", strchr(st->graph, '\n') ? "" : st->graph);
 	fprintf(fp, "method %s %.17g\n", method_names[st->method], st->percentile);
 	fprintf(fp, "samples %lld\n", (long long)st->samples);
@@ -681,6 +786,9 @@ int calib_stats_write(const char *path, const struct calib_stats *st)
 		for (int b = 0; b < CALIB_BINS; b++)
 			if (h[b])
 				fprintf(fp, " %d:%llu", b, (unsigned long long)h[b]);
+		fprintf(fp, " %lld", (long long)st->nsv[s]);
+		for (int64_t k = 0; k < st->nsv[s]; k++)
+			fprintf(fp, " %a", st->sv[s * st->cap + k]);
 		fputc('\n', fp);
 	}
 	return out_commit(&o);
@@ -811,8 +919,22 @@ static const char *stats_tensor(struct calib_stats *st, int s, char *rest)
 		h[b] = c;
 		last = b;
 	}
+	int64_t ns;
+	if (parse_int(token(&rest), 0, st->method == CALIB_KLD ? st->samples : 0, &ns) < 0)
+		return st->method == CALIB_KLD ? "the count of sample thresholds must be 0 to the samples"
+					       : "sample thresholds are kept for kld only: the count must be 0";
+	if (ns > 0 && (empty || !(am > 0)))
+		return "a tensor without nonzero values has sample thresholds";
+	sv_reserve(st, ns);
+	for (int64_t i = 0; i < ns; i++) {
+		double v;
+		if (parse_f64(token(&rest), &v) < 0 || !(v > 0) || v > am)
+			return "a sample threshold must be a number in (0, max(|min|, |max|)]";
+		st->sv[s * st->cap + i] = v;
+	}
+	st->nsv[s] = ns;
 	if (token(&rest))
-		return "more fields than the count of bins gives";
+		return "more fields than the counts of bins and sample thresholds give";
 	if (k > 0) {
 		float f = (float)am * ldexpf(1.0f, CALIB_LOG2_BINS - (int)e);
 		int want = f < (float)(CALIB_BINS - 1) ? (int)f : CALIB_BINS - 1;
@@ -831,7 +953,12 @@ int calib_stats_read(const char *path, struct calib_stats **out)
 	const char *shown = !strcmp(path, "-") ? "<stdin>" : path;
 	if (file_read_all(path, &buf, &len) < 0)
 		return -1;
-	if (memchr(buf, '\0', len) || len < 19 || memcmp(buf, "tpuc-calib-stats 1\n", 19)) {
+	if (len >= 19 && !memcmp(buf, "tpuc-calib-stats 1\n", 19)) {
+		free(buf);
+		return err_set("'%s': statistics of format 1, from an older calibrate (no sample "
+			       "thresholds): run that shard again", shown);
+	}
+	if (memchr(buf, '\0', len) || len < 19 || memcmp(buf, "tpuc-calib-stats 2\n", 19)) {
 		free(buf);
 		return err_set("'%s': not a tpuc calibration statistics file", shown);
 	}
@@ -992,6 +1119,12 @@ double calib_kld_threshold(const uint64_t *hist, int nbins, double bin_width)
 	}
 	double total = H[nbins], best = INFINITY;
 	int best_i = nbins;
+	/* Levels 0..126 span j m .. (j + 1) m, the same for every i of one
+	 * m = i / 128: their part of sum P log Q is summed once per m, in the
+	 * order the levels come, so the result is bit for bit that of summing
+	 * all 128 levels for each i (the last level alone changes with i). */
+	int head_m = 0;
+	double head = 0;
 	for (int i = CALIB_LEVELS; total > 0 && i <= nbins; i++) {
 		double sq = H[i], last_p = (double)hist[i - 1] + (total - H[i]);
 		if (!(sq > 0))
@@ -1000,20 +1133,26 @@ double calib_kld_threshold(const uint64_t *hist, int nbins, double bin_width)
 		/* sum P log P over b < i */
 		double plogp = L[i - 1] + (last_p > 0 ? last_p * log(last_p) : 0);
 		/* sum P log Q over b < i with Q > 0 (log Q unnormalised) */
-		double plogq = 0;
 		int m = i / CALIB_LEVELS;
-		for (int j = 0; j < CALIB_LEVELS; j++) {
-			int b0 = j * m, b1 = j == CALIB_LEVELS - 1 ? i : b0 + m;
-			double sum = H[b1] - H[b0];
-			int nz = Z[b1] - Z[b0];
-			if (nz == 0)
-				continue;
-			double lq = log(sum / nz);
-			if (j == CALIB_LEVELS - 1)   /* bin i-1 carries the outliers */
+		if (m != head_m) {
+			head = 0;
+			for (int j = 0; j < CALIB_LEVELS - 1; j++) {
+				int b0 = j * m, b1 = b0 + m, nz = Z[b1] - Z[b0];
+				double sum = H[b1] - H[b0];
+				if (nz)
+					head += sum * log(sum / nz);
+			}
+			head_m = m;
+		}
+		double plogq = head;
+		{
+			int b0 = (CALIB_LEVELS - 1) * m, nz = Z[i] - Z[b0];
+			double sum = H[i] - H[b0];
+			if (nz) {   /* bin i-1 carries the outliers */
+				double lq = log(sum / nz);
 				plogq += (sum - (double)hist[i - 1]) * lq +
 					 (hist[i - 1] ? last_p * lq : 0);
-			else
-				plogq += sum * lq;
+			}
 		}
 		/* KL = (1/sp) [sum P (log P - log sp) - sum P (log q)], log q =
 		 * log Q - log sq where Q > 0, log 1e-10 at an empty last bin. */

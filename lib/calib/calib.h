@@ -35,6 +35,9 @@ struct calib_opts {
 	int nthreads;                /* interpreter threads */
 	int progress;                /* 1: a progress bar on stderr */
 	const char *prog;            /* program name for the progress line */
+	int pooled;                  /* kld: one search over all samples' values
+					pooled, for a mixed-precision search,
+					not the samples' own thresholds */
 };
 
 /* Statistics of one calibration run, or of several merged: everything the
@@ -56,6 +59,13 @@ struct calib_stats {
 	int *exp;                    /* histogram range 2^exp; CALIB_NO_EXP when empty */
 	uint64_t *zeros;             /* exact zeros seen (not in hist) */
 	uint64_t *hist;              /* n * CALIB_BINS counts */
+	/* kld: each sample's own threshold of each tensor (the samples where
+	 * the tensor holds a nonzero value): sv[s * cap + k], k < nsv[s], in
+	 * no particular order (a merge appends) */
+	int pooled;                  /* kld: as calib_opts (not in parts) */
+	int64_t cap;                 /* slots per tensor in sv */
+	int64_t *nsv;                /* per tensor: thresholds in sv */
+	double *sv;
 };
 #define CALIB_NO_EXP (-100000)
 

@@ -7,7 +7,10 @@
  * score of every output on every sample of it is at least the goal: the
  * cosine against float, or for an output of one number (a probability or
  * a score, where a cosine says nothing) 1 - (1 - goal) |err| / 0.02, and
- * -1 when the two are on different sides of 0.5.
+ * -1 when the two are on different sides of 0.5; and -1 too when the
+ * answer changes as npz-compare --task auto judges it: a class whose
+ * top-1 is clear (ahead of the second by 4 times the noise per score the
+ * goal's cosine allows), CTC text, a binary or class map.
  *
  * The search (formats/tpuc-quant.5, "Mixed precision"):
  *   1. the whole graph in MODE: done if it reaches the goal on both sets;

@@ -357,6 +357,18 @@ static int slice_run(struct kern *k)
 	return 0;
 }
 
+/* In int8 a Gather of an activation moves its codes (a ViT's class token,
+ * x[:, 0]); a Gather from a table of weights (an embedding) keeps the
+ * float form, since one scale for the whole table would cost its small
+ * rows their precision. */
+static int gather_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode == MODE_INT8 && op->n_in > 0 && op->in[0] >= 0 &&
+	    lc->top->tensors[op->in[0]].data)
+		return lower_fallback(lc, op);
+	return lower_default(lc, op);
+}
+
 /* ---- Split ---- */
 
 static int split_infer(struct ir_graph *g, struct ir_op *op)
@@ -844,13 +856,13 @@ static int d2s_split_window(const struct ir_graph *g, const struct ir_op *op, in
 const struct op_def op_def_TRANSPOSE = { .infer = transpose_infer, .run_f32 = transpose_run, .lower = lower_default, .run_tpu = move_codes_tpu, .slice_h = transpose_slice_h, .split_axis = transpose_split_axis };
 const struct op_def op_def_SQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
 const struct op_def op_def_UNSQUEEZE = { .infer = squeeze_infer, .run_f32 = copy_same, .lower = lower_default, .run_tpu = move_codes_tpu };
-const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .run_tpu = quant_run_f32, .split_axis = gather_split_axis };
-const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .run_tpu = quant_run_f32, .slice_h = slice_slice_h, .split_axis = slice_split_axis };
-const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
-const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
-const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .run_tpu = quant_run_f32, .split_axis = tile_split_axis, .split_window = tile_split_window };
-const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
-const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
+const struct op_def op_def_GATHER = { .infer = gather_infer, .run_f32 = gather_run, .lower = gather_lower, .run_tpu = quant_run_f32, .split_axis = gather_split_axis };
+const struct op_def op_def_SLICE = { .infer = slice_infer, .run_f32 = slice_run, .lower = lower_default, .run_tpu = quant_run_f32, .slice_h = slice_slice_h, .split_axis = slice_split_axis };
+const struct op_def op_def_SPLIT = { .infer = split_infer, .run_f32 = split_run, .lower = lower_default, .run_tpu = quant_run_f32, .slice_h = split_slice_h, .split_axis = split_split_axis };
+const struct op_def op_def_EXPAND = { .infer = expand_infer, .run_f32 = expand_run, .lower = lower_default, .run_tpu = quant_run_f32, .split_axis = expand_split_axis };
+const struct op_def op_def_TILE = { .infer = tile_infer, .run_f32 = tile_run, .lower = lower_default, .run_tpu = quant_run_f32, .split_axis = tile_split_axis, .split_window = tile_split_window };
+const struct op_def op_def_DEPTHTOSPACE = { .infer = d2s_infer, .run_f32 = d2s_run, .lower = lower_default, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
+const struct op_def op_def_SPACETODEPTH = { .infer = d2s_infer, .run_f32 = d2s_run, .lower = lower_default, .run_tpu = quant_run_f32, .split_axis = split_axis_batch, .split_window = d2s_split_window };
 const struct op_def op_def_SHAPE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_SIZE = { .infer = shape_infer, .run_f32 = shape_run, .run_tpu = quant_run_f32 };
 const struct op_def op_def_CONSTANTOFSHAPE = { .infer = cos_infer, .run_f32 = cos_run, .run_tpu = quant_run_f32 };

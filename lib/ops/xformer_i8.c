@@ -44,12 +44,23 @@ static int q_act(const struct lower_ctx *lc, int t)
 	return quant_is_q(h->dtype) && h->scale > 0;
 }
 
+/* 1 if the table gives part P of tensor T (a Slice or Gather of it) less
+ * than half T's threshold: T's codes would give P fewer levels than P's
+ * own scale (a ViT's class token beside its other tokens). */
+static int part_smaller(const struct lower_ctx *lc, int t, int p)
+{
+	const struct calib_entry *et = lc->tab ? calib_find(lc->tab, lc->top->tensors[t].name) : NULL;
+	const struct calib_entry *ep = lc->tab ? calib_find(lc->tab, lc->top->tensors[p].name) : NULL;
+	return !et || !ep || ep->threshold < 0.5 * et->threshold;
+}
+
 /* 1 if every reader of Top tensor T is an int8 op that quantises its
- * input (a MatMul, Gemm or Conv, or one of this file's ops) and T is no
- * graph output: the int8 output of OP is then what its readers would have
- * made of a float one, and no precision is lost by producing it in int8.
- * (A residual stream read by an Add keeps its float form.) */
-static int read_as_int8(const struct lower_ctx *lc, int t)
+ * input (a MatMul, Gemm or Conv, or one of this file's ops; up to DEPTH
+ * ops that move codes before it) and T is no graph output: the int8
+ * output of OP is then what its readers would have made of a float one,
+ * and no precision is lost by producing it in int8.  (A residual stream
+ * read by an Add keeps its float form.) */
+static int read_as_int8_within(const struct lower_ctx *lc, int t, int depth)
 {
 	if (lc->is_output[t] || !lc->opmode)
 		return 0;
@@ -59,15 +70,32 @@ static int read_as_int8(const struct lower_ctx *lc, int t)
 		for (int j = 0; j < c->n_in; j++) {
 			if (c->in[j] != t)
 				continue;
+			int mover = c->type == OP_TRANSPOSE || c->type == OP_RESHAPE ||
+				    c->type == OP_SQUEEZE || c->type == OP_UNSQUEEZE ||
+				    c->type == OP_FLATTEN ||
+				    ((c->type == OP_SLICE || c->type == OP_GATHER) &&
+				     c->n_out == 1 && !part_smaller(lc, t, c->out[0]));
 			int ok = lc->opmode[i] == MODE_INT8 &&
 				 (c->type == OP_MATMUL || c->type == OP_GEMM || c->type == OP_CONV ||
-				  c->type == OP_SOFTMAX || c->type == OP_DIV);
+				  c->type == OP_SOFTMAX || c->type == OP_DIV ||
+				  (mover && j == 0 && c->n_out == 1 && depth < 8 &&
+				   read_as_int8_within(lc, c->out[0], depth + 1)));
 			if (!ok)
 				return 0;
 			n++;
 		}
 	}
 	return n > 0;
+}
+
+/* 1 if every reader of Top tensor T is an int8 op that quantises its
+ * input, directly or through ops that only move its codes (Transpose,
+ * Reshape, Squeeze, Unsqueeze, Flatten; a Slice or Gather whose part
+ * reaches at least half as far as the whole: a LayerNormalization read by
+ * the Transpose before an attention MatMul). */
+static int read_as_int8(const struct lower_ctx *lc, int t)
+{
+	return read_as_int8_within(lc, t, 0);
 }
 
 /* The float form of OP in the dtype its input has. */

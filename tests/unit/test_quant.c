@@ -848,6 +848,21 @@ static void test_thresholds(void)
 /* Statistics: shards merged in any order equal one run, histograms widen
  * exactly, several sample files equal one, and the partial file keeps
  * everything. */
+/* 1 if the N doubles at A and B are the same values in some order. */
+static int same_values(const double *a, const double *b, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t na = 0, nb = 0;
+		for (int64_t j = 0; j < n; j++) {
+			na += a[j] == a[i];
+			nb += b[j] == a[i];
+		}
+		if (na != nb)
+			return 0;
+	}
+	return 1;
+}
+
 static void test_stats(void)
 {
 	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_CANONICAL);
@@ -889,6 +904,16 @@ static void test_stats(void)
 				          !memcmp(s[j]->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
 					          CALIB_BINS * sizeof(uint64_t)),
 				          "method %d, %s: tensor %d differs", m, j ? "two files" : "merged", t);
+		/* kld: the samples' own thresholds, the same list in another order */
+		for (int j = 0; j < 2; j++)
+			for (int t = 0; t < all->n; t++)
+				CHECK_MSG(s[j]->nsv[t] == all->nsv[t] &&
+					  same_values(s[j]->sv + t * s[j]->cap, all->sv + t * all->cap,
+						      all->nsv[t]),
+					  "method %d, %s: tensor %d's sample thresholds", m,
+					  j ? "two files" : "merged", t);
+		CHECK_MSG(m != CALIB_KLD ? all->nsv[0] == 0 : all->nsv[0] == 7,
+			  "method %d: %lld sample thresholds", m, (long long)all->nsv[0]);
 		CHECK_MSG(all->zeros[0] > 0 && all->exp[0] == 9, "zeros counted, range 2^%d", all->exp[0]);
 		/* the file keeps every field */
 		char path[] = "/tmp/test_stats_XXXXXX";
@@ -905,7 +930,11 @@ static void test_stats(void)
 				          back->min[t] == all->min[t] && back->max[t] == all->max[t] &&
 				          back->exp[t] == all->exp[t] && back->zeros[t] == all->zeros[t] &&
 				          !memcmp(back->hist + t * CALIB_BINS, all->hist + t * CALIB_BINS,
-					          CALIB_BINS * sizeof(uint64_t)), "tensor %d read back", t);
+					          CALIB_BINS * sizeof(uint64_t)) &&
+				          back->nsv[t] == all->nsv[t] &&
+				          (!all->nsv[t] || !memcmp(back->sv + t * back->cap, all->sv + t * all->cap,
+							  sizeof(double) * (size_t)all->nsv[t])),
+				          "tensor %d read back", t);
 			struct calib_table *t1 = NULL, *t2 = NULL;
 			calib_stats_table(all, 1, &t1);
 			calib_stats_table(back, 1, &t2);
