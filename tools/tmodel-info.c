@@ -37,20 +37,6 @@ static uint32_t crc32_of(const unsigned char *p, size_t n)
 	return c ^ 0xffffffffu;
 }
 
-/* Multiply-accumulates of layer OP, counted as tpu-sim counts them (the
- * cube's ops: Conv, ConvTranspose, Gemm, MatMul, the recurrent ones); 0 for
- * the others. */
-static int64_t layer_macs(const struct ir_graph *g, const struct ir_op *op)
-{
-	switch (op->type) {
-	case OP_CONV: case OP_CONVTRANSPOSE: case OP_GEMM: case OP_MATMUL:
-	case OP_LSTM: case OP_GRU: case OP_RNN:
-		return op_defs[op->type]->macs ? op_defs[op->type]->macs(g, op) : 0;
-	default:
-		return 0;
-	}
-}
-
 /* S as a JSON string. */
 static void json_str(FILE *f, const char *s)
 {
@@ -224,7 +210,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < m->n_cmp; i++)
 			in.layer_cmds[m->cmp[i].layer]++;   /* tmodel_read checked the index */
 		for (int i = 0; i < g->n_ops; i++) {
-			in.layer_macs[i] = layer_macs(g, &g->ops[i]);
+			in.layer_macs[i] = op_macs(g, &g->ops[i]);
 			in.macs += in.layer_macs[i];
 		}
 		in.crc = crc32_of(m->coeff, (size_t)m->coeff_bytes);

@@ -102,6 +102,20 @@ static int transpose_gemm(struct ir_graph *g, int oi)
 	return 0;
 }
 
+/* Op's attribute "own" [MACs, weight bytes]: the work of the network's op
+ * before a rewrite makes it multiply zeros too (op_macs, tpu-sim's
+ * roofline bound); kept when set already. */
+static void own_set(const struct ir_graph *g, struct ir_op *op)
+{
+	int64_t own[2] = { op_macs(g, op), 0 };
+	if (op_attr(op, "own"))
+		return;
+	for (int j = 1; j < op->n_in; j++)
+		if (op->in[j] >= 0 && g->tensors[op->in[j]].data)
+			own[1] += (int64_t)g->tensors[op->in[j]].nbytes;
+	op_set_ints(op, "own", 2, own);
+}
+
 /* Cycles by the cost model of a Conv over x [N, IC, ...] to y [N, OC, OH,
  * OW] with weights [OC, icg, KH, KW] in `groups` groups, run whole, plus
  * the DMA of its weights: how merge_groups weighs a grouping. */
@@ -124,7 +138,8 @@ static int64_t conv_cost(const struct chip *c, const struct ir_tensor *x, const 
  * the cost model times the Conv and the DMA of its weights (k times larger)
  * faster so; k divides G, the largest weight of a lane stays within an
  * eighth of local memory.  The products added are the same and the zeros
- * add nothing, so the results are bit for bit the grouped Conv's. */
+ * add nothing, so the results are bit for bit the grouped Conv's.  The op
+ * records the grouped Conv's work as its attribute "own". */
 static int merge_groups(struct ir_graph *g, int oi, const struct chip *c)
 {
 	struct ir_op *op = &g->ops[oi];
@@ -168,6 +183,7 @@ static int merge_groups(struct ir_graph *g, int oi, const struct chip *c)
 	g->tensors[t].scale = g->tensors[op->in[1]].scale;
 	g->tensors[t].zero_point = g->tensors[op->in[1]].zero_point;
 	op = &g->ops[oi];
+	own_set(g, op);
 	op->in[1] = t;
 	op_set_int(op, "group", G / k);
 	return 0;

@@ -46,6 +46,20 @@ int op_check_arity(const struct ir_graph *g, const struct ir_op *op, int min_in,
 	return 0;
 }
 
+int64_t op_macs(const struct ir_graph *g, const struct ir_op *op)
+{
+	int64_t own[2];
+	switch (op->type) {
+	case OP_CONV: case OP_CONVTRANSPOSE: case OP_GEMM: case OP_MATMUL:
+	case OP_LSTM: case OP_GRU: case OP_RNN:
+		if (op_ints(op, "own", own, 2) == 2 && own[0] >= 0)
+			return own[0];
+		return op_defs[op->type]->macs ? op_defs[op->type]->macs(g, op) : 0;
+	default:
+		return 0;
+	}
+}
+
 int op_check_io(const struct ir_graph *g, const struct ir_op *op)
 {
 	struct op_io io = op_io_of(op->type);

@@ -98,6 +98,14 @@ extern const struct op_def *const op_defs[OP_COUNT];
  * ir-run and tpu-sim both choose by it, so a host op runs alike in both. */
 int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *k);
 
+/* The network's own multiply-accumulates of one execution of op, as
+ * tpu-sim and tmodel-info count them: those of the cube's ops (Conv,
+ * ConvTranspose, Gemm, MatMul, LSTM, GRU, RNN; 0 for the others), by the
+ * op's macs hook, or the first value of its attribute "own" [MACs, weight
+ * bytes] when a rewrite made it multiply zeros too (lib/back/reorder.c,
+ * lib/back/lower_fill.c). */
+int64_t op_macs(const struct ir_graph *g, const struct ir_op *op);
+
 /* Run shape inference over the whole graph in order. */
 int graph_infer(struct ir_graph *g);
 

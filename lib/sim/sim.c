@@ -488,24 +488,47 @@ static int listed(const int *list, int n, int t)
 	return 0;
 }
 
+/* Bytes of each weight that are the network's own: an op a rewrite made
+ * multiply zeros too (attribute "own" [MACs, weight bytes]: merged groups,
+ * lib/back/reorder.c; output columns as channels, lib/back/lower_fill.c)
+ * holds weights and coefficients of which only "own" bytes are the
+ * network's, counted on its weight; the rest count whole.  An array over
+ * the tensors, 0 for activations. */
+static int64_t *own_bytes(const struct ir_graph *g)
+{
+	int64_t *b = xcalloc((size_t)g->n_tensors + 1, sizeof *b);
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].data)
+			b[i] = (int64_t)g->tensors[i].nbytes;
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		int64_t own[2];
+		if (op_ints(op, "own", own, 2) != 2 || own[1] < 0 || op->n_in < 2 || op->in[1] < 0 ||
+		    !g->tensors[op->in[1]].data)
+			continue;
+		for (int j = 2; j < op->n_in; j++)
+			if (op->in[j] >= 0 && op->in[j] != op->in[1])
+				b[op->in[j]] = 0;
+		b[op->in[1]] = own[1];
+	}
+	return b;
+}
+
 static void stats_static(const struct tmodel *m, const struct chip *c, struct sim_stats *st)
 {
 	const struct ir_graph *g = m->g;
+	int64_t *own = own_bytes(g);
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		struct sim_layer *l = &st->layer[i];
-		if (op->place != PLACE_HOST &&
-		    (op->type == OP_CONV || op->type == OP_CONVTRANSPOSE || op->type == OP_GEMM ||
-		     op->type == OP_MATMUL || op->type == OP_LSTM || op->type == OP_GRU ||
-		     op->type == OP_RNN) &&
-		    op_defs[op->type]->macs)
-			l->macs = op_defs[op->type]->macs(g, op);
+		if (op->place != PLACE_HOST)
+			l->macs = op_macs(g, op);
 		st->macs += l->macs;
 		/* The layer's own minimum DDR traffic, as the model's below. */
 		for (int j = 0; j < op->n_in; j++) {
 			int t = op->in[j];
 			if (t >= 0 && (g->tensors[t].data || listed(g->inputs, g->n_inputs, t)))
-				l->min_ddr_bytes += g->tensors[t].data ? (int64_t)g->tensors[t].nbytes
+				l->min_ddr_bytes += g->tensors[t].data ? own[t]
 								       : (int64_t)tensor_bytes(&g->tensors[t]);
 		}
 		for (int j = 0; j < op->n_out; j++)
@@ -513,8 +536,8 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 				l->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[op->out[j]]);
 	}
 	for (int i = 0; i < g->n_tensors; i++)
-		if (g->tensors[i].data)
-			st->min_ddr_bytes += (int64_t)g->tensors[i].nbytes;
+		st->min_ddr_bytes += own[i];
+	free(own);
 	for (int i = 0; i < g->n_inputs; i++)
 		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->inputs[i]]);
 	for (int i = 0; i < g->n_outputs; i++)
