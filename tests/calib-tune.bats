@@ -19,9 +19,11 @@ cos_of() {
 @test "--tune lowers some thresholds, keeps min and max, repeats exactly and costs no cosine" {
 	onnx2top "$EX/model.onnx" -o "$T/o.top"
 	top-opt "$T/o.top" -o "$T/c.top"
-	calibrate "$T/c.top" -d "$EX/calib.npz" -o "$T/kld.table" 2>/dev/null
-	calibrate "$T/c.top" -d "$EX/calib.npz" --tune -o "$T/tuned.table" 2>/dev/null
-	calibrate "$T/c.top" -d "$EX/calib.npz" --tune -o "$T/again.table" 2>/dev/null
+	# minmax: KLD from the samples' own thresholds leaves the example's
+	# tensors nothing to lower, the maxima leave three
+	calibrate "$T/c.top" -d "$EX/calib.npz" --method minmax -o "$T/kld.table" 2>/dev/null
+	calibrate "$T/c.top" -d "$EX/calib.npz" --method minmax --tune -o "$T/tuned.table" 2>/dev/null
+	calibrate "$T/c.top" -d "$EX/calib.npz" --method minmax --tune -o "$T/again.table" 2>/dev/null
 	cmp "$T/tuned.table" "$T/again.table"
 	# same names, min and max; each threshold T or a candidate in [0.4 T, 0.9 T]
 	run $PY - "$T/kld.table" "$T/tuned.table" <<'PY'
@@ -45,7 +47,6 @@ PY
 	ir-run "$T/c.top" -i "$EX/input.npz" -o "$T/top.npz"
 	c0=$(cos_of "$T/kld.table" "$EX/input.npz")
 	c1=$(cos_of "$T/tuned.table" "$EX/input.npz")
-	# measured 0.999940 -> 0.999944
 	awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b >= a) }'
 }
 

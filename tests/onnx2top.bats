@@ -206,7 +206,7 @@ EOF
 	run irdump "$T/o.top"
 	assert_line 'op Conv Conv_c in=x,w out=c kernel_shape=[3,3] strides=[2,2] pads=[0,0,1,1] dilations=[1,1] group=1'
 	assert_line 'op MaxPool MaxPool_mp in=ci out=mp kernel_shape=[2,2] strides=[1,1] pads=[1,1,0,0] dilations=[1,1] ceil_mode=0'
-	assert_line 'op AveragePool AveragePool_ap in=ci out=ap kernel_shape=[3,3] strides=[1,1] pads=[1,1,1,1] ceil_mode=0 count_include_pad=0'
+	assert_line 'op AveragePool AveragePool_ap in=ci out=ap kernel_shape=[3,3] strides=[1,1] pads=[1,1,1,1] dilations=[1,1] ceil_mode=0 count_include_pad=0'
 	assert_line 'op Concat Concat_cat in=m,ci out=cat axis=1'
 	assert_line 'op Identity Identity_ci in=c out=ci'
 }

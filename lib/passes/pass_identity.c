@@ -10,7 +10,8 @@
 
 static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
 {
-	return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
+	/* a dynamic extent's shape[] is a bound or 1, not the extent */
+	return !a->dyn && !b->dyn && a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
 }
 
 /* A Pad (pads as an attribute) that adds nothing on any side. */

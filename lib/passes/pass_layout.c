@@ -35,7 +35,8 @@ static int is_transpose(enum op_type t)
 
 static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
 {
-	return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
+	/* a dynamic extent's shape[] is a bound or 1, not the extent */
+	return !a->dyn && !b->dyn && a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
 }
 
 static void clear_attrs(struct ir_op *op)
@@ -52,7 +53,7 @@ static int moves_units_only(const struct ir_tensor *x, const int64_t *p, int r)
 	for (int d = 0; d < r; d++) {
 		if (p[d] < 0 || p[d] >= x->rank)
 			return 0;
-		if (x->shape[p[d]] == 1)
+		if (x->shape[p[d]] == 1 && !(x->dyn >> p[d] & 1))
 			continue;
 		if (p[d] < last)
 			return 0;
@@ -74,7 +75,7 @@ static int layout_pattern(struct ir_graph *g, int i)
 		if (ident)
 			return pass_bypass(g, i);
 		const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-		if (r == x->rank && moves_units_only(x, p2, r)) {
+		if (r == x->rank && !y->dyn && moves_units_only(x, p2, r)) {
 			op->type = OP_RESHAPE;
 			clear_attrs(op);
 			op_set_ints(op, "shape", y->rank, y->shape);
