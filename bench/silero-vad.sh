@@ -36,7 +36,7 @@ REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 PY=/usr/bin/python3
 DIR=${SILERO_DIR:-/work/extra}
-WORK= COS=0.9999 RATE=16000 BIND=
+WORK='' COS=0.9999 RATE=16000 BIND=''
 while getopts br:d:w:e:h o; do
 	case $o in
 	b) BIND=1 ;;
