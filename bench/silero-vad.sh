@@ -4,16 +4,20 @@
 # utterance frame by frame on tpu-sim, state fed back, against onnxruntime's
 # frame loop.
 #
-#   bench/silero-vad.sh [-d DIR] [-w WORK] [-e COS] [MODEL.onnx...]
+#   bench/silero-vad.sh [-b] [-r RATE] [-d DIR] [-w WORK] [-e COS] [MODEL.onnx...]
 #
 # MODEL defaults to DIR/silero_vad_{legacy,v5,v6}.onnx (DIR: /work/extra or
 # $SILERO_DIR).  For each model: an utterance made with espeak-ng and sox
 # (three sentences between silences, over white noise with a louder burst;
-# 16 kHz mono) cut into frames of 512 samples as Silero's own caller feeds
-# them (v5 and later: after 64 samples of the previous frame), onnxruntime's
-# per-frame outputs (bench/vad_ort.js), then tpuc: onnx2top --bind sr=16000
-# (the If on the rate folds), top-opt, the back end, tpu-sim --frames N
-# --state OUT=IN, in
+# 16 kHz mono; resampled to RATE, 16000 or 8000) cut into frames of 512
+# samples (256 at 8 kHz) as Silero's own caller feeds them (v5 and later:
+# after 64 samples of the previous frame, 32 at 8 kHz), the rate framed
+# with them, onnxruntime's per-frame outputs (bench/vad_ort.js), then tpuc:
+# onnx2top with the frame's shapes, the If on the rate kept and run on the
+# host (with -b: --bind sr=RATE, the If folds), top-opt, the back end,
+# tpu-sim --frames N --state OUT=IN, in (unbound, the If holds the whole
+# model: every mode runs it on the host in float, the chip idles; -b puts
+# it on the chip)
 #   f32            compared with onnxruntime: max |error| of the output
 #   int8           calibrated on the frames of another utterance with the
 #                  states the float model meets there (ir-run --frames
@@ -32,13 +36,16 @@ REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 PY=/usr/bin/python3
 DIR=${SILERO_DIR:-/work/extra}
-WORK= COS=0.9999
-while getopts d:w:e:h o; do
+WORK='' COS=0.9999 RATE=16000 BIND=''
+while getopts br:d:w:e:h o; do
 	case $o in
+	b) BIND=1 ;;
+	r) RATE=$OPTARG ;;
 	d) DIR=$OPTARG ;;
 	w) WORK=$OPTARG ;;
 	e) COS=$OPTARG ;;
-	*) echo "usage: bench/silero-vad.sh [-d DIR] [-w WORK] [-e COS] [MODEL.onnx...]" >&2; exit 2 ;;
+	*) echo "usage: bench/silero-vad.sh [-b] [-r RATE] [-d DIR] [-w WORK] [-e COS] [MODEL.onnx...]" >&2
+	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -59,14 +66,15 @@ $V utterance "$WORK/test.npy" 1 "Hello there, this is a test of voice activity d
 	"The quick brown fox jumps over the lazy dog." "Thank you and good night." 2>/dev/null
 $V utterance "$WORK/cal.npy" 7 "Calibration needs other speech, with different words." \
 	"Numbers: one two three four five six." 2>/dev/null
-$PY -c 'import sys, numpy as np; np.savez(sys.argv[1], sr=np.int64(16000))' "$WORK/sr.npz"
+$PY -c 'import sys, numpy as np; np.savez(sys.argv[1], sr=np.int64(sys.argv[2]))' "$WORK/sr.npz" "$RATE"
+FRAME=$((512 * RATE / 16000))
 printf '%-22s %-12s %12s %12s %10s\n' model mode max_abs_err decisions cycles/frame
 for model in "${MODELS[@]}"; do
 	m=$(basename "$model" .onnx)
 	w=$WORK/$m
 	mkdir -p "$w"
-	$V frames "$model" "$WORK/test.npy" "$w/frames.npz" >/dev/null
-	$V frames "$model" "$WORK/cal.npy" "$w/calframes.npz" >/dev/null
+	$V frames "$model" "$WORK/test.npy" "$w/frames.npz" $FRAME "$RATE" >/dev/null
+	$V frames "$model" "$WORK/cal.npy" "$w/calframes.npz" $FRAME "$RATE" >/dev/null
 	# the state pairs: each input of rank 3 fed by the output after it of
 	# the same shape (h -> hn, c -> cn; state -> stateN)
 	read -r n nc state <<<"$($PY - "$model" "$w/frames.npz" "$w/calframes.npz" <<'EOF'
@@ -83,8 +91,10 @@ EOF
 f = np.load(sys.argv[1])
 print(" ".join("--shape %s=%s" % (k, ",".join(map(str, f[k].shape[1:] if k == "input" else f[k].shape)))
                for k in f.files if k != "sr"))' "$w/frames.npz")
+	bind=
+	[ -z "$BIND" ] || bind="--bind $WORK/sr.npz"
 	# shellcheck disable=SC2086
-	onnx2top "$model" --bind "$WORK/sr.npz" $shapes | top-opt -o "$w/m.top"
+	onnx2top "$model" $bind $shapes | top-opt -o "$w/m.top"
 	ir-run "$w/m.top" -i "$w/calframes.npz" --frames "$nc" --state "$state" -o "$w/calout.npz" \
 		--record-inputs "$w/samples.npz"
 	calibrate "$w/m.top" -d "$w/samples.npz" -o "$w/cali.table" --search-qtable "$w/search.qtable" \

@@ -6,16 +6,17 @@
 #       16 kHz mono float32 speech of each TEXT (espeak-ng, resampled by
 #       sox) with silences between and around, over low white noise and
 #       one louder noise burst; SEED picks the voice, lengths and noise.
-#   vad_frames.py frames MODEL.onnx UTT.npy OUT.npz [FRAME]
-#       The utterance cut into frames of FRAME samples (512), as the
-#       model's reference caller feeds them: a model with one state input
-#       (Silero v5 and later) takes each frame after the last 64 samples of
-#       the one before (zeros before the first), a model with h and c
+#   vad_frames.py frames MODEL.onnx UTT.npy OUT.npz [FRAME [RATE]]
+#       The utterance cut into frames of FRAME samples (512; 256 at a RATE
+#       of 8000, the utterance resampled to it first), as the model's
+#       reference caller feeds them: a model with one state input (Silero
+#       v5 and later) takes each frame after the last 64 samples of the one
+#       before (32 at 8 kHz; zeros before the first), a model with h and c
 #       inputs (Silero v4) the frame alone.  OUT.npz holds every graph input
-#       of the model: framed inputs stacked on a first axis [N, 1, len];
-#       state inputs zero, of the model's shape with batch 1; an integer
-#       scalar input (the sample rate) 16000.  It is the -i of
-#       `ir-run/tpu-sim --frames N --state ...` and of vad_ort.js.
+#       of the model: framed inputs stacked on a first axis [N, 1, len], the
+#       integer scalar input (the sample rate, RATE: 16000) too, as [N];
+#       state inputs zero, of the model's shape with batch 1.  It is the -i
+#       of `ir-run/tpu-sim --frames N --state ...` and of vad_ort.js.
 #   vad_frames.py calib FRAMES.npz REF.npz OUT.npz [STEP]
 #       Calibration samples for a stateful model: every STEP-th frame (1)
 #       of FRAMES.npz with the state the float model had there (REF.npz,
@@ -77,9 +78,13 @@ def dims(vi):
     return [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
 
 
-def frames(model, utt, out, frame):
+def frames(model, utt, out, frame, rate):
     g = onnx.load(model, load_external_data=False).graph
     x = np.load(utt).astype(np.float32)
+    context = CONTEXT * rate // RATE
+    if rate != RATE:
+        from scipy.signal import resample_poly
+        x = resample_poly(x, rate, RATE).astype(np.float32)
     n = x.size // frame
     x = x[:n * frame].reshape(n, frame)
     names = [i.name for i in g.input]
@@ -90,11 +95,11 @@ def frames(model, utt, out, frame):
         if i in state_in:
             arrays[i.name] = np.zeros([1 if v is None else v for v in d], np.float32)
         elif et == onnx.TensorProto.INT64 and not d:
-            arrays[i.name] = np.array(RATE, np.int64)
+            arrays[i.name] = np.full(n, rate, np.int64)
         elif len(d) == 2:
             if len(state_in) == 1:   # one state tensor: v5 and later take context
-                ctx = np.concatenate([np.zeros((1, CONTEXT), np.float32), x[:-1, -CONTEXT:]])
-                arrays[i.name] = np.concatenate([ctx, x], 1).reshape(n, 1, frame + CONTEXT)
+                ctx = np.concatenate([np.zeros((1, context), np.float32), x[:-1, -context:]])
+                arrays[i.name] = np.concatenate([ctx, x], 1).reshape(n, 1, frame + context)
             else:
                 arrays[i.name] = x.reshape(n, 1, frame)
         else:
@@ -172,8 +177,9 @@ def main():
     a = sys.argv[1:]
     if len(a) >= 4 and a[0] == "utterance":
         utterance(a[1], int(a[2]), a[3:])
-    elif len(a) in (4, 5) and a[0] == "frames":
-        frames(a[1], a[2], a[3], int(a[4]) if len(a) == 5 else 512)
+    elif len(a) in (4, 5, 6) and a[0] == "frames":
+        rate = int(a[5]) if len(a) == 6 else RATE
+        frames(a[1], a[2], a[3], int(a[4]) if len(a) >= 5 else 512 * rate // RATE, rate)
     elif len(a) in (4, 5) and a[0] == "calib":
         calib(a[1], a[2], a[3], int(a[4]) if len(a) == 5 else 1)
     elif len(a) == 6 and a[0] == "ort":
@@ -182,7 +188,7 @@ def main():
         compare(a[1], a[2], float(a[3]) if len(a) == 4 else None)
     else:
         sys.exit("usage: vad_frames.py utterance OUT.npy SEED TEXT... | "
-                 "frames MODEL.onnx UTT.npy OUT.npz [FRAME] | calib FRAMES.npz REF.npz OUT.npz [STEP] | "
+                 "frames MODEL.onnx UTT.npy OUT.npz [FRAME [RATE]] | calib FRAMES.npz REF.npz OUT.npz [STEP] | "
                  "ort MODEL.onnx FRAMES.npz N OUT=IN[,...] OUT.npz | compare OUT.npz REF.npz [TOL]")
 
 

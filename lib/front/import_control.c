@@ -321,11 +321,21 @@ static int import_if(struct imp *im)
 		body_free(&bt);
 		return rc;
 	}
+	/* A branch whose ops do not fit the shapes the graph has here (one
+	 * written for another input size: an LSTM fed a tensor of rank 5) is
+	 * not taken with them, or the model fails there at run time, as in
+	 * onnxruntime: it is kept as the reason it cannot run (attribute
+	 * then_error or else_error), and the op has the other branch only. */
+	char *why[2] = { NULL, NULL };
 	if (import_body(im, gt, 0, NULL, &bt) < 0)
-		return -1;
+		why[0] = xstrdup(err_msg());
 	if (import_body(im, ge, 0, NULL, &be) < 0) {
-		body_free(&bt);
-		return -1;
+		if (why[0]) {
+			err_set("%s", why[0]);   /* neither fits: the first branch's reason */
+			free(why[0]);
+			return -1;
+		}
+		why[1] = xstrdup(err_msg());
 	}
 	/* both branches take the union of what either captures, in one order */
 	int nu = 0;
@@ -342,6 +352,8 @@ static int import_if(struct imp *im)
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		struct body *b = pass ? &be : &bt;
+		if (!b->g)
+			continue;
 		int *in = xmalloc(sizeof(int) * (size_t)(nu + 1));
 		for (int j = 0; j < nu; j++) {
 			in[j] = -1;
@@ -362,8 +374,8 @@ static int import_if(struct imp *im)
 		free(outs);
 		free(in);
 	}
-	int n_out = bt.g->n_outputs, rc = 0;
-	if (be.g->n_outputs != n_out)
+	int n_out = (bt.g ? bt.g : be.g)->n_outputs, rc = 0;
+	if (bt.g && be.g && be.g->n_outputs != n_out)
 		rc = node_err(im, "the branches give %d and %d outputs", n_out, be.g->n_outputs);
 	int *outs = xmalloc(sizeof(int) * (size_t)(n_out + 1));
 	if (rc == 0)
@@ -376,13 +388,22 @@ static int import_if(struct imp *im)
 		int first = im->g->n_ops;
 		int k = graph_add_op(im->g, OP_IF, im->node_name, nu + 1, in, n_out, outs);
 		free(in);
-		op_set_graph(&im->g->ops[k], "then_branch", bt.g);
-		op_set_graph(&im->g->ops[k], "else_branch", be.g);
-		bt.g = be.g = NULL;
+		static const char *const branch[2] = { "then_branch", "else_branch" };
+		static const char *const error[2] = { "then_error", "else_error" };
+		struct body *b[2] = { &bt, &be };
+		for (int i = 0; i < 2; i++) {
+			if (b[i]->g)
+				op_set_graph(&im->g->ops[k], branch[i], b[i]->g);
+			else
+				op_set_str(&im->g->ops[k], error[i], why[i]);
+			b[i]->g = NULL;
+		}
 		rc = im->infer_ops(im, first);
 	}
 	free(outs);
 	free(u);
+	free(why[0]);
+	free(why[1]);
 	body_free(&bt);
 	body_free(&be);
 	return rc;

@@ -222,10 +222,19 @@ static int if_infer(struct ir_graph *g, struct ir_op *op)
 		return op_error(op, "the condition is required");
 	if (!numel_is_one(op_in(g, op, 0)))
 		return op_error(op, "the condition must hold one value");
-	struct ir_graph *a = body_check(g, op, "then_branch", 0, 1, op->n_in - 1);
-	struct ir_graph *b = a ? body_check(g, op, "else_branch", 0, 1, op->n_in - 1) : NULL;
-	if (!b)
+	/* a branch that cannot run on these shapes has only its reason (one
+	 * branch at most): the op's outputs are the other's */
+	const char *ea = op_str(op, "then_error", NULL), *eb = op_str(op, "else_error", NULL);
+	if (ea && eb)
+		return op_error(op, "neither branch can run: %s", ea);
+	struct ir_graph *a = ea ? NULL : body_check(g, op, "then_branch", 0, 1, op->n_in - 1);
+	struct ir_graph *b = eb || !(a || ea) ? NULL : body_check(g, op, "else_branch", 0, 1, op->n_in - 1);
+	if (!(a || ea) || !(b || eb))
 		return -1;
+	if (!a)
+		a = b;
+	if (!b)
+		b = a;
 	if (a->n_outputs != op->n_out || b->n_outputs != op->n_out)
 		return op_error(op, "the branches give %d and %d outputs, the op has %d",
 				a->n_outputs, b->n_outputs, op->n_out);
@@ -442,7 +451,12 @@ static int view_true(const struct view *v)
 static int if_run(struct kern *k)
 {
 	const struct ir_op *op = k->op;
-	const struct ir_graph *sub = op_graph(op, view_true(&k->in[0]) ? "then_branch" : "else_branch");
+	int take = view_true(&k->in[0]);
+	const struct ir_graph *sub = op_graph(op, take ? "then_branch" : "else_branch");
+	if (!sub)
+		return op_error(op, "the %s branch, taken, cannot run on the shapes the model was "
+				"imported for: %s", take ? "then" : "else",
+				op_str(op, take ? "then_error" : "else_error", "its graph is missing"));
 	struct body b;
 	body_init(&b, sub);
 	int rc = 0;
