@@ -394,9 +394,25 @@ int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum 
 
 static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t);
 
+int lower_nonfinite_weight(const struct lower_ctx *lc, const struct ir_op *op)
+{
+	for (int i = 0; i < op->n_in; i++) {
+		const struct ir_tensor *t = op->in[i] >= 0 ? &lc->top->tensors[op->in[i]] : NULL;
+		if (!t || !t->data || t->dtype != DT_F32)
+			continue;
+		const float *w = t->data;
+		for (int64_t j = 0, n = tensor_numel(t); j < n; j++)
+			if (!isfinite(w[j]))
+				return 1;
+	}
+	return 0;
+}
+
 int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
 {
 	double lo = INFINITY, hi = 0;
+	if (lower_nonfinite_weight(lc, op))
+		return 1;
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
 			continue;
