@@ -341,10 +341,11 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		qdt = lc->tpu->tensors[in[0]].dtype;
 	}
 	for (int i = 0; i < op->n_out; i++) {
-		/* f32 outputs take the op's dtype; bool and integer ones
-		 * (indices, predicates) keep theirs */
+		/* float outputs (f16 and bf16 ones of a model stored in half
+		 * precision too) take the op's dtype, as its inputs do; bool
+		 * and integer ones (indices, predicates) keep theirs */
 		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
-		enum ir_dtype dt = tdt != DT_F32 ? tdt : q ? qdt : fdt;
+		enum ir_dtype dt = tdt != DT_F32 && !is_float(tdt) ? tdt : q ? qdt : fdt;
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
@@ -547,8 +548,9 @@ static int lower_inputs(struct lower_ctx *lc)
 	return 0;
 }
 
-/* Graph outputs computed in another dtype than their Top one get a Cast
- * back under the Top name. */
+/* Graph outputs computed in another dtype than their Top float one (f32,
+ * or the f16 of a model stored in half precision) get a Cast back under
+ * the Top name. */
 static int lower_outputs(struct lower_ctx *lc)
 {
 	const struct ir_graph *top = lc->top;
@@ -560,11 +562,12 @@ static int lower_outputs(struct lower_ctx *lc)
 		int k = lower_value(lc, t);
 		const struct ir_tensor *s = &top->tensors[t];
 		enum ir_dtype dt = g->tensors[k].dtype;
-		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && s->dtype == DT_F32) {
-			int f = graph_add_tensor(g, s->name, DT_F32, s->rank, s->shape);
+		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && is_float(s->dtype)) {
+			int f = graph_add_tensor(g, s->name, s->dtype, s->rank, s->shape);
 			size_t n = strlen(s->name) + 16;
 			char *name = xmalloc(n);
-			snprintf(name, n, "%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_f32");
+			snprintf(name, n, "%s%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_",
+				 quant_is_q(dt) ? "" : dtype_name(s->dtype));
 			emit_cast(lc, name, k, f);
 			free(name);
 			k = f;
