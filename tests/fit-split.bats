@@ -11,6 +11,8 @@
 # the Tpu IR (bit for bit in int8), and the rewrite visible in the IR.
 load helpers
 
+bats_require_minimum_version 1.5.0
+
 setup_file() {
 	export FX="$BATS_FILE_TMPDIR/fx"
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/fit_fixtures.py" "$FX"
@@ -74,6 +76,11 @@ PYEOF
 	cmp "$FX/rnn/int8-tpu-b/tpu_out.npz" "$FX/rnn/int8-tpu-b/sim_out.npz"
 	run ir-print "$FX/rnn/f32-tpu-b/lowered.tpu"
 	assert_line --regexp '= LSTM\(%x, @W, @R, @B\).*// host$'
+	# the chip's minimum DDR traffic leaves out the weights only the host
+	# reads: x [4,1,32] in, y [4,1,1,512], Y_h and Y_c [1,1,512] out, f32
+	run --separate-stderr tpu-sim "$FX/rnn/f32-tpu-b/model.tmodel" -i "$FX/rnn/input.npz" -o /dev/null
+	assert_success
+	assert_regex "$stderr" 'minimum 12.5 KiB\)'
 }
 
 @test "bidirectional LSTM and GRU too large as one op run as one op per direction, the same bits" {
