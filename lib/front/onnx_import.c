@@ -78,7 +78,9 @@ static int twin_tensor(struct ir_graph *g, int t, enum ir_dtype dt, const char *
 	char base[512];
 	snprintf(base, sizeof base, "%s_%s", g->tensors[t].name, tag);
 	char *name = graph_unique_name(g, base, 1);
-	int k = graph_add_tensor(g, name, dt, g->tensors[t].rank, g->tensors[t].shape);
+	int64_t shape[IR_MAX_RANK];   /* g->tensors may move */
+	memcpy(shape, g->tensors[t].shape, sizeof shape);
+	int k = graph_add_tensor(g, name, dt, g->tensors[t].rank, shape);
 	free(name);
 	return k;
 }
