@@ -34,6 +34,17 @@ static int is_float(enum ir_dtype dt)
 	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;
 }
 
+/* 1 if op reads or writes a float tensor (f32, f16, bf16). */
+static int float_operands(const struct ir_graph *top, const struct ir_op *op)
+{
+	for (int j = 0; j < op->n_in + op->n_out; j++) {
+		int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		if (t >= 0 && is_float(top->tensors[t].dtype))
+			return 1;
+	}
+	return 0;
+}
+
 int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int *in,
 	       int n_out, const int *out)
 {
@@ -870,6 +881,9 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			rc = lower_host(&lc, op);
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
+		} else if (lc.mode == MODE_INT8 && !float_operands(top, op)) {
+			/* integers only (a Concat of indices): nothing to quantise */
+			rc = lower_default(&lc, op);
 		} else if (!d->lower) {
 			/* no int8 form: a float op in the fallback mode */
 			if (lc.mode == MODE_INT8)
