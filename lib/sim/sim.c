@@ -257,9 +257,15 @@ static int host_run(struct machine *mc, int l, double *ms)
 	for (int i = 0; i < op->n_in; i++)
 		if (op->in[i] >= 0 && !g->tensors[op->in[i]].dyn)
 			mc->host_val[op->in[i]] = mc->ddr + g->tensors[op->in[i]].addr;
+	/* zeroed, as ir-run's buffers: a kernel that writes fewer elements
+	 * than a static output holds (a Slice [0:100] of a dynamic tensor
+	 * that has fewer rows in this run) leaves zeros, not old bytes */
 	for (int i = 0; i < op->n_out; i++)
-		if (!g->tensors[op->out[i]].dyn)
-			mc->host_val[op->out[i]] = xaligned(tensor_bytes(&g->tensors[op->out[i]]) + 64);
+		if (!g->tensors[op->out[i]].dyn) {
+			size_t nb = tensor_bytes(&g->tensors[op->out[i]]) + 64;
+			mc->host_val[op->out[i]] = xaligned(nb);
+			memset(mc->host_val[op->out[i]], 0, nb);
+		}
 	double t0 = now_seconds();
 	int rc = dynrun_op(mc->dr, l, op_kernel(g, op), 1);
 	*ms += (now_seconds() - t0) * 1e3;
