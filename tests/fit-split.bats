@@ -4,11 +4,14 @@
 # longer than a DMA block moves in stages (lower_rows.c), window ops along
 # such a row in blocks of their output (lower_wsplit.c), a Conv of two
 # groups too wide per group in parts of its groups, then of K
-# (lower_kin.c), an LSTM nothing divides on the host.  Models from
+# (lower_kin.c), a bidirectional LSTM or GRU one op per direction, an
+# LSTM nothing divides on the host.  Models from
 # tests/fixtures/fit_fixtures.py, f32 on tpu-a
 # and int8 on tpu-b: the Tpu IR close to the Top IR, tpu-sim as ir-run on
 # the Tpu IR (bit for bit in int8), and the rewrite visible in the IR.
 load helpers
+
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	export FX="$BATS_FILE_TMPDIR/fx"
@@ -73,4 +76,32 @@ PYEOF
 	cmp "$FX/rnn/int8-tpu-b/tpu_out.npz" "$FX/rnn/int8-tpu-b/sim_out.npz"
 	run ir-print "$FX/rnn/f32-tpu-b/lowered.tpu"
 	assert_line --regexp '= LSTM\(%x, @W, @R, @B\).*// host$'
+	# the chip's minimum DDR traffic leaves out the weights only the host
+	# reads: x [4,1,32] in, y [4,1,1,512], Y_h and Y_c [1,1,512] out, f32
+	run --separate-stderr tpu-sim "$FX/rnn/f32-tpu-b/model.tmodel" -i "$FX/rnn/input.npz" -o /dev/null
+	assert_success
+	assert_regex "$stderr" 'minimum 12.5 KiB\)'
+}
+
+@test "bidirectional LSTM and GRU too large as one op run as one op per direction, the same bits" {
+	deploy birnn f32 tpu-b
+	deploy birnn int8 tpu-b
+	cmp "$FX/birnn/int8-tpu-b/tpu_out.npz" "$FX/birnn/int8-tpu-b/sim_out.npz"
+	run ir-print "$FX/birnn/f32-tpu-b/lowered.tpu"
+	refute_output --partial '// host'
+	refute_output --partial 'bidirectional'
+	assert_output --regexp 'y_dir0, %yh_dir0, %yc_dir0 = LSTM\(%x, @W_dir0, @R_dir0, @B_dir0, %h0_dir0_c\) \{direction="forward".*activations="Sigmoid,Tanh,Tanh"'
+	assert_output --regexp 'y_dir1, %yh_dir1, %yc_dir1 = LSTM\(%x, @W_dir1, .*\{direction="reverse".*activations="Sigmoid,Softsign,Tanh"'
+	assert_output --regexp 'y = Concat\(%y_dir0, %y_dir1\) \{axis=1\}'
+	assert_output --regexp 'yc = Concat\(%yc_dir0, %yc_dir1\) \{axis=0\}'
+	assert_output --regexp 'g = Concat\(%g_dir0, %g_dir1\) \{axis=2\}'
+	assert_output --regexp 'gh = Concat\(%gh_dir0, %gh_dir1\) \{axis=1\}'
+	# each direction as the whole op computed it: f32 tpu-sim as the Top IR, bit for bit
+	/usr/bin/python3 - "$FX/birnn/f32-tpu-b" <<'PYEOF'
+import sys, numpy as np
+t, s = np.load(sys.argv[1] + "/top_out.npz"), np.load(sys.argv[1] + "/sim_out.npz")
+assert sorted(t.files) == ["g", "gh", "y", "yc", "yh"], t.files
+for k in t.files:
+    assert np.array_equal(t[k], s[k]), k
+PYEOF
 }

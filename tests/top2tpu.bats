@@ -446,6 +446,42 @@ print('scores', c, 'softmax', c2)
 sys.exit(not (c > 0.999 and c2 > 0.999))"
 }
 
+# Faster R-CNN's RPN concatenates the indices of its TopKs: an op on
+# integers only, which calibration gives no threshold (nothing to
+# quantise), lowers as in f32, its integers kept.
+@test "int8: an op on integers only (a Concat of TopK indices, an Add of offsets) needs no threshold and keeps its integers" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+d = sys.argv[1]
+g = h.make_graph([
+    h.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1),
+    h.make_node("Add", ["i", "off"], ["j"], name="offset"),
+    h.make_node("Concat", ["i", "j"], ["ij"], name="cat", axis=1),
+    h.make_node("Relu", ["v"], ["r"], name="relu"),
+], "ints", [h.make_tensor_value_info("x", TP.FLOAT, [1, 16])],
+    [h.make_tensor_value_info("ij", TP.INT64, [1, 8]), h.make_tensor_value_info("r", TP.FLOAT, [1, 4])],
+    [nh.from_array(np.array([4], np.int64), "k"), nh.from_array(np.array(16, np.int64), "off")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/ints.onnx")
+r = np.random.RandomState(5)
+x = r.standard_normal((1, 16)).astype(np.float32)
+np.savez(d + "/in.npz", x=x)
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 16)).astype(np.float32))
+i = np.argsort(-x, 1)[:, :4]
+np.save(d + "/ij.npy", np.concatenate([i, i + 16], 1))
+PYEOF
+	onnx2top "$T/ints.onnx" -o "$T/ints.top"
+	calibrate "$T/ints.top" -d "$T/cal.npz" -o "$T/ints.table"
+	run grep -c '^ij ' "$T/ints.table"
+	assert_output 0
+	top2tpu "$T/ints.top" --chip tpu-a --mode int8 --calib "$T/ints.table" -o "$T/ints.tpu"
+	run irdump "$T/ints.tpu"
+	assert_line 'op Concat cat in=i,j out=ij axis=1'
+	ir-run "$T/ints.tpu" -i "$T/in.npz" -o "$T/q.npz"
+	$PY -c "import numpy as np; q = np.load('$T/q.npz')['ij']; e = np.load('$T/ij.npy')
+assert (q == e).all(), (q, e)"
+}
+
 @test "int8 MatMul: weights per column, two activations per tensor with batch broadcast, constant A in bf16" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx

@@ -34,6 +34,17 @@ static int is_float(enum ir_dtype dt)
 	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;
 }
 
+/* 1 if op reads or writes a float tensor (f32, f16, bf16). */
+static int float_operands(const struct ir_graph *top, const struct ir_op *op)
+{
+	for (int j = 0; j < op->n_in + op->n_out; j++) {
+		int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		if (t >= 0 && is_float(top->tensors[t].dtype))
+			return 1;
+	}
+	return 0;
+}
+
 int lower_emit(struct lower_ctx *lc, const struct ir_op *op, int n_in, const int *in,
 	       int n_out, const int *out)
 {
@@ -341,10 +352,11 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		qdt = lc->tpu->tensors[in[0]].dtype;
 	}
 	for (int i = 0; i < op->n_out; i++) {
-		/* f32 outputs take the op's dtype; bool and integer ones
-		 * (indices, predicates) keep theirs */
+		/* float outputs (f16 and bf16 ones of a model stored in half
+		 * precision too) take the op's dtype, as its inputs do; bool
+		 * and integer ones (indices, predicates) keep theirs */
 		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
-		enum ir_dtype dt = tdt != DT_F32 ? tdt : q ? qdt : fdt;
+		enum ir_dtype dt = tdt != DT_F32 && !is_float(tdt) ? tdt : q ? qdt : fdt;
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
@@ -394,9 +406,25 @@ int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum 
 
 static double tensor_reach(const struct ir_graph *top, const struct calib_table *tab, int t);
 
+int lower_nonfinite_weight(const struct lower_ctx *lc, const struct ir_op *op)
+{
+	for (int i = 0; i < op->n_in; i++) {
+		const struct ir_tensor *t = op->in[i] >= 0 ? &lc->top->tensors[op->in[i]] : NULL;
+		if (!t || !t->data || t->dtype != DT_F32)
+			continue;
+		const float *w = t->data;
+		for (int64_t j = 0, n = tensor_numel(t); j < n; j++)
+			if (!isfinite(w[j]))
+				return 1;
+	}
+	return 0;
+}
+
 int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op)
 {
 	double lo = INFINITY, hi = 0;
+	if (lower_nonfinite_weight(lc, op))
+		return 1;
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
 			continue;
@@ -531,8 +559,9 @@ static int lower_inputs(struct lower_ctx *lc)
 	return 0;
 }
 
-/* Graph outputs computed in another dtype than their Top one get a Cast
- * back under the Top name. */
+/* Graph outputs computed in another dtype than their Top float one (f32,
+ * or the f16 of a model stored in half precision) get a Cast back under
+ * the Top name. */
 static int lower_outputs(struct lower_ctx *lc)
 {
 	const struct ir_graph *top = lc->top;
@@ -544,11 +573,12 @@ static int lower_outputs(struct lower_ctx *lc)
 		int k = lower_value(lc, t);
 		const struct ir_tensor *s = &top->tensors[t];
 		enum ir_dtype dt = g->tensors[k].dtype;
-		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && s->dtype == DT_F32) {
-			int f = graph_add_tensor(g, s->name, DT_F32, s->rank, s->shape);
+		if (dt != s->dtype && (quant_is_q(dt) || is_float(dt)) && is_float(s->dtype)) {
+			int f = graph_add_tensor(g, s->name, s->dtype, s->rank, s->shape);
 			size_t n = strlen(s->name) + 16;
 			char *name = xmalloc(n);
-			snprintf(name, n, "%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_f32");
+			snprintf(name, n, "%s%s%s", s->name, quant_is_q(dt) ? "_dequant" : "_cast_",
+				 quant_is_q(dt) ? "" : dtype_name(s->dtype));
 			emit_cast(lc, name, k, f);
 			free(name);
 			k = f;
@@ -851,6 +881,9 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			rc = lower_host(&lc, op);
 		} else if (!d->lower && (!d->run_f32 || !d->run_tpu)) {
 			rc = op_error(op, "cannot be lowered to the tpu dialect");
+		} else if (lc.mode == MODE_INT8 && !float_operands(top, op)) {
+			/* integers only (a Concat of indices): nothing to quantise */
+			rc = lower_default(&lc, op);
 		} else if (!d->lower) {
 			/* no int8 form: a float op in the fallback mode */
 			if (lc.mode == MODE_INT8)

@@ -178,9 +178,13 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct
  * largest |w| of weights) differ by more than LOWER_RANGE_RATIO, a
  * constant broadcast over the activations counting only when it is the
  * larger (a bias below them is rounded as the sum is; a Concat's
- * constant, or one of the output's size, counts both ways); 0 too when
- * the table lacks one. */
+ * constant, or one of the output's size, counts both ways), a weight
+ * holding an infinity always; 0 too when the table lacks one. */
 int lower_ranges_apart(struct lower_ctx *lc, const struct ir_op *op);
+/* 1 if an f32 weight OP reads holds an infinity or a NaN (a causal
+ * attention mask of -inf): no int8 scale reaches it, and the op runs in
+ * float (lower_ranges_apart counts it as apart). */
+int lower_nonfinite_weight(const struct lower_ctx *lc, const struct ir_op *op);
 
 /* 1 if every activation input of OP is float in the Tpu graph so far
  * (and there is one), with *MODE the float mode of the first: an op that

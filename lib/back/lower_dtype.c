@@ -91,9 +91,12 @@ int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char
 		return 1;
 	if (!op_has(op->type, OPF_F32_ONLY))
 		return 0;
+	/* f16 and bf16 tensors (a model stored in half precision) are float
+	 * to the chip: the op computes in the mode's float dtype */
 	for (int j = 0; j < op->n_in + op->n_out; j++) {
 		int ti = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
-		if (ti >= 0 && top->tensors[ti].dtype != DT_F32)
+		enum ir_dtype dt = ti >= 0 ? top->tensors[ti].dtype : DT_F32;
+		if (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16)
 			return 1;
 	}
 	return 0;

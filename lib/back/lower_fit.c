@@ -33,11 +33,14 @@
  *    concatenated (lib/back/lower_axsplit.c);
  *  - a reduction (a global pool too), Softmax, LogSoftmax, ArgMax or a
  *    normalisation whose rows do not fit runs in stages over shorter rows
- *    (lib/back/lower_rows.c).
+ *    (lib/back/lower_rows.c);
+ *  - a bidirectional LSTM, GRU or RNN runs as one op per direction
+ *    (rnn_directions).
  *
  * An op that none of these cuts (an LSTM or GRU whose recurrent weights
  * fill a lane) runs on the host as a last resort, its float kernel between
- * Casts (host_fallback).
+ * Casts (host_fallback).  An op with more operands than a command takes
+ * is judged as lower_split_wide will narrow it (split_fits).
  *
  * The fit of an op that reads weights is tested with 7/8 of the chip's
  * local memory, leaving room for what weight-reorder adds (merged
@@ -358,6 +361,89 @@ static int host_fallback(struct fit *f, int i)
 	return 1;
 }
 
+/* A bidirectional LSTM, GRU or RNN whose two directions together do not
+ * fit: one op per direction (forward, then reverse) on that direction's
+ * W, R, B, P and initial states, their outputs concatenated along the
+ * direction axis.  A weight [2, G*H, K] lies with its directions across
+ * the lanes, so each lane holds a whole direction; a weight [1, G*H, K]
+ * spreads its G*H rows over the lanes instead.  The directions never
+ * read each other's values, so the bits are the same.  0 when op i is
+ * not such an op. */
+static int rnn_directions(struct fit *f, int i)
+{
+	struct ir_graph *g = f->g;
+	struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_LSTM && op->type != OP_GRU && op->type != OP_RNN) ||
+	    strcmp(op_str(op, "direction", "forward"), "bidirectional") || op_attr(op, "slots") ||
+	    op_attr(op, "activation_alpha") || op_attr(op, "activation_beta") || op->n_out < 1 ||
+	    op->out[0] < 0)
+		return 0;
+	int layout = (int)op_int(op, "layout", 0), n_in = op->n_in, n_out = op->n_out;
+	int n_act = op->type == OP_LSTM ? 3 : op->type == OP_GRU ? 2 : 1;
+	const struct ir_attr *os = op_attr(op, "out_slots");
+	/* the direction axis of each output: Y [T, D, N, H] (layout 1:
+	 * [N, T, D, H]), Y_h and Y_c [D, N, H] ([N, D, H]) */
+	int64_t *ax = xmalloc(sizeof *ax * (size_t)(n_out + 1));
+	for (int j = 0; j < n_out; j++) {
+		int slot = os && os->kind == ATTR_INTS && j < os->n ? (int)os->ints[j] : j;
+		ax[j] = slot == 0 ? 1 + layout : layout;
+	}
+	/* activations named per direction keep their own half */
+	char *acts = xstrdup(op_str(op, "activations", ""));
+	int n_names = *acts ? 1 : 0;
+	for (const char *s = acts; *s; s++)
+		n_names += *s == ',';
+	int *in = xmalloc(sizeof *in * (size_t)(n_in + 1));
+	int *parts = xmalloc(sizeof *parts * (size_t)(2 * n_out + 1));
+	for (int d = 0; d < 2; d++) {
+		memcpy(in, g->ops[i].in, sizeof *in * (size_t)n_in);
+		for (int j = 1; j < n_in; j++) {
+			/* X (0) and sequence_lens (4) serve both directions;
+			 * initial_h and initial_c (5, 6) lie as Y_h */
+			int a = j == 4 ? -1 : j >= 5 && j <= 6 ? layout : 0;
+			if (in[j] < 0 || a < 0)
+				continue;
+			in[j] = g->tensors[in[j]].data ? graph_weight_slice(g, in[j], a, d, d + 1, "dir")
+						       : split_slice(g, in[j], a, d, d + 1, "dir", kin_note, f, i);
+		}
+		int *out = parts + d * n_out;
+		for (int j = 0; j < n_out; j++)
+			out[j] = g->ops[i].out[j] < 0 ? -1
+						      : split_part_tensor(g, g->ops[i].out[j], (int)ax[j], 1, "dir", d);
+		int k = graph_add_op(g, g->ops[i].type, g->tensors[out[0]].name, n_in, in, n_out, out);
+		op_copy_attrs(&g->ops[k], &g->ops[i]);
+		op_set_str(&g->ops[k], "direction", d ? "reverse" : "forward");
+		if (n_names == 2 * n_act) {   /* names d * n_act .. (d + 1) * n_act - 1 */
+			char *s = acts, *e;
+			for (int q = 0; q < d * n_act; q++)
+				s = strchr(s, ',') + 1;
+			e = s;
+			for (int q = 0; q < n_act - 1; q++)
+				e = strchr(e, ',') + 1;
+			e += strcspn(e, ",");
+			char c = *e;
+			*e = 0;
+			op_set_str(&g->ops[k], "activations", s);
+			*e = c;
+		}
+		note(f, k, i, 0);
+	}
+	for (int j = n_out - 1; j >= 0; j--) {
+		int two[2] = { parts[j], parts[n_out + j] };
+		if (two[0] < 0)
+			continue;
+		if (j == 0)
+			split_concat(g, i, two, 2, ax[0]);
+		else
+			note(f, split_concat_new(g, g->ops[i].out[j], two, 2, ax[j]), i, 0);
+	}
+	free(acts);
+	free(in);
+	free(parts);
+	free(ax);
+	return 1;
+}
+
 /* 1 when op i reads a weight (whose coefficients weight-reorder may add to). */
 static int has_weight(const struct ir_graph *g, int i)
 {
@@ -380,7 +466,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 	for (int i = 0; i < f.n0; i++) {
 		/* the margin only where weight-reorder adds to the op */
 		const struct chip *cc = has_weight(g, i) ? &c : chip;
-		int rc = codegen_op_fits(g, cc, i);
+		int rc = split_fits(g, cc, i, NULL);
 		if (rc != 0)
 			continue;
 		/* parts of the batch first: they cost copies only, where
@@ -390,7 +476,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
 		    lower_wsplit(g, i, cc, kin_note, &f) ||
 		    matmul_cols(&f, i, chip) || lower_rows(g, i, cc, kin_note, &f) ||
-		    (codegen_op_fits(g, chip, i) == 0 && host_fallback(&f, i)))
+		    rnn_directions(&f, i) || (split_fits(g, chip, i, NULL) == 0 && host_fallback(&f, i)))
 			any = 1;
 	}
 	err_set("%s", "");

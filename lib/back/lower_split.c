@@ -5,6 +5,8 @@
 
 #include "back/codegen.h"
 #include "back/lower_split.h"
+#include "back/lower_wide.h"
+#include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
 #include "quant/quant.h"
@@ -111,7 +113,8 @@ int split_fits(const struct ir_graph *g, const struct chip *c, int i,
 		if (map[j] >= 0)
 			continue;
 		const struct ir_tensor *x = &g->tensors[t];
-		map[j] = graph_add_tensor(s, x->name, x->dtype, x->rank, shape[j] ? shape[j] : x->shape);
+		map[j] = graph_add_tensor(s, x->name, x->dtype, x->rank,
+					  shape && shape[j] ? shape[j] : x->shape);
 		struct ir_tensor *y = &s->tensors[map[j]];
 		y->scale = x->scale;
 		y->zero_point = x->zero_point;
@@ -124,6 +127,17 @@ int split_fits(const struct ir_graph *g, const struct chip *c, int i,
 	op_copy_attrs(&s->ops[k], op);
 	s->ops[k].place = op->place;
 	int rc = codegen_op_fits(s, c, k);
+	if (rc < 0 && op->n_in + op->n_out > ISA_MAX_OPERANDS) {
+		/* too wide for a command: judged as lower_split_wide makes it,
+		 * the narrowed op the last of its type */
+		err_set("%s", "");
+		if (lower_split_wide(s) == 0)
+			for (int q = s->n_ops - 1; q >= 0; q--)
+				if (s->ops[q].type == op->type) {
+					rc = codegen_op_fits(s, c, q);
+					break;
+				}
+	}
 	free(map);
 	graph_free(s);
 	return rc;

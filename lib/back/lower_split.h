@@ -41,8 +41,10 @@ int split_concat_new(struct ir_graph *g, int y, const int *parts, int n, int64_t
 
 /* Whether op i of g would fit the local memory of chip c
  * (codegen_op_fits) with shape[j] in place of the shape of input j (j <
- * n_in) and of output j - n_in (NULL: as it is), ranks unchanged.  g is
- * not changed: the test runs on a graph of that op alone. */
+ * n_in) and of output j - n_in (NULL: as it is; shape NULL: all as they
+ * are), ranks unchanged.  An op with more operands than a command takes
+ * is judged as lower_split_wide narrows it.  g is not changed: the test
+ * runs on a graph of that op alone. */
 int split_fits(const struct ir_graph *g, const struct chip *c, int i,
 	       const int64_t *const *shape);
 

@@ -11,7 +11,8 @@
  * initial_c.  Still too wide, an LSTM packs B with P, then initial_h with
  * initial_c, into one input each (a Concat before it): X, W, R, B, initial_h,
  * initial_c with Y, Y_h, Y_c (a stacked LSTM that returns its state) are 8.
- * What is wider still is refused, naming the op.
+ * What is wider still is refused, naming the op.  An op on the host
+ * (PLACE_HOST) runs whole: its host command has no operands.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,10 @@
 #include "ir/base.h"
 #include "ir/op.h"
 
+/* A host op (PLACE_HOST) runs whole: its command has no operands. */
 static int wide_kind(const struct ir_op *op)
 {
-	return op->n_out == 1 && op->n_in + op->n_out > ISA_MAX_OPERANDS &&
+	return op->n_out == 1 && op->n_in + op->n_out > ISA_MAX_OPERANDS && op->place != PLACE_HOST &&
 	       (op->type == OP_CONCAT || op->type == OP_SUM || op->type == OP_MAX ||
 		op->type == OP_MIN);
 }

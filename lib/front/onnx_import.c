@@ -72,9 +72,92 @@ static int import_constant(struct imp *im, const char *out)
 	return 0;
 }
 
+/* A tensor like tensor T (its shape) in dtype DT, named "<T>_<tag>". */
+static int twin_tensor(struct ir_graph *g, int t, enum ir_dtype dt, const char *tag)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", g->tensors[t].name, tag);
+	char *name = graph_unique_name(g, base, 1);
+	int64_t shape[IR_MAX_RANK];   /* g->tensors may move */
+	memcpy(shape, g->tensors[t].shape, sizeof shape);
+	int k = graph_add_tensor(g, name, dt, g->tensors[t].rank, shape);
+	free(name);
+	return k;
+}
+
+/* The half dtype (f16, bf16) of op's first such input, DT_F32 when none. */
+static enum ir_dtype half_input(const struct ir_graph *g, const struct ir_op *op)
+{
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] >= 0 && (g->tensors[op->in[j]].dtype == DT_F16 ||
+				       g->tensors[op->in[j]].dtype == DT_BF16))
+			return g->tensors[op->in[j]].dtype;
+	return DT_F32;
+}
+
+/* Move the ops appended from N0 on to just before op AT. */
+static void ops_move_before(struct ir_graph *g, int n0, int at)
+{
+	int added = g->n_ops - n0;
+	struct ir_op *tmp = xmalloc(sizeof *tmp * (size_t)(added + 1));
+	memcpy(tmp, &g->ops[n0], sizeof *tmp * (size_t)added);
+	memmove(&g->ops[at + added], &g->ops[at], sizeof *tmp * (size_t)(n0 - at));
+	memcpy(&g->ops[at], tmp, sizeof *tmp * (size_t)added);
+	free(tmp);
+}
+
+/* A model stored in half precision: op I has no kernel for its f16 or bf16
+ * inputs, so it computes in f32 between Casts, as a runtime without a
+ * half kernel for it does: each half input widened (exactly) by a Cast
+ * put before op I, inferred and folded here (a weight's is a weight).
+ * Returns the number of Casts put before op I. */
+static int widen_inputs(struct imp *im, int i)
+{
+	struct ir_graph *g = im->g;
+	int n0 = g->n_ops;
+	for (int j = 0; j < g->ops[i].n_in; j++) {
+		int t = g->ops[i].in[j];
+		if (t < 0 || (g->tensors[t].dtype != DT_F16 && g->tensors[t].dtype != DT_BF16))
+			continue;
+		int w = twin_tensor(g, t, DT_F32, "f32");
+		int k = graph_add_op(g, OP_CAST, g->tensors[w].name, 1, &t, 1, &w);
+		op_set_str(&g->ops[k], "to", "f32");
+		g->ops[i].in[j] = w;
+	}
+	int n = g->n_ops - n0;
+	ops_move_before(g, n0, i);
+	for (int k = i; k < i + n; k++) {
+		if (op_infer(g, &g->ops[k]) < 0 || pass_fold_op(g, k, SIZE_MAX) < 0)
+			return -1;
+		set_known(im, g->ops[k].out[0]);
+	}
+	return n;
+}
+
+/* After widen_inputs: op I's f32 outputs rounded back to DT by Casts put
+ * just after it (its consumers read the half tensors the model names). */
+static void narrow_outputs(struct imp *im, int i, enum ir_dtype dt)
+{
+	struct ir_graph *g = im->g;
+	int n0 = g->n_ops;
+	for (int j = 0; j < g->ops[i].n_out; j++) {
+		int t = g->ops[i].out[j];
+		if (t < 0 || g->tensors[t].dtype != DT_F32)
+			continue;
+		int w = twin_tensor(g, t, DT_F32, "f32");
+		set_known(im, w);
+		g->tensors[t].dtype = dt;
+		g->ops[i].out[j] = w;
+		int k = graph_add_op(g, OP_CAST, g->tensors[t].name, 1, &w, 1, &t);
+		op_set_str(&g->ops[k], "to", dtype_name(dt));
+	}
+	ops_move_before(g, n0, i + 1);
+}
+
 /* Infer the ops that the node being imported added, from op FIRST on:
  * later nodes need shapes (auto_pad, Reshape's 0 and -1); then fold what is
- * constant, and refuse dtypes no kernel takes. */
+ * constant, and refuse dtypes no kernel takes.  An op without a kernel
+ * for the half tensors it reads computes in f32 between Casts. */
 static int import_infer_ops(struct imp *im, int first)
 {
 	struct ir_graph *g = im->g;
@@ -83,8 +166,29 @@ static int import_infer_ops(struct imp *im, int first)
 		if (op->type == OP_COUNT)
 			continue;   /* folded by its converter (import_quant.c) */
 		const struct op_def *def = op_defs[op->type];
-		if (!def->infer || op_infer(g, op) < 0 || limit_check_outputs(g, op) < 0)
+		enum ir_dtype half = half_input(g, op);
+		int wide = 0, n, rc;
+		if (def->infer && half != DT_F32 && op_has(op->type, OPF_F32_ONLY) &&
+		    !op_takes_dtype(op->type, half) && !(im->outer && def->run_const)) {
+			if ((n = widen_inputs(im, i)) < 0)
+				return err_prefix("'%s'", im->path);
+			i += n, op = &g->ops[i], wide = 1;
+		}
+		rc = def->infer ? op_infer(g, op) : -1;
+		if (rc < 0 && def->infer && !wide && half != DT_F32) {
+			/* an op whose inference refuses half inputs (Softmax) */
+			err_set("%s", "");
+			if ((n = widen_inputs(im, i)) < 0)
+				return err_prefix("'%s'", im->path);
+			i += n, op = &g->ops[i], wide = 1;
+			rc = op_infer(g, op);
+		}
+		if (rc < 0 || limit_check_outputs(g, op) < 0)
 			return def->infer ? err_prefix("'%s'", im->path) : node_err(im, "no shape inference");
+		if (wide) {
+			narrow_outputs(im, i, half);
+			op = &g->ops[i];
+		}
 		for (int j = 0; j < op->n_out; j++)
 			set_known(im, op->out[j]);
 		/* Folded whatever its size; graph_compact() drops the op. */

@@ -140,6 +140,8 @@ static int add_lower(struct lower_ctx *lc, const struct ir_op *op)
 
 static int mul_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
+	if (lc->mode == MODE_INT8 && lower_nonfinite_weight(lc, op))
+		return lower_fallback(lc, op);
 	return binary_lower(lc, op, 1);
 }
 

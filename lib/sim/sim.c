@@ -257,9 +257,15 @@ static int host_run(struct machine *mc, int l, double *ms)
 	for (int i = 0; i < op->n_in; i++)
 		if (op->in[i] >= 0 && !g->tensors[op->in[i]].dyn)
 			mc->host_val[op->in[i]] = mc->ddr + g->tensors[op->in[i]].addr;
+	/* zeroed, as ir-run's buffers: a kernel that writes fewer elements
+	 * than a static output holds (a Slice [0:100] of a dynamic tensor
+	 * that has fewer rows in this run) leaves zeros, not old bytes */
 	for (int i = 0; i < op->n_out; i++)
-		if (!g->tensors[op->out[i]].dyn)
-			mc->host_val[op->out[i]] = xaligned(tensor_bytes(&g->tensors[op->out[i]]) + 64);
+		if (!g->tensors[op->out[i]].dyn) {
+			size_t nb = tensor_bytes(&g->tensors[op->out[i]]) + 64;
+			mc->host_val[op->out[i]] = xaligned(nb);
+			memset(mc->host_val[op->out[i]], 0, nb);
+		}
 	double t0 = now_seconds();
 	int rc = dynrun_op(mc->dr, l, op_kernel(g, op), 1);
 	*ms += (now_seconds() - t0) * 1e3;
@@ -521,8 +527,9 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		struct sim_layer *l = &st->layer[i];
-		if (op->place != PLACE_HOST)
-			l->macs = op_macs(g, op);
+		if (op->place == PLACE_HOST)
+			continue;   /* the host's, not the chip's: no MACs, no bytes */
+		l->macs = op_macs(g, op);
 		st->macs += l->macs;
 		/* The layer's own minimum DDR traffic, as the model's below. */
 		for (int j = 0; j < op->n_in; j++) {
@@ -535,8 +542,17 @@ static void stats_static(const struct tmodel *m, const struct chip *c, struct si
 			if (op->out[j] >= 0 && listed(g->outputs, g->n_outputs, op->out[j]))
 				l->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[op->out[j]]);
 	}
+	/* a weight only host ops read never crosses the chip's DDR port:
+	 * the host reads it, in time that is not the chip's */
+	char *chip_reads = xcalloc((size_t)g->n_tensors + 1, 1);
+	for (int i = 0; i < g->n_ops; i++)
+		for (int j = 0; j < g->ops[i].n_in; j++)
+			if (g->ops[i].in[j] >= 0 && g->ops[i].place != PLACE_HOST)
+				chip_reads[g->ops[i].in[j]] = 1;
 	for (int i = 0; i < g->n_tensors; i++)
-		st->min_ddr_bytes += own[i];
+		if (chip_reads[i] || !g->tensors[i].data)
+			st->min_ddr_bytes += own[i];
+	free(chip_reads);
 	free(own);
 	for (int i = 0; i < g->n_inputs; i++)
 		st->min_ddr_bytes += (int64_t)tensor_bytes(&g->tensors[g->inputs[i]]);

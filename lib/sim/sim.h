@@ -39,7 +39,7 @@ struct sim_stats {
 	int64_t cmp_busy;        /* cycles the compute engine worked */
 	int64_t ddr_bytes;       /* bytes moved between DDR and local memory */
 	int64_t macs;            /* multiply-accumulates of Conv, Gemm, MatMul */
-	int64_t min_ddr_bytes;   /* weights + network inputs + outputs, once */
+	int64_t min_ddr_bytes;   /* weights (not those only host ops read) + network inputs + outputs, once */
 	int peak_macs;           /* cube MACs per cycle for the model's mode */
 	int64_t bound;           /* roofline: max(macs / peak, min_ddr_bytes / ddr_bpc), cycles */
 	double seconds;          /* cycles at the chip's clock */
