@@ -320,12 +320,15 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		rc = run_graph(&s, top, s.ref);
 
 	/* Candidates: in int8, ops whose lowering does more than copy the op
-	 * through; in a float mode, every op (each rounds its outputs). */
+	 * through, and ops with no int8 form, which int8 runs in the fallback
+	 * float dtype (an LSTM in bf16: f32 is the only finer choice); in a
+	 * float mode, every op (each rounds its outputs). */
 	struct ranked *cand = xmalloc(sizeof *cand * (size_t)(top->n_ops + 1));
 	int nc = 0;
 	for (int i = 0; i < top->n_ops; i++) {
 		const struct op_def *d = op_defs[top->ops[i].type];
-		if (top->ops[i].name && (o->mode != MODE_INT8 ||
+		int fallback = !d->lower && d->run_f32 && d->run_tpu;
+		if (top->ops[i].name && (o->mode != MODE_INT8 || fallback ||
 					 (d->lower && d->lower != lower_default)))
 			cand[nc++] = (struct ranked){ .op = i };
 	}

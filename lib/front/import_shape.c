@@ -454,6 +454,44 @@ static int resize_at_run_time(struct imp *im, struct ir_op *op)
 	return 1;
 }
 
+/* Opset 18's keep_aspect_ratio_policy with sizes (KEEP 1: not_larger, 2:
+ * not_smaller): one scale for the NA axes AXES, the least (or greatest) of
+ * sizes / input extent there, in float as ONNX Runtime computes it; those
+ * axes' extents become the input's times that scale, rounded half away
+ * from zero, and the coordinate mapping takes that scale (the others keep
+ * theirs, scale 1). */
+static int resize_keep_ratio(struct imp *im, struct ir_op *op, int keep, const int64_t *axes,
+			     int na, const int64_t *sizes, int nz, const float *roi, int nr)
+{
+	const struct ir_tensor *x = known_tensor(im, op->in[0]);
+	if (!x)
+		return node_err(im, "the input shape is unknown");
+	float s = keep == 1 ? INFINITY : 0, sc[IR_MAX_RANK];
+	for (int i = 0; i < na; i++) {
+		if (x->shape[axes[i]] < 1 || sizes[axes[i]] < 1)
+			return node_err(im, "keep_aspect_ratio_policy needs positive sizes and extents");
+		float r = (float)sizes[axes[i]] / (float)x->shape[axes[i]];
+		s = keep == 1 ? fminf(s, r) : fmaxf(s, r);
+	}
+	int64_t out[IR_MAX_RANK];
+	for (int d = 0; d < x->rank; d++) {
+		sc[d] = 1;
+		out[d] = x->shape[d];
+	}
+	for (int i = 0; i < na; i++) {
+		sc[axes[i]] = s;
+		out[axes[i]] = (int64_t)roundf(s * (float)x->shape[axes[i]]);
+		if (out[axes[i]] < 1)
+			return node_err(im, "keep_aspect_ratio_policy gives an empty axis %lld",
+					(long long)axes[i]);
+	}
+	(void)nz;
+	if (cv_resize_common(im, op, sc, x->rank, NULL, 0, roi, nr) < 0)
+		return -1;
+	op_set_ints(op, "sizes", x->rank, out);
+	return 0;
+}
+
 int cv_resize(struct imp *im, struct ir_op *op)
 {
 	char mode[32], ct[32], nm[32];
@@ -495,8 +533,10 @@ int cv_resize(struct imp *im, struct ir_op *op)
 		return -1;
 	if (aa && strcmp(mode, "nearest"))
 		op_set_int(op, "antialias", 1);
-	if (strcmp(pol, "stretch"))
-		return node_err(im, "keep_aspect_ratio_policy '%s' is not supported (stretch)", pol);
+	int keep = !strcmp(pol, "not_larger") ? 1 : !strcmp(pol, "not_smaller") ? 2 : 0;
+	if (!keep && strcmp(pol, "stretch"))
+		return node_err(im, "keep_aspect_ratio_policy '%s' is not one of stretch, not_larger, "
+				"not_smaller", pol);
 	if (attr_find(im->node, "axes")) {
 		const struct ir_tensor *x = known_tensor(im, op->in[0]);
 		if (!x)
@@ -519,7 +559,13 @@ int cv_resize(struct imp *im, struct ir_op *op)
 			memcpy(scales, fs, sizeof fs), ns = x->rank;
 		if (nz)
 			memcpy(sizes, fz, sizeof fz), nz = x->rank;
+	} else {
+		for (int i = 0; i < nz; i++)
+			axes[i] = i;
+		na = nz;
 	}
+	if (keep && nz)
+		return resize_keep_ratio(im, op, keep, axes, na, sizes, nz, roi, nr);
 	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
 }
 
