@@ -13,6 +13,8 @@
 #include "ir/op.h"
 #include "ir/task_check.h"
 
+enum set { FIT, HELD };
+
 /* One search: the graph, its samples and the float outputs to reach. */
 struct search {
 	const struct ir_graph *top;
@@ -29,9 +31,9 @@ struct search {
 	float **ref;                 /* per graph output: nsamples * numel floats */
 	int64_t *numel;              /* per graph output */
 	int evals;                   /* evaluations so far */
+	enum set last_fail;          /* the set of the sample that failed last: the
+					first tried by the next pass-or-fail question */
 };
-
-enum set { FIT, HELD };
 
 /* Point sample I (global index) at its file. */
 static int set_sample(struct search *s, struct interp *it, int64_t i)
@@ -154,6 +156,7 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 		if (rc == 0 && early && worst < s->o->expected_cos) {
 			memmove(order + 1, order, sizeof *order * (size_t)k);
 			order[0] = smp;
+			s->last_fail = set;
 			break;
 		}
 	}
@@ -204,12 +207,20 @@ static int reaches(struct search *s, const struct ir_graph *top, const int *ops,
 		   int held, double *fit_cos, double *held_cos, int *ok)
 {
 	struct qtable *q = make_qtable(top, ops, n, s->o->keep);
-	double fc = -1, hc = -1;
-	int rc = evaluate(s, q, FIT, 1, &fc);
-	*ok = rc == 0 && fc >= s->o->expected_cos;
-	if (*ok && held) {
+	double fc = -1, hc = -1, goal = s->o->expected_cos;
+	int rc = 0;
+	*ok = 1;
+	if (held && s->last_fail == HELD) {
 		rc = evaluate(s, q, HELD, 1, &hc);
-		*ok = rc == 0 && hc >= s->o->expected_cos;
+		*ok = rc == 0 && hc >= goal;
+	}
+	if (*ok) {
+		rc = evaluate(s, q, FIT, 1, &fc);
+		*ok = rc == 0 && fc >= goal;
+	}
+	if (*ok && held && hc < goal) {
+		rc = evaluate(s, q, HELD, 1, &hc);
+		*ok = rc == 0 && hc >= goal;
 	}
 	qtable_free(q);
 	if (fit_cos)
