@@ -1007,6 +1007,18 @@ int calib_stats_read(const char *path, struct calib_stats **out)
 			if (!key || strcmp(key, "tensors") || parse_int(token(&rest), 0, (1 << 24) - 1,
 									 &ntensors) < 0 || token(&rest))
 				bad = "expected 'tensors N', N a count below 2^24";
+			/* one line per tensor follows: no more tensors than lines
+			 * (a damaged count must not allocate histograms for it) */
+			int64_t lines = 0;
+			for (const char *q = p; q < endp && lines <= ntensors; q++)
+				lines += *q == '\n';
+			if (bad)
+				break;
+			if (ntensors > lines) {
+				rc = err_set("'%s': truncated: %lld of %lld tensors", shown,
+					     (long long)lines, (long long)ntensors);
+				break;
+			}
 			st = stats_new((int)ntensors);
 			st->path = xstrdup(shown);
 			st->graph = xstrdup(graph);
