@@ -461,7 +461,7 @@ static int resize_at_run_time(struct imp *im, struct ir_op *op)
  * from zero, and the coordinate mapping takes that scale (the others keep
  * theirs, scale 1). */
 static int resize_keep_ratio(struct imp *im, struct ir_op *op, int keep, const int64_t *axes,
-			     int na, const int64_t *sizes, int nz, const float *roi, int nr)
+			     int na, const int64_t *sizes, const float *roi, int nr)
 {
 	const struct ir_tensor *x = known_tensor(im, op->in[0]);
 	if (!x)
@@ -485,7 +485,6 @@ static int resize_keep_ratio(struct imp *im, struct ir_op *op, int keep, const i
 			return node_err(im, "keep_aspect_ratio_policy gives an empty axis %lld",
 					(long long)axes[i]);
 	}
-	(void)nz;
 	if (cv_resize_common(im, op, sc, x->rank, NULL, 0, roi, nr) < 0)
 		return -1;
 	op_set_ints(op, "sizes", x->rank, out);
@@ -565,7 +564,7 @@ int cv_resize(struct imp *im, struct ir_op *op)
 		na = nz;
 	}
 	if (keep && nz)
-		return resize_keep_ratio(im, op, keep, axes, na, sizes, nz, roi, nr);
+		return resize_keep_ratio(im, op, keep, axes, na, sizes, roi, nr);
 	return cv_resize_common(im, op, scales, ns, sizes, nz, roi, nr);
 }
 

@@ -48,6 +48,27 @@ static int act(struct ir_graph *g, const char *name)
 	return graph_add_tensor(g, name, DT_F32, 0, NULL);
 }
 
+/* An empty lowered graph NAME for tpu-a in MODE. */
+static struct ir_graph *new_graph(const char *name, enum ir_mode mode)
+{
+	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
+	g->name = xstrdup(name);
+	g->chip = xstrdup("tpu-a");
+	g->mode = mode;
+	return g;
+}
+
+/* G built by BUILDER, its shapes inferred first when INFER: exits on an
+ * invalid graph. */
+static struct ir_graph *built(struct ir_graph *g, const char *builder, int infer)
+{
+	if ((infer && graph_infer(g) < 0) || ir_verify(g) < 0) {
+		fprintf(stderr, "%s: %s\n", builder, err_msg());
+		exit(1);
+	}
+	return g;
+}
+
 static void conv_attrs(struct ir_graph *g, int op, int k, int stride, int pad, int group)
 {
 	op_set_ints(&g->ops[op], "kernel_shape", 2, (int64_t[]){ k, k });
@@ -61,10 +82,7 @@ static void conv_attrs(struct ir_graph *g, int op, int k, int stride, int pad, i
  * flatten, gemm (transB = 0), on x [1,3,H,W]. */
 static struct ir_graph *build_f32(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("small");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_F32;
+	struct ir_graph *g = new_graph("small", MODE_F32);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int w1 = weight_f32(g, "w1", 4, (int64_t[]){ 70, 3, 3, 3 }, 0.5f);
 	int b1 = weight_f32(g, "b1", 1, (int64_t[]){ 70 }, 0.1f);
@@ -92,11 +110,7 @@ static struct ir_graph *build_f32(int h, int w)
 	op_set_int(&g->ops[o], "axis", 1);
 	graph_add_op(g, OP_GEMM, "fc", 3, (int[]){ f, wg, bg }, 1, &y);
 	graph_set_io(g, 1, &x, 2, (int[]){ y, a });
-	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
-		fprintf(stderr, "build_f32: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_f32", 1);
 }
 
 /* F32 detection head: conv to 12 channels, Reshape [1,2,6,H,W], Transpose
@@ -107,10 +121,7 @@ static struct ir_graph *build_f32(int h, int w)
  * DMA copy and the rest in slices or chunks. */
 static struct ir_graph *build_head(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("head");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_F32;
+	struct ir_graph *g = new_graph("head", MODE_F32);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int wc = weight_f32(g, "wc", 4, (int64_t[]){ 12, 3, 1, 1 }, 0.5f);
 	int k = weight_f32(g, "k", 1, (int64_t[]){ 1 }, 2.0f);
@@ -140,11 +151,7 @@ static struct ir_graph *build_head(int h, int w)
 	op_set_ints(&g->ops[o], "shape", 3, (int64_t[]){ 1, 2 * h * w, 6 });
 	graph_add_op(g, OP_ADD, "add", 2, (int[]){ r3, pos }, 1, &y);
 	graph_set_io(g, 1, &x, 1, &y);
-	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
-		fprintf(stderr, "build_head: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_head", 1);
 }
 
 /* F32 matmuls: x [1,3,H,W] as [1,3H,W] times a weight [W,24]; as
@@ -152,10 +159,7 @@ static struct ir_graph *build_head(int h, int w)
  * on a small local memory. */
 static struct ir_graph *build_mm(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("mm");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_F32;
+	struct ir_graph *g = new_graph("mm", MODE_F32);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int wm = weight_f32(g, "wm", 2, (int64_t[]){ w, 24 }, 0.5f);
 	int r3 = act(g, "r3"), a = act(g, "a"), b = act(g, "b"), y3 = act(g, "y3"), y4 = act(g, "y4");
@@ -168,11 +172,7 @@ static struct ir_graph *build_mm(int h, int w)
 	op_set_ints(&g->ops[o], "shape", 4, (int64_t[]){ 1, h, w, 3 });
 	graph_add_op(g, OP_MATMUL, "mm4", 2, (int[]){ a, b }, 1, &y4);
 	graph_set_io(g, 1, &x, 2, (int[]){ y3, y4 });
-	if (graph_infer(g) < 0 || ir_verify(g) < 0) {
-		fprintf(stderr, "build_mm: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_mm", 1);
 }
 
 static int weight_raw(struct ir_graph *g, const char *name, enum ir_dtype dt, int rank,
@@ -220,10 +220,7 @@ static void requant(struct ir_graph *g, const char *base, int oc, int *ids)
  * gap, flatten, gemm, dequantising cast. */
 static struct ir_graph *build_int8(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("small8");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_INT8;
+	struct ir_graph *g = new_graph("small8", MODE_INT8);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
 	int ph = (h - 1) / 2 + 1, pw = (w - 1) / 2 + 1;
@@ -264,21 +261,14 @@ static struct ir_graph *build_int8(int h, int w)
 	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
 	op_set_str(&g->ops[o], "to", "f32");
 	graph_set_io(g, 1, &x, 1, &y);
-	if (ir_verify(g) < 0) {
-		fprintf(stderr, "build_int8: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_int8", 0);
 }
 
 /* INT8: quantising cast, conv 3 -> 64, a grouped conv of 16 groups of 4
  * channels (relu), dequantising cast. */
 static struct ir_graph *build_gconv(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("gconv");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_INT8;
+	struct ir_graph *g = new_graph("gconv", MODE_INT8);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
 	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
@@ -298,11 +288,7 @@ static struct ir_graph *build_gconv(int h, int w)
 	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &c2, 1, &y);
 	op_set_str(&g->ops[o], "to", "f32");
 	graph_set_io(g, 1, &x, 1, &y);
-	if (ir_verify(g) < 0) {
-		fprintf(stderr, "build_gconv: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_gconv", 0);
 }
 
 /* INT8: a long conv at full resolution, then a classifier whose weights
@@ -311,10 +297,7 @@ static struct ir_graph *build_gconv(int h, int w)
  * cast. */
 static struct ir_graph *build_tail(int h, int w)
 {
-	struct ir_graph *g = graph_new(DIALECT_TPU, STAGE_LOWERED);
-	g->name = xstrdup("tail");
-	g->chip = xstrdup("tpu-a");
-	g->mode = MODE_INT8;
+	struct ir_graph *g = new_graph("tail", MODE_INT8);
 	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
 	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
 	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
@@ -354,11 +337,7 @@ static struct ir_graph *build_tail(int h, int w)
 	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
 	op_set_str(&g->ops[o], "to", "f32");
 	graph_set_io(g, 1, &x, 1, &y);
-	if (ir_verify(g) < 0) {
-		fprintf(stderr, "build_tail: %s\n", err_msg());
-		exit(1);
-	}
-	return g;
+	return built(g, "build_tail", 0);
 }
 
 static void input(struct npz *z, int h, int w)
