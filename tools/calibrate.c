@@ -371,10 +371,10 @@ int main(int argc, char **argv)
 				 res.scores, res.scores > 1 ? "s" : "");
 		snprintf(note, sizeof note,
 			 "%d of %d ops in %s: cosine %.6f on %lld fit samples, %.6f expected on "
-			 "unseen input (%lld held out; all %s: %.6f), goal %g%s",
+			 "unseen input (%lld held out, lowest %.6f; all %s: %.6f), goal %g%s",
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
 			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
-			 mode_name(so.mode), res.base_cos, so.expected_cos, scored);
+			 res.held_lowest, mode_name(so.mode), res.base_cos, so.expected_cos, scored);
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)

@@ -68,16 +68,19 @@ static int class_kept(const float *ref, const float *out, int64_t n, double na, 
 
 /* The score of output J of sample SMP, OUT against the float reference:
  * the cosine, or for one number the absolute error scaled so that
- * CALIB_SCORE_ABS scores the goal, -1 when the decision (>= 0.5) differs. */
-static double score(const struct search *s, int j, int64_t smp, const float *out)
+ * CALIB_SCORE_ABS scores the goal; -1, and *CHANGED set, when the answer
+ * differs (the decision >= 0.5, or the task's answer). */
+static double score(const struct search *s, int j, int64_t smp, const float *out, int *changed)
 {
 	const float *ref = s->ref[j] + smp * s->numel[j];
 	double c;
 	if (s->numel[j] == 1) {
 		double a = ref[0], b = out[0], goal = s->o->expected_cos;
 		c = 1 - (1 - goal) * fabs(a - b) / CALIB_SCORE_ABS;
-		if ((a >= 0.5) != (b >= 0.5))
+		if ((a >= 0.5) != (b >= 0.5)) {
 			c = -1;
+			*changed = 1;
+		}
 	} else {
 		double dot = 0, na = 0, nb = 0;
 		for (int64_t i = 0; i < s->numel[j]; i++) {
@@ -94,8 +97,10 @@ static double score(const struct search *s, int j, int64_t smp, const float *out
 		char what[256];
 		if (task == TASK_CLASS ? !class_kept(ref, out, s->numel[j], na, s->o->expected_cos)
 		    : task != TASK_NONE && task != TASK_SCORE &&
-		      task_check(task, t->shape, t->rank, ref, out, s->numel[j], what, sizeof what) == 0)
+		      task_check(task, t->shape, t->rank, ref, out, s->numel[j], what, sizeof what) == 0) {
 			c = -1;
+			*changed = 1;
+		}
 	}
 	return c >= -1 ? c : -1;   /* NaN: the worst */
 }
@@ -121,15 +126,34 @@ static int run_graph(struct search *s, const struct ir_graph *g, float **out)
 	return rc;
 }
 
-/* The smallest score over the samples of SET and the graph outputs of the
- * graph lowered with QT.  EARLY: stop at the first sample below the goal
- * (a pass-or-fail question), and try that sample first next time. */
+/* How many of N samples a set's score leaves out: its score is the
+ * ceil(N / 10)th smallest, the 10th percentile, so that one odd sample in
+ * ten does not decide how many ops stay in float (calib_search.h). */
+static int64_t spared(int64_t n)
+{
+	return n > 0 ? (n + 9) / 10 - 1 : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The score over the samples of SET of the graph lowered with QT: each
+ * sample's smallest over the graph outputs, then the 10th percentile over
+ * the samples (spared), or -1 when any sample's answer changed; *LOWEST
+ * (may be NULL) the smallest.  EARLY: a pass-or-fail question, stopping
+ * once more samples are below the goal than the score spares (or one
+ * answer changed), and trying those samples first next time. */
 static int evaluate(struct search *s, const struct qtable *qt, enum set set, int early,
-		    double *cos)
+		    double *cos, double *lowest)
 {
 	int64_t n0 = set == FIT ? 0 : s->nfit, n = set == FIT ? s->nfit : s->nsamples - s->nfit;
-	int64_t *order = s->order + n0;
+	int64_t *order = s->order + n0, spare = spared(n), below = 0, done = 0;
 	*cos = 1;
+	if (lowest)
+		*lowest = 1;
 	if (n <= 0)
 		return 0;
 	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only,
@@ -137,6 +161,8 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	struct ir_graph *g = NULL;
 	if (lower_graph_opts(s->top, s->o->chip, s->o->mode, &lo, &g) < 0)
 		return -1;
+	double *sc = xmalloc(sizeof(double) * (size_t)(n + 1));
+	int changed = 0;
 	struct interp it;
 	int rc = interp_init(&it, g, s->o->nthreads);
 	for (int64_t k = 0; rc == 0 && k < n; k++) {
@@ -147,19 +173,35 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 			rc = interp_run(&it, NULL, NULL);
 		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
 			float *v = interp_get_f32(&it, g->outputs[j]);
-			double c = score(s, j, smp, v);
+			double c = score(s, j, smp, v, &changed);
 			free(v);
 			worst = c < worst ? c : worst;
 		}
-		if (rc == 0 && worst < *cos)
-			*cos = worst;
-		if (rc == 0 && early && worst < s->o->expected_cos) {
-			memmove(order + 1, order, sizeof *order * (size_t)k);
-			order[0] = smp;
+		if (rc != 0)
+			break;
+		sc[done++] = worst;
+		if (worst < s->o->expected_cos) {
+			below++;
+			if (early) {   /* tried first next time */
+				memmove(order + below, order + below - 1,
+					sizeof *order * (size_t)(k - below + 1));
+				order[below - 1] = smp;
+			}
+		}
+		if (early && (changed || below > spare)) {
 			s->last_fail = set;
 			break;
 		}
 	}
+	if (rc == 0 && done > 0) {
+		qsort(sc, (size_t)done, sizeof *sc, by_value);
+		/* stopped early, more than SPARE are below the goal: so is
+		 * the score, whatever the rest */
+		*cos = changed ? -1 : sc[spare < done ? spare : done - 1];
+		if (lowest)
+			*lowest = sc[0];
+	}
+	free(sc);
 	if (it.val)
 		interp_free(&it);
 	graph_free(g);
@@ -211,15 +253,15 @@ static int reaches(struct search *s, const struct ir_graph *top, const int *ops,
 	int rc = 0;
 	*ok = 1;
 	if (held && s->last_fail == HELD) {
-		rc = evaluate(s, q, HELD, 1, &hc);
+		rc = evaluate(s, q, HELD, 1, &hc, NULL);
 		*ok = rc == 0 && hc >= goal;
 	}
 	if (*ok) {
-		rc = evaluate(s, q, FIT, 1, &fc);
+		rc = evaluate(s, q, FIT, 1, &fc, NULL);
 		*ok = rc == 0 && fc >= goal;
 	}
 	if (*ok && held && hc < goal) {
-		rc = evaluate(s, q, HELD, 1, &hc);
+		rc = evaluate(s, q, HELD, 1, &hc, NULL);
 		*ok = rc == 0 && hc >= goal;
 	}
 	qtable_free(q);
@@ -339,9 +381,9 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	/* 1. the whole graph in MODE, scored on both sets in full */
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
-		rc = evaluate(&s, q, FIT, 0, &cos);
+		rc = evaluate(&s, q, FIT, 0, &cos, NULL);
 	if (rc == 0)
-		rc = evaluate(&s, q, HELD, 0, &hcos);
+		rc = evaluate(&s, q, HELD, 0, &hcos, NULL);
 	qtable_free(q);
 	res->base_cos = cos < hcos ? cos : hcos;
 	if (rc == 0 && cos >= o->expected_cos && hcos >= o->expected_cos)
@@ -355,7 +397,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 			if (i != cand[c].op && top->ops[i].name)
 				ops[m++] = i;
 		q = make_qtable(top, ops, m, o->keep);
-		rc = evaluate(&s, q, FIT, 0, &cand[c].cos);
+		rc = evaluate(&s, q, FIT, 0, &cand[c].cos, NULL);
 		qtable_free(q);
 	}
 	if (rc == 0)
@@ -390,9 +432,9 @@ report:
 	if (rc == 0) {
 		/* the scores of the result, in full on both sets */
 		q = make_qtable(top, ops, k, o->keep);
-		rc = evaluate(&s, q, FIT, 0, &cos);
+		rc = evaluate(&s, q, FIT, 0, &cos, NULL);
 		if (rc == 0)
-			rc = evaluate(&s, q, HELD, 0, &hcos);
+			rc = evaluate(&s, q, HELD, 0, &hcos, &res->held_lowest);
 		if (rc == 0) {
 			res->cos = cos;
 			res->held_cos = hcos;

@@ -3,9 +3,12 @@
  * reach a cosine against the float Top graph on calibration samples.
  *
  * The samples split in two: the first SAMPLES are the fit set, the next
- * HOLDOUT the held-out set.  A graph "reaches" the goal on a set when the
- * score of every output on every sample of it is at least the goal: the
- * cosine against float, or for an output of one number (a probability or
+ * HOLDOUT the held-out set.  A graph "reaches" the goal on a set when its
+ * score there is at least the goal: the 10th percentile over the samples
+ * (the ceil(n / 10)th smallest: one odd sample in ten does not decide)
+ * of each sample's smallest score over the outputs, or -1 when any
+ * sample's answer changed.  The score of an output: the cosine against
+ * float, or for an output of one number (a probability or
  * a score, where a cosine says nothing) 1 - (1 - goal) |err| / 0.02, and
  * -1 when the two are on different sides of 0.5; and -1 too when the
  * answer changes as npz-compare --task auto judges it: a class whose
@@ -34,8 +37,7 @@ struct calib_search_opts {
 	const char *chip;            /* lowering target, e.g. "tpu-a" */
 	enum ir_mode mode;        /* the graph's mode, e.g. MODE_INT8 */
 	enum ir_mode keep;        /* the mode of the ops kept, e.g. MODE_F32 */
-	double expected_cos;         /* goal: smallest cosine over samples and
-					outputs >= this */
+	double expected_cos;         /* goal: the score of each set >= this */
 	int64_t samples;             /* fit on the first this many samples; <= 0 all */
 	int64_t holdout;             /* select on at most this many samples after
 					them (fewer when the files hold fewer) */
@@ -53,6 +55,7 @@ struct calib_search_result {
 	double cos;                  /* with the qtable, on the fit set */
 	double held_cos;             /* with the qtable, on the held-out set: the
 					score expected on unseen input */
+	double held_lowest;          /* the smallest over the held-out samples */
 	int64_t fit_samples, held_samples;
 	int scores;                  /* outputs of one number, scored by error */
 	int kept;                    /* ops in the qtable */
