@@ -13,7 +13,7 @@
 #include "ir/op.h"
 #include "ir/task_check.h"
 
-enum set { FIT, HELD };
+enum set { FIT, HELD, BOTH };   /* BOTH: the fit and held-out samples as one set */
 
 /* One search: the graph, its samples and the float outputs to reach. */
 struct search {
@@ -24,15 +24,13 @@ struct search {
 	int64_t *first;              /* per file: global index of its first sample */
 	int64_t nsamples;            /* samples evaluated: fit, then held out */
 	int64_t nfit;                /* the first nfit are the fit set */
-	int64_t *order;              /* per set, the order its samples are tried in:
-					the last to fail first */
+	int64_t *order;              /* the order samples are tried in: the last
+					to fail first */
 	const struct calib_table *tab;
 	const struct calib_search_opts *o;
 	float **ref;                 /* per graph output: nsamples * numel floats */
 	int64_t *numel;              /* per graph output */
 	int evals;                   /* evaluations so far */
-	enum set last_fail;          /* the set of the sample that failed last: the
-					first tried by the next pass-or-fail question */
 };
 
 /* Point sample I (global index) at its file. */
@@ -140,20 +138,33 @@ static int by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The score of a set of N > 0 sample scores V (sorted in place), of which
+ * at least SPARED(TOTAL) + 1 when N < TOTAL (a question stopped early):
+ * its 10th percentile, -1 when CHANGED (an answer changed); *LOWEST (may
+ * be NULL) the smallest. */
+static double set_score(double *v, int64_t n, int64_t total, int changed, double *lowest)
+{
+	int64_t spare = spared(total);
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	if (lowest)
+		*lowest = v[0];
+	return changed ? -1 : v[spare < n ? spare : n - 1];
+}
+
 /* The score over the samples of SET of the graph lowered with QT: each
  * sample's smallest over the graph outputs, then the 10th percentile over
- * the samples (spared), or -1 when any sample's answer changed; *LOWEST
- * (may be NULL) the smallest.  EARLY: a pass-or-fail question, stopping
- * once more samples are below the goal than the score spares (or one
- * answer changed), and trying those samples first next time. */
+ * the samples (set_score), or -1 when any sample's answer changed.
+ * EARLY: a pass-or-fail question, stopping once more samples are below
+ * the goal than the score spares (or one answer changed), and trying
+ * those samples first next time.  PER (may be NULL; not with EARLY):
+ * each sample's score and whether its answer changed, by sample index. */
 static int evaluate(struct search *s, const struct qtable *qt, enum set set, int early,
-		    double *cos, double *lowest)
+		    double *cos, double *per, int *per_changed)
 {
-	int64_t n0 = set == FIT ? 0 : s->nfit, n = set == FIT ? s->nfit : s->nsamples - s->nfit;
+	int64_t n0 = set == HELD ? s->nfit : 0;
+	int64_t n = set == FIT ? s->nfit : set == HELD ? s->nsamples - s->nfit : s->nsamples;
 	int64_t *order = s->order + n0, spare = spared(n), below = 0, done = 0;
 	*cos = 1;
-	if (lowest)
-		*lowest = 1;
 	if (n <= 0)
 		return 0;
 	struct lower_opts lo = { .tab = s->tab, .signed_only = s->o->signed_only,
@@ -171,14 +182,20 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 		rc = set_sample(s, &it, smp);
 		if (rc == 0)
 			rc = interp_run(&it, NULL, NULL);
+		int ch = 0;
 		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
 			float *v = interp_get_f32(&it, g->outputs[j]);
-			double c = score(s, j, smp, v, &changed);
+			double c = score(s, j, smp, v, &ch);
 			free(v);
 			worst = c < worst ? c : worst;
 		}
 		if (rc != 0)
 			break;
+		changed |= ch;
+		if (per) {
+			per[smp] = worst;
+			per_changed[smp] = ch;
+		}
 		sc[done++] = worst;
 		if (worst < s->o->expected_cos) {
 			below++;
@@ -188,19 +205,13 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 				order[below - 1] = smp;
 			}
 		}
-		if (early && (changed || below > spare)) {
-			s->last_fail = set;
+		if (early && (changed || below > spare))
 			break;
-		}
 	}
-	if (rc == 0 && done > 0) {
-		qsort(sc, (size_t)done, sizeof *sc, by_value);
-		/* stopped early, more than SPARE are below the goal: so is
-		 * the score, whatever the rest */
-		*cos = changed ? -1 : sc[spare < done ? spare : done - 1];
-		if (lowest)
-			*lowest = sc[0];
-	}
+	/* stopped early, more than SPARE are below the goal: so is the
+	 * score, whatever the rest */
+	if (rc == 0 && done > 0)
+		*cos = set_score(sc, done, n, changed, NULL);
 	free(sc);
 	if (it.val)
 		interp_free(&it);
@@ -242,50 +253,31 @@ static int by_damage(const void *a, const void *b)
 }
 
 /* Whether the graph with the ops OPS[0..N-1] in KEEP reaches the goal on
- * the fit set and, when HELD, on the held-out set too; *FIT_COS and
- * *HELD_COS (either may be NULL) get the smallest scores, exact when the
- * goal is reached (early exit otherwise). */
-static int reaches(struct search *s, const struct ir_graph *top, const int *ops, int n,
-		   int held, double *fit_cos, double *held_cos, int *ok)
+ * the fit and held-out samples as one set. */
+static int reaches(struct search *s, const struct ir_graph *top, const int *ops, int n, int *ok)
 {
 	struct qtable *q = make_qtable(top, ops, n, s->o->keep);
-	double fc = -1, hc = -1, goal = s->o->expected_cos;
-	int rc = 0;
-	*ok = 1;
-	if (held && s->last_fail == HELD) {
-		rc = evaluate(s, q, HELD, 1, &hc, NULL);
-		*ok = rc == 0 && hc >= goal;
-	}
-	if (*ok) {
-		rc = evaluate(s, q, FIT, 1, &fc, NULL);
-		*ok = rc == 0 && fc >= goal;
-	}
-	if (*ok && held && hc < goal) {
-		rc = evaluate(s, q, HELD, 1, &hc, NULL);
-		*ok = rc == 0 && hc >= goal;
-	}
+	double c = -1;
+	int rc = evaluate(s, q, BOTH, 1, &c, NULL, NULL);
+	*ok = rc == 0 && c >= s->o->expected_cos;
 	qtable_free(q);
-	if (fit_cos)
-		*fit_cos = fc;
-	if (held_cos)
-		*held_cos = hc;
 	return rc;
 }
 
-/* The smallest K in [LO, HI] for which the first K ranked candidates in
- * KEEP reach the goal (on the held-out set too when HELD), assuming more
- * ops in float never hurts; *FOUND 0 and HI when none does. */
+/* The smallest K in [0, HI] for which the first K ranked candidates in
+ * KEEP reach the goal, assuming more ops in float never hurts; *FOUND 0
+ * and HI when none does. */
 static int smallest_prefix(struct search *s, const struct ir_graph *top, const struct ranked *cand,
-			   int *ops, int lo, int hi, int held, int *k, int *found)
+			   int *ops, int hi, int *k, int *found)
 {
-	int rc = 0, ok;
+	int rc = 0, ok, lo = 0;
 	*found = 0;
 	while (rc == 0 && lo < hi) {
 		int mid = (lo + hi) / 2;
-		progress(s, held ? "ops in float (held out)" : "ops in float", mid, hi);
+		progress(s, "ops in float", mid, hi);
 		for (int i = 0; i < mid; i++)
 			ops[i] = cand[i].op;
-		rc = reaches(s, top, ops, mid, held, NULL, NULL, &ok);
+		rc = reaches(s, top, ops, mid, &ok);
 		if (rc == 0 && ok) {
 			hi = mid;
 			*found = 1;
@@ -296,7 +288,7 @@ static int smallest_prefix(struct search *s, const struct ir_graph *top, const s
 	if (rc == 0 && !*found) {   /* HI itself: not yet evaluated */
 		for (int i = 0; i < hi; i++)
 			ops[i] = cand[i].op;
-		rc = reaches(s, top, ops, hi, held, NULL, NULL, found);
+		rc = reaches(s, top, ops, hi, found);
 	}
 	*k = hi;
 	return rc;
@@ -376,17 +368,13 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	}
 	int *ops = xmalloc(sizeof(int) * (size_t)(top->n_ops + 1));
 	int *keep = xmalloc(sizeof(int) * (size_t)(nc + 1));
-	double cos = 0, hcos = 0;
 	int k = 0, ok = 0, found = 0;
-	/* 1. the whole graph in MODE, scored on both sets in full */
+	/* 1. the whole graph in MODE, scored on both sets */
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
-		rc = evaluate(&s, q, FIT, 0, &cos, NULL);
-	if (rc == 0)
-		rc = evaluate(&s, q, HELD, 0, &hcos, NULL);
+		rc = evaluate(&s, q, BOTH, 0, &res->base_cos, NULL, NULL);
 	qtable_free(q);
-	res->base_cos = cos < hcos ? cos : hcos;
-	if (rc == 0 && cos >= o->expected_cos && hcos >= o->expected_cos)
+	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;
 	/* 2. sensitivity on the fit set: each candidate alone in MODE, every
 	 * other op in KEEP */
@@ -397,18 +385,16 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 			if (i != cand[c].op && top->ops[i].name)
 				ops[m++] = i;
 		q = make_qtable(top, ops, m, o->keep);
-		rc = evaluate(&s, q, FIT, 0, &cand[c].cos, NULL);
+		rc = evaluate(&s, q, FIT, 0, &cand[c].cos, NULL, NULL);
 		qtable_free(q);
 	}
 	if (rc == 0)
 		qsort(cand, (size_t)nc, sizeof *cand, by_damage);
-	/* 3. the fewest most damaging ops in KEEP that reach the goal on the
-	 * fit set, then on both sets; then drop any op whose removal still
-	 * reaches it on both, least damaging first */
+	/* 3. the fewest most damaging ops in KEEP that reach the goal on
+	 * both sets as one; then drop any op whose removal still reaches it,
+	 * least damaging first */
 	if (rc == 0)
-		rc = smallest_prefix(&s, top, cand, ops, 0, nc, 0, &k, &found);
-	if (rc == 0 && found)
-		rc = smallest_prefix(&s, top, cand, ops, k, nc, 1, &k, &found);
+		rc = smallest_prefix(&s, top, cand, ops, nc, &k, &found);
 	for (int i = 0; i < k; i++)
 		keep[i] = 1;
 	for (int d = k - 1; rc == 0 && found && d >= 0; d--) {
@@ -417,7 +403,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		for (int i = 0; i < k; i++)
 			if (keep[i] && i != d)
 				ops[m++] = cand[i].op;
-		rc = reaches(&s, top, ops, m, 1, NULL, NULL, &ok);
+		rc = reaches(&s, top, ops, m, &ok);
 		if (rc == 0 && ok)
 			keep[d] = 0;
 	}
@@ -430,22 +416,31 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	k = m;
 report:
 	if (rc == 0) {
-		/* the scores of the result, in full on both sets */
+		/* the scores of the result: both sets as one, and each */
+		double *per = xmalloc(sizeof(double) * (size_t)(s.nsamples + 1));
+		int *ch = xcalloc((size_t)s.nsamples + 1, sizeof *ch);
+		double all = 1;
 		q = make_qtable(top, ops, k, o->keep);
-		rc = evaluate(&s, q, FIT, 0, &cos, NULL);
-		if (rc == 0)
-			rc = evaluate(&s, q, HELD, 0, &hcos, &res->held_lowest);
+		rc = evaluate(&s, q, BOTH, 0, &all, per, ch);
 		if (rc == 0) {
-			res->cos = cos;
-			res->held_cos = hcos;
+			int fch = 0, hch = 0;
+			for (int64_t i = 0; i < s.nsamples; i++)
+				*(i < s.nfit ? &fch : &hch) |= ch[i];
+			res->cos = set_score(per, s.nfit, s.nfit, fch, NULL);
+			res->held_cos = res->held_lowest = 1;
+			if (held > 0)
+				res->held_cos = set_score(per + s.nfit, held, held, hch,
+							  &res->held_lowest);
 			res->kept = q->n;
 			res->candidates = nc;
 			res->evaluations = s.evals;
-			res->reached = cos >= o->expected_cos && hcos >= o->expected_cos;
+			res->reached = all >= o->expected_cos;
 			*out = q;
 		} else {
 			qtable_free(q);
 		}
+		free(per);
+		free(ch);
 	}
 	if (o->progress && rc == 0)
 		fputc('\n', stderr);

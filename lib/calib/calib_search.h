@@ -16,16 +16,19 @@
  * goal's cosine allows), CTC text, a binary or class map.
  *
  * The search (formats/tpuc-quant.5, "Mixed precision"):
- *   1. the whole graph in MODE: done if it reaches the goal on both sets;
+ *   1. the whole graph in MODE: done if it reaches the goal on both sets
+ *      as one;
  *   2. sensitivity, on the fit set: for each candidate op (in int8 one
  *      whose lowering is more than a copy: Conv, Gemm, Add, pools...; in
  *      bf16 or f16 every op), the score with only that op in MODE and
  *      every other op in KEEP; most damaging first;
  *   3. the smallest count k of the most damaging ops in KEEP that reaches
- *      the goal on the fit set, then on both sets (binary searches), then
- *      each of those k, least damaging first, goes back to MODE if both
- *      sets still reach the goal without it.
- * The score reported as expected on unseen input is the held-out one.
+ *      the goal on both sets as one (a binary search), then each of those
+ *      k, least damaging first, goes back to MODE if the goal is still
+ *      reached without it.
+ * Both sets as one: an odd sample among the few fit samples is spared
+ * too.  The score reported as expected on unseen input is the held-out
+ * set's alone.
  */
 #ifndef TPUC_CALIB_SEARCH_H
 #define TPUC_CALIB_SEARCH_H
@@ -51,7 +54,7 @@ struct calib_search_opts {
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
 
 struct calib_search_result {
-	double base_cos;             /* the whole graph in MODE (fit and held out) */
+	double base_cos;             /* the whole graph in MODE (both sets as one) */
 	double cos;                  /* with the qtable, on the fit set */
 	double held_cos;             /* with the qtable, on the held-out set: the
 					score expected on unseen input */
@@ -61,7 +64,7 @@ struct calib_search_result {
 	int kept;                    /* ops in the qtable */
 	int candidates;              /* ops the search could keep */
 	int evaluations;             /* lowered graphs run */
-	int reached;                 /* 1 if cos and held_cos >= expected_cos */
+	int reached;                 /* 1 if both sets as one reach expected_cos */
 };
 
 /* The samples of NFILES sample files (a stack along a new first axis, or
