@@ -38,7 +38,8 @@
 #         search writes $(OUT)/auto.qtable with the table
 # SEARCH_N  samples the search ranks ops on (default calibrate's, 4)
 # SEARCH_HOLDOUT  samples after those it selects on (default calibrate's,
-#         16): the qtable must reach EXPECTED_COS on them too, and their
+#         16): the qtable must reach EXPECTED_COS on them and the ranked
+#         ones as one set (its 10th percentile, calibrate(1)), and their
 #         score is what the search expects on the test input
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
 # OUT     output folder, one per model and mode (required)
