@@ -336,6 +336,14 @@ static int slice_infer(struct ir_graph *g, struct ir_op *op)
 	if (slice_resolve(op, &sp, x->rank, x->shape, start, step, count) < 0)
 		return -1;
 	op_set_out(g, op, 0, x->dtype, x->rank, count);
+	/* A dynamic axis sliced keeps at most what it holds at run time:
+	 * [0:100] of Faster R-CNN's detections is fewer than 100 rows when
+	 * fewer were found, which no probe with a larger extent shows. */
+	for (int i = 0; i < sp.ns; i++) {
+		int ax = norm_axis(sp.na ? sp.a[i] : i, x->rank);
+		if (x->dyn >> ax & 1)
+			op_set_dyn(g, op, 0, 1u << ax);
+	}
 	return 0;
 }
 
