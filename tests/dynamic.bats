@@ -159,6 +159,51 @@ PYEOF
 	assert_line --regexp '^  %first = Slice\(%nz\) .*-> i64\[1,48\?\] .*// group [0-9]+, host'
 }
 
+# A shape built of a run-time extent and static ones ([n, 4]: Faster
+# R-CNN's [n, 256, 7, 7] of its RoIs) gives static extents where its value
+# is known: the MatMul after it takes a static inner dimension.
+@test "dynamic shapes: ConstantOfShape, Reshape and Expand of [n, 4] with n found at run time keep 4 static" {
+	$PY - "$FX" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+w = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+nodes = [h.make_node('Greater', ['a', 'zero'], ['m'], name='pos'),
+         h.make_node('NonZero', ['m'], ['nz'], name='nonzero'),
+         h.make_node('Shape', ['nz'], ['s'], name='shape'),
+         h.make_node('Gather', ['s', 'one'], ['n'], name='count', axis=0),
+         h.make_node('Concat', ['n', 'four'], ['n4'], name='n4', axis=0),
+         h.make_node('ConstantOfShape', ['n4'], ['ones'], name='cos',
+                     value=nh.from_array(np.float32([1]), 'v')),
+         h.make_node('Cast', ['nz'], ['nzf'], name='tofloat', to=TP.FLOAT),
+         h.make_node('Transpose', ['nzf'], ['nzt'], name='column', perm=[1, 0]),
+         h.make_node('Expand', ['nzt', 'n4'], ['ex'], name='expand'),
+         h.make_node('Concat', ['nzf', 'nzf', 'nzf', 'nzf'], ['cat'], name='cat', axis=0),
+         h.make_node('Reshape', ['cat', 'n4'], ['re'], name='reshape'),
+         h.make_node('Add', ['ones', 'ex'], ['s1'], name='add1'),
+         h.make_node('Add', ['s1', 're'], ['s2'], name='add2'),
+         h.make_node('MatMul', ['s2', 'w'], ['y'], name='mm')]
+g = h.make_graph(nodes, 'n4', [h.make_tensor_value_info('a', TP.FLOAT, [16])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, None)],
+                 [nh.from_array(np.float32(0), 'zero'), i64('one', [1]), i64('four', [4]),
+                  nh.from_array(w, 'w')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n4.onnx')
+a = -np.ones(16, np.float32)
+a[[2, 5, 11]] = 1
+np.savez(d + '/n4_in.npz', a=a)
+np.savez(d + '/n4_cal.npz', a=np.stack([a, a]))
+nz = np.stack(np.nonzero(a > 0)).astype(np.float32)
+s2 = 1 + np.broadcast_to(nz.T, (3, 4)) + np.concatenate([nz] * 4).reshape(3, 4)
+np.savez(d + '/n4_expect.npz', y=(s2 @ w).astype(np.float32))
+PYEOF
+	deploy n4 f32
+	assert_close "$T/n4-f32/sim_out.npz" "$FX/n4_expect.npz"
+	run ir-print "$T/n4-f32/canonical.top"
+	assert_line --regexp '^  %ones = ConstantOfShape\(%n4\) .*-> f32\[1\?,4\]'
+	assert_line --regexp '^  %re = Reshape\(%cat, %n4\) .*-> f32\[1\?,4\]'
+}
+
 @test "dynamic shapes: the detection head and the Loop match onnxruntime on tpu-sim (f32)" {
 	ort_outputs "$FX/det.onnx" "$FX/det_in.npz" "$T/det_ort.npz"
 	ort_outputs "$FX/loop.onnx" "$FX/loop_in.npz" "$T/loop_ort.npz"
