@@ -323,6 +323,8 @@ int main(int argc, char **argv)
 			goto fail;
 	/* --frames: each file a sequence, run in float with its state fed
 	 * back; its frames, with the states met, are the samples */
+	if (fr.n && frames_check(&fr, g, cli_shown(in)) < 0)
+		goto fail;
 	for (int i = 0; fr.n && i < ndata; i++) {
 		struct npz rec = { 0 };
 		if (frames_record(&fr, g, &z[i], cli_shown(data[i]), opts.nthreads, &rec) < 0)

@@ -54,16 +54,6 @@ static int first_of_file(const struct search *s, int64_t i)
 	return 0;
 }
 
-/* 1 if graph output J is a state output (fed back, not scored). */
-static int is_state(const struct search *s, int j)
-{
-	const char *name = s->top->tensors[s->top->outputs[j]].name;
-	for (int k = 0; s->o->fr && k < s->o->fr->n_state; k++)
-		if (!strcmp(s->o->fr->out[k], name))
-			return 1;
-	return 0;
-}
-
 /* Add state pair K's output of the run IT of G to PREV under its input's
  * name, to feed the next frame. */
 static int add_state(const struct search *s, const struct interp *it, const struct ir_graph *g,
@@ -191,8 +181,6 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 		for (int j = 0; rc == 0 && s->o->fr && j < s->o->fr->n_state; j++)
 			rc = add_state(s, &it, g, j, &prev);
 		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
-			if (is_state(s, j))
-				continue;
 			float *v = interp_get_f32(&it, g->outputs[j]);
 			double c = score(s, j, smp, v);
 			free(v);

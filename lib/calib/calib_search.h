@@ -29,9 +29,9 @@
  * (frames_record): a candidate graph runs over the frames of a set in
  * order from the state recorded at the set's (or its file's) first frame,
  * its own state outputs feeding its state inputs after, so that the score
- * sees the error a quantised state gathers over frames.  The state
- * outputs themselves are not scored (later frames' outputs show their
- * error), nor reordered: a set is a sequence.
+ * sees the error a quantised state gathers over frames; every output,
+ * the state's included, is scored on every frame, and a set's frames are
+ * never reordered: a set is a sequence.
  */
 #ifndef TPUC_CALIB_SEARCH_H
 #define TPUC_CALIB_SEARCH_H
