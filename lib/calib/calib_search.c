@@ -44,6 +44,33 @@ static int set_sample(struct search *s, struct interp *it, int64_t i)
 	return interp_set_sample(it, &s->samples[f], s->files[f], i - s->first[f]);
 }
 
+/* 1 if sample I (global index) is the first of its file: the start of a
+ * sequence. */
+static int first_of_file(const struct search *s, int64_t i)
+{
+	for (int f = 0; f < s->nfiles; f++)
+		if (s->first[f] == i)
+			return 1;
+	return 0;
+}
+
+/* Add state pair K's output of the run IT of G to PREV under its input's
+ * name, to feed the next frame. */
+static int add_state(const struct search *s, const struct interp *it, const struct ir_graph *g,
+		     int k, struct npz *prev)
+{
+	for (int j = 0; j < g->n_outputs; j++) {
+		const struct ir_tensor *t = &g->tensors[g->outputs[j]];
+		if (strcmp(t->name, s->o->fr->out[k]))
+			continue;
+		float *v = interp_get_f32(it, g->outputs[j]);
+		struct npz_array *a = npz_add(prev, s->o->fr->in[k], DT_F32, t->rank, t->shape, v);
+		free(v);
+		return a ? 0 : -1;
+	}
+	return err_set("--state: the lowered graph has no output '%s'", s->o->fr->out[k]);
+}
+
 /* 0 if the top-1 class of REF (N scores, sum of squares NA) is clear and
  * OUT's is another.  Clear: ahead of the second by 4 times the noise per
  * score a cosine of GOAL allows (sqrt(2 (1 - goal)) times the rms score),
@@ -138,13 +165,21 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	if (lower_graph_opts(s->top, s->o->chip, s->o->mode, &lo, &g) < 0)
 		return -1;
 	struct interp it;
+	struct npz prev = { 0 };
 	int rc = interp_init(&it, g, s->o->nthreads);
 	for (int64_t k = 0; rc == 0 && k < n; k++) {
 		int64_t smp = order[k];
 		double worst = 1;
 		rc = set_sample(s, &it, smp);
+		/* a sequence: the state of the frame before, but for the
+		 * first frame of the set or of its file */
+		if (rc == 0 && k > 0 && prev.n && !first_of_file(s, smp))
+			rc = interp_set_named(&it, &prev, "the previous frame");
 		if (rc == 0)
 			rc = interp_run(&it, NULL, NULL);
+		npz_free(&prev);
+		for (int j = 0; rc == 0 && s->o->fr && j < s->o->fr->n_state; j++)
+			rc = add_state(s, &it, g, j, &prev);
 		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
 			float *v = interp_get_f32(&it, g->outputs[j]);
 			double c = score(s, j, smp, v);
@@ -154,12 +189,15 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 		if (rc == 0 && worst < *cos)
 			*cos = worst;
 		if (rc == 0 && early && worst < s->o->expected_cos) {
-			memmove(order + 1, order, sizeof *order * (size_t)k);
-			order[0] = smp;
+			if (!s->o->fr) {   /* a sequence keeps its order */
+				memmove(order + 1, order, sizeof *order * (size_t)k);
+				order[0] = smp;
+			}
 			s->last_fail = set;
 			break;
 		}
 	}
+	npz_free(&prev);
 	if (it.val)
 		interp_free(&it);
 	graph_free(g);
