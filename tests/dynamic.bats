@@ -79,7 +79,7 @@ print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (
 	refute_output --regexp '%boxes at 0x'
 	run ir-print "$T/loop-int8/addressed.tpu"
 	assert_line --regexp '^  %hn, %trace = Loop\(.*// group [0-9]+, host'
-	assert_line --regexp '^  %z(_i8)? = Conv\(.*// group [0-9]+, (local|global)'
+	assert_line --regexp '^  %z(_i8)?(_fill)? = Conv\(.*// group [0-9]+, (local|global)'
 	# mixed precision: the head's Conv in f32, one in bf16, the rest int8
 	printf 'Conv_c2 bf16\nConv_head f32\n' >"$T/q.txt"
 	TAG=-mixed deploy det int8 QTABLE="$T/q.txt"
