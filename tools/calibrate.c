@@ -286,9 +286,13 @@ int main(int argc, char **argv)
 	if (so.mode == so.keep)
 		return cli_usage_error(prog, usage, "--search-mode and --keep-mode are both %s",
 				       mode_name(so.mode));
-	/* the goal by default: the cosine each mode is expected to keep */
+	/* the goal by default: the cosine each mode is expected to keep; a
+	 * sequence's state carries each frame's error into the next, and one
+	 * utterance is all the search sees, so int8 over --frames aims at
+	 * f16's goal (calibrate(1), "Sequences") */
 	if (!cos_given)
-		so.expected_cos = so.mode == MODE_BF16 ? 0.999 : so.mode == MODE_F16 ? 0.9999 : 0.99;
+		so.expected_cos = so.mode == MODE_BF16 ? 0.999
+				  : so.mode == MODE_F16 || fr.n ? 0.9999 : 0.99;
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
