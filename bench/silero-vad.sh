@@ -20,10 +20,12 @@
 # it on the chip)
 #   f32            compared with onnxruntime: max |error| of the output
 #   int8           calibrated on the frames of another utterance with the
-#                  states the float model meets there (ir-run --frames
-#                  --record-inputs), every op with an int8 form in int8
+#                  states the float model meets there (calibrate --frames
+#                  --state), every op with an int8 form in int8
 #   int8+search    the same table, and the ops calibrate --search-qtable
-#                  keeps in f32 for a cosine of COS (default 0.9999)
+#                  keeps in f32 for a cosine of COS (default calibrate's: 0.9999 over --frames), the
+#                  search running each candidate over the utterance's
+#                  frames with its own state fed back
 # Prints one row per model and mode: max abs error of the probability,
 # frames whose speech decision (> 0.5) agrees, cycles per frame; and the
 # reference's frames nearest 0.5.  WORK (default a temporary folder) keeps
@@ -36,7 +38,7 @@ REPO=$PWD
 BIN=$REPO/${B:-build}/bin
 PY=/usr/bin/python3
 DIR=${SILERO_DIR:-/work/extra}
-WORK='' COS=0.9999 RATE=16000 BIND=''
+WORK='' COS='' RATE=16000 BIND=''
 while getopts br:d:w:e:h o; do
 	case $o in
 	b) BIND=1 ;;
@@ -95,10 +97,9 @@ print(" ".join("--shape %s=%s" % (k, ",".join(map(str, f[k].shape[1:] if k == "i
 	[ -z "$BIND" ] || bind="--bind $WORK/sr.npz"
 	# shellcheck disable=SC2086
 	onnx2top "$model" $bind $shapes | top-opt -o "$w/m.top"
-	ir-run "$w/m.top" -i "$w/calframes.npz" --frames "$nc" --state "$state" -o "$w/calout.npz" \
-		--record-inputs "$w/samples.npz"
-	calibrate "$w/m.top" -d "$w/samples.npz" -o "$w/cali.table" --search-qtable "$w/search.qtable" \
-		--search-mode int8 --expected-cos "$COS" --chip tpu-a 2>/dev/null
+	calibrate "$w/m.top" -d "$w/calframes.npz" --frames "$nc" --state "$state" -o "$w/cali.table" \
+		--search-qtable "$w/search.qtable" --search-mode int8 ${COS:+--expected-cos "$COS"} \
+		--chip tpu-a 2>/dev/null
 	for mode in f32 int8 int8+search; do
 		case $mode in
 		f32) flags="--mode f32" ;;

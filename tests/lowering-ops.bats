@@ -414,3 +414,47 @@ PYEOF
 	assert_line --regexp '^op Mul scale_inf in=x_(bf16|f16|f32)[a-z0-9_]*,big'
 	assert_line --regexp '^op Softmax softmax '
 }
+
+# A detector's score column per class (Gather along axis 1 of [N, 91]) and a
+# box-decode Concat of [N, 1, 1] tensors along the last axis do not fit as
+# ops (N rows of one 64-byte slot per lane): as copies, each input's runs of
+# one element move strided, lanes runs per block row (tpuc-isa(5)).
+@test "a copy of many short runs (a Gather of one column, a Concat along the last axis) moves in strided blocks, bit for bit" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(5)
+N = 5000
+nodes = [
+    h.make_node('Gather', ['x', 'i5'], ['g'], name='column', axis=1),
+    h.make_node('Concat', ['a', 'b', 'a'], ['c'], name='interleave', axis=2),
+]
+g = h.make_graph(nodes, 'strided', [h.make_tensor_value_info('x', TP.FLOAT, [N, 91]),
+                                     h.make_tensor_value_info('a', TP.FLOAT, [N, 1, 1]),
+                                     h.make_tensor_value_info('b', TP.FLOAT, [N, 1, 1])],
+                 [h.make_tensor_value_info('g', TP.FLOAT, [N]),
+                  h.make_tensor_value_info('c', TP.FLOAT, [N, 1, 3])],
+                 [nh.from_array(np.array(5, np.int64), 'i5')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/s.onnx')
+x = r.standard_normal((N, 91)).astype(np.float32)
+a, b = r.standard_normal((2, N, 1, 1)).astype(np.float32)
+np.savez(d + '/in.npz', x=x, a=a, b=b)
+np.savez(d + '/cal.npz', x=r.standard_normal((2, N, 91)).astype(np.float32),
+         a=r.standard_normal((2, N, 1, 1)).astype(np.float32),
+         b=r.standard_normal((2, N, 1, 1)).astype(np.float32))
+np.savez(d + '/ref.npz', g=x[:, 5], c=np.concatenate([a, b, a], 2))
+PYEOF
+	local T=$BATS_TEST_TMPDIR m
+	for m in f32 int8; do
+		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+			MODEL="$T/s.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" REF="$T/ref.npz" MODE=$m \
+			OUT="$T/$m" compare
+		assert_success
+		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
+		# 5000 runs = 78 blocks of 64 lanes, then 8: two loads and two
+		# stores for the Gather and per input of the Concat
+		run tmodel-info "$T/$m/model.tmodel"
+		assert_line 'commands dma 16 (load 8, store 8), compute 0'
+	done
+}

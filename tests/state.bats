@@ -69,3 +69,79 @@ print(all(np.array_equal(a[k], b[k][3]) for k in a.files))' "$T/o3.npz" "$T/o.np
 	assert_output "ir-run: '$FX/frames.npz': array 'x' holds 12 frames on its first axis, --frames is 5"
 	[ ! -e "$T/x.npz" ]
 }
+
+@test "state: calibrate --frames --state records the states the float model meets, as ir-run --record-inputs" {
+	ir-run "$FX/m.top" -i "$FX/frames.npz" --frames 12 --state hn=h0,cn=c0 -o "$T/o.npz" \
+		--record-inputs "$T/rec.npz"
+	calibrate "$FX/m.top" -d "$T/rec.npz" -o "$T/rec.table" --search-qtable "$T/rec.qtable"
+	calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hn=h0,cn=c0 -o "$T/seq.table" \
+		--search-qtable "$T/seq.qtable"
+	cmp "$T/rec.table" "$T/seq.table"
+	# the sequence search: first half of the frames fits, second half held out
+	run grep -c '^# .* on 6 fit samples, .* (6 held out, lowest ' "$T/seq.qtable"
+	assert_output 1
+	run grep -c '^# .* on 4 fit samples, .* (8 held out, lowest ' "$T/rec.qtable"
+	assert_output 1
+}
+
+@test "state: the sequence search scores a graph over the frames with its own state fed back" {
+	ir-run "$FX/m.top" -i "$FX/frames.npz" --frames 12 --state hn=h0,cn=c0 -o "$T/o.npz" \
+		--record-inputs "$T/rec.npz"
+	# the same frames, table and split: frame by frame on the float
+	# model's states, then in sequence on the graph's own; the drift of
+	# the int8 state over the held-out frames lowers their score
+	calibrate "$FX/m.top" -d "$T/rec.npz" -o "$T/a.table" --search-qtable "$T/a.q" \
+		--expected-cos 0.9999 --search-samples 6 --search-holdout 6
+	# 0.9999 is the sequence search's own goal, not int8's 0.99
+	run calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hn=h0,cn=c0 -o "$T/b.table" \
+		--search-qtable "$T/b.q"
+	assert_success
+	assert_output --regexp 'goal 0\.9999[;,]'
+	run calibrate "$FX/m.top" -d "$T/rec.npz" -o "$T/c.table" --search-qtable "$T/c.q"
+	assert_output --regexp 'goal 0\.99[;,]'
+	run $PY -c 'import re, sys
+held = [float(re.search(r"([0-9.]+) expected on unseen input \(6 held out", open(f).read()).group(1))
+        for f in sys.argv[1:]]
+print(held[1] < held[0])' "$T/a.q" "$T/b.q"
+	assert_output True
+	# a goal the int8 state cannot keep: the LSTM in f32, reached
+	run calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hn=h0,cn=c0 -o "$T/t.table" \
+		--search-qtable "$T/q" --expected-cos 0.9999999
+	assert_success
+	refute_output --partial 'not reached'
+	run grep -v '^#' "$T/q"
+	assert_output 'lstm f32'
+}
+
+@test "state: int8 keeps a recurrent op's state and a one-number output in f32" {
+	calibrate "$FX/m.top" -d "$FX/calib.npz" -o "$T/cal.txt"
+	top2tpu --chip tpu-a --mode int8 --calib "$T/cal.txt" "$FX/m.top" -o "$T/m.tpu"
+	run ir-print "$T/m.tpu"
+	# the LSTM's X and weights in bf16, h0, c0, hn, cn in f32 (not rounded
+	# at every frame); the head (Gemm, Sigmoid: one number) in f32
+	assert_line --regexp '^  %hn, %cn = LSTM\(%x_bf16, .*: \(bf16\[1,1,8\], bf16\[1,64,8\], bf16\[1,64,16\], bf16\[1,128\], f32\[1,1,16\], f32\[1,1,16\]\) -> \(f32\[1,1,16\], f32\[1,1,16\]\)'
+	assert_line --regexp '^  %logit = Gemm\(%hf, @G, @GB\) .* -> f32\[1,1\]'
+	assert_line --regexp '^  %prob = Sigmoid\(%logit\) : \(f32\[1,1\]\) -> f32\[1,1\]'
+	# a qtable still decides
+	printf 'prob int8\n' >"$T/q"
+	run ir-print <(top2tpu --chip tpu-a --mode int8 --calib "$T/cal.txt" --qtable "$T/q" "$FX/m.top")
+	assert_line --regexp '^  %prob_i8 = Sigmoid\(%logit_i8\) .*u8\[1,1\]'
+}
+
+@test "state: calibrate --frames and --state usage and input errors in one line, no table" {
+	run -2 calibrate "$FX/m.top" -d "$FX/frames.npz" --state hn=h0 -o "$T/t"
+	assert_line --index 0 'calibrate: --state needs --frames'
+	run -2 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hn -o "$T/t"
+	assert_line --index 0 "calibrate: --state 'hn': expected OUT=IN[,OUT=IN...]"
+	run -2 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hn=h0,cn=h0 -o "$T/t"
+	assert_line --index 0 "calibrate: --state 'hn=h0,cn=h0': input 'h0' is fed twice"
+	run -2 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 0 -o "$T/t"
+	assert_line --index 0 "calibrate: --frames needs a whole number from 1, not '0'"
+	run -2 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --shard 1/2 -o "$T/t"
+	assert_line --index 0 'calibrate: --frames runs whole sequences, not a --shard'
+	run -1 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 12 --state hx=h0 -o "$T/t"
+	assert_output "calibrate: '$FX/m.top': --state: 'hx' is not a graph output"
+	run -1 calibrate "$FX/m.top" -d "$FX/frames.npz" --frames 5 --state hn=h0,cn=c0 -o "$T/t"
+	assert_output "calibrate: '$FX/frames.npz': array 'x' holds 12 frames on its first axis, --frames is 5"
+	[ ! -e "$T/t" ]
+}

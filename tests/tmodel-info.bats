@@ -51,7 +51,8 @@ for k in ("inputs", "outputs"):
     for e, i in zip(info[k], g[k]):
         if e["scale"] != T[i].get("scale", 0) and abs(e["scale"] - T[i]["scale"]) > 1e-6 * abs(T[i]["scale"]):
             fail("%s scale" % e["name"])
-# the MACs of the cube's ops, from the shapes
+# the MACs of the cube's ops, from the shapes (the network's own, before
+# weight-reorder made the op multiply zeros too)
 def numel(s):
     n = 1
     for x in s:
@@ -60,7 +61,9 @@ def numel(s):
 macs = []
 for op in O:
     out = T[op["out"][0]]["shape"]
-    if op["type"] == "Conv":
+    if "own" in op["attrs"]:
+        macs.append(op["attrs"]["own"][0])
+    elif op["type"] == "Conv":
         cin = T[op["in"][0]]["shape"][1] // op["attrs"].get("group", 1)
         macs.append(numel(out) * cin * numel(op["attrs"]["kernel_shape"]))
     elif op["type"] == "Gemm":

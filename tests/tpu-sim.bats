@@ -52,7 +52,7 @@ print("%.7f" % min(c))' "$1" "$2"
 
 @test "--dump-all: every layer bit-identical to ir-run --dump-all" {
 	tpu-sim -q "$FX/int8.tmodel" -i "$TINY/input.npz" -o "$T/sim.npz" --dump-all
-	ir-run "$FX/int8.lowered.tpu" -i "$TINY/input.npz" -o "$T/ref.npz" --dump-all
+	ir-run "$FX/int8.addressed.tpu" -i "$TINY/input.npz" -o "$T/ref.npz" --dump-all
 	run $PY -c 'import sys, numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 print(a.files == b.files, len(a.files) > 10, all(np.array_equal(a[k], b[k]) for k in b.files))' "$T/sim.npz" "$T/ref.npz"
@@ -281,20 +281,20 @@ sim_refuses() {
 
 @test "huge or inconsistent DDR regions are refused before any allocation" {
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["coeff_addr"] = 1 << 40'
-	sim_refuses "$T/m.tmodel" "corrupt tmodel: weight 'stem.conv.weight' at address 0, its data at offset 0 of the coefficients at 1099511627776"
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: weight 'block/0.conv.weight' at address 0, its data at offset 0 of the coefficients at 1099511627776"
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["neuron_bytes"] = (1 << 63) - 1'
 	sim_refuses "$T/m.tmodel" "corrupt tmodel: a DDR region lies past 1099511627776 bytes"
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["coeff_bytes"] += 64'
-	sim_refuses "$T/m.tmodel" "corrupt tmodel: coeff_bytes 11136 in the description, 11072 in the header"
+	sim_refuses "$T/m.tmodel" "corrupt tmodel: coeff_bytes 14720 in the description, 14656 in the header"
 	# Consistent, but 1 TiB up: more than the chip's 4 GiB.
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
 meta["coeff_addr"] = 1 << 40
 for t in meta["tensors"]:
     if "weight" in t:
         t["addr"] += 1 << 40'
-	sim_refuses "$T/m.tmodel" "the model's DDR regions end at 1099511638848 bytes, past the 4294967296 of chip tpu-a"
+	sim_refuses "$T/m.tmodel" "the model's DDR regions end at 1099511642432 bytes, past the 4294967296 of chip tpu-a"
 	run -1 tpu-sim "$T/m.tmodel" -t
-	assert_output "tpu-sim: '$T/m.tmodel': the model's DDR regions end at 1099511638848 bytes, past the 4294967296 of chip tpu-a"
+	assert_output "tpu-sim: '$T/m.tmodel': the model's DDR regions end at 1099511642432 bytes, past the 4294967296 of chip tpu-a"
 	# An activation outside the activation region.
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'meta["tensors"][0]["addr"] = (1 << 63) - 1'
 	sim_refuses "$T/m.tmodel" "corrupt tmodel: tensor 'input' (12288 bytes at 9223372036854775807) lies outside the activation region"
@@ -323,7 +323,7 @@ struct.pack_into("<I", dma, 32 * i + 8, struct.unpack_from("<I", dma, 32 * i + 8
 	[ ! -e "$T/o.npz" ]
 	# DMA 1 from the top of DDR.
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'struct.pack_into("<I", dma, 8, 0xfffffff0)'
-	sim_refuses "$T/m.tmodel" "dma command 1 addresses DDR past 23400 bytes"
+	sim_refuses "$T/m.tmodel" "dma command 1 addresses DDR past 26984 bytes"
 	# Operand 0 of compute command 1 past local memory.
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" 'struct.pack_into("<I", cmp, 24, 0x7ffffff0)'
 	sim_refuses "$T/m.tmodel" "compute command 1: operand 0 lies outside local memory"

@@ -11,6 +11,19 @@ setup_file() {
 	need_tool onnx2top top-opt calibrate top2tpu weight-reorder
 	export FX="$BATS_FILE_TMPDIR/fx"
 	backend_fixtures "$FX"
+	# load(path, dtype): an IR file's msgpack graph and data(i), weight i's
+	# elements of dtype in its shape
+	cat >"$FX/tpuir.py" <<'PYEOF'
+import struct, msgpack, numpy as np
+def load(p, dt):
+    b = open(p, "rb").read()
+    glen, doff = struct.unpack_from("<QQ", b, 16)
+    g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
+    def data(i):
+        t = g["tensors"][i]; off, n = t["data"]
+        return np.frombuffer(b[doff + off:doff + off + n], dt).reshape(t["shape"])
+    return g, data
+PYEOF
 }
 
 setup() {
@@ -35,24 +48,22 @@ setup() {
 @test "int8: the coefficient rows hold the lowered bias, multiplier, shift" {
 	weight-reorder "$FX/int8.lowered.tpu" -o "$T/r.tpu"
 	$PY - "$FX/int8.lowered.tpu" "$T/r.tpu" <<'PYEOF'
-import struct, sys, msgpack, numpy as np
-def load(p):
-    b = open(p, "rb").read()
-    glen, doff = struct.unpack_from("<QQ", b, 16)
-    g = msgpack.unpackb(b[64:64 + glen], strict_map_key=False)
-    def data(i):
-        t = g["tensors"][i]; off, n = t["data"]
-        return np.frombuffer(b[doff + off:doff + off + n], "<i4")
-    return g, data
-lg, ld = load(sys.argv[1]); rg, rd = load(sys.argv[2])
+import os, sys, numpy as np
+sys.path.insert(0, os.environ["FX"])
+from tpuir import load
+lg, ld = load(sys.argv[1], "<i4"); rg, rd = load(sys.argv[2], "<i4")
 lops = {o["name"]: o for o in lg["ops"]}
+# a Conv that computes b columns per position (a DepthToWidth of blocksize
+# b reads its output) has its rows b times over
+fill = {o["in"][0]: o["attrs"]["blocksize"] for o in rg["ops"] if o["type"] == "DepthToWidth"}
 n = 0
 for o in rg["ops"]:
     if o["type"] not in ("Conv", "Gemm"):
         continue
     l = lops[o["name"]]
-    want = np.stack([ld(l["in"][k]) for k in (2, 3, 4)], axis=1).ravel()
-    assert (rd(o["in"][2]) == want).all(), o["name"]
+    want = np.stack([ld(l["in"][k]) for k in (2, 3, 4)], axis=1)
+    want = np.tile(want, (fill.get(o["out"][0], 1), 1)).ravel()
+    assert (rd(o["in"][2]).ravel() == want).all(), o["name"]
     n += 1
 assert n >= 5, n
 PYEOF
@@ -128,4 +139,52 @@ irdump_values() {
 	ir-run "$T/l.tpu" -i "$T/a/input.npz" -o "$T/l.npz"
 	ir-run "$T/r.tpu" -i "$T/a/input.npz" -o "$T/r.npz"
 	cmp "$T/l.npz" "$T/r.npz"
+}
+
+@test "int8: a Conv of few output channels computes neighbouring columns as blocks of channels, a DepthToWidth puts them back, bit for bit" {
+	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(11)
+w1 = r.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)
+w2 = r.normal(0, 0.3, (16, 16, 1, 1)).astype(np.float32)
+b2 = r.normal(0, 0.1, 16).astype(np.float32)
+nodes = [
+    h.make_node('Conv', ['x', 'w1'], ['c1'], name='stem', strides=[2, 2], pads=[1, 1, 1, 1]),
+    h.make_node('Relu', ['c1'], ['r1'], name='relu'),
+    h.make_node('Conv', ['r1', 'w2', 'b2'], ['y'], name='point'),
+]
+g = h.make_graph(nodes, 'narrow', [h.make_tensor_value_info('x', TP.FLOAT, [1, 3, 64, 63])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 16, 32, 32])],
+                 [nh.from_array(w1, 'w1'), nh.from_array(w2, 'w2'), nh.from_array(b2, 'b2')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
+np.savez(d + '/in.npz', x=r.standard_normal((1, 3, 64, 63)).astype(np.float32))
+np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 3, 64, 63)).astype(np.float32))
+PYEOF
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
+	assert_success
+	# tpu_out: ir-run on the lowered Conv, before weight-reorder
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	# 16 of 64 lanes: 4 columns per position, the kernel 3 + 3 strides wide,
+	# block j at columns 2j .. 2j + 2 of the weights and zeros elsewhere
+	run irq "$T/q/reordered.tpu" '[(o["type"], T[o["in"][1]]["shape"] if o["type"] == "Conv" else o["attrs"]["blocksize"], o["attrs"].get("strides"), T[o["out"][0]]["shape"]) for o in O if o["type"] in ("Conv", "DepthToWidth")]'
+	assert_output "[('Conv', [64, 3, 3, 9], [2, 8], [1, 64, 32, 8]), ('DepthToWidth', 4, None, [1, 16, 32, 32]), ('Conv', [64, 16, 1, 4], [1, 4], [1, 64, 32, 8]), ('DepthToWidth', 4, None, [1, 16, 32, 32])]"
+	$PY - "$T/q/lowered.tpu" "$T/q/reordered.tpu" <<'PYEOF'
+import os, sys, numpy as np
+sys.path.insert(0, os.environ["FX"])
+from tpuir import load
+lg, ld = load(sys.argv[1], "i1"); rg, rd = load(sys.argv[2], "i1")
+w = ld(next(o for o in lg["ops"] if o["name"] == "stem")["in"][1])
+v = rd(next(o for o in rg["ops"] if o["name"] == "stem")["in"][1])
+for j in range(4):
+    blk = v[16 * j:16 * (j + 1)]
+    assert (blk[..., 2 * j:2 * j + 3] == w).all(), j
+    assert not np.delete(blk, range(2 * j, 2 * j + 3), axis=3).any(), j
+PYEOF
+	# the network's MACs, not the zeros': 16x27 and 16x16 per output
+	run tmodel-info "$T/q/model.tmodel"
+	assert_line 'macs     704512 (0.0007045 GMAC)'
 }

@@ -17,12 +17,14 @@
 #include "tool/cli.h"
 #include "ir/ir.h"
 #include "ir/npz.h"
+#include "run/frames.h"
 
 static const char prog[] = "calibrate";
 static const char usage[] =
 	"usage: calibrate IN -d SAMPLES.npz [-d MORE.npz...] [-n N]\n"
 	"                 [--method kld|minmax|percentile|mse] [--percentile P]\n"
 	"                 [--shard K/N] [--tune] [-j THREADS] [--max-memory SIZE] -o TABLE|PART\n"
+	"                 [--frames N [--state OUT=IN[,OUT=IN...]]]\n"
 	"                 [--search-qtable QTABLE [--expected-cos C] [--search-samples N]\n"
 	"                  [--search-holdout N] [--search-mode int8|bf16|f16]\n"
 	"                  [--keep-mode f32|bf16|f16] [--chip CHIP] [--asymmetric]]\n"
@@ -110,6 +112,8 @@ int main(int argc, char **argv)
 		{ "asymmetric", no_argument, NULL, 'A' },
 		{ "tune", no_argument, NULL, 'T' },
 		{ "max-memory", required_argument, NULL, 'X' },
+		{ "frames", required_argument, NULL, 'F' },
+		{ "state", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,7 +124,9 @@ int main(int argc, char **argv)
 	int ndata = 0, merging = 0, pct_given = 0, cos_given = 0, tune = 0;
 	const char *qfile = NULL, *rfile = NULL;
 	double keep_db = CALIB_NOISE_KEEP_DB;
-	int db_given = 0;
+	int db_given = 0, samples_given = 0, holdout_given = 0;
+	/* static, as data: reachable when a usage error returns early */
+	static struct frames fr;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
 		.samples = 4, .holdout = 16, .nthreads = 1, .prog = prog,
@@ -139,6 +145,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":hd:n:j:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A': so.asymmetric = 1; break;
+		case 'F':
+			if ((v = parse_count(optarg)) < 0 || v > 1LL << 30)
+				return cli_usage_error(prog, usage,
+						       "--frames needs a whole number from 1, not '%s'", optarg);
+			fr.n = v;
+			break;
+		case 'Z':
+			if (frames_parse_state(&fr, optarg) < 0)
+				return cli_usage_error(prog, usage, "%s", err_msg());
+			break;
 		case 'T': tune = 1; break;
 		case 'X':
 			if (cli_max_memory("calibrate", usage, optarg))
@@ -174,6 +190,7 @@ int main(int argc, char **argv)
 						       "--search-samples needs a positive count, not '%s'",
 						       optarg);
 			so.samples = v;
+			samples_given = 1;
 			break;
 		case 'H':
 			/* 0 allowed: select on the fit samples, as before */
@@ -184,6 +201,7 @@ int main(int argc, char **argv)
 						       "--search-holdout needs a count, not '%s'",
 						       optarg);
 			so.holdout = v;
+			holdout_given = 1;
 			break;
 		case 'c':
 			if (!lower_chip_known(optarg))
@@ -268,9 +286,13 @@ int main(int argc, char **argv)
 	if (so.mode == so.keep)
 		return cli_usage_error(prog, usage, "--search-mode and --keep-mode are both %s",
 				       mode_name(so.mode));
-	/* the goal by default: the cosine each mode is expected to keep */
+	/* the goal by default: the cosine each mode is expected to keep; a
+	 * sequence's state carries each frame's error into the next, and one
+	 * utterance is all the search sees, so int8 over --frames aims at
+	 * f16's goal (calibrate(1), "Sequences") */
 	if (!cos_given)
-		so.expected_cos = so.mode == MODE_BF16 ? 0.999 : so.mode == MODE_F16 ? 0.9999 : 0.99;
+		so.expected_cos = so.mode == MODE_BF16 ? 0.999
+				  : so.mode == MODE_F16 || fr.n ? 0.9999 : 0.99;
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
@@ -281,6 +303,10 @@ int main(int argc, char **argv)
 				       "--noise-report needs the whole table, not a --shard");
 	if (db_given && !rfile)
 		return cli_usage_error(prog, usage, "--noise-keep-db goes with --noise-report");
+	if (fr.n_state && !fr.n)
+		return cli_usage_error(prog, usage, "--state needs --frames");
+	if (fr.n && opts.nshards)
+		return cli_usage_error(prog, usage, "--frames runs whole sequences, not a --shard");
 	const char *in = argv[optind];
 
 	struct ir_graph *g = NULL;
@@ -299,6 +325,29 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ndata; i++)
 		if (npz_read(data[i], &z[i]) < 0)
 			goto fail;
+	/* --frames: each file a sequence, run in float with its state fed
+	 * back; its frames, with the states met, are the samples */
+	if (fr.n && frames_check(&fr, g, cli_shown(in)) < 0)
+		goto fail;
+	for (int i = 0; fr.n && i < ndata; i++) {
+		struct npz rec = { 0 };
+		if (frames_record(&fr, g, &z[i], cli_shown(data[i]), opts.nthreads, &rec) < 0)
+			goto fail;
+		npz_free(&z[i]);
+		z[i] = rec;
+	}
+	if (fr.n_state) {
+		/* the search scores sequences: by default the first half of
+		 * the frames fits, the second half is held out */
+		int64_t total = fr.n * ndata;
+		if (opts.max_samples > 0 && opts.max_samples < total)
+			total = opts.max_samples;
+		if (!samples_given)
+			so.samples = (total + 1) / 2;
+		if (!holdout_given)
+			so.holdout = total - so.samples;
+		so.fr = &fr;
+	}
 	/* the search brings every sample to the goal: the pooled KLD, which
 	 * the loudest samples shape, rather than the samples' upper quartile,
 	 * which clips them and would have the search keep them in float
@@ -413,6 +462,7 @@ done:
 		npz_free(&z[i]);
 	free(z);
 	free(data);
+	frames_free(&fr);
 	graph_free(g);
 	return rc;
 }

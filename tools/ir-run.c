@@ -39,23 +39,6 @@ static int parse_count(const char *opt, const char *s, int min)
 	return (int)v;
 }
 
-/* Add tensor t as float32 to z unless an array of its name is there; the
- * Top-only dtypes (f64, u16, u32, u64), which float32 cannot hold exactly,
- * keep their own. */
-static int add_tensor(struct npz *z, const struct interp *it, int t)
-{
-	const struct ir_tensor *ten = interp_tensor(it, t);
-	if (npz_find(z, ten->name))
-		return 0;
-	if ((ten->dtype == DT_F64 || ten->dtype == DT_U16 || ten->dtype == DT_U32 ||
-	     ten->dtype == DT_U64) && it->val[t])
-		return npz_add(z, ten->name, ten->dtype, ten->rank, ten->shape, it->val[t]) ? 0 : -1;
-	float *v = interp_get_f32(it, t);
-	struct npz_array *a = npz_add(z, ten->name, DT_F32, ten->rank, ten->shape, v);
-	free(v);
-	return a ? 0 : -1;
-}
-
 /* Graph outputs, or with dump_all every graph input and op output in graph
  * order (weights excluded). */
 static int collect(struct npz *z, const struct interp *it, int dump_all)
@@ -63,17 +46,17 @@ static int collect(struct npz *z, const struct interp *it, int dump_all)
 	const struct ir_graph *g = it->g;
 	if (!dump_all) {
 		for (int i = 0; i < g->n_outputs; i++)
-			if (add_tensor(z, it, g->outputs[i]) < 0)
+			if (interp_add_npz(z, it, g->outputs[i]) < 0)
 				return -1;
 		return 0;
 	}
 	for (int i = 0; i < g->n_inputs; i++)
-		if (add_tensor(z, it, g->inputs[i]) < 0)
+		if (interp_add_npz(z, it, g->inputs[i]) < 0)
 			return -1;
 	for (int i = 0; i < g->n_ops; i++)
 		for (int j = 0; j < g->ops[i].n_out; j++)
 			if (g->ops[i].out[j] >= 0 && !g->tensors[g->ops[i].out[j]].data &&
-			    add_tensor(z, it, g->ops[i].out[j]) < 0)
+			    interp_add_npz(z, it, g->ops[i].out[j]) < 0)
 				return -1;
 	return 0;
 }
@@ -271,7 +254,7 @@ int main(int argc, char **argv)
 			/* the inputs as the frame runs on them, state included */
 			npz_free(&fin);
 			for (int i = 0; record && i < g->n_inputs && frc == 0; i++)
-				frc = add_tensor(&fin, &it, g->inputs[i]);
+				frc = interp_add_npz(&fin, &it, g->inputs[i]);
 			if (record && (frc < 0 || (frc = frames_collect(&fr, &zrec, &fin, f)) < 0))
 				break;
 			if ((frc = interp_run(&it, NULL, NULL)) < 0) {

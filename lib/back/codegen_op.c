@@ -408,65 +408,132 @@ static int64_t flat_chunk(const struct gen *cg, int64_t total, int64_t at, int64
 	return blk[1] * blk[2] * blk[3];
 }
 
+/* One load and store of a copy: block blk from element src of the source
+ * with channel and batch strides scs, sns (elements) to element dst of the
+ * destination with dcs, dns. */
+struct flat_step {
+	int64_t src, dst, blk[4], scs, sns, dcs, dns;
+};
+
+/* The steps of copy piece pc (elements of dtype dt) into *out (the
+ * caller frees it); returns their count.  A piece of several runs whose
+ * run fits one block row and half of local memory moves strided: run r
+ * of a block is its channel r mod lanes, batch item r / lanes (cstride the
+ * run's step, nstride lanes steps), so that one command moves up to
+ * lanes x (half of local memory / row pitch) runs however short they are.
+ * Otherwise each run moves in flat chunks. */
+static int64_t flat_steps(const struct gen *cg, const struct isa_piece *pc, enum ir_dtype dt,
+			  struct flat_step **out)
+{
+	int64_t w, rmax, lanes = cg->c->lanes, half = cg->c->lmem_bytes / 2, n = 0, cap = 0;
+	int64_t len = pc->n, reps = pc->reps, ss = pc->src_step, ds = pc->dst_step;
+	struct flat_step *v = NULL;
+	*out = NULL;
+	if (len <= 0 || reps <= 0)
+		return 0;
+	flat_geom(cg, dt, &w, &rmax);
+	if (reps > 1 && ss == len && ds == len) {  /* the runs abut on both sides: one run */
+		len *= reps;
+		reps = 1;
+	}
+	int64_t pitch = isa_pitch(cg->c, dt, len), most = pitch ? half / pitch : 0;
+	int strided = reps > 1 && len < (1 << 16) && most >= 1 && ss >= 0 && ds >= 0 &&
+		      lanes * ss <= UINT32_MAX && lanes * ds <= UINT32_MAX;
+	if (most > (1 << 16) - 1)
+		most = (1 << 16) - 1;
+	for (int64_t r = 0; r < reps;) {
+		int64_t at = 0, total = strided ? 1 : len;
+		do {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				v = xrealloc(v, sizeof *v * (size_t)cap);
+			}
+			struct flat_step *st = &v[n++];
+			st->src = pc->src_at + r * ss + at;
+			st->dst = pc->dst_at + r * ds + at;
+			if (strided) {
+				int64_t left = reps - r, k = left / lanes < most ? left / lanes : most;
+				st->blk[0] = k ? k : 1;
+				st->blk[1] = k ? lanes : left;
+				st->blk[2] = 1;
+				st->blk[3] = len;
+				st->scs = ss;
+				st->dcs = ds;
+				st->sns = lanes * ss;
+				st->dns = lanes * ds;
+				r += st->blk[0] * st->blk[1];
+				break;
+			}
+			at += flat_chunk(cg, total, at, w, rmax, st->blk);
+			st->scs = st->dcs = st->blk[2] * st->blk[3];
+			st->sns = st->dns = st->blk[1] * st->scs;
+		} while (at < total);
+		if (!strided)
+			r++;
+	}
+	*out = v;
+	return n;
+}
+
 static void flat_plan(const struct gen *cg, const struct ir_op *op, struct plan *p)
 {
-	int64_t w, rmax, blk[4], rows = 1, need = 0;
+	int64_t need = 0;
 	memset(p, 0, sizeof *p);
 	p->flat = 1;
 	p->bufs = 1;
 	p->chunks = 1;
+	p->rows = 1;
 	struct isa_piece *pc;
 	int np = isa_copy_pieces(cg->g, op, &pc);
 	for (int i = 0; i < np; i++) {
-		const struct ir_tensor *x = &cg->g->tensors[pc[i].src];
-		int64_t total = pc[i].n;
-		flat_geom(cg, x->dtype, &w, &rmax);
-		for (int64_t at = 0; at < total; p->n_slices++) {
-			at += flat_chunk(cg, total, at, w, rmax, blk);
-			if (blk[2] > rows)
-				rows = blk[2];
+		enum ir_dtype dt = cg->g->tensors[pc[i].src].dtype;
+		struct flat_step *st;
+		int64_t ns = flat_steps(cg, &pc[i], dt, &st);
+		for (int64_t j = 0; j < ns; j++) {
+			int64_t nd = align_to(isa_lane_bytes(cg->c, dt, st[j].blk), LMEM_ALIGN);
+			if (nd > need)
+				need = nd;
+			if (st[j].blk[2] > p->rows)
+				p->rows = (int)st[j].blk[2];
 		}
-		int64_t nd = align_to(rows * isa_pitch(cg->c, x->dtype, w), LMEM_ALIGN);
-		if (nd > need)
-			need = nd;
+		p->n_slices += (int)ns;
+		free(st);
 	}
 	free(pc);
-	p->rows = (int)rows;
 	p->need = need;
 }
 
-/* Generate a flat copy: per chunk of each input a load into the op's
- * region and a store from it to the output, the inputs one after the
- * other; the DMA engine runs them in order, so only the first load waits
- * (for `wait`).  pf's inputs load after the last store. */
+/* Generate a flat copy: per step of each piece (flat_steps) a load into
+ * the op's region and a store from it to the output, the pieces one after
+ * the other; the DMA engine runs them in order, so only the first load
+ * waits (for `wait`).  pf's inputs load after the last store. */
 static int flat_gen(struct gen *cg, struct layout *L, uint32_t wait, struct prefetch *pf)
 {
 	const struct ir_op *op = &cg->g->ops[L->op];
-	int64_t w, rmax, blk[4];
 	uint32_t lmem = (uint32_t)L->base;
 	struct isa_piece *pc;
-	int np = isa_copy_pieces(cg->g, op, &pc);
-	for (int i = 0; i < np; i++) {
+	int np = isa_copy_pieces(cg->g, op, &pc), rc = 0;
+	for (int i = 0; i < np && !rc; i++) {
 		const struct ir_tensor *x = &cg->g->tensors[pc[i].src];
 		const struct ir_tensor *y = &cg->g->tensors[pc[i].dst];
-		int64_t es = (int64_t)dtype_size(x->dtype), total = pc[i].n;
-		flat_geom(cg, x->dtype, &w, &rmax);
-		int64_t xa = (cg->estimate && x->addr < 0 ? 0 : x->addr) + pc[i].src_at * es;
-		int64_t ya = (cg->estimate && y->addr < 0 ? 0 : y->addr) + pc[i].dst_at * es;
-		for (int64_t at = 0, n; at < total; at += n) {
-			n = flat_chunk(cg, total, at, w, rmax, blk);
-			int64_t cs = blk[2] * blk[3];
-			if (cg_emit_dma_raw(cg, ISA_DMA_LOAD, x->dtype, xa + at * es, lmem, blk, cs,
-					    blk[1] * cs, wait, x->name) < 0 ||
-			    cg_emit_dma_raw(cg, ISA_DMA_STORE, y->dtype, ya + at * es, lmem, blk, cs,
-					    blk[1] * cs, 0, y->name) < 0) {
-				free(pc);
-				return -1;
-			}
+		int64_t es = (int64_t)dtype_size(x->dtype);
+		int64_t xa = cg->estimate && x->addr < 0 ? 0 : x->addr;
+		int64_t ya = cg->estimate && y->addr < 0 ? 0 : y->addr;
+		struct flat_step *st;
+		int64_t ns = flat_steps(cg, &pc[i], x->dtype, &st);
+		for (int64_t j = 0; j < ns && !rc; j++) {
+			if (cg_emit_dma_raw(cg, ISA_DMA_LOAD, x->dtype, xa + st[j].src * es, lmem,
+					    st[j].blk, st[j].scs, st[j].sns, wait, x->name) < 0 ||
+			    cg_emit_dma_raw(cg, ISA_DMA_STORE, y->dtype, ya + st[j].dst * es, lmem,
+					    st[j].blk, st[j].dcs, st[j].dns, 0, y->name) < 0)
+				rc = -1;
 			wait = 0;
 		}
+		free(st);
 	}
 	free(pc);
+	if (rc)
+		return -1;
 	L->last_cmp = 0;
 	return cg_prefetch(cg, pf, -1, 1);
 }

@@ -305,8 +305,10 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 }
 
 /* lower_default, with the constant inputs in F32_INPUTS (a bit per input)
- * kept in f32 in float modes. */
-static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs)
+ * kept in f32 in float modes, and the activation inputs in F32_ACTS and
+ * the outputs in F32_OUTS too. */
+static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs,
+		      unsigned f32_acts, unsigned f32_outs)
 {
 	int q = lc->mode == MODE_INT8;
 	enum ir_dtype fdt = lower_float_dtype(lc->mode);
@@ -335,8 +337,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 			in[i] = lower_act_input(lc, op, op->in[i]);
 		else
 			in[i] = lower_float_input(lc, op, op->in[i],
-						  f32_inputs >> i & 1 && lc->top->tensors[op->in[i]].data
-						  ? DT_F32 : fdt);
+						  (lc->top->tensors[op->in[i]].data ? f32_inputs
+						   : f32_acts) >> i & 1 ? DT_F32 : fdt);
 		if (op->in[i] >= 0 && in[i] < 0) {
 			free(in);
 			free(out);
@@ -356,7 +358,8 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 		 * precision too) take the op's dtype, as its inputs do; bool
 		 * and integer ones (indices, predicates) keep theirs */
 		enum ir_dtype tdt = lc->top->tensors[op->out[i]].dtype;
-		enum ir_dtype dt = tdt != DT_F32 && !is_float(tdt) ? tdt : q ? qdt : fdt;
+		enum ir_dtype dt = tdt != DT_F32 && !is_float(tdt) ? tdt : q ? qdt
+				   : f32_outs >> i & 1 ? DT_F32 : fdt;
 		out[i] = lower_output(lc, op->out[i], dt, scale, zp);
 	}
 	lower_emit(lc, op, op->n_in, in, op->n_out, out);
@@ -385,7 +388,15 @@ static int f32_constants(enum op_type t)
 
 int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 {
-	return lower_copy(lc, op, f32_constants(op->type) ? ~0u : 0);
+	return lower_copy(lc, op, f32_constants(op->type) ? ~0u : 0, 0, 0);
+}
+
+int lower_float_state(struct lower_ctx *lc, const struct ir_op *op, unsigned acts, unsigned outs)
+{
+	struct lower_ctx f = *lc;
+	if (f.mode == MODE_INT8)
+		f.mode = lc->fallback;
+	return lower_copy(&f, op, 0, f.mode == MODE_F32 ? 0 : acts, f.mode == MODE_F32 ? 0 : outs);
 }
 
 int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum ir_mode *mode)
@@ -471,7 +482,7 @@ int lower_fallback(struct lower_ctx *lc, const struct ir_op *op)
 
 int lower_float_bias(struct lower_ctx *lc, const struct ir_op *op, int bias)
 {
-	return lower_copy(lc, op, lc->mode == MODE_INT8 ? 0 : 1u << bias);
+	return lower_copy(lc, op, lc->mode == MODE_INT8 ? 0 : 1u << bias, 0, 0);
 }
 
 int lower_unary_lut(struct lower_ctx *lc, const struct ir_op *op)
@@ -597,13 +608,33 @@ int lower_graph(const struct ir_graph *top, const char *chip, enum ir_mode mode,
 
 /* The mode of each Top op: the graph's, or the qtable's.  Fails for a
  * qtable line naming no op of TOP. */
+/* 1 if every output of op I is one float number (a probability, a score,
+ * a normaliser): in int8 such an op runs in f32 unless the qtable says
+ * otherwise, as it costs the chip nothing to keep and an int8 step there
+ * (1/256 of a sigmoid's range, 0.015 around 0.5 when its input is
+ * quantised) decides a detector's frames that lie near its threshold. */
+static int one_number_op(const struct ir_graph *top, int i)
+{
+	const struct ir_op *op = &top->ops[i];
+	int n = 0;
+	for (int j = 0; j < op->n_out; j++) {
+		const struct ir_tensor *t = op->out[j] >= 0 ? &top->tensors[op->out[j]] : NULL;
+		if (!t)
+			continue;
+		if (t->dtype != DT_F32 || tensor_dyn(t) || tensor_numel(t) != 1)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
 static int op_modes(const struct ir_graph *top, enum ir_mode m, const struct qtable *qt,
 		    enum ir_mode *mode)
 {
 	char *found = xcalloc((size_t)(qt ? qt->n : 0) + 1, 1);
 	for (int i = 0; i < top->n_ops; i++) {
 		int j = qt && top->ops[i].name ? name_index_get(&qt->index, top->ops[i].name) : -1;
-		mode[i] = j >= 0 ? qt->e[j].mode : m;
+		mode[i] = j >= 0 ? qt->e[j].mode : m == MODE_INT8 && one_number_op(top, i) ? MODE_F32 : m;
 		if (j >= 0)
 			found[j] = 1;
 	}

@@ -192,6 +192,17 @@ int lower_nonfinite_weight(const struct lower_ctx *lc, const struct ir_op *op);
  * than quantising them for itself. */
 int lower_inputs_float(const struct lower_ctx *lc, const struct ir_op *op, enum ir_mode *mode);
 
+/* An op with no int8 form whose state passes from call to call (a
+ * recurrent op's initial and final hidden and cell states, which a
+ * frame-by-frame caller feeds back): lowered as lower_default in the
+ * fallback float mode (in int8) or its own, but with the activation
+ * inputs ACTS and the outputs OUTS (a bit per operand) in f32, so that
+ * the state is not rounded to bf16 at every frame: an LSTM's cell state
+ * integrates and grows (beyond 100 in a voice detector after ten
+ * seconds), where a bf16 step is 0.5 and the rounding adds up over
+ * frames.  Weights, X and Y keep the float mode. */
+int lower_float_state(struct lower_ctx *lc, const struct ir_op *op, unsigned acts, unsigned outs);
+
 /* An op without an int8 form for its case (a MatMul with a constant A,
  * an AveragePool with uneven windows...): in int8, the op's own hook (or
  * lower_default) in the fallback float mode, with Casts around it;

@@ -42,6 +42,33 @@ static int set_sample(struct search *s, struct interp *it, int64_t i)
 	return interp_set_sample(it, &s->samples[f], s->files[f], i - s->first[f]);
 }
 
+/* 1 if sample I (global index) is the first of its file: the start of a
+ * sequence. */
+static int first_of_file(const struct search *s, int64_t i)
+{
+	for (int f = 0; f < s->nfiles; f++)
+		if (s->first[f] == i)
+			return 1;
+	return 0;
+}
+
+/* Add state pair K's output of the run IT of G to PREV under its input's
+ * name, to feed the next frame. */
+static int add_state(const struct search *s, const struct interp *it, const struct ir_graph *g,
+		     int k, struct npz *prev)
+{
+	for (int j = 0; j < g->n_outputs; j++) {
+		const struct ir_tensor *t = &g->tensors[g->outputs[j]];
+		if (strcmp(t->name, s->o->fr->out[k]))
+			continue;
+		float *v = interp_get_f32(it, g->outputs[j]);
+		struct npz_array *a = npz_add(prev, s->o->fr->in[k], DT_F32, t->rank, t->shape, v);
+		free(v);
+		return a ? 0 : -1;
+	}
+	return err_set("--state: the lowered graph has no output '%s'", s->o->fr->out[k]);
+}
+
 /* 0 if the top-1 class of REF (N scores, sum of squares NA) is clear and
  * OUT's is another.  Clear: ahead of the second by 4 times the noise per
  * score a cosine of GOAL allows (sqrt(2 (1 - goal)) times the rms score),
@@ -126,10 +153,11 @@ static int run_graph(struct search *s, const struct ir_graph *g, float **out)
 
 /* How many of N samples a set's score leaves out: its score is the
  * ceil(N / 10)th smallest, the 10th percentile, so that one odd sample in
- * ten does not decide how many ops stay in float (calib_search.h). */
-static int64_t spared(int64_t n)
+ * ten does not decide how many ops stay in float (calib_search.h); none
+ * of a sequence's frames, which are not independent samples. */
+static int64_t spared(const struct search *s, int64_t n)
 {
-	return n > 0 ? (n + 9) / 10 - 1 : 0;
+	return n > 0 && !s->o->fr ? (n + 9) / 10 - 1 : 0;
 }
 
 static int by_value(const void *a, const void *b)
@@ -139,12 +167,13 @@ static int by_value(const void *a, const void *b)
 }
 
 /* The score of a set of N > 0 sample scores V (sorted in place), of which
- * at least SPARED(TOTAL) + 1 when N < TOTAL (a question stopped early):
+ * at least spared(TOTAL) + 1 when N < TOTAL (a question stopped early):
  * its 10th percentile, -1 when CHANGED (an answer changed); *LOWEST (may
  * be NULL) the smallest. */
-static double set_score(double *v, int64_t n, int64_t total, int changed, double *lowest)
+static double set_score(const struct search *s, double *v, int64_t n, int64_t total, int changed,
+			double *lowest)
 {
-	int64_t spare = spared(total);
+	int64_t spare = spared(s, total);
 	qsort(v, (size_t)n, sizeof *v, by_value);
 	if (lowest)
 		*lowest = v[0];
@@ -163,7 +192,7 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 {
 	int64_t n0 = set == HELD ? s->nfit : 0;
 	int64_t n = set == FIT ? s->nfit : set == HELD ? s->nsamples - s->nfit : s->nsamples;
-	int64_t *order = s->order + n0, spare = spared(n), below = 0, done = 0;
+	int64_t *order = s->order + n0, spare = spared(s, n), below = 0, done = 0;
 	*cos = 1;
 	if (n <= 0)
 		return 0;
@@ -175,13 +204,21 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	double *sc = xmalloc(sizeof(double) * (size_t)(n + 1));
 	int changed = 0;
 	struct interp it;
+	struct npz prev = { 0 };
 	int rc = interp_init(&it, g, s->o->nthreads);
 	for (int64_t k = 0; rc == 0 && k < n; k++) {
 		int64_t smp = order[k];
 		double worst = 1;
 		rc = set_sample(s, &it, smp);
+		/* a sequence: the state of the frame before, but for the
+		 * first frame of the set or of its file */
+		if (rc == 0 && k > 0 && prev.n && !first_of_file(s, smp))
+			rc = interp_set_named(&it, &prev, "the previous frame");
 		if (rc == 0)
 			rc = interp_run(&it, NULL, NULL);
+		npz_free(&prev);
+		for (int j = 0; rc == 0 && s->o->fr && j < s->o->fr->n_state; j++)
+			rc = add_state(s, &it, g, j, &prev);
 		int ch = 0;
 		for (int j = 0; rc == 0 && j < g->n_outputs; j++) {
 			float *v = interp_get_f32(&it, g->outputs[j]);
@@ -199,7 +236,8 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 		sc[done++] = worst;
 		if (worst < s->o->expected_cos) {
 			below++;
-			if (early) {   /* tried first next time */
+			if (early && !s->o->fr) {   /* tried first next time; a
+							 * sequence keeps its order */
 				memmove(order + below, order + below - 1,
 					sizeof *order * (size_t)(k - below + 1));
 				order[below - 1] = smp;
@@ -211,12 +249,30 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	/* stopped early, more than SPARE are below the goal: so is the
 	 * score, whatever the rest */
 	if (rc == 0 && done > 0)
-		*cos = set_score(sc, done, n, changed, NULL);
+		*cos = set_score(s, sc, done, n, changed, NULL);
 	free(sc);
+	npz_free(&prev);
 	if (it.val)
 		interp_free(&it);
 	graph_free(g);
 	s->evals++;
+	return rc;
+}
+
+/* The score of the graph lowered with QT on both sets as one, as
+ * evaluate (EARLY, PER, PER_CHANGED).  Sequences: each set runs as its
+ * own sequence from its recorded state, as it always has, and with no
+ * sample spared the score is the smaller of the two. */
+static int evaluate_both(struct search *s, const struct qtable *qt, int early, double *cos,
+			 double *per, int *per_changed)
+{
+	if (!s->o->fr)
+		return evaluate(s, qt, BOTH, early, cos, per, per_changed);
+	double h = 1;
+	int rc = evaluate(s, qt, FIT, early, cos, per, per_changed);
+	if (rc == 0 && (!early || *cos >= s->o->expected_cos))
+		rc = evaluate(s, qt, HELD, early, &h, per, per_changed);
+	*cos = h < *cos ? h : *cos;
 	return rc;
 }
 
@@ -258,7 +314,7 @@ static int reaches(struct search *s, const struct ir_graph *top, const int *ops,
 {
 	struct qtable *q = make_qtable(top, ops, n, s->o->keep);
 	double c = -1;
-	int rc = evaluate(s, q, BOTH, 1, &c, NULL, NULL);
+	int rc = evaluate_both(s, q, 1, &c, NULL, NULL);
 	*ok = rc == 0 && c >= s->o->expected_cos;
 	qtable_free(q);
 	return rc;
@@ -372,7 +428,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	/* 1. the whole graph in MODE, scored on both sets */
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
-		rc = evaluate(&s, q, BOTH, 0, &res->base_cos, NULL, NULL);
+		rc = evaluate_both(&s, q, 0, &res->base_cos, NULL, NULL);
 	qtable_free(q);
 	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;
@@ -421,15 +477,15 @@ report:
 		int *ch = xcalloc((size_t)s.nsamples + 1, sizeof *ch);
 		double all = 1;
 		q = make_qtable(top, ops, k, o->keep);
-		rc = evaluate(&s, q, BOTH, 0, &all, per, ch);
+		rc = evaluate_both(&s, q, 0, &all, per, ch);
 		if (rc == 0) {
 			int fch = 0, hch = 0;
 			for (int64_t i = 0; i < s.nsamples; i++)
 				*(i < s.nfit ? &fch : &hch) |= ch[i];
-			res->cos = set_score(per, s.nfit, s.nfit, fch, NULL);
+			res->cos = set_score(&s, per, s.nfit, s.nfit, fch, NULL);
 			res->held_cos = res->held_lowest = 1;
 			if (held > 0)
-				res->held_cos = set_score(per + s.nfit, held, held, hch,
+				res->held_cos = set_score(&s, per + s.nfit, held, held, hch,
 							  &res->held_lowest);
 			res->kept = q->n;
 			res->candidates = nc;

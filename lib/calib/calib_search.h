@@ -29,12 +29,24 @@
  * Both sets as one: an odd sample among the few fit samples is spared
  * too.  The score reported as expected on unseen input is the held-out
  * set's alone.
+ *
+ * With state pairs (calibrate --frames N --state OUT=IN, lib/run/frames.h)
+ * the samples are frames, recorded with the states the float graph meets
+ * (frames_record): a candidate graph runs over the frames of a set in
+ * order from the state recorded at the set's (or its file's) first frame,
+ * its own state outputs feeding its state inputs after, so that the score
+ * sees the error a quantised state gathers over frames; every output,
+ * the state's included, is scored on every frame, and a set's frames are
+ * never reordered: a set is a sequence.  Frames are not independent
+ * samples: none is spared, so both sets as one reach the goal when each
+ * does, each run as its own sequence.
  */
 #ifndef TPUC_CALIB_SEARCH_H
 #define TPUC_CALIB_SEARCH_H
 
 #include "calib/calib.h"
 #include "back/lower.h"
+#include "run/frames.h"
 
 struct calib_search_opts {
 	const char *chip;            /* lowering target, e.g. "tpu-a" */
@@ -49,6 +61,10 @@ struct calib_search_opts {
 	int nthreads;
 	int progress;                /* 1: progress on stderr */
 	const char *prog;
+	const struct frames *fr;     /* NULL, or state pairs: the samples are the
+					frames of sequences (one per file), and a
+					graph runs over each set's frames in order
+					with its own state fed back */
 };
 
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */

@@ -50,18 +50,20 @@ static int same_codes(const struct ir_tensor *a, const struct ir_tensor *b)
 	       a->zero_point == b->zero_point;
 }
 
+/* Append reps runs of len elements: run r from src_at + r * sstep of src
+ * to dat + r * dstep of dst. */
 static void add(struct isa_piece **v, int *n, int src, int64_t sat, int dst, int64_t dat,
-		int64_t len)
+		int64_t len, int64_t reps, int64_t sstep, int64_t dstep)
 {
 	*v = xrealloc(*v, sizeof **v * (size_t)(*n + 1));
 	(*v)[*n] = (struct isa_piece){ .src = src, .dst = dst, .src_at = sat, .dst_at = dat,
-				       .n = len };
+				       .n = len, .reps = reps, .src_step = sstep, .dst_step = dstep };
 	++*n;
 }
 
 /* A Concat along an inner axis whose inputs keep their codes (as
- * isa_is_copy asks): one run per input per index of the axes before the
- * axis, at most ISA_COPY_MAX_RUNS in all; 0 when it is not such a Concat. */
+ * isa_is_copy asks): per input, a run per index of the axes before the
+ * axis (one strided piece); 0 when it is not such a Concat. */
 static int concat_runs(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
 {
 	if (op->type != OP_CONCAT || op->n_out != 1 || op->n_in < 1)
@@ -77,7 +79,7 @@ static int concat_runs(const struct ir_graph *g, const struct ir_op *op, struct 
 		outer *= y->shape[d];
 	for (int d = ax + 1; d < y->rank; d++)
 		inner *= y->shape[d];
-	if (outer * op->n_in > ISA_COPY_MAX_RUNS)
+	if (!outer)
 		return 0;
 	for (int i = 0; i < op->n_in; i++) {
 		if (op->in[i] < 0)
@@ -90,22 +92,21 @@ static int concat_runs(const struct ir_graph *g, const struct ir_op *op, struct 
 	}
 	struct isa_piece *v = NULL;
 	int n = 0;
-	for (int64_t o = 0; o < outer; o++) {
-		int64_t at = o * y->shape[ax] * inner;
-		for (int i = 0; i < op->n_in; i++) {
-			int64_t len = g->tensors[op->in[i]].shape[ax] * inner;
-			add(&v, &n, op->in[i], o * len, op->out[0], at, len);
-			at += len;
-		}
+	int64_t at = 0;
+	for (int i = 0; i < op->n_in; i++) {
+		int64_t len = g->tensors[op->in[i]].shape[ax] * inner;
+		add(&v, &n, op->in[i], 0, op->out[0], at, len, outer, len, y->shape[ax] * inner);
+		at += len;
 	}
 	*out = v;
 	return n;
 }
 
 /* A Gather of constant indices (Swin's q, k, v taken from one tensor by
- * a scalar index): per index of the axes before the gathered one, a run
- * of the inner elements per index, consecutive indices in one run; at
- * most ISA_COPY_MAX_RUNS.  0 when it is not such a Gather. */
+ * a scalar index, a detector's score column per class): per run of
+ * consecutive indices (at most ISA_COPY_MAX_RUNS), a run of their inner
+ * elements per index of the axes before the gathered one (one strided
+ * piece).  0 when it is not such a Gather. */
 static int gather_runs(const struct ir_graph *g, const struct ir_op *op, struct isa_piece **out)
 {
 	if (op->type != OP_GATHER || op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
@@ -128,24 +129,23 @@ static int gather_runs(const struct ir_graph *g, const struct ir_op *op, struct 
 		runs += k != prev + 1;
 		prev = k;
 	}
-	if (outer * runs > ISA_COPY_MAX_RUNS)
+	if (runs > ISA_COPY_MAX_RUNS || !outer)
 		return 0;
 	struct isa_piece *v = NULL;
 	int n = 0;
-	for (int64_t o = 0; o < outer; o++)
-		for (int64_t j = 0; j < ni;) {
-			int64_t k = dtype_get_int(ix->data, ix->dtype, j), len = 1;
-			k = k < 0 ? k + dim : k;
-			while (j + len < ni) {
-				int64_t k2 = dtype_get_int(ix->data, ix->dtype, j + len);
-				if ((k2 < 0 ? k2 + dim : k2) != k + len)
-					break;
-				len++;
-			}
-			add(&v, &n, op->in[0], (o * dim + k) * inner, op->out[0], (o * ni + j) * inner,
-			    len * inner);
-			j += len;
+	for (int64_t j = 0; j < ni;) {
+		int64_t k = dtype_get_int(ix->data, ix->dtype, j), len = 1;
+		k = k < 0 ? k + dim : k;
+		while (j + len < ni) {
+			int64_t k2 = dtype_get_int(ix->data, ix->dtype, j + len);
+			if ((k2 < 0 ? k2 + dim : k2) != k + len)
+				break;
+			len++;
 		}
+		add(&v, &n, op->in[0], k * inner, op->out[0], j * inner, len * inner, outer,
+		    dim * inner, ni * inner);
+		j += len;
+	}
 	*out = v;
 	return n;
 }
@@ -172,7 +172,7 @@ static int transpose_run(const struct ir_graph *g, const struct ir_op *op, struc
 	}
 	struct isa_piece *v = NULL;
 	int n = 0;
-	add(&v, &n, op->in[0], 0, op->out[0], 0, tensor_numel(x));
+	add(&v, &n, op->in[0], 0, op->out[0], 0, tensor_numel(x), 1, 0, 0);
 	*out = v;
 	return n;
 }
@@ -186,7 +186,7 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		int64_t at = 0;
 		for (int i = 0; i < nc; i++) {
 			int64_t len = tensor_numel(&g->tensors[op->in[i]]);
-			add(&v, &n, op->in[i], 0, op->out[0], at, len);
+			add(&v, &n, op->in[i], 0, op->out[0], at, len, 1, 0, 0);
 			at += len;
 		}
 		*out = v;
@@ -215,7 +215,7 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		int64_t at = 0;
 		for (int i = 0; i < op->n_out; i++) {
 			int64_t len = tensor_numel(&g->tensors[op->out[i]]);
-			add(&v, &n, op->in[0], at, op->out[i], 0, len);
+			add(&v, &n, op->in[0], at, op->out[i], 0, len, 1, 0, 0);
 			at += len;
 		}
 		*out = v;
@@ -224,8 +224,8 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 	if (op->n_out != 1 || op->n_in != 1)
 		return 0;
 	/* One cut axis a, step 1: one run per index of the axes before it
-	 * (at most ISA_COPY_MAX_RUNS of them: a K part of a MatMul's rows,
-	 * lib/back/lower_kin.c). */
+	 * (a K part of a MatMul's rows, lib/back/lower_kin.c), one strided
+	 * piece. */
 	int a;
 	int64_t first;
 	if (!slice_one_axis(op, x, &a, &first))
@@ -237,13 +237,12 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 	int64_t outer = 1;
 	for (int d = 0; d < a; d++)
 		outer *= x->shape[d];
-	if (outer > ISA_COPY_MAX_RUNS)
-		return 0;
 	for (int d = a + 1; d < x->rank; d++)
 		inner *= x->shape[d];
 	int64_t len = outer ? tensor_numel(&g->tensors[op->out[0]]) / outer : 0;
-	for (int64_t o = 0; o < outer; o++)
-		add(&v, &n, op->in[0], (o * x->shape[a] + first) * inner, op->out[0], o * len, len);
+	if (outer)
+		add(&v, &n, op->in[0], first * inner, op->out[0], 0, len, outer, x->shape[a] * inner,
+		    len);
 	*out = v;
 	return n;
 }

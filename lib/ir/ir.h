@@ -222,7 +222,8 @@ int mode_from_name(const char *s);         /* MODE_NONE (-1) if unknown */
 	X(REVERSESEQUENCE, 238, "ReverseSequence") \
 	X(MAXUNPOOL, 239, "MaxUnpool") \
 	X(ROIALIGN, 240, "RoiAlign") \
-	X(MAXPOOLINDICES, 241, "MaxPoolIndices")
+	X(MAXPOOLINDICES, 241, "MaxPoolIndices") \
+	X(DEPTHTOWIDTH, 251, "DepthToWidth")
 
 #define X_ENUM(e, c, s) OP_##e,
 enum op_type { OP_LIST(X_ENUM) OP_COUNT };

@@ -60,6 +60,17 @@ int64_t op_macs(const struct ir_graph *g, const struct ir_op *op)
 	}
 }
 
+void op_own_set(const struct ir_graph *g, struct ir_op *op)
+{
+	int64_t own[2] = { op_macs(g, op), 0 };
+	if (op_attr(op, "own"))
+		return;
+	for (int j = 1; j < op->n_in; j++)
+		if (op->in[j] >= 0 && g->tensors[op->in[j]].data)
+			own[1] += (int64_t)g->tensors[op->in[j]].nbytes;
+	op_set_ints(op, "own", 2, own);
+}
+
 int op_check_io(const struct ir_graph *g, const struct ir_op *op)
 {
 	struct op_io io = op_io_of(op->type);

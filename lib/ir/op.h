@@ -105,6 +105,9 @@ int (*op_kernel(const struct ir_graph *g, const struct ir_op *op))(struct kern *
  * bytes] when a rewrite made it multiply zeros too (lib/back/reorder.c,
  * lib/back/lower_fill.c). */
 int64_t op_macs(const struct ir_graph *g, const struct ir_op *op);
+/* Before a rewrite makes op multiply zeros too: set its attribute "own" to
+ * its work as it is, [op_macs, bytes of its weight inputs], unless set. */
+void op_own_set(const struct ir_graph *g, struct ir_op *op);
 
 /* Run shape inference over the whole graph in order. */
 int graph_infer(struct ir_graph *g);

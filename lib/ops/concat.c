@@ -67,15 +67,15 @@ static int concat_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lc->mode != MODE_INT8)
 		return lower_default(lc, op);
-	/* one output scale for inputs far apart (a detector's boxes in
-	 * pixels beside its scores in [0, 1]) would crush the smaller; and
-	 * inputs all float already (such a Concat upstream) stay float,
-	 * in their dtype, as data movement does */
-	if (lower_ranges_apart(lc, op))
-		return lower_fallback(lc, op);
+	/* inputs all float already (such a Concat upstream, a recurrent
+	 * op's f32 states) stay float, in their dtype, as data movement
+	 * does; one output scale for inputs far apart (a detector's boxes
+	 * in pixels beside its scores in [0, 1]) would crush the smaller */
 	struct lower_ctx f = *lc;
 	if (lower_inputs_float(lc, op, &f.mode))
 		return lower_default(&f, op);
+	if (lower_ranges_apart(lc, op))
+		return lower_fallback(lc, op);
 	float s_out;
 	enum ir_dtype dt;
 	int zp, rc = -1;

@@ -336,6 +336,15 @@ static int slice_infer(struct ir_graph *g, struct ir_op *op)
 	if (slice_resolve(op, &sp, x->rank, x->shape, start, step, count) < 0)
 		return -1;
 	op_set_out(g, op, 0, x->dtype, x->rank, count);
+	/* A dynamic axis sliced keeps at most what it holds at run time:
+	 * [0:100] of Faster R-CNN's detections is fewer than 100 rows when
+	 * fewer were found, which no probe with a larger extent shows. */
+	for (int i = 0; i < sp.ns; i++) {
+		int ax = norm_axis(sp.na ? sp.a[i] : i, x->rank);
+		if (x->dyn >> ax & 1) {
+			op_set_dyn(g, op, 0, 1u << ax);
+		}
+	}
 	return 0;
 }
 
@@ -609,9 +618,12 @@ static int cos_infer(struct ir_graph *g, struct ir_op *op)
 	int n = st ? (int)tensor_numel(st) : a ? a->n : 0;
 	if (n > IR_MAX_RANK || (st && (st->rank != 1 || st->dyn)))
 		return op_error(op, "the shape must be 1-D, of at most %d values", IR_MAX_RANK);
-	if (st && !st->data) {
+	uint32_t known = 0;
+	if (st && !st->data) {   /* the parts known before run time are static */
+		known = known_values(g, op->in[0], shape);
 		for (int i = 0; i < n; i++)
-			shape[i] = 1;
+			if (!(known >> i & 1))
+				shape[i] = 1;
 	} else if (st) {
 		for (int i = 0; i < n; i++)
 			shape[i] = dtype_get_int(st->data, st->dtype, i);
@@ -626,7 +638,7 @@ static int cos_infer(struct ir_graph *g, struct ir_op *op)
 		return op_error(op, "attribute 'dtype' names no dtype");
 	op_set_out(g, op, 0, (enum ir_dtype)dt, n, shape);
 	if (st && !st->data)
-		op_set_dyn(g, op, 0, n ? (1u << n) - 1 : 0);
+		op_set_dyn(g, op, 0, (n ? (1u << n) - 1 : 0) & ~known);
 	return 0;
 }
 

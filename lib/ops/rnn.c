@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "ops/kern_util.h"
+#include "back/lower.h"
 #include "ir/op.h"
 #include "quant/quant.h"
 #include "ir/scalar.h"
@@ -405,14 +406,25 @@ static int64_t rnn_macs(const struct ir_graph *g, const struct ir_op *op)
 	return x->shape[0] * x->shape[1] * w->shape[0] * w->shape[1] * (w->shape[2] + r->shape[2]);
 }
 
+/* No int8 form: the float fallback (lower_float_state), with the states
+ * in and out (initial_h 5, initial_c 6; Y_h 1, Y_c 2) in f32, as the
+ * kernel carries them from step to step; weights, X and Y in the mode. */
+static int rnn_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	return lower_float_state(lc, op, 1u << 5 | 1u << 6, 1u << 1 | 1u << 2);
+}
+
 const struct op_def op_def_LSTM = {
-	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .lower = rnn_lower, .run_tpu = quant_run_f32,
+	.macs = rnn_macs,
 };
 
 const struct op_def op_def_GRU = {
-	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .lower = rnn_lower, .run_tpu = quant_run_f32,
+	.macs = rnn_macs,
 };
 
 const struct op_def op_def_RNN = {
-	.infer = rnn_infer, .run_f32 = rnn_run, .run_tpu = quant_run_f32, .macs = rnn_macs,
+	.infer = rnn_infer, .run_f32 = rnn_run, .lower = rnn_lower, .run_tpu = quant_run_f32,
+	.macs = rnn_macs,
 };

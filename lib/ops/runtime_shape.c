@@ -83,6 +83,97 @@ int runtime_shape_check(const struct kern *k)
 			fixed);
 }
 
+/* The op computing tensor T, or NULL. */
+static const struct ir_op *producer(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		for (int j = 0; j < op->n_out && op->type != OP_COUNT; j++)
+			if (op->out[j] == t)
+				return op;
+	}
+	return NULL;
+}
+
+/* known_values to DEPTH producers back. */
+static uint32_t known_at(const struct ir_graph *g, int t, int64_t *v, int depth)
+{
+	const struct ir_tensor *x = &g->tensors[t];
+	int64_t n = tensor_numel(x);
+	if (x->dyn || n > IR_MAX_RANK || (x->dtype != DT_I64 && x->dtype != DT_I32))
+		return 0;
+	if (x->data) {
+		for (int64_t i = 0; i < n; i++)
+			v[i] = dtype_get_int(x->data, x->dtype, i);
+		return n ? (1u << n) - 1 : 0;
+	}
+	const struct ir_op *op = depth > 0 ? producer(g, t) : NULL;
+	if (!op)
+		return 0;
+	switch (op->type) {
+	case OP_SHAPE: {   /* the static extents of its input */
+		const struct ir_tensor *s = &g->tensors[op->in[0]];
+		int64_t b = op_int(op, "start", 0), e = op_int(op, "end", s->rank);
+		b = b < 0 ? b + s->rank : b;
+		e = e < 0 ? e + s->rank : e;
+		b = b < 0 ? 0 : b > s->rank ? s->rank : b;
+		uint32_t m = 0;
+		for (int64_t d = b; d < e && d < s->rank && d - b < n; d++)
+			if (!(s->dyn >> d & 1)) {
+				v[d - b] = s->shape[d];
+				m |= 1u << (d - b);
+			}
+		return m;
+	}
+	case OP_CONCAT: {   /* of 1-D parts */
+		uint32_t m = 0;
+		int64_t at = 0, part[IR_MAX_RANK];
+		for (int j = 0; j < op->n_in; j++) {
+			int64_t pn = tensor_numel(&g->tensors[op->in[j]]);
+			if (g->tensors[op->in[j]].dyn || at + pn > n)
+				return 0;
+			uint32_t pm = known_at(g, op->in[j], part, depth - 1);
+			for (int64_t i = 0; i < pn; i++)
+				if (pm >> i & 1) {
+					v[at + i] = part[i];
+					m |= 1u << (at + i);
+				}
+			at += pn;
+		}
+		return m;
+	}
+	case OP_GATHER: {   /* constant indices of a partly known vector */
+		const struct ir_tensor *ix = &g->tensors[op->in[1]];
+		const struct ir_tensor *src = &g->tensors[op->in[0]];
+		int64_t sn = tensor_numel(src), sv[IR_MAX_RANK];
+		if (!ix->data || src->rank != 1 || op_int(op, "axis", 0) != 0)
+			return 0;
+		uint32_t sm = known_at(g, op->in[0], sv, depth - 1), m = 0;
+		for (int64_t i = 0; i < n; i++) {
+			int64_t k = dtype_get_int(ix->data, ix->dtype, i);
+			k = k < 0 ? k + sn : k;
+			if (k >= 0 && k < sn && (sm >> k & 1)) {
+				v[i] = sv[k];
+				m |= 1u << i;
+			}
+		}
+		return m;
+	}
+	case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_RESHAPE: case OP_FLATTEN:
+	case OP_IDENTITY: case OP_CAST:   /* the same values, in order */
+		if (tensor_numel(&g->tensors[op->in[0]]) != n)
+			return 0;
+		return known_at(g, op->in[0], v, depth - 1);
+	default:
+		return 0;
+	}
+}
+
+uint32_t known_values(const struct ir_graph *g, int t, int64_t *v)
+{
+	return known_at(g, t, v, 16);
+}
+
 int runtime_shape_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0), *p = op_in(g, op, 1);
@@ -96,10 +187,22 @@ int runtime_shape_infer(struct ir_graph *g, struct ir_op *op)
 		rank = op->type == OP_TILE ? x->rank : (int)p->shape[0];
 		if (rank > IR_MAX_RANK)
 			return op_error(op, "rank %d exceeds %d", rank, IR_MAX_RANK);
-		for (int d = 0; d < rank; d++)
+		/* known parts of the value (the static extents it copies) give
+		 * static extents: a Reshape's positive ones, an Expand's
+		 * beyond 1 */
+		uint32_t known = op->type == OP_TILE ? 0 : known_values(g, op->in[1], v), dyn = 0;
+		for (int d = 0; d < rank; d++) {
+			int k = known >> d & 1;
 			want[d] = op->type == OP_TILE ? x->shape[d] : 1;
+			if (k && op->type == OP_RESHAPE && v[d] > 0)
+				want[d] = v[d];
+			else if (k && op->type == OP_EXPAND && v[d] > 1)
+				want[d] = v[d];
+			else
+				dyn |= 1u << d;
+		}
 		op_set_out(g, op, 0, x->dtype, rank, want);
-		op_set_dyn(g, op, 0, rank ? (1u << rank) - 1 : 0);
+		op_set_dyn(g, op, 0, dyn);
 		return 0;
 	}
 	if (runtime_shape_want(op, x->rank, x->shape, v, n, want, &rank) < 0)

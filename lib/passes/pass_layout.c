@@ -97,10 +97,12 @@ static int layout_pattern(struct ir_graph *g, int i)
 		return 1;
 	}
 	if (is_view(op->type)) {
-		int q = inner_op(g, i, is_view);
+		/* a view of a view becomes one Reshape to the output's shape:
+		 * not when that shape is known only at run time */
+		const struct ir_tensor *y = &g->tensors[op->out[0]];
+		int q = y->dyn ? -1 : inner_op(g, i, is_view);
 		if (q < 0)
 			return 0;
-		const struct ir_tensor *y = &g->tensors[op->out[0]];
 		op->in[0] = g->ops[q].in[0];
 		g->ops[q].type = OP_COUNT;
 		op->type = OP_RESHAPE;

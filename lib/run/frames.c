@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "run/interp.h"
 
 int frames_parse_state(struct frames *fr, const char *arg)
 {
@@ -134,6 +135,41 @@ int frames_check(const struct frames *fr, const struct ir_graph *g, const char *
 				       o->name, i->name);
 	}
 	return 0;
+}
+
+int frames_record(const struct frames *fr, const struct ir_graph *g, const struct npz *in,
+		  const char *file, int nthreads, struct npz *rec)
+{
+	struct npz frame = { 0 }, ins = { 0 }, prev = { 0 };
+	struct interp it = { 0 };
+	npz_free(rec);
+	int rc = frames_check(fr, g, file);
+	if (rc == 0)
+		rc = interp_init(&it, g, nthreads);
+	for (int64_t f = 0; rc == 0 && f < fr->n; f++) {
+		rc = frames_input(fr, g, in, file, f, &prev, &frame);
+		if (rc == 0)
+			rc = interp_set_inputs(&it, &frame, file);
+		/* the inputs as the frame runs on them (dtypes converted) */
+		npz_free(&ins);
+		for (int i = 0; rc == 0 && i < g->n_inputs; i++)
+			rc = interp_add_npz(&ins, &it, g->inputs[i]);
+		if (rc == 0)
+			rc = frames_collect(fr, rec, &ins, f);
+		if (rc == 0 && (rc = interp_run(&it, NULL, NULL)) < 0)
+			err_prefix("'%s': frame %lld", file, (long long)f);
+		npz_free(&prev);
+		for (int k = 0; rc == 0 && k < fr->n_state; k++)
+			rc = interp_add_npz(&prev, &it, io_named(g, 1, fr->out[k]) - g->tensors);
+	}
+	if (it.val)
+		interp_free(&it);
+	npz_free(&frame);
+	npz_free(&ins);
+	npz_free(&prev);
+	if (rc < 0)
+		npz_free(rec);
+	return rc < 0 ? -1 : 0;
 }
 
 void frames_free(struct frames *fr)

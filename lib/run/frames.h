@@ -37,6 +37,13 @@ int frames_collect(const struct frames *fr, struct npz *all, const struct npz *o
 /* Every state pair names a graph output and a graph input of G (read from
  * FILE) of the same shape.  -1 with a message naming FILE otherwise. */
 int frames_check(const struct frames *fr, const struct ir_graph *g, const char *file);
+/* Run G (float or lowered) over the FR->n frames of IN (read from FILE)
+ * with state fed back and store into *REC (emptied first) the inputs each
+ * frame ran on, stacked ([N, ...] for every graph input, state included):
+ * the frames as single samples that carry the states G meets (ir-run
+ * --record-inputs, calibrate --frames).  NTHREADS as interp_init. */
+int frames_record(const struct frames *fr, const struct ir_graph *g, const struct npz *in,
+		  const char *file, int nthreads, struct npz *rec);
 void frames_free(struct frames *fr);
 
 #endif

@@ -135,6 +135,15 @@ int interp_set_inputs(struct interp *it, const struct npz *in, const char *file)
 	return 0;
 }
 
+int interp_set_named(struct interp *it, const struct npz *in, const char *file)
+{
+	for (int i = 0; i < it->g->n_inputs; i++)
+		if (npz_find(in, it->g->tensors[it->g->inputs[i]].name) &&
+		    set_one(it, in, file, it->g->inputs[i], -1) < 0)
+			return -1;
+	return 0;
+}
+
 int interp_set_sample(struct interp *it, const struct npz *in, const char *file, int64_t index)
 {
 	if (index < 0)
@@ -245,6 +254,20 @@ float *interp_get_f32(const struct interp *it, int t)
 	}
 	dtype_convert(out, DT_F32, src, ten->dtype, n);
 	return out;
+}
+
+int interp_add_npz(struct npz *z, const struct interp *it, int t)
+{
+	const struct ir_tensor *ten = interp_tensor(it, t);
+	if (npz_find(z, ten->name))
+		return 0;
+	if ((ten->dtype == DT_F64 || ten->dtype == DT_U16 || ten->dtype == DT_U32 ||
+	     ten->dtype == DT_U64) && it->val[t])
+		return npz_add(z, ten->name, ten->dtype, ten->rank, ten->shape, it->val[t]) ? 0 : -1;
+	float *v = interp_get_f32(it, t);
+	struct npz_array *a = npz_add(z, ten->name, DT_F32, ten->rank, ten->shape, v);
+	free(v);
+	return a ? 0 : -1;
 }
 
 void interp_free(struct interp *it)

@@ -35,6 +35,9 @@ int interp_init(struct interp *it, const struct ir_graph *g, int nthreads);
 int interp_set_inputs(struct interp *it, const struct npz *in, const char *file);
 /* Same, from sample `index` of arrays whose first axis holds samples. */
 int interp_set_sample(struct interp *it, const struct npz *in, const char *file, int64_t index);
+/* Copy the graph inputs that arrays of `in` name (the others keep their
+ * values), as interp_set_inputs: frames fed back from a run's outputs. */
+int interp_set_named(struct interp *it, const struct npz *in, const char *file);
 /* Run every op in order.  After each op, cb (if not NULL) is called with the
  * op index and finds the op's outputs in it->val; a negative return stops
  * the run with that result.  Top graphs run as a plan of oneDNN primitives
@@ -53,6 +56,10 @@ const struct ir_tensor *interp_tensor(const struct interp *it, int t);
 /* Tensor t of the last run as float32 (dequantised with its scale and zero
  * point where it is quantised); the caller frees the result. */
 float *interp_get_f32(const struct interp *it, int t);
+/* Add tensor t of the last run to Z under its name (nothing if Z holds
+ * it): f64 and unsigned tensors as they are, every other dtype as
+ * interp_get_f32 gives it.  -1 with a message when out of memory. */
+int interp_add_npz(struct npz *z, const struct interp *it, int t);
 /* Free the activations and empty the weight cache. */
 void interp_free(struct interp *it);
 

@@ -454,8 +454,10 @@ static void dump_copy(struct machine *mc, const struct ir_op *op)
 		size_t es = dtype_size(g->tensors[pc[i].src].dtype);
 		if (!mc->dump[pc[i].dst])
 			mc->dump[pc[i].dst] = xmalloc(tensor_bytes(&g->tensors[pc[i].dst]) + 1);
-		memcpy(mc->dump[pc[i].dst] + pc[i].dst_at * (int64_t)es,
-		       mc->dump[pc[i].src] + pc[i].src_at * (int64_t)es, (size_t)pc[i].n * es);
+		for (int64_t r = 0; r < pc[i].reps; r++)
+			memcpy(mc->dump[pc[i].dst] + (pc[i].dst_at + r * pc[i].dst_step) * (int64_t)es,
+			       mc->dump[pc[i].src] + (pc[i].src_at + r * pc[i].src_step) * (int64_t)es,
+			       (size_t)pc[i].n * es);
 	}
 	free(pc);
 }

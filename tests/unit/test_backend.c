@@ -594,26 +594,34 @@ static void test_stored_mid(const struct chip *c, int want_sliced)
 		a = strcmp(g->tensors[t].name, "a") ? a : t;
 		c1 = strcmp(g->tensors[t].name, "c1") ? c1 : t;
 	}
-	/* groups: [x_quant conv1 conv2] [add pool] then one op each */
-	static const int grp[] = { 0, 0, 0, 1, 1 };
+	/* groups: [x_quant conv1 conv2] [add pool] then one op each (the
+	 * convs with the DepthToWidth weight-reorder may put after them) */
+	int gi = 0, local = 1;
+	const char *prod = "conv1";
 	for (int k = 0; k < g->n_ops; k++) {
-		g->ops[k].group = k < 5 ? grp[k] : k - 3;
-		g->ops[k].place = k < 5 ? PLACE_LOCAL : PLACE_GLOBAL;
+		const char *nm = g->ops[k].name;
+		gi += !strcmp(nm, "add") || (k && !strcmp(g->ops[k - 1].name, "pool"));
+		local = gi < 2;
+		g->ops[k].group = local ? gi : gi++;
+		g->ops[k].place = local ? PLACE_LOCAL : PLACE_GLOBAL;
+		if (g->ops[k].out[0] == c1)
+			prod = nm;
 	}
 	g->stage = STAGE_GROUPED;
 	CHECK(addr_assign(g, c) == 0 && g->tensors[c1].addr >= 0 && g->tensors[a].addr >= 0);
 	CHECK(codegen(g, c, &m) == 0 && tmodel_write(path, m) == 0 && tmodel_read(path, &r) == 0 &&
 	      sim_run(r, c, path, &in, "in", &out, &st, 0) == 0);
 	CHECK(max_rel(&ref, &out, &same) == 0 && same && out.n == 2);
-	/* one store of c1 per slice, after conv1's compute of that slice */
+	/* one store of c1 per slice, after its producer's compute of that
+	 * slice (conv1's or its DepthToWidth's) */
 	int stores = 0, n_conv1 = 0;
 	for (int i = 0; r && i < r->n_dma; i++)
 		stores += r->dma[i].op == ISA_DMA_STORE && r->dma[i].wait &&
-			  !strcmp(r->loc[r->dma[i].wait - 1], "conv1") &&
+			  !strcmp(r->loc[r->dma[i].wait - 1], prod) &&
 			  r->dma[i].ddr >= g->tensors[c1].addr &&
 			  r->dma[i].ddr < g->tensors[c1].addr + (int64_t)tensor_bytes(&g->tensors[c1]);
 	for (int i = 0; r && i < r->n_cmp; i++)
-		n_conv1 += !strcmp(r->loc[i], "conv1");
+		n_conv1 += !strcmp(r->loc[i], prod);
 	CHECK(stores == n_conv1 && (!want_sliced || n_conv1 > 1));
 	fprintf(stderr, "stored intermediates on %s (lmem %lld): %d slices, %d stores, bit-identical %d\n",
 		c->name, (long long)c->lmem_bytes, n_conv1, stores, same);
