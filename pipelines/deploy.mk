@@ -41,6 +41,16 @@
 #         16): the qtable must reach EXPECTED_COS on them and the ranked
 #         ones as one set (its 10th percentile, calibrate(1)), and their
 #         score is what the search expects on the test input
+# STATE   a stateful model run frame by frame (ir-run(1) --frames): its
+#         OUT=IN pairs, each output fed to its input at the next frame
+#         (STATE="hn=h0,cn=c0").  INPUT then holds FRAMES frames of each
+#         other input stacked on a new first axis and the states' initial
+#         values; CALIB one utterance of CALIB_FRAMES frames (default
+#         FRAMES) the same way, which calibrate runs in sequence (and
+#         QTABLE=auto searches so, at 0.9999 in int8: calibrate(1),
+#         "Sequences"); every stage runs INPUT's frames with the state fed
+#         back.  SHAPE gives one frame's shapes of a model whose inputs are
+#         open (INPUT's stacked shapes are not a frame's)
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
 # OUT     output folder, one per model and mode (required)
 # FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
@@ -67,7 +77,10 @@ CALIB_N ?=
 TPUC_BIN ?=
 QTABLE ?=
 ASYM ?=
-EXPECTED_COS_int8 := 0.99
+STATE ?=
+FRAMES ?=
+CALIB_FRAMES ?= $(FRAMES)
+EXPECTED_COS_int8 := $(if $(STATE),0.9999,0.99)
 EXPECTED_COS_bf16 := 0.999
 EXPECTED_COS_f16 := 0.9999
 EXPECTED_COS ?= $(EXPECTED_COS_$(MODE))
@@ -91,6 +104,13 @@ endif
 ifndef OUT
 $(error deploy.mk: set OUT=folder)
 endif
+ifneq ($(STATE),)
+ifeq ($(FRAMES),)
+$(error deploy.mk: STATE needs FRAMES, the number of frames INPUT holds)
+endif
+endif
+RUNFRAMES := $(if $(STATE),--frames $(FRAMES) --state $(STATE))
+CALFRAMES := $(if $(STATE),--frames $(CALIB_FRAMES) --state $(STATE))
 FRONT ?= $(OUT)
 ifeq ($(filter $(MODE),f32 bf16 f16 int8),)
 $(error deploy.mk: MODE must be f32, bf16, f16 or int8, not '$(MODE)')
@@ -144,16 +164,16 @@ all: $(STAGES)
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything made from them.  front.cfg
 # holds the model's and input's, calib.cfg the calibration's.
-CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
-	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N))
+CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(RUNFRAMES) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
+	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N) $(CALFRAMES))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
 	@echo '$(CFG)' | cmp -s - $@ || echo '$(CFG)' > $@
-FRONT_CFG := $(MODEL) $(SHAPE) $(BIND) $(INPUT)
+FRONT_CFG := $(MODEL) $(SHAPE) $(BIND) $(INPUT) $(RUNFRAMES)
 $(FRONT)/front.cfg: FORCE
 	@mkdir -p $(FRONT)
 	@echo '$(FRONT_CFG)' | cmp -s - $@ || echo '$(FRONT_CFG)' > $@
-CALIB_CFG := $(CALIB) $(CALIB_METHOD) $(CALIB_N)
+CALIB_CFG := $(CALIB) $(CALIB_METHOD) $(CALIB_N) $(CALFRAMES)
 $(FRONT)/calib.cfg: $(FRONT)/front.cfg FORCE
 	@echo '$(CALIB_CFG)' | cmp -s - $@ || echo '$(CALIB_CFG)' > $@
 
@@ -166,14 +186,14 @@ $(FRONT)/canonical.top: $(FRONT)/origin.top $(call tooldep,top-opt)
 ifeq ($(AUTO),)
 $(FRONT)/cali.table: $(FRONT)/canonical.top $(CALIB) $(FRONT)/calib.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
-		$(if $(CALIB_N),-n $(CALIB_N)) -o $@
+		$(if $(CALIB_N),-n $(CALIB_N)) $(CALFRAMES) -o $@
 else
 # One calibrate run writes the table, then the searched qtable: the qtable
 # is the target that runs it, so a failed search is redone next time.
 $(OUT)/cali.table: $(OUT)/auto.qtable
 $(OUT)/auto.qtable: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
-		$(if $(CALIB_N),-n $(CALIB_N)) -o $(OUT)/cali.table \
+		$(if $(CALIB_N),-n $(CALIB_N)) $(CALFRAMES) -o $(OUT)/cali.table \
 		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
 		--chip $(CHIP) $(ASYMFLAG) \
 		$(if $(SEARCH_N),--search-samples $(SEARCH_N)) \
@@ -224,13 +244,13 @@ $(OUT)/shape%/addressed.tpu: $(OUT)/shape%/grouped.tpu $(call tooldep,addr-assig
 
 # Each stage run on the test input.
 $(FRONT)/top_out.npz: $(FRONT)/canonical.top $(INPUT) $(call tooldep,ir-run)
-	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) -o $@
+	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) $(RUNFRAMES) -o $@
 
 $(OUT)/tpu_out.npz: $(OUT)/lowered.tpu $(INPUT) $(call tooldep,ir-run)
-	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) -o $@
+	$(call need,INPUT)$(call tool,ir-run) $< -i $(INPUT) $(RUNFRAMES) -o $@
 
 $(OUT)/sim_out.npz: $(OUT)/model.tmodel $(INPUT) $(call tooldep,tpu-sim)
-	$(call need,INPUT)$(call tool,tpu-sim) $< -i $(INPUT) -o $@
+	$(call need,INPUT)$(call tool,tpu-sim) $< -i $(INPUT) $(RUNFRAMES) -o $@
 
 # Every comparison runs and prints its table; the target fails if any did.
 compare: $(OUTPUTS)

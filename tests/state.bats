@@ -145,3 +145,24 @@ print(held[1] < held[0])' "$T/a.q" "$T/b.q"
 	assert_output "calibrate: '$FX/frames.npz': array 'x' holds 12 frames on its first axis, --frames is 5"
 	[ ! -e "$T/t" ]
 }
+
+@test "state: deploy.mk STATE= FRAMES= takes a stateful model through every stage frame by frame, QTABLE=auto searching the sequence" {
+	for q in "" auto; do
+		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+			MODEL="$FX/lstm_state.onnx" INPUT="$FX/frames.npz" CALIB="$FX/frames.npz" \
+			STATE=hn=h0,cn=c0 FRAMES=12 QTABLE=$q OUT="$T/d$q" compare
+		assert_success
+		cmp "$T/d$q/tpu_out.npz" "$T/d$q/sim_out.npz"
+		frames_check "$T/d$q/sim_out.npz" 0.05
+	done
+	# the sequence search's goal, and the table it took from the frames
+	run head -2 "$T/dauto/auto.qtable"
+	assert_output --regexp 'goal 0\.9999[;,]'
+	# frames without their count: one line, nothing made
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$FX/lstm_state.onnx" INPUT="$FX/frames.npz" STATE=hn=h0,cn=c0 OUT="$T/e" compare
+	assert_failure
+	assert_output --partial 'STATE needs FRAMES'
+	[ ! -e "$T/e" ]
+}
+
