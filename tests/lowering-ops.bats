@@ -91,6 +91,16 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# deploy MODEL OUT [VAR=VALUE...]: $T/MODEL.onnx through deploy.mk's
+# compare into $T/OUT, on $T/in.npz and $T/cal.npz, succeeding
+deploy() {
+	local m=$1 out=$2
+	shift 2
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/$m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" OUT="$T/$out" "$@" compare
+	assert_success
+}
+
 # lower_run NAME [top2tpu options]: lower $DC/net.top into $T/NAME.tpu, run it
 # with ir-run into $T/NAME.npz, compile it into $T/NAME.tmodel (layergroup
 # options from $LG_OPTS) and run that on tpu-sim into $T/NAME.sim.npz.
@@ -223,9 +233,7 @@ np.savez(d + '/in.npz', **{k: v[0] for k, v in smp(1).items()})
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 bf16 f16 int8; do
-		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=$m OUT="$T/$m" compare
-		assert_success
+		deploy m $m MODE=$m
 		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
 	done
 	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/int8/lowered.tpu"
@@ -268,9 +276,7 @@ np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 16, hw, hw)).astype(np.float
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 int8; do
-		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$T/s.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=$m OUT="$T/$m" compare
-		assert_success
+		deploy s $m MODE=$m
 	done
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
 }
@@ -338,18 +344,12 @@ np.savez(d + '/ref.npz', y=(p / p.sum(-1, keepdims=True)) @ t[2],
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 int8; do
-		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$T/w.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" REF="$T/ref.npz" MODE=$m \
-			OUT="$T/$m" compare
-		assert_success
+		deploy w $m REF="$T/ref.npz" MODE=$m
 	done
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
 	# tpu-b (128 KiB lanes): the head split's Transpose, which moves axis
 	# 0, runs on parts of its output's axis 0 (its input's axis 2)
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/w.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-b \
-		OUT="$T/b8" compare
-	assert_success
+	deploy w b8 MODE=int8 CHIP=tpu-b
 	cmp "$T/b8/tpu_out.npz" "$T/b8/sim_out.npz"
 	run ir-print "$T/b8/lowered.tpu"
 	assert_output --regexp 't5 = Concat\(%t5_p0'
@@ -403,9 +403,7 @@ p = np.exp(s - s.max(-1, keepdims=True))
 np.savez(d + '/ref.npz', y=(p / p.sum(-1, keepdims=True)) @ (x @ wv), z=np.clip(x * big, -6, 6))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/c.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
-	assert_success
+	deploy c q MODE=int8
 	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
 	run npz-compare "$T/ref.npz" "$T/q/sim_out.npz" --tolerance 0.99,0.9
 	assert_success
@@ -447,10 +445,7 @@ np.savez(d + '/ref.npz', g=x[:, 5], c=np.concatenate([a, b, a], 2))
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 int8; do
-		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$T/s.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" REF="$T/ref.npz" MODE=$m \
-			OUT="$T/$m" compare
-		assert_success
+		deploy s $m REF="$T/ref.npz" MODE=$m
 		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
 		# 5000 runs = 78 blocks of 64 lanes, then 8: two loads and two
 		# stores for the Gather and per input of the Concat
