@@ -207,6 +207,56 @@ PYEOF
 	assert_line --regexp '^  %re = Reshape\(%flat, %n4\) .*-> f32\[1\?,4\]'
 }
 
+# Mask R-CNN pastes its masks by a Loop over the detections whose carried
+# list starts as a constant empty tensor, and joins pieces whose extents
+# are known only at run time to static ones: a carried value is never a
+# constant in the body, and a Concat's dynamic extent off the axis takes
+# the static one's.
+@test "dynamic shapes: a Loop carrying a list that starts empty, and a Concat of a dynamic and a static extent off its axis" {
+	$PY - "$FX" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+body = h.make_graph(
+    [h.make_node('Cast', ['i'], ['fi'], to=TP.FLOAT),
+     h.make_node('Mul', ['fi', 'ones'], ['row']),
+     h.make_node('Unsqueeze', ['row', 'zero_ax'], ['piece']),
+     h.make_node('Concat', ['acc', 'piece'], ['acc_out'], axis=0),
+     h.make_node('Identity', ['cond'], ['cond_out'])],
+    'paste', [h.make_tensor_value_info('i', TP.INT64, []), h.make_tensor_value_info('cond', TP.BOOL, []),
+              h.make_tensor_value_info('acc', TP.FLOAT, [None, 5])],
+    [h.make_tensor_value_info('cond_out', TP.BOOL, []), h.make_tensor_value_info('acc_out', TP.FLOAT, [None, 5])],
+    [nh.from_array(np.ones(5, np.float32), 'ones'), i64('zero_ax', [0])])
+nodes = [h.make_node('Greater', ['a', 'zero'], ['m'], name='pos'),
+         h.make_node('NonZero', ['m'], ['nz'], name='nonzero'),
+         h.make_node('Shape', ['nz'], ['s'], name='shape'),
+         h.make_node('Gather', ['s', 'one'], ['n'], name='count', axis=0),
+         h.make_node('Squeeze', ['n'], ['trip'], name='trip'),
+         h.make_node('Loop', ['trip', '', 'empty'], ['pasted'], name='paste', body=body),
+         h.make_node('Concat', ['four', 'n'], ['shp'], name='shp', axis=0),
+         h.make_node('ConstantOfShape', ['shp'], ['ones4'], name='ones4',
+                     value=nh.from_array(np.float32([1]), 'v')),
+         h.make_node('Concat', ['ones4', 'w'], ['joined'], name='join', axis=0)]
+g = h.make_graph(nodes, 'paste', [h.make_tensor_value_info('a', TP.FLOAT, [16])],
+                 [h.make_tensor_value_info('pasted', TP.FLOAT, None),
+                  h.make_tensor_value_info('joined', TP.FLOAT, None)],
+                 [nh.from_array(np.float32(0), 'zero'), i64('one', [1]), i64('four', [4]),
+                  nh.from_array(np.zeros((0, 5), np.float32), 'empty'),
+                  nh.from_array(np.arange(10, dtype=np.float32).reshape(2, 5), 'w')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/paste.onnx')
+a = -np.ones(16, np.float32)
+a[[1, 4, 6, 9, 15]] = 1
+np.savez(d + '/paste_in.npz', a=a)
+np.savez(d + '/paste_cal.npz', a=np.stack([a, a]))
+np.savez(d + '/paste_expect.npz', pasted=np.repeat(np.arange(5, dtype=np.float32)[:, None], 5, 1),
+         joined=np.concatenate([np.ones((4, 5), np.float32), np.arange(10, dtype=np.float32).reshape(2, 5)]))
+PYEOF
+	deploy paste f32
+	assert_close "$T/paste-f32/sim_out.npz" "$FX/paste_expect.npz"
+	assert_close "$T/paste-f32/top_out.npz" "$FX/paste_expect.npz"
+}
+
 @test "dynamic shapes: the detection head and the Loop match onnxruntime on tpu-sim (f32)" {
 	ort_outputs "$FX/det.onnx" "$FX/det_in.npz" "$T/det_ort.npz"
 	ort_outputs "$FX/loop.onnx" "$FX/loop_in.npz" "$T/loop_ort.npz"

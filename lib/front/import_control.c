@@ -587,8 +587,15 @@ static int import_loop(struct imp *im)
 			rc = node_err(im, "input %zu is required", i);
 		else if (i < 2 && x && tensor_numel(x) != 1)
 			rc = node_err(im, "input %zu must hold one value", i);
-		else if (i >= 2)
+		else if (i >= 2) {
+			/* a loop-carried value changes from one iteration to the
+			 * next: never a constant in the body, even when its
+			 * initial value is one (Mask R-CNN's empty list of masks) */
 			formal[i] = *x;
+			formal[i].data = NULL;
+			formal[i].nbytes = 0;
+			formal[i].owns_data = 0;
+		}
 	}
 	struct body b = { 0 };
 	if (rc == 0 && (rc = unroll_loop(im, gp, in, nv)) != 0) {

@@ -13,7 +13,10 @@ static int concat_infer(struct ir_graph *g, struct ir_op *op)
 	int axis = norm_axis(op_int(op, "axis", 1), x->rank);
 	if (axis < 0)
 		return op_error(op, "axis out of range");
+	/* off the axis the extents agree; a dynamic one takes a static one's
+	 * (checked again at run time, when every extent is known) */
 	int64_t shape[IR_MAX_RANK];
+	uint32_t fixed = 0;
 	for (int i = 0; i < x->rank; i++)
 		shape[i] = x->shape[i];
 	shape[axis] = 0;
@@ -21,9 +24,14 @@ static int concat_infer(struct ir_graph *g, struct ir_op *op)
 		const struct ir_tensor *t = op_in(g, op, i);
 		if (!t || t->rank != x->rank)
 			return op_error(op, "inputs differ in rank");
-		for (int d = 0; d < x->rank; d++)
-			if (d != axis && t->shape[d] != x->shape[d])
+		for (int d = 0; d < x->rank; d++) {
+			if (d == axis || (t->dyn >> d & 1))
+				continue;
+			if ((fixed >> d & 1) && t->shape[d] != shape[d])
 				return op_error(op, "input '%s' differs off the concat axis", t->name);
+			shape[d] = t->shape[d];
+			fixed |= 1u << d;
+		}
 		shape[axis] += t->shape[axis];
 	}
 	op_set_out(g, op, 0, x->dtype, x->rank, shape);
