@@ -472,6 +472,10 @@ MODELS = [
     ("fasterrcnn_mbv3_320_all", "det", "none", 13,
      det_model(tv("fasterrcnn_mobilenet_v3_large_320_fpn", weights_backbone=None,
                   box_score_thresh=0.0, box_detections_per_img=20), (320, 320))),
+    # instance masks pasted into the image by a Loop over the detections
+    ("maskrcnn_r50_320_all", "det", "none", 13,
+     det_model(tv("maskrcnn_resnet50_fpn", weights_backbone=None, box_score_thresh=0.0,
+                  box_detections_per_img=10, min_size=320, max_size=320), (320, 320))),
     ("retinanet_resnet50", "det", "none", 13, det_model(tv("retinanet_resnet50_fpn",
                                                            weights_backbone=None), (320, 320))),
 ]
