@@ -71,6 +71,107 @@ void op_own_set(const struct ir_graph *g, struct ir_op *op)
 	op_set_ints(op, "own", 2, own);
 }
 
+void shape_op_range(const struct ir_op *op, int rank, int64_t *b, int64_t *e)
+{
+	*b = op_int(op, "start", 0);
+	*e = op_int(op, "end", rank);
+	if (*b < 0)
+		*b += rank;
+	if (*e < 0)
+		*e += rank;
+	*b = *b < 0 ? 0 : *b > rank ? rank : *b;
+	*e = *e < *b ? *b : *e > rank ? rank : *e;
+}
+
+/* The op computing tensor T, or NULL. */
+static const struct ir_op *producer(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		for (int j = 0; j < op->n_out && op->type != OP_COUNT; j++)
+			if (op->out[j] == t)
+				return op;
+	}
+	return NULL;
+}
+
+/* known_values to DEPTH producers back. */
+static uint32_t known_at(const struct ir_graph *g, int t, int64_t *v, int depth)
+{
+	const struct ir_tensor *x = &g->tensors[t];
+	int64_t n = tensor_numel(x);
+	if (x->dyn || n > IR_MAX_RANK || (x->dtype != DT_I64 && x->dtype != DT_I32))
+		return 0;
+	if (x->data) {
+		for (int64_t i = 0; i < n; i++)
+			v[i] = dtype_get_int(x->data, x->dtype, i);
+		return n ? (1u << n) - 1 : 0;
+	}
+	const struct ir_op *op = depth > 0 ? producer(g, t) : NULL;
+	if (!op)
+		return 0;
+	switch (op->type) {
+	case OP_SHAPE: {   /* the static extents of its input */
+		const struct ir_tensor *s = &g->tensors[op->in[0]];
+		int64_t b, e;
+		shape_op_range(op, s->rank, &b, &e);
+		uint32_t m = 0;
+		for (int64_t d = b; d < e && d - b < n; d++)
+			if (!(s->dyn >> d & 1)) {
+				v[d - b] = s->shape[d];
+				m |= 1u << (d - b);
+			}
+		return m;
+	}
+	case OP_CONCAT: {   /* of 1-D parts */
+		uint32_t m = 0;
+		int64_t at = 0, part[IR_MAX_RANK];
+		for (int j = 0; j < op->n_in; j++) {
+			int64_t pn = tensor_numel(&g->tensors[op->in[j]]);
+			if (g->tensors[op->in[j]].dyn || at + pn > n)
+				return 0;
+			uint32_t pm = known_at(g, op->in[j], part, depth - 1);
+			for (int64_t i = 0; i < pn; i++)
+				if (pm >> i & 1) {
+					v[at + i] = part[i];
+					m |= 1u << (at + i);
+				}
+			at += pn;
+		}
+		return m;
+	}
+	case OP_GATHER: {   /* constant indices of a partly known vector */
+		const struct ir_tensor *ix = &g->tensors[op->in[1]];
+		const struct ir_tensor *src = &g->tensors[op->in[0]];
+		int64_t sn = tensor_numel(src), sv[IR_MAX_RANK];
+		if (!ix->data || src->rank != 1 || op_int(op, "axis", 0) != 0)
+			return 0;
+		uint32_t sm = known_at(g, op->in[0], sv, depth - 1), m = 0;
+		for (int64_t i = 0; i < n; i++) {
+			int64_t k = dtype_get_int(ix->data, ix->dtype, i);
+			k = k < 0 ? k + sn : k;
+			if (k >= 0 && k < sn && (sm >> k & 1)) {
+				v[i] = sv[k];
+				m |= 1u << i;
+			}
+		}
+		return m;
+	}
+	case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_RESHAPE: case OP_FLATTEN:
+	case OP_IDENTITY: case OP_CAST:   /* the same values, in order */
+		if (tensor_numel(&g->tensors[op->in[0]]) != n)
+			return 0;
+		return known_at(g, op->in[0], v, depth - 1);
+	default:
+		return 0;
+	}
+}
+
+uint32_t known_values(const struct ir_graph *g, int t, int64_t *v)
+{
+	return known_at(g, t, v, 16);
+}
+
 int op_check_io(const struct ir_graph *g, const struct ir_op *op)
 {
 	struct op_io io = op_io_of(op->type);

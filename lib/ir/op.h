@@ -109,6 +109,16 @@ int64_t op_macs(const struct ir_graph *g, const struct ir_op *op);
  * its work as it is, [op_macs, bytes of its weight inputs], unless set. */
 void op_own_set(const struct ir_graph *g, struct ir_op *op);
 
+/* The dimensions [*B, *E) of a rank-RANK input that Shape op OP (or
+ * Size: all) reports, its start and end clamped as ONNX does. */
+void shape_op_range(const struct ir_op *op, int rank, int64_t *b, int64_t *e);
+/* The values of the 1-D integer tensor T (at most IR_MAX_RANK of them)
+ * that are known before run time although the tensor is computed: a
+ * shape built by Concat of constants and the static extents of a dynamic
+ * tensor (Faster R-CNN's [n, 256, 7, 7] with only n found at run time).
+ * Into V; bit i of the result set when V[i] is known. */
+uint32_t known_values(const struct ir_graph *g, int t, int64_t *v);
+
 /* Run shape inference over the whole graph in order. */
 int graph_infer(struct ir_graph *g);
 

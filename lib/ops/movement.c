@@ -341,9 +341,8 @@ static int slice_infer(struct ir_graph *g, struct ir_op *op)
 	 * fewer were found, which no probe with a larger extent shows. */
 	for (int i = 0; i < sp.ns; i++) {
 		int ax = norm_axis(sp.na ? sp.a[i] : i, x->rank);
-		if (x->dyn >> ax & 1) {
+		if (x->dyn >> ax & 1)
 			op_set_dyn(g, op, 0, 1u << ax);
-		}
 	}
 	return 0;
 }
@@ -568,18 +567,6 @@ static int d2s_run(struct kern *k)
 
 /* ---- Shape, Size, ConstantOfShape, Range ---- */
 
-static void shape_range(const struct ir_op *op, int r, int64_t *b, int64_t *e)
-{
-	*b = op_int(op, "start", 0);
-	*e = op_int(op, "end", r);
-	if (*b < 0)
-		*b += r;
-	if (*e < 0)
-		*e += r;
-	*b = *b < 0 ? 0 : *b > r ? r : *b;
-	*e = *e < *b ? *b : *e > r ? r : *e;
-}
-
 static int shape_infer(struct ir_graph *g, struct ir_op *op)
 {
 	const struct ir_tensor *x = op_in(g, op, 0);
@@ -588,7 +575,7 @@ static int shape_infer(struct ir_graph *g, struct ir_op *op)
 		op_set_out(g, op, 0, DT_I64, 0, NULL);
 		return 0;
 	}
-	shape_range(op, x->rank, &b, &e);
+	shape_op_range(op, x->rank, &b, &e);
 	n = e - b;
 	op_set_out(g, op, 0, DT_I64, 1, &n);
 	return 0;
@@ -602,7 +589,7 @@ static int shape_run(struct kern *k)
 		y[0] = view_numel(x);
 		return 0;
 	}
-	shape_range(k->op, x->rank, &b, &e);
+	shape_op_range(k->op, x->rank, &b, &e);
 	for (int64_t d = b; d < e; d++)
 		y[d - b] = x->shape[d];
 	return 0;

@@ -18,11 +18,5 @@ int runtime_shape_want(const struct ir_op *op, int xr, const int64_t *xs, const 
  * no declared shape: from its value when known, else rank known and every
  * extent dynamic. */
 int runtime_shape_infer(struct ir_graph *g, struct ir_op *op);
-/* The values of the 1-D integer tensor T (at most IR_MAX_RANK of them)
- * that are known before run time although the tensor is computed: a
- * shape built by Concat of constants and the static extents of a dynamic
- * tensor (Faster R-CNN's [n, 256, 7, 7] with only n found at run time).
- * Into V; bit i of the result set when V[i] is known. */
-uint32_t known_values(const struct ir_graph *g, int t, int64_t *v);
 
 #endif

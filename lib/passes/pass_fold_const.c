@@ -21,36 +21,12 @@
 static int fold_static_extents(struct ir_graph *g, int i)
 {
 	struct ir_op *op = &g->ops[i];
-	const struct ir_tensor *ix = op->n_in > 1 && op->in[1] >= 0 ? &g->tensors[op->in[1]] : NULL;
 	struct ir_tensor *y = &g->tensors[op->out[0]];
-	if (op->type != OP_GATHER || !ix || !ix->data || ix->rank > 1 || y->dyn ||
-	    g->tensors[op->in[0]].data || op_int(op, "axis", 0) != 0)
+	int64_t v[IR_MAX_RANK], n = tensor_numel(y);
+	if (op->type != OP_GATHER || y->dyn || y->data || n > IR_MAX_RANK ||
+	    known_values(g, op->out[0], v) != (n ? (1u << n) - 1 : 0u))
 		return 0;
-	int p = i - 1;
-	while (p >= 0 && (g->ops[p].type == OP_COUNT || g->ops[p].n_out != 1 ||
-			  g->ops[p].out[0] != op->in[0]))
-		p--;
-	if (p < 0 || g->ops[p].type != OP_SHAPE)
-		return 0;
-	const struct ir_tensor *x = &g->tensors[g->ops[p].in[0]];
-	int64_t b = op_int(&g->ops[p], "start", 0), e = op_int(&g->ops[p], "end", x->rank);
-	b = b < 0 ? b + x->rank : b;
-	e = e < 0 ? e + x->rank : e;
-	b = b < 0 ? 0 : b > x->rank ? x->rank : b;
-	e = e < b ? b : e > x->rank ? x->rank : e;
-	int64_t n = tensor_numel(ix), len = e - b;
-	int64_t *v = xmalloc(sizeof *v * (size_t)(n + 1));
-	for (int64_t k = 0; k < n; k++) {
-		int64_t j = dtype_get_int(ix->data, ix->dtype, k);
-		j = j < 0 ? j + len : j;
-		if (j < 0 || j >= len || (x->dyn >> (b + j) & 1)) {
-			free(v);
-			return 0;
-		}
-		v[k] = x->shape[b + j];
-	}
 	tensor_set_data(y, v, sizeof *v * (size_t)n);
-	free(v);
 	op->type = OP_COUNT;
 	return 1;
 }
