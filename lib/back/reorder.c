@@ -314,15 +314,198 @@ static int fill_lanes(struct ir_graph *g, int oi, const struct chip *c)
 	return k;
 }
 
-/* Put op after[i] (>= 0) right after op i, for every op i of the first n. */
-static void place_after(struct ir_graph *g, int n, const int *after)
+/* A new activation tensor NAME_TAG of shape [N, C, H, W] with tensor
+ * like's dtype, scale and zero point; returns it. */
+static int add_like(struct ir_graph *g, int like, const char *name, const char *tag,
+		    const int64_t shape[4])
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", name, tag);
+	char *u = graph_unique_name(g, base, 2);
+	int t = graph_add_tensor(g, u, g->tensors[like].dtype, 4, shape);
+	free(u);
+	g->tensors[t].scale = g->tensors[like].scale;
+	g->tensors[t].zero_point = g->tensors[like].zero_point;
+	return t;
+}
+
+/* Op type t named NAME_TAG reading n_in tensors in and writing out, placed
+ * as op like is; returns it. */
+static int add_op_like(struct ir_graph *g, int like, enum op_type t, const char *tag,
+		       int n_in, const int *in, int out)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_%s", g->ops[like].name, tag);
+	int k = graph_add_op(g, t, base, n_in, in, 1, &out);
+	g->ops[k].place = g->ops[like].place;
+	return k;
+}
+
+/* A Concat along axis of the k tensors parts into out, all of one scale
+ * and zero point: int8 multipliers 2^30 and shifts 30 copy each part
+ * unchanged (lib/ops/concat.c); returns the op. */
+static int concat_same(struct ir_graph *g, int oi, const char *tag, int axis, int k,
+		       const int *parts, int out)
+{
+	int c = add_op_like(g, oi, OP_CONCAT, tag, k, parts, out);
+	int64_t *m = xmalloc(sizeof *m * (size_t)k), *sh = xmalloc(sizeof *sh * (size_t)k);
+	for (int j = 0; j < k; j++) {
+		m[j] = (int64_t)1 << 30;
+		sh[j] = 30;
+	}
+	op_set_int(&g->ops[c], "axis", axis);
+	op_set_ints(&g->ops[c], "multipliers", k, m);
+	op_set_ints(&g->ops[c], "shifts", k, sh);
+	free(m);
+	free(sh);
+	return c;
+}
+
+/* A Slice of x along axes 2 and 3 to rows [r0, r1) and columns [c0, c1),
+ * into a new tensor of y's kind; returns the tensor. */
+static int slice_hw(struct ir_graph *g, int oi, int x, int like, const char *tag,
+		    int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+	const struct ir_tensor *xt = &g->tensors[x];
+	int64_t shape[4] = { xt->shape[0], xt->shape[1], r1 - r0, c1 - c0 };
+	int t = add_like(g, like, g->tensors[like].name, tag, shape);
+	int k = add_op_like(g, oi, OP_SLICE, tag, 1, &x, t);
+	op_set_ints(&g->ops[k], "starts", 2, (int64_t[]){ r0, c0 });
+	op_set_ints(&g->ops[k], "ends", 2, (int64_t[]){ r1, c1 });
+	op_set_ints(&g->ops[k], "axes", 2, (int64_t[]){ 2, 3 });
+	return t;
+}
+
+/* Cycles by the cost model of a depthwise Conv of C channels with `taps`
+ * taps over an output of H x W rows packed as k blocks of hb rows side by
+ * side, gap zero columns after each block (k = 1: the Conv alone), with
+ * the vector ops that pack (Pad, k Slices, Concat along W) and unpack it
+ * (k Slices, Concat along H); ph the halo rows (KH - 1). */
+static int64_t pack_cost(const struct chip *c, enum ir_dtype dt, int64_t ch, int64_t n, int64_t h,
+			 int64_t w, int64_t taps, int64_t k, int64_t ph, int64_t gap, int64_t pr)
+{
+	if (k == 1)
+		return cost_vector(c, dt, ch, n, h, w, taps);
+	int64_t hb = ceil_div(h, k), wb = w + gap;
+	int64_t cy = cost_vector(c, dt, ch, n, hb, k * wb - pr, taps) +
+		     cost_vector(c, dt, ch, n, k * hb + ph, wb, 1) +
+		     k * cost_vector(c, dt, ch, n, hb + ph, wb, 1) +
+		     cost_vector(c, dt, ch, n, hb + ph, k * wb, 1) + cost_vector(c, dt, ch, n, h, w, 1);
+	for (int64_t j = 0; j < k; j++)
+		cy += cost_vector(c, dt, ch, n, (j + 1) * hb > h ? h - j * hb : hb, w, 1);
+	return cy;
+}
+
+/* An INT8 depthwise Conv (one input channel per group, stride and
+ * dilation 1, output as large as its input) over rows much narrower than
+ * the vector unit runs each row in one vector step per tap, most of its
+ * elements idle.  Its rows are cut into k blocks of hb = ceil(H / k) rows,
+ * each block with the KH - 1 rows of its halo (zeros beyond the map), and
+ * the blocks put side by side along W, gap = max(pl, pr) zero columns
+ * after each: a Pad (halo rows, gap columns), k Slices and a Concat along
+ * W.  The Conv then runs over hb output rows of k blocks, pads only left
+ * (pl); output columns j x (W + gap) .. + W - 1 are block j's, the others
+ * (over the gaps) are not read.  k Slices and a Concat along H put the
+ * rows back.  The Conv sees the same values at every tap of every output
+ * it keeps, so the results are the Conv's bit for bit.  k (at most 7, a
+ * Concat's inputs) is the one the cost model times fastest with the
+ * packing ops, when it saves a tenth.  Adds the packing ops from *pre on
+ * and the unpacking ones from *post on (as many as *n_pre, *n_post);
+ * returns 0, also when the Conv stays (counts 0). */
+static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre, int *n_pre,
+		     int *post, int *n_post)
+{
+	struct ir_op *op = &g->ops[oi];
+	struct spatial s;
+	*n_pre = *n_post = 0;
+	if (!c || op->n_in < 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0 ||
+	    spatial_get(g, op, &s) < 0 || s.group < 2 || s.sh != 1 || s.sw != 1 || s.dh != 1 ||
+	    s.dw != 1 || s.pt + s.pb != s.kh - 1 || s.pl + s.pr != s.kw - 1)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	if (x->rank != 4 || y->rank != 4 || w->rank != 4 || w->shape[1] != 1 ||
+	    w->shape[0] != s.group || x->shape[1] != s.group || y->shape[1] != s.group ||
+	    (x->dtype != DT_I8 && x->dtype != DT_U8) || (y->dtype != DT_I8 && y->dtype != DT_U8) ||
+	    y->shape[2] != x->shape[2] || y->shape[3] != x->shape[3] || x->shape[2] < 2)
+		return 0;
+	int64_t n = y->shape[0], ch = y->shape[1], h = y->shape[2], wd = y->shape[3];
+	int64_t taps = (int64_t)s.kh * s.kw, ph = s.kh - 1, gap = s.pl > s.pr ? s.pl : s.pr;
+	int64_t base = pack_cost(c, y->dtype, ch, n, h, wd, taps, 1, ph, gap, s.pr), best = base;
+	int64_t bk = 1;
+	for (int64_t k = 2; k <= 7 && k <= h; k++) {
+		int64_t hb = ceil_div(h, k);
+		if ((k - 1) * hb >= h || k * (wd + gap) >= (1 << 15))
+			continue;
+		int64_t cy = pack_cost(c, y->dtype, ch, n, h, wd, taps, k, ph, gap, s.pr);
+		if (cy < best) {
+			best = cy;
+			bk = k;
+		}
+	}
+	if (bk == 1 || 10 * (base - best) < base)
+		return 0;
+	int64_t k = bk, hb = ceil_div(h, k), wb = wd + gap, zp = x->zero_point;
+	int xt = op->in[0], yt = op->out[0];
+	char yname[400];
+	snprintf(yname, sizeof yname, "%s", g->tensors[yt].name);
+	/* pack: Pad, k Slices, Concat along W */
+	int64_t padded[4] = { n, ch, k * hb + ph, wb };
+	int pt = add_like(g, xt, yname, "rows_pad", padded);
+	int first = add_op_like(g, oi, OP_PAD, "rows_pad", 1, &xt, pt);
+	op_set_ints(&g->ops[first], "pads", 8,
+		    (int64_t[]){ 0, 0, s.pt, 0, 0, 0, k * hb - h + s.pb, gap });
+	op_set_float(&g->ops[first], "value", (double)zp);
+	int *parts = xmalloc(sizeof *parts * (size_t)k);
+	char tag[64];
+	for (int64_t j = 0; j < k; j++) {
+		snprintf(tag, sizeof tag, "rows_block%lld", (long long)j);
+		parts[j] = slice_hw(g, oi, pt, xt, tag, j * hb, j * hb + hb + ph, 0, wb);
+	}
+	int64_t packed[4] = { n, ch, hb + ph, k * wb };
+	int pk = add_like(g, xt, yname, "rows_packed", packed);
+	int last = concat_same(g, oi, "rows_pack", 3, (int)k, parts, pk);
+	*pre = first;
+	*n_pre = last - first + 1;
+	/* the Conv over the packed rows */
+	int64_t out[4] = { n, ch, hb, k * wb - s.pr };
+	int ot = add_like(g, yt, yname, "rows_conv", out);
+	op = &g->ops[oi];
+	op_own_set(g, op);
+	op->in[0] = pk;
+	op->out[0] = ot;
+	op_set_ints(op, "pads", 4, (int64_t[]){ 0, s.pl, 0, 0 });
+	/* unpack: k Slices, Concat along H */
+	for (int64_t j = 0; j < k; j++) {
+		snprintf(tag, sizeof tag, "rows_unblock%lld", (long long)j);
+		parts[j] = slice_hw(g, oi, ot, yt, tag, 0, (j + 1) * hb > h ? h - j * hb : hb,
+				    j * wb, j * wb + wd);
+		if (j == 0)
+			*post = g->n_ops - 1;
+	}
+	last = concat_same(g, oi, "rows_unpack", 2, (int)k, parts, yt);
+	*n_post = last - *post + 1;
+	free(parts);
+	return 0;
+}
+
+/* Ops added around op i of the first n: pre[i] .. pre[i] + n_pre[i] - 1
+ * go right before it, post[i] .. post[i] + n_post[i] - 1 right after. */
+struct around {
+	int pre, n_pre, post, n_post;
+};
+
+/* Put the ops added around each op i of the first n in place. */
+static void place_around(struct ir_graph *g, int n, const struct around *a)
 {
 	struct ir_op *ops = xmalloc(sizeof *ops * (size_t)g->n_ops);
 	int k = 0;
 	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < a[i].n_pre; j++)
+			ops[k++] = g->ops[a[i].pre + j];
 		ops[k++] = g->ops[i];
-		if (after[i] >= 0)
-			ops[k++] = g->ops[after[i]];
+		for (int j = 0; j < a[i].n_post; j++)
+			ops[k++] = g->ops[a[i].post + j];
 	}
 	memcpy(g->ops, ops, sizeof *ops * (size_t)k);
 	free(ops);
@@ -333,15 +516,18 @@ int weight_reorder(struct ir_graph *g)
 	int int8 = g->mode == MODE_INT8;
 	const struct chip *chip = g->chip ? chip_find(g->chip) : NULL;
 	int n0 = g->n_ops, any = 0;
-	int *after = xmalloc(sizeof *after * (size_t)(n0 + 1));
+	struct around *a = xcalloc((size_t)n0 + 1, sizeof *a);
 	for (int i = 0; i < n0; i++) {
 		enum op_type t = g->ops[i].type;
-		after[i] = -1;
-		if (int8 && t == OP_CONV && g->ops[i].place != PLACE_HOST && merge_groups(g, i, chip) < 0)
+		int on_chip = int8 && t == OP_CONV && g->ops[i].place != PLACE_HOST;
+		if (on_chip && merge_groups(g, i, chip) < 0)
 			goto fail;
-		if (int8 && t == OP_CONV && g->ops[i].place != PLACE_HOST &&
-		    (after[i] = fill_lanes(g, i, chip)) >= 0)
-			any = 1;
+		if (on_chip && (a[i].post = fill_lanes(g, i, chip)) >= 0)
+			a[i].n_post = 1;
+		else if (on_chip && pack_rows(g, i, chip, &a[i].pre, &a[i].n_pre, &a[i].post,
+					      &a[i].n_post) < 0)
+			goto fail;
+		any |= a[i].n_pre || a[i].n_post;
 		if (int8 && op_has(t, OPF_COEFF) &&
 		    merge_coeff(g, i) < 0)
 			goto fail;
@@ -349,12 +535,12 @@ int weight_reorder(struct ir_graph *g)
 			goto fail;
 	}
 	if (any)
-		place_after(g, n0, after);
-	free(after);
+		place_around(g, n0, a);
+	free(a);
 	graph_compact(g);
 	g->stage = STAGE_REORDERED;
 	return ir_verify(g);
 fail:
-	free(after);
+	free(a);
 	return -1;
 }
