@@ -376,42 +376,75 @@ static int slice_hw(struct ir_graph *g, int oi, int x, int like, const char *tag
 	return t;
 }
 
-/* Cycles by the cost model of a depthwise Conv of C channels with `taps`
- * taps over an output of H x W rows packed as k blocks of hb rows side by
- * side, gap zero columns after each block (k = 1: the Conv alone), with
- * the vector ops that pack (Pad, k Slices, Concat along W) and unpack it
- * (k Slices, Concat along H); ph the halo rows (KH - 1). */
-static int64_t pack_cost(const struct chip *c, enum ir_dtype dt, int64_t ch, int64_t n, int64_t h,
-			 int64_t w, int64_t taps, int64_t k, int64_t ph, int64_t gap, int64_t pr)
+/* How a depthwise Conv over x [N, C, H, W] to [N, C, OH, OW] runs on k
+ * blocks of its output rows side by side (pack_rows); sizes in elements. */
+struct packing {
+	int64_t k;      /* blocks */
+	int64_t ohb;    /* output rows of a block, ceil(OH / k) */
+	int64_t rin;    /* input rows of a block with its halo */
+	int64_t rows;   /* rows of the padded input the blocks are cut from */
+	int64_t wb;     /* columns of a block with the zeros after it */
+	int64_t owp;    /* output columns of the packed Conv */
+};
+
+/* The packing in k blocks of the Conv with attributes s over x to oh x ow;
+ * 0 when a block would be empty or the rows too wide. */
+static int packing_get(const struct spatial *s, int64_t w, int64_t oh, int64_t ow, int64_t k,
+		       struct packing *p)
 {
-	if (k == 1)
-		return cost_vector(c, dt, ch, n, h, w, taps);
-	int64_t hb = ceil_div(h, k), wb = w + gap;
-	int64_t cy = cost_vector(c, dt, ch, n, hb, k * wb - pr, taps) +
-		     cost_vector(c, dt, ch, n, k * hb + ph, wb, 1) +
-		     k * cost_vector(c, dt, ch, n, hb + ph, wb, 1) +
-		     cost_vector(c, dt, ch, n, hb + ph, k * wb, 1) + cost_vector(c, dt, ch, n, h, w, 1);
-	for (int64_t j = 0; j < k; j++)
-		cy += cost_vector(c, dt, ch, n, (j + 1) * hb > h ? h - j * hb : hb, w, 1);
+	int64_t right = (ow - 1) * s->sw - s->pl + s->kw - w;   /* columns read past the map */
+	int64_t gap = s->pl > right ? s->pl : right;
+	p->k = k;
+	p->ohb = ceil_div(oh, k);
+	p->rin = (p->ohb - 1) * s->sh + s->kh;
+	p->rows = (k - 1) * p->ohb * s->sh + p->rin;
+	p->wb = ceil_div(w + gap, s->sw) * s->sw;
+	p->owp = (k * p->wb + s->pl - s->kw) / s->sw + 1;
+	return (k - 1) * p->ohb < oh && k * p->wb < (1 << 15);
+}
+
+/* Output rows of block j of p, of oh in all. */
+static int64_t block_rows(const struct packing *p, int64_t j, int64_t oh)
+{
+	return (j + 1) * p->ohb > oh ? oh - j * p->ohb : p->ohb;
+}
+
+/* Cycles by the cost model of a depthwise Conv of ch channels with `taps`
+ * taps to oh x ow, run on the blocks of p side by side with the vector ops
+ * that pack (Pad, k Slices, Concat along W) and unpack them (k Slices,
+ * Concat along H); p NULL: the Conv alone. */
+static int64_t pack_cost(const struct chip *c, enum ir_dtype dt, int64_t ch, int64_t n,
+			 int64_t oh, int64_t ow, int64_t taps, const struct packing *p)
+{
+	if (!p)
+		return cost_vector(c, dt, ch, n, oh, ow, taps);
+	int64_t cy = cost_vector(c, dt, ch, n, p->ohb, p->owp, taps) +
+		     cost_vector(c, dt, ch, n, p->rows, p->wb, 1) +
+		     p->k * cost_vector(c, dt, ch, n, p->rin, p->wb, 1) +
+		     cost_vector(c, dt, ch, n, p->rin, p->k * p->wb, 1) +
+		     cost_vector(c, dt, ch, n, oh, ow, 1);
+	for (int64_t j = 0; j < p->k; j++)
+		cy += cost_vector(c, dt, ch, n, block_rows(p, j, oh), ow, 1);
 	return cy;
 }
 
-/* An INT8 depthwise Conv (one input channel per group, stride and
- * dilation 1, output as large as its input) over rows much narrower than
- * the vector unit runs each row in one vector step per tap, most of its
- * elements idle.  Its rows are cut into k blocks of hb = ceil(H / k) rows,
- * each block with the KH - 1 rows of its halo (zeros beyond the map), and
- * the blocks put side by side along W, gap = max(pl, pr) zero columns
- * after each: a Pad (halo rows, gap columns), k Slices and a Concat along
- * W.  The Conv then runs over hb output rows of k blocks, pads only left
- * (pl); output columns j x (W + gap) .. + W - 1 are block j's, the others
- * (over the gaps) are not read.  k Slices and a Concat along H put the
- * rows back.  The Conv sees the same values at every tap of every output
- * it keeps, so the results are the Conv's bit for bit.  k (at most 7, a
- * Concat's inputs) is the one the cost model times fastest with the
- * packing ops, when it saves a tenth.  Adds the packing ops from *pre on
- * and the unpacking ones from *post on (as many as *n_pre, *n_post);
- * returns 0, also when the Conv stays (counts 0). */
+/* An INT8 depthwise Conv (one input channel per group, dilation 1) whose
+ * output rows are much narrower than the vector unit runs each row in one
+ * vector step per tap, most of its elements idle.  Its output rows are cut
+ * into k blocks of ohb = ceil(OH / k) rows, and the input rows each block
+ * reads (its halo included; zeros beyond the map) put side by side along
+ * W, wb columns apart (a multiple of the stride, with zeros after the map
+ * for the columns the Conv reads past it and before the next block): a
+ * Pad (pads above and below, the zeros after), k Slices and a Concat along
+ * W.  The Conv then runs over ohb rows of the k blocks, pads only left
+ * (pl); output columns j x wb / sw .. + OW - 1 are block j's, the others
+ * are not read.  k Slices and a Concat along H put the rows back.  Every
+ * output kept reads at each tap the value it read before, so the results
+ * are the Conv's bit for bit.  k (at most 7, a Concat's inputs) is the one
+ * the cost model times fastest with the packing ops, when it saves a
+ * tenth.  Adds the packing ops from *pre on and the unpacking ones from
+ * *post on (as many as *n_pre, *n_post); returns 0, also when the Conv
+ * stays (counts 0). */
 static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre, int *n_pre,
 		     int *post, int *n_post)
 {
@@ -419,56 +452,57 @@ static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre,
 	struct spatial s;
 	*n_pre = *n_post = 0;
 	if (!c || op->n_in < 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0 ||
-	    spatial_get(g, op, &s) < 0 || s.group < 2 || s.sh != 1 || s.sw != 1 || s.dh != 1 ||
-	    s.dw != 1 || s.pt + s.pb != s.kh - 1 || s.pl + s.pr != s.kw - 1)
+	    spatial_get(g, op, &s) < 0 || s.group < 2 || s.dh != 1 || s.dw != 1)
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	if (x->rank != 4 || y->rank != 4 || w->rank != 4 || w->shape[1] != 1 ||
 	    w->shape[0] != s.group || x->shape[1] != s.group || y->shape[1] != s.group ||
 	    (x->dtype != DT_I8 && x->dtype != DT_U8) || (y->dtype != DT_I8 && y->dtype != DT_U8) ||
-	    y->shape[2] != x->shape[2] || y->shape[3] != x->shape[3] || x->shape[2] < 2)
+	    y->shape[2] < 2)
 		return 0;
-	int64_t n = y->shape[0], ch = y->shape[1], h = y->shape[2], wd = y->shape[3];
-	int64_t taps = (int64_t)s.kh * s.kw, ph = s.kh - 1, gap = s.pl > s.pr ? s.pl : s.pr;
-	int64_t base = pack_cost(c, y->dtype, ch, n, h, wd, taps, 1, ph, gap, s.pr), best = base;
-	int64_t bk = 1;
-	for (int64_t k = 2; k <= 7 && k <= h; k++) {
-		int64_t hb = ceil_div(h, k);
-		if ((k - 1) * hb >= h || k * (wd + gap) >= (1 << 15))
+	int64_t n = y->shape[0], ch = y->shape[1], oh = y->shape[2], ow = y->shape[3];
+	int64_t h = x->shape[2], wd = x->shape[3], taps = (int64_t)s.kh * s.kw;
+	int64_t base = pack_cost(c, y->dtype, ch, n, oh, ow, taps, NULL), best = base;
+	struct packing p = { 0 }, q;
+	for (int64_t k = 2; k <= 7 && k <= oh; k++) {
+		if (!packing_get(&s, wd, oh, ow, k, &q))
 			continue;
-		int64_t cy = pack_cost(c, y->dtype, ch, n, h, wd, taps, k, ph, gap, s.pr);
+		int64_t cy = pack_cost(c, y->dtype, ch, n, oh, ow, taps, &q);
 		if (cy < best) {
 			best = cy;
-			bk = k;
+			p = q;
 		}
 	}
-	if (bk == 1 || 10 * (base - best) < base)
+	if (!p.k || 10 * (base - best) < base)
 		return 0;
-	int64_t k = bk, hb = ceil_div(h, k), wb = wd + gap, zp = x->zero_point;
+	int64_t k = p.k, zp = x->zero_point;
 	int xt = op->in[0], yt = op->out[0];
 	char yname[400];
 	snprintf(yname, sizeof yname, "%s", g->tensors[yt].name);
-	/* pack: Pad, k Slices, Concat along W */
-	int64_t padded[4] = { n, ch, k * hb + ph, wb };
+	/* pack: Pad, k Slices, Concat along W (rows past those the Conv reads
+	 * are not padded, the Slices leave them) */
+	int64_t below = p.rows - h - s.pt;
+	below = below < 0 ? 0 : below;
+	int64_t padded[4] = { n, ch, h + s.pt + below, p.wb };
 	int pt = add_like(g, xt, yname, "rows_pad", padded);
 	int first = add_op_like(g, oi, OP_PAD, "rows_pad", 1, &xt, pt);
-	op_set_ints(&g->ops[first], "pads", 8,
-		    (int64_t[]){ 0, 0, s.pt, 0, 0, 0, k * hb - h + s.pb, gap });
+	op_set_ints(&g->ops[first], "pads", 8, (int64_t[]){ 0, 0, s.pt, 0, 0, 0, below, p.wb - wd });
 	op_set_float(&g->ops[first], "value", (double)zp);
 	int *parts = xmalloc(sizeof *parts * (size_t)k);
 	char tag[64];
 	for (int64_t j = 0; j < k; j++) {
+		int64_t r0 = j * p.ohb * s.sh;
 		snprintf(tag, sizeof tag, "rows_block%lld", (long long)j);
-		parts[j] = slice_hw(g, oi, pt, xt, tag, j * hb, j * hb + hb + ph, 0, wb);
+		parts[j] = slice_hw(g, oi, pt, xt, tag, r0, r0 + p.rin, 0, p.wb);
 	}
-	int64_t packed[4] = { n, ch, hb + ph, k * wb };
+	int64_t packed[4] = { n, ch, p.rin, k * p.wb };
 	int pk = add_like(g, xt, yname, "rows_packed", packed);
 	int last = concat_same(g, oi, "rows_pack", 3, (int)k, parts, pk);
 	*pre = first;
 	*n_pre = last - first + 1;
 	/* the Conv over the packed rows */
-	int64_t out[4] = { n, ch, hb, k * wb - s.pr };
+	int64_t out[4] = { n, ch, p.ohb, p.owp };
 	int ot = add_like(g, yt, yname, "rows_conv", out);
 	op = &g->ops[oi];
 	op_own_set(g, op);
@@ -477,9 +511,9 @@ static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre,
 	op_set_ints(op, "pads", 4, (int64_t[]){ 0, s.pl, 0, 0 });
 	/* unpack: k Slices, Concat along H */
 	for (int64_t j = 0; j < k; j++) {
+		int64_t c0 = j * p.wb / s.sw;
 		snprintf(tag, sizeof tag, "rows_unblock%lld", (long long)j);
-		parts[j] = slice_hw(g, oi, ot, yt, tag, 0, (j + 1) * hb > h ? h - j * hb : hb,
-				    j * wb, j * wb + wd);
+		parts[j] = slice_hw(g, oi, ot, yt, tag, 0, block_rows(&p, j, oh), c0, c0 + ow);
 		if (j == 0)
 			*post = g->n_ops - 1;
 	}
