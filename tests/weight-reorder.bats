@@ -225,29 +225,3 @@ PYEOF
 	run tmodel-info "$T/q/model.tmodel"
 	assert_line 'macs     683648 (0.0006836 GMAC)'
 }
-
-@test "int8: a strided depthwise Conv packs the input rows of its blocks of output rows, a stride apart, bit for bit" {
-	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(13)
-w = r.normal(0, 0.3, (640, 1, 5, 5)).astype(np.float32)
-nodes = [h.make_node('Conv', ['x', 'w'], ['y'], name='dw', group=640, strides=[2, 2],
-                     pads=[2, 2, 2, 2])]
-g = h.make_graph(nodes, 'dws2', [h.make_tensor_value_info('x', TP.FLOAT, [1, 640, 14, 14])],
-                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 640, 7, 7])], [nh.from_array(w, 'w')])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
-np.savez(d + '/in.npz', x=r.standard_normal((1, 640, 14, 14)).astype(np.float32))
-np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 640, 14, 14)).astype(np.float32))
-PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
-	assert_success
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
-	# 7 blocks of one output row: 5 input rows each, 2 rows apart, 16
-	# columns apart (the map, 2 zeros for the next block's left pad)
-	run irq "$T/q/reordered.tpu" '[(o["type"], o["attrs"].get("starts"), o["attrs"].get("pads"), T[o["out"][0]]["shape"]) for o in O if o["type"] in ("Pad", "Conv") or o["name"].endswith(("_rows_block1", "_rows_unblock6"))]'
-	assert_output "[('Pad', None, [0, 0, 2, 0, 0, 0, 1, 2], [1, 640, 17, 16]), ('Slice', [2, 0], None, [1, 640, 5, 16]), ('Conv', None, [0, 2, 0, 0], [1, 640, 1, 55]), ('Slice', [0, 48], None, [1, 640, 1, 7])]"
-}

@@ -428,9 +428,9 @@ static int64_t pack_cost(const struct chip *c, enum ir_dtype dt, int64_t ch, int
 	return cy;
 }
 
-/* An INT8 depthwise Conv (one input channel per group, dilation 1) whose
- * output rows are much narrower than the vector unit runs each row in one
- * vector step per tap, most of its elements idle.  Its output rows are cut
+/* An INT8 depthwise Conv (one input channel per group, stride and
+ * dilation 1) whose output rows are much narrower than the vector unit
+ * runs each row in one vector step per tap, most of its elements idle.  Its output rows are cut
  * into k blocks of ohb = ceil(OH / k) rows, and the input rows each block
  * reads (its halo included; zeros beyond the map) put side by side along
  * W, wb columns apart (a multiple of the stride, with zeros after the map
@@ -442,9 +442,11 @@ static int64_t pack_cost(const struct chip *c, enum ir_dtype dt, int64_t ch, int
  * output kept reads at each tap the value it read before, so the results
  * are the Conv's bit for bit.  k (at most 7, a Concat's inputs) is the one
  * the cost model times fastest with the packing ops, when it saves a
- * tenth.  Adds the packing ops from *pre on and the unpacking ones from
- * *post on (as many as *n_pre, *n_post); returns 0, also when the Conv
- * stays (counts 0). */
+ * tenth.  (Strided Convs stay: the geometry holds, but the packing ops
+ * keep their neighbours from running in slices, and mobilenet_v3_large and
+ * efficientnet_b3 lost more DMA overlap than the Convs saved.)  Adds the
+ * packing ops from *pre on and the unpacking ones from *post on (as many
+ * as *n_pre, *n_post); returns 0, also when the Conv stays (counts 0). */
 static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre, int *n_pre,
 		     int *post, int *n_post)
 {
@@ -452,7 +454,8 @@ static int pack_rows(struct ir_graph *g, int oi, const struct chip *c, int *pre,
 	struct spatial s;
 	*n_pre = *n_post = 0;
 	if (!c || op->n_in < 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0 ||
-	    spatial_get(g, op, &s) < 0 || s.group < 2 || s.dh != 1 || s.dw != 1)
+	    spatial_get(g, op, &s) < 0 || s.group < 2 || s.dh != 1 || s.dw != 1 ||
+	    s.sh != 1 || s.sw != 1)
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
