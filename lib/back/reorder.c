@@ -126,7 +126,61 @@ static int64_t conv_cost(const struct chip *c, const struct ir_tensor *x, const 
  * eighth of local memory.  The products added are the same and the zeros
  * add nothing, so the results are bit for bit the grouped Conv's.  The op
  * records the grouped Conv's work as its attribute "own". */
-static int merge_groups(struct ir_graph *g, int oi, const struct chip *c)
+/* A new weight holding output channels [o0, o1) of the grouped Conv
+ * weight w (groups of ocg output channels) with k neighbouring groups
+ * merged: [o1 - o0, k x icg, KH, KW], each channel's values at its group's
+ * place in the merged one, zeros elsewhere; returns it. */
+static int merged_weight(struct ir_graph *g, int w, int64_t ocg, int64_t o0, int64_t o1, int64_t k)
+{
+	const struct ir_tensor *wt = &g->tensors[w];
+	int64_t icg = wt->shape[1], taps = wt->shape[2] * wt->shape[3], kic = k * icg;
+	int8_t *v = xcalloc((size_t)((o1 - o0) * kic * taps), 1);
+	const int8_t *src = wt->data;
+	for (int64_t o = o0; o < o1; o++) {
+		int64_t sub = (o - o0) / ocg % k;   /* its group's place in the merged one */
+		memcpy(v + ((o - o0) * kic + sub * icg) * taps, src + o * icg * taps,
+		       (size_t)(icg * taps));
+	}
+	char *name = graph_unique_name(g, wt->name, 2);
+	int t = graph_add_weight(g, name, DT_I8, 4,
+				 (int64_t[]){ o1 - o0, kic, wt->shape[2], wt->shape[3] }, v);
+	free(name);
+	free(v);
+	g->tensors[t].scale = g->tensors[w].scale;
+	g->tensors[t].zero_point = g->tensors[w].zero_point;
+	return t;
+}
+
+struct around;
+static int split_groups(struct ir_graph *g, int oi, const struct chip *c, int64_t k,
+			struct around *a);
+
+/* Cycles by the cost model of a Conv of `groups` groups of icg input
+ * channels and taps taps to oc of y's positions, its weights' DMA too. */
+static int64_t part_cost(const struct chip *c, const struct ir_tensor *x, const struct ir_tensor *y,
+			 int64_t oc, int64_t groups, int64_t icg, int64_t taps)
+{
+	int64_t pos = y->shape[0] * y->shape[2] * y->shape[3];
+	return cost_cube(c, x->dtype, groups, oc / groups, pos, icg * taps) +
+	       cost_dma(c, oc * icg * taps);
+}
+
+/* Cycles of the Conv of G groups with k neighbouring groups merged when k
+ * does not divide G (split_groups): the first G - G mod k groups merged
+ * by k, the last G mod k merged into one, the Slices of the input for the
+ * two and the Concat of their outputs. */
+static int64_t uneven_cost(const struct chip *c, const struct ir_tensor *x,
+			   const struct ir_tensor *y, int64_t G, int64_t icg, int64_t taps, int64_t k)
+{
+	int64_t g1 = G - G % k, r = G % k, ocg = y->shape[1] / G;
+	return part_cost(c, x, y, g1 * ocg, g1 / k, k * icg, taps) +
+	       part_cost(c, x, y, r * ocg, 1, r * icg, taps) +
+	       cost_vector(c, x->dtype, g1 * icg, x->shape[0], x->shape[2], x->shape[3], 1) +
+	       cost_vector(c, x->dtype, r * icg, x->shape[0], x->shape[2], x->shape[3], 1) +
+	       cost_vector(c, y->dtype, y->shape[1], y->shape[0], y->shape[2], y->shape[3], 1);
+}
+
+static int merge_groups(struct ir_graph *g, int oi, const struct chip *c, struct around *a)
 {
 	struct ir_op *op = &g->ops[oi];
 	int64_t G = op_int(op, "group", 1);
@@ -139,35 +193,26 @@ static int merge_groups(struct ir_graph *g, int oi, const struct chip *c)
 	    y->shape[1] != w->shape[0] || w->shape[0] % G || x->shape[1] != w->shape[1] * G)
 		return 0;
 	int64_t oc = w->shape[0], icg = w->shape[1], ocg = oc / G, taps = w->shape[2] * w->shape[3];
-	int64_t best_k = 1, best = conv_cost(c, x, y, G, icg, taps, 1);
+	int64_t best_k = 1, best = conv_cost(c, x, y, G, icg, taps, 1), uneven = 0;
 	for (int64_t k = 2; k <= G; k++) {
-		if (G % k || ceil_div(oc, c->lanes) * isa_pitch(c, DT_I8, k * icg * taps) >
-			     c->lmem_bytes / 8)
+		if (ceil_div(oc, c->lanes) * isa_pitch(c, DT_I8, k * icg * taps) > c->lmem_bytes / 8)
 			continue;
-		int64_t cy = conv_cost(c, x, y, G / k, k * icg, taps, 1);
+		int64_t cy = G % k ? uneven_cost(c, x, y, G, icg, taps, k)
+				   : conv_cost(c, x, y, G / k, k * icg, taps, 1);
 		if (cy < best) {
 			best = cy;
 			best_k = k;
+			uneven = G % k != 0;
 		}
 	}
 	/* a real saving only: a tenth of the grouped Conv's time */
 	if (best_k == 1 || 10 * (conv_cost(c, x, y, G, icg, taps, 1) - best) <
 				   conv_cost(c, x, y, G, icg, taps, 1))
 		return 0;
-	int64_t k = best_k, kic = k * icg;
-	int8_t *v = xcalloc((size_t)(oc * kic * taps), 1);
-	const int8_t *src = w->data;
-	for (int64_t o = 0; o < oc; o++) {
-		int64_t sub = o / ocg % k;   /* its group's place in the merged one */
-		memcpy(v + (o * kic + sub * icg) * taps, src + o * icg * taps, (size_t)(icg * taps));
-	}
-	char *name = graph_unique_name(g, w->name, 2);
-	int t = graph_add_weight(g, name, DT_I8, 4, (int64_t[]){ oc, kic, w->shape[2], w->shape[3] },
-				 v);
-	free(name);
-	free(v);
-	g->tensors[t].scale = g->tensors[op->in[1]].scale;
-	g->tensors[t].zero_point = g->tensors[op->in[1]].zero_point;
+	if (uneven)
+		return split_groups(g, oi, c, best_k, a);
+	int64_t k = best_k;
+	int t = merged_weight(g, op->in[1], ocg, 0, oc, k);
 	op = &g->ops[oi];
 	op_own_set(g, op);
 	op->in[1] = t;
@@ -548,6 +593,90 @@ static void place_around(struct ir_graph *g, int n, const struct around *a)
 	free(ops);
 }
 
+/* A Slice of x along axis 1 to channels [c0, c1), into a new tensor of
+ * x's kind; returns the tensor. */
+static int slice_chans(struct ir_graph *g, int oi, int x, const char *tag, int64_t c0, int64_t c1)
+{
+	const struct ir_tensor *xt = &g->tensors[x];
+	int64_t shape[4] = { xt->shape[0], c1 - c0, xt->shape[2], xt->shape[3] };
+	int t = add_like(g, x, g->tensors[x].name, tag, shape);
+	int k = add_op_like(g, oi, OP_SLICE, tag, 1, &x, t);
+	op_set_ints(&g->ops[k], "starts", 1, (int64_t[]){ c0 });
+	op_set_ints(&g->ops[k], "ends", 1, (int64_t[]){ c1 });
+	op_set_ints(&g->ops[k], "axes", 1, (int64_t[]){ 1 });
+	return t;
+}
+
+/* merge_groups with k not dividing G: the first G1 = G - G mod k groups
+ * merged by k into one Conv (G1 / k groups) over a Slice of the input's
+ * first G1 x IC/G channels, the last r = G mod k merged into a second
+ * Conv (one group) over a Slice of the others, their outputs joined by a
+ * Concat along the channels.  Per output channel inputs (bias,
+ * multipliers, shifts) are cut with the channels; each Conv's attribute
+ * "own" is its share of the grouped Conv's work.  The Slices go before op
+ * oi, the second Conv and the Concat after (a).  Bit for bit the grouped
+ * Conv's, as for merge_groups. */
+static int split_groups(struct ir_graph *g, int oi, const struct chip *c, int64_t k,
+			struct around *a)
+{
+	struct ir_op *op = &g->ops[oi];
+	int64_t G = op_int(op, "group", 1);
+	int xt = op->in[0], yt = op->out[0], w = op->in[1];
+	int64_t oc = g->tensors[w].shape[0], icg = g->tensors[w].shape[1], ocg = oc / G;
+	int64_t g1 = G - G % k, r = G % k, oa = g1 * ocg;
+	op_own_set(g, op);
+	int64_t own[2];
+	op_ints(op, "own", own, 2);
+	int64_t own_a[2] = { own[0] / G * g1, own[1] * g1 / G };
+	int64_t own_b[2] = { own[0] - own_a[0], own[1] - own_a[1] };
+	/* the input's two parts */
+	int xa = slice_chans(g, oi, xt, "groups_head", 0, g1 * icg);
+	a->pre = g->n_ops - 1;
+	int xb = slice_chans(g, oi, xt, "groups_tail", g1 * icg, G * icg);
+	a->n_pre = 2;
+	/* the two Convs' inputs */
+	int n_in = g->ops[oi].n_in;
+	int *in_a = xmalloc(sizeof *in_a * (size_t)n_in), *in_b = xmalloc(sizeof *in_b * (size_t)n_in);
+	in_a[0] = xa;
+	in_b[0] = xb;
+	in_a[1] = merged_weight(g, w, ocg, 0, oa, k);
+	in_b[1] = merged_weight(g, w, ocg, oa, oc, r);
+	for (int j = 2; j < n_in; j++) {
+		int t = g->ops[oi].in[j];
+		in_a[j] = in_b[j] = t;
+		if (t >= 0 && per_row(&g->tensors[t], oc)) {
+			in_a[j] = graph_weight_slice(g, t, 0, 0, oa, "head");
+			in_b[j] = graph_weight_slice(g, t, 0, oa, oc, "tail");
+		}
+	}
+	const struct ir_tensor *y = &g->tensors[yt];
+	int64_t sa[4] = { y->shape[0], oa, y->shape[2], y->shape[3] };
+	int64_t sb[4] = { y->shape[0], oc - oa, y->shape[2], y->shape[3] };
+	int ya = add_like(g, yt, g->tensors[yt].name, "groups_head", sa);
+	int yb = add_like(g, yt, g->tensors[yt].name, "groups_tail", sb);
+	/* the second Conv: the op's attributes, one group */
+	char base[512];
+	snprintf(base, sizeof base, "%s_groups_tail", g->ops[oi].name);
+	int kb = graph_add_op(g, OP_CONV, base, n_in, in_b, 1, &yb);
+	op_copy_attrs(&g->ops[kb], &g->ops[oi]);
+	g->ops[kb].place = g->ops[oi].place;
+	op_set_int(&g->ops[kb], "group", 1);
+	op_set_ints(&g->ops[kb], "own", 2, own_b);
+	a->post = kb;
+	op = &g->ops[oi];
+	op_set_inputs(op, n_in, in_a);
+	op->out[0] = ya;
+	op_set_int(op, "group", g1 / k);
+	op_set_ints(op, "own", 2, own_a);
+	int parts[2] = { ya, yb };
+	concat_same(g, oi, "groups_join", 1, 2, parts, yt);
+	a->n_post = 2;
+	free(in_a);
+	free(in_b);
+	(void)c;
+	return 0;
+}
+
 int weight_reorder(struct ir_graph *g)
 {
 	int int8 = g->mode == MODE_INT8;
@@ -557,9 +686,11 @@ int weight_reorder(struct ir_graph *g)
 	for (int i = 0; i < n0; i++) {
 		enum op_type t = g->ops[i].type;
 		int on_chip = int8 && t == OP_CONV && g->ops[i].place != PLACE_HOST;
-		if (on_chip && merge_groups(g, i, chip) < 0)
+		if (on_chip && merge_groups(g, i, chip, &a[i]) < 0)
 			goto fail;
-		if (on_chip && (a[i].post = fill_lanes(g, i, chip)) >= 0)
+		if (a[i].n_post)
+			;   /* split in two Convs */
+		else if (on_chip && (a[i].post = fill_lanes(g, i, chip)) >= 0)
 			a[i].n_post = 1;
 		else if (on_chip && pack_rows(g, i, chip, &a[i].pre, &a[i].n_pre, &a[i].post,
 					      &a[i].n_post) < 0)
