@@ -225,3 +225,36 @@ PYEOF
 	run tmodel-info "$T/q/model.tmodel"
 	assert_line 'macs     683648 (0.0006836 GMAC)'
 }
+
+@test "int8: a Conv of 13 groups merges 7 of them in one Conv and the other 6 in a second, over Slices of its input, a Concat after, bit for bit" {
+	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare tmodel-info
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(14)
+w = r.normal(0, 0.3, (104, 8, 3, 3)).astype(np.float32)
+b = r.normal(0, 0.1, 104).astype(np.float32)
+nodes = [h.make_node('Conv', ['x', 'w', 'b'], ['c'], name='grouped', group=13, pads=[1, 1, 1, 1]),
+         h.make_node('Relu', ['c'], ['y'], name='relu')]
+g = h.make_graph(nodes, 'g13', [h.make_tensor_value_info('x', TP.FLOAT, [1, 104, 28, 28])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 104, 28, 28])],
+                 [nh.from_array(w, 'w'), nh.from_array(b, 'b')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
+np.savez(d + '/in.npz', x=r.standard_normal((1, 104, 28, 28)).astype(np.float32))
+np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 104, 28, 28)).astype(np.float32))
+PYEOF
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
+	assert_success
+	# tpu_out: ir-run on the grouped Conv, before weight-reorder
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	# 13 is prime: k = 13 takes 2 lane tiles x 4 K tiles per position; k = 7
+	# merges groups 0-6 (56 channels, K 504: 1 x 2 tiles) and 7-12 (48, K
+	# 432: 1 x 2), each part's own its share (7/13, 6/13) of the work
+	run irq "$T/q/reordered.tpu" '[(o["type"], o["attrs"].get("starts"), o["attrs"].get("ends"), T[o["in"][1]]["shape"] if o["type"] == "Conv" else None, o["attrs"].get("group"), o["attrs"].get("own"), T[o["out"][0]]["shape"]) for o in O if o["type"] in ("Slice", "Conv", "Concat")]'
+	assert_output "[('Slice', [0], [56], None, None, None, [1, 56, 28, 28]), ('Slice', [56], [104], None, None, None, [1, 48, 28, 28]), ('Conv', None, None, [56, 56, 3, 3], 1, [3161088, 4704], [1, 56, 28, 28]), ('Conv', None, None, [48, 48, 3, 3], 1, [2709504, 4032], [1, 48, 28, 28]), ('Concat', None, None, None, None, None, [1, 104, 28, 28])]"
+	# the network's MACs: 28 x 28 x 104 x 72
+	run tmodel-info "$T/q/model.tmodel"
+	assert_line 'macs     5870592 (0.005871 GMAC)'
+}

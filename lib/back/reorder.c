@@ -122,8 +122,9 @@ static int64_t conv_cost(const struct chip *c, const struct ir_tensor *x, const 
  * cube passes as groups, each on a few lanes: k neighbouring groups become
  * one, its weights block-diagonal (zeros between the groups' blocks), when
  * the cost model times the Conv and the DMA of its weights (k times larger)
- * faster so; k divides G, the largest weight of a lane stays within an
- * eighth of local memory.  The products added are the same and the zeros
+ * faster so (a k that does not divide G: split_groups, with its Slices and
+ * Concat timed too), the largest weight of a lane within an eighth of
+ * local memory.  The products added are the same and the zeros
  * add nothing, so the results are bit for bit the grouped Conv's.  The op
  * records the grouped Conv's work as its attribute "own". */
 /* A new weight holding output channels [o0, o1) of the grouped Conv
