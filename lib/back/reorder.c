@@ -1,7 +1,9 @@
 /* reorder.c - weight-reorder: merge per-channel requantisation parameters
  * (the ops with OPF_COEFF in lib/ir/op_traits.h) into one coefficient tensor,
- * transpose Gemm weights so that output features lead, and merge the groups
- * of grouped INT8 Convs the cube runs faster merged (lib/back/reorder.h).
+ * transpose Gemm weights so that output features lead, merge the groups of
+ * grouped INT8 Convs the cube runs faster merged, fill the cube's lanes of
+ * narrow Convs and pack the narrow rows of depthwise Convs
+ * (lib/back/reorder.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
