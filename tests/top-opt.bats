@@ -332,9 +332,9 @@ EOF
 	done
 }
 
-@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs and sunk Reshapes run on the chip (f32 and int8, both chips)" {
+@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs, sunk Reshapes and Gathers made Slices run on the chip (f32 and int8, both chips)" {
 	local bad=
-	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows; do
+	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar; do
 		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
 		top-opt "$T/$c.top" -o "$T/$c.opt.top"
 		# eight samples near the test input for the int8 table

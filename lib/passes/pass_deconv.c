@@ -86,16 +86,10 @@ static int deconv_pattern(struct ir_graph *g, int i)
 	free(tname);
 
 	/* the DepthToSpace, right after op i, writes the ConvTranspose's output */
-	int y = g->ops[i].out[0];
 	snprintf(base, sizeof base, "%s_space", g->ops[i].name);
-	char *dname = graph_unique_name(g, base, 1);
-	int dk = graph_add_op(g, OP_DEPTHTOSPACE, dname, 1, &taps, 1, &y);
-	free(dname);
+	int dk = pass_insert_after(g, i, OP_DEPTHTOSPACE, base, taps, g->ops[i].out[0]);
 	op_set_int(&g->ops[dk], "blocksize", kb);
 	op_set_str(&g->ops[dk], "mode", "CRD");
-	struct ir_op moved = g->ops[dk];
-	memmove(&g->ops[i + 2], &g->ops[i + 1], sizeof moved * (size_t)(dk - i - 1));
-	g->ops[i + 1] = moved;
 
 	struct ir_op *cv = &g->ops[i];
 	cv->type = OP_CONV;

@@ -18,12 +18,19 @@
  * (formats/tpuc-isa.5, lane shape): with 1 there, every row of the
  * projection, its bias and the Q/K/V split ran in one lane of 64.  Every
  * reader must be such an op; the values are the same.
+ *
+ * A Gather of one constant index becomes a Slice of that index (and a
+ * Reshape dropping the axis when the index is a scalar): Swin picks Q, K
+ * and V out of one tensor so.  A Slice is a copy the back end can put in
+ * place (addr-assign) and moves as one run of the axis.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
+#include "ir/op.h"
 #include "passes/passes.h"
 
 static int is_view(enum op_type t)
@@ -220,13 +227,8 @@ static void sink_into(struct ir_graph *g, int j, int x, int y)
 	free(name);
 	g->ops[j].out[0] = zr;
 	snprintf(base, sizeof base, "%s_view", g->ops[j].name);
-	name = graph_unique_name(g, base, 1);
-	int k = graph_add_op(g, OP_RESHAPE, name, 1, &zr, 1, &z);
-	free(name);
+	int k = pass_insert_after(g, j, OP_RESHAPE, base, zr, z);
 	op_set_ints(&g->ops[k], "shape", g->tensors[z].rank, g->tensors[z].shape);
-	struct ir_op moved = g->ops[k];
-	memmove(&g->ops[j + 2], &g->ops[j + 1], sizeof moved * (size_t)(k - j - 1));
-	g->ops[j + 1] = moved;
 }
 
 static int sink_pattern(struct ir_graph *g, int i)
@@ -269,8 +271,52 @@ static int sink_pattern(struct ir_graph *g, int i)
 	return 1;
 }
 
+static int gather_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_GATHER || op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *ix = &g->tensors[op->in[1]];
+	int ax = norm_axis(op_int(op, "axis", 0), x->rank);
+	if (ax < 0 || x->data || (x->dyn >> ax & 1) || !ix->data || ix->rank > 1 || tensor_numel(ix) != 1 ||
+	    (ix->dtype != DT_I64 && ix->dtype != DT_I32))
+		return 0;
+	int64_t v = dtype_get_int(ix->data, ix->dtype, 0), dim = x->shape[ax];
+	v = v < 0 ? v + dim : v;
+	if (v < 0 || v >= dim)
+		return 0;
+	int y = op->out[0], t = y, scalar = ix->rank == 0;
+	if (scalar) {
+		int64_t shape[IR_MAX_RANK];
+		memcpy(shape, x->shape, sizeof shape);
+		shape[ax] = 1;
+		char base[512];
+		snprintf(base, sizeof base, "%s_slice", g->tensors[y].name);
+		char *name = graph_unique_name(g, base, 1);
+		t = graph_add_tensor(g, name, g->tensors[y].dtype, g->tensors[op->in[0]].rank, shape);
+		free(name);
+	}
+	struct ir_op *s = &g->ops[i];
+	s->type = OP_SLICE;
+	s->n_in = 1;
+	s->out[0] = t;
+	clear_attrs(s);
+	op_set_ints(s, "starts", 1, (int64_t[]){ v });
+	op_set_ints(s, "ends", 1, (int64_t[]){ v + 1 });
+	op_set_ints(s, "axes", 1, (int64_t[]){ ax });
+	op_set_ints(s, "steps", 1, (int64_t[]){ 1 });
+	if (scalar) {
+		char base[512];
+		snprintf(base, sizeof base, "%s_view", g->ops[i].name);
+		int k = pass_insert_after(g, i, OP_RESHAPE, base, t, y);
+		op_set_ints(&g->ops[k], "shape", g->tensors[y].rank, g->tensors[y].shape);
+	}
+	pass_index_drop();
+	return 1;
+}
+
 int pass_merge_layout(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { layout_pattern, sink_pattern };
-	return rewrite_run(g, "merge-layout", pats, 2);
+	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern };
+	return rewrite_run(g, "merge-layout", pats, 3);
 }
