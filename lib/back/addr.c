@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "back/addr.h"
+#include "chip/isa_copy.h"
 #include "ir/base.h"
 
 struct live {
@@ -45,6 +46,63 @@ void addr_fmt_size(char *buf, size_t cap, int64_t bytes)
 		u++;
 	}
 	snprintf(buf, cap, v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s", v, unit[u]);
+}
+
+
+/* The tensor at the top of t's chain of parents (par, tensor-indexed, -1
+ * none), with t's byte offset in it in *off. */
+static int alias_root(const int *par, const int64_t *poff, int t, int64_t *off)
+{
+	*off = 0;
+	while (par[t] >= 0) {
+		*off += poff[t];
+		t = par[t];
+	}
+	return t;
+}
+
+/* In-place copies: for each copy op the DMA engine performs alone
+ * (isa_copy_pieces), the last ones first, a piece that moves a whole
+ * tensor into one run of another (a Concat's input along an outer axis, a
+ * Reshape's input) puts the source inside the destination, and a piece
+ * that is one run of its source and the whole destination (a Slice or
+ * Split along an outer axis) puts the destination inside the source, so
+ * that the copy finds its bytes in place and codegen moves nothing.  Only
+ * tensors in DDR (idx >= 0), neither graph input nor output as the inner
+ * one, each inside at most one other, at a multiple of ADDR_ALIGN bytes.
+ * par[t] and poff[t] receive the outer tensor and t's byte offset in it. */
+static void alias_copies(const struct ir_graph *g, const int *idx, const struct live *lv, int *par,
+			 int64_t *poff)
+{
+	for (int o = g->n_ops - 1; o >= 0; o--) {
+		const struct ir_op *op = &g->ops[o];
+		struct isa_piece *pc;
+		if (op->place == PLACE_HOST)
+			continue;
+		int np = isa_copy_pieces(g, op, &pc);
+		for (int i = 0; i < np; i++) {
+			const struct isa_piece *p = &pc[i];
+			const struct ir_tensor *x = &g->tensors[p->src], *y = &g->tensors[p->dst];
+			int64_t es = (int64_t)dtype_size(x->dtype), off, ignore;
+			int in, out;
+			if (p->reps != 1 || idx[p->src] < 0 || idx[p->dst] < 0)
+				continue;
+			if (p->src_at == 0 && p->n == tensor_numel(x)) {
+				in = p->src, out = p->dst, off = p->dst_at * es;
+			} else if (p->dst_at == 0 && p->n == tensor_numel(y)) {
+				in = p->dst, out = p->src, off = p->src_at * es;
+			} else {
+				continue;
+			}
+			const struct live *l = &lv[idx[in]];
+			if (par[in] >= 0 || l->first < 0 || l->last >= g->n_ops || off % ADDR_ALIGN ||
+			    alias_root(par, poff, out, &ignore) == in)
+				continue;
+			par[in] = out;
+			poff[in] = off;
+		}
+		free(pc);
+	}
 }
 
 int addr_assign(struct ir_graph *g, const struct chip *c)
@@ -125,11 +183,34 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 	for (int i = 0; i < n; i++)
 		lv[i].size = align_to((int64_t)tensor_bytes(&g->tensors[lv[i].t]), ADDR_ALIGN);
 
+	/* A tensor inside another (alias_copies) widens the lifetime of the
+	 * outermost one, which alone is placed; the inner ones go last. */
+	int *par = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	int64_t *poff = xmalloc(sizeof(int64_t) * (size_t)(nt + 1));
+	for (int i = 0; i < nt; i++)
+		par[i] = -1;
+	alias_copies(g, idx, lv, par, poff);
+	for (int i = 0; i < n; i++) {
+		int64_t off;
+		struct live *r = &lv[idx[alias_root(par, poff, lv[i].t, &off)]];
+		if (r->first > lv[i].first)
+			r->first = lv[i].first;
+		if (r->last < lv[i].last)
+			r->last = lv[i].last;
+	}
+	int nroot = 0;
+	for (int i = 0; i < n; i++)
+		if (par[lv[i].t] < 0) {
+			struct live l = lv[i];
+			lv[i] = lv[nroot];
+			lv[nroot++] = l;
+		}
+
 	/* Largest first, each at the lowest offset free over its lifetime. */
-	qsort(lv, (size_t)n, sizeof *lv, by_size);
+	qsort(lv, (size_t)nroot, sizeof *lv, by_size);
 	struct live **busy = xmalloc(sizeof *busy * (size_t)(n + 1));
 	int64_t top = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < nroot; i++) {
 		int nb = 0;
 		for (int j = 0; j < i; j++)
 			if (lv[j].first <= lv[i].last && lv[i].first <= lv[j].last)
@@ -146,9 +227,16 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		if (off + lv[i].size > top)
 			top = off + lv[i].size;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < nroot; i++)
 		g->tensors[lv[i].t].addr = g->coeff_bytes + lv[i].off;
+	for (int i = nroot; i < n; i++) {
+		int64_t off;
+		int r = alias_root(par, poff, lv[i].t, &off);
+		g->tensors[lv[i].t].addr = g->tensors[r].addr + off;
+	}
 	g->neuron_bytes = top;
+	free(par);
+	free(poff);
 	free(busy);
 	free(used);
 	free(idx);

@@ -25,7 +25,10 @@
  * groups (ir_op.group), whose ops run interleaved.  Results of the ops of a
  * local group other than its last stay in local memory and keep addr -1,
  * unless an op after the group reads them or they are graph outputs (the
- * group stores them too).
+ * group stores them too).  Copies go in place (formats/tpuc-isa.5, GLOBAL
+ * MEMORY): a Concat's input inside its output, a Reshape's input at its
+ * output, a Slice's output inside its input, the outermost tensor placed
+ * for all of their lifetimes, so that codegen moves nothing for them.
  * Fails when the regions exceed the chip's DDR. */
 int addr_assign(struct ir_graph *g, const struct chip *c);
 
