@@ -184,6 +184,43 @@ print(sorted(a.files) == sorted(b.files), len(a.files), all(np.array_equal(a[k],
 	assert_output 'True 8 True'
 }
 
+@test "a bf16 model's output widened to f32 before its Concat and Reshape: they move nothing" {
+	need_tool codegen tpu-sim ir-run
+	# y = Reshape(Concat(Relu(x), x * 0.5)), the model's f32 output
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+c = [nh.from_array(np.array(0.5, np.float32), "half"),
+     nh.from_array(np.array([1, 32, 256], np.int64), "shp")]
+n = [h.make_node("Relu", ["x"], ["a"]),
+     h.make_node("Mul", ["x", "half"], ["b"]),
+     h.make_node("Concat", ["a", "b"], ["c"], axis=1),
+     h.make_node("Reshape", ["c", "shp"], ["y"])]
+g = h.make_graph(n, "widen", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 16, 16])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)], c)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
+np.savez(d + "/in.npz", x=np.random.default_rng(2).standard_normal((1, 16, 16, 16)).astype(np.float32))
+PYEOF
+	onnx2top "$T/m.onnx" | top-opt | top2tpu --chip tpu-a --mode bf16 -o "$T/l.tpu"
+	# each part widened, the Concat and Reshape of f32 giving the output
+	run irq "$T/l.tpu" '" ".join("%s:%s" % (o["type"], T[o["out"][0]]["dtype"]) for o in O)'
+	assert_output 'Cast:bf16 Relu:bf16 Mul:bf16 Cast:f32 Cast:f32 Concat:f32 Reshape:f32'
+	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
+	run check_addresses "$T/a.tpu"
+	assert_success
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	run tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	# the parts are stored straight into the output: DDR moved is the minimum
+	run $PY -c 'import re, sys
+m = re.search(r"DDR ([0-9.]+ \w+) moved \(minimum ([0-9.]+ \w+)\)", sys.stdin.read())
+print(m and m.group(1) == m.group(2))' <<<"$output"
+	assert_output True
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ref.npz"
+	cmp "$T/sim.npz" "$T/ref.npz"
+}
+
 @test "-q is quiet; stdin to stdout is deterministic" {
 	run addr-assign -q "$FX/int8.grouped.tpu" -o "$T/a.tpu"
 	assert_success

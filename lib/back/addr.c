@@ -61,18 +61,42 @@ static int alias_root(const int *par, const int64_t *poff, int t, int64_t *off)
 	return t;
 }
 
+/* 1 when tensor t is a graph input or output. */
+static int graph_io(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i] == t)
+			return 1;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return 1;
+	return 0;
+}
+
+int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inner, int *outer,
+		   int64_t *off)
+{
+	const struct ir_tensor *x = &g->tensors[p->src], *y = &g->tensors[p->dst];
+	int64_t es = (int64_t)dtype_size(x->dtype);
+	if (p->reps != 1 || x->data || y->data || x->dyn || y->dyn)
+		return 0;
+	if (p->src_at == 0 && p->n == tensor_numel(x)) {
+		*inner = p->src, *outer = p->dst, *off = p->dst_at * es;
+	} else if (p->dst_at == 0 && p->n == tensor_numel(y)) {
+		*inner = p->dst, *outer = p->src, *off = p->src_at * es;
+	} else {
+		return 0;
+	}
+	return *off % ADDR_ALIGN == 0 && !graph_io(g, *inner);
+}
+
 /* In-place copies: for each copy op the DMA engine performs alone
- * (isa_copy_pieces), the last ones first, a piece that moves a whole
- * tensor into one run of another (a Concat's input along an outer axis, a
- * Reshape's input) puts the source inside the destination, and a piece
- * that is one run of its source and the whole destination (a Slice or
- * Split along an outer axis) puts the destination inside the source, so
- * that the copy finds its bytes in place and codegen moves nothing.  Only
- * tensors in DDR (idx >= 0), neither graph input nor output as the inner
- * one, each inside at most one other, at a multiple of ADDR_ALIGN bytes.
- * par[t] and poff[t] receive the outer tensor and t's byte offset in it. */
-static void alias_copies(const struct ir_graph *g, const int *idx, const struct live *lv, int *par,
-			 int64_t *poff)
+ * (isa_copy_pieces), the last ones first, each piece addr_copy_nest
+ * takes puts its inner tensor inside its outer one, when both are in DDR
+ * (idx >= 0), the inner one is inside no other yet and the outer one is
+ * not inside it.  par[t] and poff[t] receive the outer tensor and t's
+ * byte offset in it. */
+static void alias_copies(const struct ir_graph *g, const int *idx, int *par, int64_t *poff)
 {
 	for (int o = g->n_ops - 1; o >= 0; o--) {
 		const struct ir_op *op = &g->ops[o];
@@ -81,22 +105,10 @@ static void alias_copies(const struct ir_graph *g, const int *idx, const struct 
 			continue;
 		int np = isa_copy_pieces(g, op, &pc);
 		for (int i = 0; i < np; i++) {
-			const struct isa_piece *p = &pc[i];
-			const struct ir_tensor *x = &g->tensors[p->src], *y = &g->tensors[p->dst];
-			int64_t es = (int64_t)dtype_size(x->dtype), off, ignore;
 			int in, out;
-			if (p->reps != 1 || idx[p->src] < 0 || idx[p->dst] < 0)
-				continue;
-			if (p->src_at == 0 && p->n == tensor_numel(x)) {
-				in = p->src, out = p->dst, off = p->dst_at * es;
-			} else if (p->dst_at == 0 && p->n == tensor_numel(y)) {
-				in = p->dst, out = p->src, off = p->src_at * es;
-			} else {
-				continue;
-			}
-			const struct live *l = &lv[idx[in]];
-			if (par[in] >= 0 || l->first < 0 || l->last >= g->n_ops || off % ADDR_ALIGN ||
-			    alias_root(par, poff, out, &ignore) == in)
+			int64_t off, ignore;
+			if (!addr_copy_nest(g, &pc[i], &in, &out, &off) || idx[in] < 0 ||
+			    idx[out] < 0 || par[in] >= 0 || alias_root(par, poff, out, &ignore) == in)
 				continue;
 			par[in] = out;
 			poff[in] = off;
@@ -189,7 +201,7 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 	int64_t *poff = xmalloc(sizeof(int64_t) * (size_t)(nt + 1));
 	for (int i = 0; i < nt; i++)
 		par[i] = -1;
-	alias_copies(g, idx, lv, par, poff);
+	alias_copies(g, idx, par, poff);
 	for (int i = 0; i < n; i++) {
 		int64_t off;
 		struct live *r = &lv[idx[alias_root(par, poff, lv[i].t, &off)]];

@@ -32,6 +32,17 @@
  * Fails when the regions exceed the chip's DDR. */
 int addr_assign(struct ir_graph *g, const struct chip *c);
 
+/* Whether copy piece p (lib/chip/isa_copy.h) can lie in place: one run
+ * that is a whole tensor, the source (a Concat's or Reshape's input) or
+ * else the destination (a Slice's or Split's output), which goes inside
+ * the other tensor at a multiple of ADDR_ALIGN bytes, and is no graph
+ * input or output.  *inner and *outer receive the two tensors, *off the
+ * inner one's byte offset in the outer.  addr_assign nests such tensors
+ * when both are in DDR and no later copy took the inner one first. */
+struct isa_piece;
+int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inner, int *outer,
+		   int64_t *off);
+
 /* Human-readable size: "512 B", "3.50 KiB", "1.53 MiB", "11.2 MiB",
  * "1.00 GiB" (three significant digits). */
 void addr_fmt_size(char *buf, size_t cap, int64_t bytes);

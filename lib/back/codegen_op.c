@@ -423,11 +423,15 @@ struct flat_step {
  * lanes x (half of local memory / row pitch) runs however short they are.
  * Otherwise each run moves in flat chunks. */
 /* 1 when copy piece pc finds its bytes in place: addr-assign put its
- * destination's run where the source's lies (lib/back/addr.c). */
+ * destination's run where the source's lies (lib/back/addr.c).  Before
+ * addresses (timing for layergroup), when addr-assign can put it so. */
 static int piece_in_place(const struct gen *cg, const struct isa_piece *pc)
 {
 	const struct ir_tensor *x = &cg->g->tensors[pc->src], *y = &cg->g->tensors[pc->dst];
-	int64_t es = (int64_t)dtype_size(x->dtype);
+	int64_t es = (int64_t)dtype_size(x->dtype), off;
+	int inner, outer;
+	if (cg->estimate && (x->addr < 0 || y->addr < 0))
+		return addr_copy_nest(cg->g, pc, &inner, &outer, &off);
 	return x->addr >= 0 && y->addr >= 0 && (pc->reps == 1 || pc->src_step == pc->dst_step) &&
 	       x->addr + pc->src_at * es == y->addr + pc->dst_at * es;
 }

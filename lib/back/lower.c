@@ -15,6 +15,7 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "back/lower_dtype.h"
+#include "back/lower_cast.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -936,6 +937,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)
 		rc = lower_split_wide(g);
+	if (rc == 0)
+		rc = lower_cast_copies(g);
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
