@@ -933,12 +933,13 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			opts->prog ? opts->prog : "tpuc", tab->path ? tab->path : "the table",
 			lc.n_disagree, top->tensors[lc.first_disagree].name,
 			(double)top->tensors[lc.first_disagree].scale);
+	/* before lower_fit, which cuts the Casts it moves that do not fit */
+	if (rc == 0)
+		rc = lower_cast_copies(g);
 	if (rc == 0)
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)
 		rc = lower_split_wide(g);
-	if (rc == 0)
-		rc = lower_cast_copies(g);
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
