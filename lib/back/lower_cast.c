@@ -67,8 +67,11 @@ static int cast_pass(struct ir_graph *g)
 			snprintf(base, sizeof base, "%s_%s", g->tensors[x].name,
 				 dtype_name(g->tensors[y].dtype));
 			char *name = graph_unique_name(g, base, 1);
-			in[j] = graph_add_tensor(g, name, g->tensors[y].dtype, g->tensors[x].rank,
-						 g->tensors[x].shape);
+			/* a copy: graph_add_tensor may move the tensors */
+			int64_t shape[IR_MAX_RANK];
+			int rank = g->tensors[x].rank;
+			memcpy(shape, g->tensors[x].shape, sizeof(int64_t) * (size_t)rank);
+			in[j] = graph_add_tensor(g, name, g->tensors[y].dtype, rank, shape);
 			free(name);
 			int k = graph_add_op(g, OP_CAST, g->tensors[in[j]].name, 1, &x, 1, &in[j]);
 			cast = &g->ops[c];     /* graph_add_op may move the ops */
