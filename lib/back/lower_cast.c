@@ -45,10 +45,13 @@ static int cast_pass(struct ir_graph *g)
 		if (cast->type != OP_CAST || cast->n_in != 1 || cast->n_out != 1 || cast->in[0] < 0)
 			continue;
 		int m = cast->in[0], y = cast->out[0], p = prod[m];
+		enum ir_dtype yd = g->tensors[y].dtype;
+		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].type == OP_TRANSPOSE &&
+			    g->ops[p].n_in == 1;
 		if (p < 0 || uses[m] != 1 || g->tensors[m].data ||
-		    !float_dt(g->tensors[m].dtype) || !float_dt(g->tensors[y].dtype))
+		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
 			continue;
-		int nin = isa_is_copy(g, &g->ops[p]);
+		int nin = quant ? 1 : isa_is_copy(g, &g->ops[p]);
 		if (nin <= 0 || nin != g->ops[p].n_in)
 			continue;
 		int *in = xmalloc(sizeof(int) * (size_t)(nin + 1)), ok = 1;
@@ -72,6 +75,8 @@ static int cast_pass(struct ir_graph *g)
 			int rank = g->tensors[x].rank;
 			memcpy(shape, g->tensors[x].shape, sizeof(int64_t) * (size_t)rank);
 			in[j] = graph_add_tensor(g, name, g->tensors[y].dtype, rank, shape);
+			g->tensors[in[j]].scale = g->tensors[y].scale;
+			g->tensors[in[j]].zero_point = g->tensors[y].zero_point;
 			free(name);
 			int k = graph_add_op(g, OP_CAST, g->tensors[in[j]].name, 1, &x, 1, &in[j]);
 			cast = &g->ops[c];     /* graph_add_op may move the ops */

@@ -11,8 +11,10 @@
  * just before it, the copy writing the Cast's result (a detector's bf16
  * heads joined and then widened to its f32 output: each head widened,
  * and stored straight into the output by addr-assign's copies in place).
- * Repeated through chains of copies.  The values are unchanged: a Cast
- * acts on each element alone.  Returns 0. */
+ * Repeated through chains of copies.  A quantising Cast (to i8 or u8) of
+ * a Transpose of float input goes before it too: a TensorFlow model's NHWC
+ * input is transposed as int8, a quarter of the bytes.  The values are
+ * unchanged: a Cast acts on each element alone.  Returns 0. */
 int lower_cast_copies(struct ir_graph *g);
 
 #endif
