@@ -221,6 +221,40 @@ print(m and m.group(1) == m.group(2))' <<<"$output"
 	cmp "$T/sim.npz" "$T/ref.npz"
 }
 
+@test "copies in place through a chain: a Gather of one index (a Slice, then a Reshape dropping the axis) reads its input's bytes; no DMA, tpu-sim as ir-run" {
+	need_tool codegen tpu-sim ir-run
+	# r = Relu(x) [3,4,16,16]; y = r[0] * 0.5, z = r[2] * 0.5 (Gathers of scalar indices)
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+c = [nh.from_array(np.array(0.5, np.float32), "half"), nh.from_array(np.array(0, np.int64), "i0"),
+     nh.from_array(np.array(2, np.int64), "i2")]
+n = [h.make_node("Relu", ["x"], ["r"]),
+     h.make_node("Gather", ["r", "i0"], ["q"], axis=0), h.make_node("Mul", ["q", "half"], ["y"]),
+     h.make_node("Gather", ["r", "i2"], ["k"], axis=0), h.make_node("Mul", ["k", "half"], ["z"])]
+g = h.make_graph(n, "chain", [h.make_tensor_value_info("x", P.FLOAT, [3, 4, 16, 16])],
+                 [h.make_tensor_value_info(k, P.FLOAT, None) for k in "yz"], c)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
+np.savez(d + "/in.npz", x=np.random.default_rng(1).standard_normal((3, 4, 16, 16)).astype(np.float32))
+PYEOF
+	onnx2top "$T/m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 | weight-reorder |
+		layergroup -n 1 | addr-assign -q -o "$T/a.tpu"
+	run check_addresses "$T/a.tpu"
+	assert_success
+	# q and k (the Reshapes' outputs) and their Slices at r's first and
+	# third image (4 x 16 x 16 f32 each)
+	run irq "$T/a.tpu" '" ".join(str(t["addr"] - [u for u in T if u["name"] == "r"][0]["addr"]) for n in ("q_slice", "q", "k_slice", "k") for t in T if t["name"] == n)'
+	assert_output '0 0 8192 8192'
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	run awk '$2 ~ /^(Reshape|Slice)$/ { print $2, $3, $7 }' <<<"$output"
+	assert_output $'Slice 0 0\nReshape 0 0\nSlice 0 0\nReshape 0 0'
+	ir-run "$T/a.tpu" -i "$T/in.npz" -o "$T/ref.npz"
+	npz-compare "$T/ref.npz" "$T/sim.npz" --tolerance 1,1
+}
+
 @test "-q is quiet; stdin to stdout is deterministic" {
 	run addr-assign -q "$FX/int8.grouped.tpu" -o "$T/a.tpu"
 	assert_success

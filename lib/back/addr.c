@@ -93,8 +93,9 @@ int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inn
 /* In-place copies: for each copy op the DMA engine performs alone
  * (isa_copy_pieces), the last ones first, each piece addr_copy_nest
  * takes puts its inner tensor inside its outer one, when both are in DDR
- * (idx >= 0), the inner one is inside no other yet and the outer one is
- * not inside it.  par[t] and poff[t] receive the outer tensor and t's
+ * (idx >= 0), the inner one is inside no other yet (or only at offset 0
+ * of one of its own size, which then goes inside instead) and the outer
+ * one is not inside it.  par[t] and poff[t] receive the outer tensor and t's
  * byte offset in it. */
 static void alias_copies(const struct ir_graph *g, const int *idx, int *par, int64_t *poff)
 {
@@ -107,11 +108,19 @@ static void alias_copies(const struct ir_graph *g, const int *idx, int *par, int
 		for (int i = 0; i < np; i++) {
 			int in, out;
 			int64_t off, ignore;
-			if (!addr_copy_nest(g, &pc[i], &in, &out, &off) || idx[in] < 0 ||
-			    idx[out] < 0 || par[in] >= 0 || alias_root(par, poff, out, &ignore) == in)
+			if (!addr_copy_nest(g, &pc[i], &in, &out, &off) || idx[in] < 0 || idx[out] < 0)
 				continue;
-			par[in] = out;
-			poff[in] = off;
+			/* an inner tensor already at offset 0 of one of its size
+			 * (a Reshape's input: Slice -> Reshape) takes that one
+			 * along */
+			int64_t at;
+			int r = alias_root(par, poff, in, &at);
+			if (r != in && (at != 0 || tensor_bytes(&g->tensors[r]) != tensor_bytes(&g->tensors[in])))
+				continue;
+			if (idx[r] < 0 || alias_root(par, poff, out, &ignore) == r)
+				continue;
+			par[r] = out;
+			poff[r] = off;
 		}
 		free(pc);
 	}
