@@ -52,6 +52,18 @@ print(*[np.load(sys.argv[i])[k].shape for i, k in ((1, "boxes"), (2, "trace"), (
 	assert_line --regexp '^  %hn, %trace = Loop\(%n, none, %h0\) .* -> \(f32\[1,4,8,8\], f32\[1\?,1,4\]\)'
 }
 
+@test "dynamic shapes: NMS of 900 run-time boxes per class (infinite, of no area, corners either way) keeps exactly numpy's boxes at IoU thresholds 0.5, 0 and -0.1" {
+	onnx2top "$FX/nms.onnx" -o "$T/nms.top"
+	for c in a b c; do
+		ir-run "$T/nms.top" -i "$FX/nms_in_$c.npz" -o "$T/nms_$c.npz"
+	done
+	run $PY -c 'import numpy as np, sys
+for c in "abc":
+    a, b = (np.load("%s/%s_%s.npz" % (d, n, c))["sel"] for d, n in ((sys.argv[1], "nms"), (sys.argv[2], "nms_expect")))
+    print(c, len(b), a.shape == b.shape and bool((a == b).all()))' "$T" "$FX"
+	assert_output "$(printf 'a 2356 True\nb 450 True\nc 3 True')"
+}
+
 @test "dynamic shapes: the same Loop runs 3 and 0 iterations without recompiling, in ir-run and on tpu-sim" {
 	deploy loop f32
 	for n in 3 0; do

@@ -133,6 +133,38 @@ PYEOF
 	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
+@test "a Transpose reading rows of axis 3 runs in a sliced local group; tpu-sim as ir-run" {
+	need_tool addr-assign codegen tpu-sim ir-run
+	# a detector head's [1,3,85,H,W] -> [1,3,H,W,85], too big for one
+	# step in local memory (3 lanes of 544 KiB of f32)
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+n = [h.make_node("Relu", ["x"], ["a"]),
+     h.make_node("Transpose", ["a"], ["t"], perm=[0, 1, 3, 4, 2]),
+     h.make_node("Mul", ["t", "half"], ["y"])]
+g = h.make_graph(n, "tr", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 85, 40, 40])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)],
+                 [nh.from_array(np.array(0.5, np.float32), "half")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/tr.onnx")
+np.savez(d + "/in.npz", x=np.random.default_rng(3).standard_normal((1, 3, 85, 40, 40)).astype(np.float32))
+PYEOF
+	onnx2top "$T/tr.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# the Transpose and the Mul after it: one local group
+	run irq "$T/g.tpu" '[(o["type"], o["group"], o["place"]) for o in O]'
+	assert_output "[('Relu', 0, 'global'), ('Transpose', 1, 'local'), ('Mul', 1, 'local')]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	# in slices, the Mul's result never leaving local memory in between
+	run awk '$2 == "Transpose" { print ($3 > 1) }' <<<"$output"
+	assert_output 1
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "tpu-b graphs, stdin to stdout, deterministic" {
 	layergroup <"$FX/b.int8.reordered.tpu" >"$T/a.tpu"
 	layergroup "$FX/b.int8.reordered.tpu" -o "$T/b.tpu"

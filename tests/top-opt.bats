@@ -212,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
+	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	# any number of passes: 200 of them
@@ -332,9 +332,9 @@ EOF
 	done
 }
 
-@test "folded pads, pair-made Scales and unit transposes run on the chip (f32 and int8, both chips)" {
+@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs, sunk Reshapes and Gathers made Slices run on the chip (f32 and int8, both chips)" {
 	local bad=
-	for c in pad_conv pad_avgpool act_mul_add transpose_units; do
+	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar; do
 		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
 		top-opt "$T/$c.top" -o "$T/$c.opt.top"
 		# eight samples near the test input for the int8 table

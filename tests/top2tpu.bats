@@ -432,7 +432,10 @@ PYEOF
 	run irdump "$T/far.tpu"
 	assert_line 'op Add addmask in=s_bf16,mask out=sm'
 	assert_line 'op Concat cat1 in=box_bf16,cls_bf16 out=det axis=2'
-	assert_line 'op Concat cat2 in=det,det out=y_bf16 axis=1'
+	# the output's widening Cast goes before the Concat (once for det,
+	# read twice), whose result is the f32 output itself
+	assert_line 'op Cast det_f32 in=det out=det_f32 to="f32"'
+	assert_line 'op Concat cat2 in=det_f32,det_f32 out=y axis=1'
 	ir-run "$T/far.top" -i "$T/in.npz" -o "$T/f.npz"
 	ir-run "$T/far.tpu" -i "$T/in.npz" -o "$T/q.npz"
 	# the scores keep their precision beside the boxes
@@ -449,6 +452,36 @@ sys.exit(not (c > 0.999 and c2 > 0.999))"
 # Faster R-CNN's RPN concatenates the indices of its TopKs: an op on
 # integers only, which calibration gives no threshold (nothing to
 # quantise), lowers as in f32, its integers kept.
+@test "int8: the quantising Cast of a transposed NHWC input goes before the Transpose, tpu-sim bit-identical" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+r = np.random.default_rng(3)
+w = (r.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
+g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
+                  h.make_node("Conv", ["t", "w"], ["c"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c"], ["y"])],
+                 "nhwc", [h.make_tensor_value_info("x", TP.FLOAT, [1, 8, 8, 3])],
+                 [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 8, 8])], [nh.from_array(w, "w")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/nhwc.onnx")
+np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 8, 8, 3)).astype(np.float32))
+np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (8, 1, 8, 8, 3)).astype(np.float32))
+PYEOF
+	onnx2top "$T/nhwc.onnx" | top-opt -o "$T/n.top"
+	calibrate "$T/n.top" -d "$T/cal.npz" -o "$T/n.table" 2>/dev/null
+	top2tpu "$T/n.top" --chip tpu-a --mode int8 --calib "$T/n.table" -o "$T/n.tpu"
+	run irdump "$T/n.tpu"
+	assert_line 'op Cast x_i8 in=x out=x_i8 to="i8"'
+	assert_line 'op Transpose Transpose_t in=x_i8 out=t_i8 perm=[0,3,1,2]'
+	weight-reorder "$T/n.tpu" | layergroup | addr-assign -q | codegen -o "$T/n.tmodel"
+	tpu-sim "$T/n.tmodel" -i "$T/in.npz" -o "$T/sim.npz" 2>/dev/null
+	ir-run "$T/n.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	npz-compare "$T/ir.npz" "$T/sim.npz" --tolerance 1,1
+	ir-run "$T/n.top" -i "$T/in.npz" -o "$T/f.npz"
+	npz-compare "$T/f.npz" "$T/ir.npz" --tolerance 0.99
+}
+
 @test "int8: an op on integers only (a Concat of TopK indices, an Add of offsets) needs no threshold and keeps its integers" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx

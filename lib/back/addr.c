@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "back/addr.h"
+#include "chip/isa_copy.h"
 #include "ir/base.h"
 
 struct live {
@@ -45,6 +46,84 @@ void addr_fmt_size(char *buf, size_t cap, int64_t bytes)
 		u++;
 	}
 	snprintf(buf, cap, v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s", v, unit[u]);
+}
+
+
+/* The tensor at the top of t's chain of parents (par, tensor-indexed, -1
+ * none), with t's byte offset in it in *off. */
+static int alias_root(const int *par, const int64_t *poff, int t, int64_t *off)
+{
+	*off = 0;
+	while (par[t] >= 0) {
+		*off += poff[t];
+		t = par[t];
+	}
+	return t;
+}
+
+/* 1 when tensor t is a graph input or output. */
+static int graph_io(const struct ir_graph *g, int t)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i] == t)
+			return 1;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return 1;
+	return 0;
+}
+
+int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inner, int *outer,
+		   int64_t *off)
+{
+	const struct ir_tensor *x = &g->tensors[p->src], *y = &g->tensors[p->dst];
+	int64_t es = (int64_t)dtype_size(x->dtype);
+	if (p->reps != 1 || x->data || y->data || x->dyn || y->dyn)
+		return 0;
+	if (p->src_at == 0 && p->n == tensor_numel(x)) {
+		*inner = p->src, *outer = p->dst, *off = p->dst_at * es;
+	} else if (p->dst_at == 0 && p->n == tensor_numel(y)) {
+		*inner = p->dst, *outer = p->src, *off = p->src_at * es;
+	} else {
+		return 0;
+	}
+	return *off % ADDR_ALIGN == 0 && !graph_io(g, *inner);
+}
+
+/* In-place copies: for each copy op the DMA engine performs alone
+ * (isa_copy_pieces), the last ones first, each piece addr_copy_nest
+ * takes puts its inner tensor inside its outer one, when both are in DDR
+ * (idx >= 0), the inner one is inside no other yet (or only at offset 0
+ * of one of its own size, which then goes inside instead) and the outer
+ * one is not inside it.  par[t] and poff[t] receive the outer tensor and t's
+ * byte offset in it. */
+static void alias_copies(const struct ir_graph *g, const int *idx, int *par, int64_t *poff)
+{
+	for (int o = g->n_ops - 1; o >= 0; o--) {
+		const struct ir_op *op = &g->ops[o];
+		struct isa_piece *pc;
+		if (op->place == PLACE_HOST)
+			continue;
+		int np = isa_copy_pieces(g, op, &pc);
+		for (int i = 0; i < np; i++) {
+			int in, out;
+			int64_t off, ignore;
+			if (!addr_copy_nest(g, &pc[i], &in, &out, &off) || idx[in] < 0 || idx[out] < 0)
+				continue;
+			/* an inner tensor already at offset 0 of one of its size
+			 * (a Reshape's input: Slice -> Reshape) takes that one
+			 * along */
+			int64_t at;
+			int r = alias_root(par, poff, in, &at);
+			if (r != in && (at != 0 || tensor_bytes(&g->tensors[r]) != tensor_bytes(&g->tensors[in])))
+				continue;
+			if (idx[r] < 0 || alias_root(par, poff, out, &ignore) == r)
+				continue;
+			par[r] = out;
+			poff[r] = off;
+		}
+		free(pc);
+	}
 }
 
 int addr_assign(struct ir_graph *g, const struct chip *c)
@@ -125,11 +204,34 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 	for (int i = 0; i < n; i++)
 		lv[i].size = align_to((int64_t)tensor_bytes(&g->tensors[lv[i].t]), ADDR_ALIGN);
 
+	/* A tensor inside another (alias_copies) widens the lifetime of the
+	 * outermost one, which alone is placed; the inner ones go last. */
+	int *par = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	int64_t *poff = xmalloc(sizeof(int64_t) * (size_t)(nt + 1));
+	for (int i = 0; i < nt; i++)
+		par[i] = -1;
+	alias_copies(g, idx, par, poff);
+	for (int i = 0; i < n; i++) {
+		int64_t off;
+		struct live *r = &lv[idx[alias_root(par, poff, lv[i].t, &off)]];
+		if (r->first > lv[i].first)
+			r->first = lv[i].first;
+		if (r->last < lv[i].last)
+			r->last = lv[i].last;
+	}
+	int nroot = 0;
+	for (int i = 0; i < n; i++)
+		if (par[lv[i].t] < 0) {
+			struct live l = lv[i];
+			lv[i] = lv[nroot];
+			lv[nroot++] = l;
+		}
+
 	/* Largest first, each at the lowest offset free over its lifetime. */
-	qsort(lv, (size_t)n, sizeof *lv, by_size);
+	qsort(lv, (size_t)nroot, sizeof *lv, by_size);
 	struct live **busy = xmalloc(sizeof *busy * (size_t)(n + 1));
 	int64_t top = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < nroot; i++) {
 		int nb = 0;
 		for (int j = 0; j < i; j++)
 			if (lv[j].first <= lv[i].last && lv[i].first <= lv[j].last)
@@ -146,9 +248,16 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		if (off + lv[i].size > top)
 			top = off + lv[i].size;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < nroot; i++)
 		g->tensors[lv[i].t].addr = g->coeff_bytes + lv[i].off;
+	for (int i = nroot; i < n; i++) {
+		int64_t off;
+		int r = alias_root(par, poff, lv[i].t, &off);
+		g->tensors[lv[i].t].addr = g->tensors[r].addr + off;
+	}
 	g->neuron_bytes = top;
+	free(par);
+	free(poff);
 	free(busy);
 	free(used);
 	free(idx);

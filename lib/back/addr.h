@@ -25,9 +25,23 @@
  * groups (ir_op.group), whose ops run interleaved.  Results of the ops of a
  * local group other than its last stay in local memory and keep addr -1,
  * unless an op after the group reads them or they are graph outputs (the
- * group stores them too).
+ * group stores them too).  Copies go in place (formats/tpuc-isa.5, GLOBAL
+ * MEMORY): a Concat's input inside its output, a Reshape's input at its
+ * output, a Slice's output inside its input, the outermost tensor placed
+ * for all of their lifetimes, so that codegen moves nothing for them.
  * Fails when the regions exceed the chip's DDR. */
 int addr_assign(struct ir_graph *g, const struct chip *c);
+
+/* Whether copy piece p (lib/chip/isa_copy.h) can lie in place: one run
+ * that is a whole tensor, the source (a Concat's or Reshape's input) or
+ * else the destination (a Slice's or Split's output), which goes inside
+ * the other tensor at a multiple of ADDR_ALIGN bytes, and is no graph
+ * input or output.  *inner and *outer receive the two tensors, *off the
+ * inner one's byte offset in the outer.  addr_assign nests such tensors
+ * when both are in DDR and no later copy took the inner one first. */
+struct isa_piece;
+int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inner, int *outer,
+		   int64_t *off);
 
 /* Human-readable size: "512 B", "3.50 KiB", "1.53 MiB", "11.2 MiB",
  * "1.00 GiB" (three significant digits). */

@@ -29,6 +29,8 @@ struct gten {
 	                        * or a graph output: kept as GT_MID is and stored per
 	                        * slice as GT_OUT is */
 	int maxrows;           /* most rows held in any slice */
+	int axis;              /* GT_IN: the IR axis its rows run along, 2, or 3
+				  for a Transpose's input (isa_slice_axis) */
 	uint32_t addr[2];      /* local address per buffer */
 	int lo, hi;            /* rows held in the slice being generated */
 	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
@@ -153,8 +155,12 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	G->ix = xmalloc(sizeof *G->ix * (size_t)n * ISA_MAX_OPERANDS);
 	for (int k = first; k < first + n; k++) {
 		const struct ir_op *op = &g->ops[k];
-		/* an op of several results (Split) runs over whole tensors */
-		if (!cg_sliceable(g, op) || isa_slice_axis(g, op, 0) != 2 || op->n_out != 1)
+		/* an op of several results (Split) runs over whole tensors; a
+		 * Transpose whose input rows run along axis 3 slices only when
+		 * that input is loaded, written before the group */
+		int ax = isa_slice_axis(g, op, 0);
+		if (!cg_sliceable(g, op) || op->n_out != 1 ||
+		    (ax != 2 && !(ax == 3 && cg_producer(g, op->in[0]) < first)))
 			G->whole = 1;
 	}
 	for (int k = first; k < first + n; k++) {
@@ -187,10 +193,16 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 				continue;
 			}
 			int sl = !G->whole && cg_input_sliced(g, op, i);
+			int ax = sl ? isa_slice_axis(g, op, i) : 2;
 			if (e->t >= 0) {
 				struct gten *x = &G->gt[e->ix];
 				if (!G->whole && (x->role == GT_BCAST) == sl) {
 					err_set("tensor '%s' is read both sliced and whole in a layer group",
+						g->tensors[t].name);
+					goto bad;
+				}
+				if (sl && x->role == GT_IN && x->axis != ax) {
+					err_set("tensor '%s' is read in rows of two axes in a layer group",
 						g->tensors[t].name);
 					goto bad;
 				}
@@ -203,6 +215,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 			memset(&G->gt[G->nt], 0, sizeof *G->gt);
 			G->gt[G->nt].t = t;
 			G->gt[G->nt].role = sl ? GT_IN : GT_BCAST;
+			G->gt[G->nt].axis = ax;
 			*e = (struct tix){ t, G->nt };
 			ix[i] = G->nt++;
 		}
@@ -354,6 +367,16 @@ static void group_cover(const struct gen *cg, struct group *G)
 	free(lo);
 }
 
+/* Bytes per lane of one buffer of x (not GT_MID): whole when broadcast,
+ * else its most rows along its axis. */
+static int64_t gten_bytes(const struct gen *cg, const struct gten *x)
+{
+	if (x->role == GT_BCAST)
+		return cg_lane_bytes(cg, x->t, -1, -1);
+	return x->role == GT_IN ? cg_held_bytes(cg, x->t, x->axis, x->maxrows, -1)
+				: cg_lane_bytes(cg, x->t, x->maxrows, -1);
+}
+
 /* Rows per slice, slices and buffers of G; fills maxrows and need. */
 static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
 {
@@ -379,7 +402,7 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 		if (x->role == GT_MID)
 			continue;
 		int copies = x->role == GT_BCAST ? 1 : bufs;
-		need += copies * cg_lane_bytes(cg, x->t, x->role == GT_BCAST ? -1 : x->maxrows, -1);
+		need += copies * gten_bytes(cg, x);
 	}
 	need += mid_pack(cg, G);
 	G->need = need;
@@ -410,7 +433,7 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 			struct gten *x = &G->gt[j];
 			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
 				continue;
-			x->addr[b] = cg_place(&at, cg_lane_bytes(cg, x->t, x->maxrows, -1), base,
+			x->addr[b] = cg_place(&at, gten_bytes(cg, x), base,
 					      G->need, high);
 		}
 	if (G->bufs == 1)
@@ -543,7 +566,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 				const struct gten *x = &G->gt[j];
 				if (x->role != GT_IN || x->hi <= x->lo)
 					continue;
-				if (cg_emit_dma(cg, ISA_DMA_LOAD, x->t, x->lo, x->hi, -1, -1,
+				if (cg_emit_dma_ax(cg, ISA_DMA_LOAD, x->t, x->axis, x->lo, x->hi, -1, -1,
 					     x->addr[s % G->bufs], w) < 0)
 					goto out;
 				w = 0;

@@ -422,6 +422,20 @@ struct flat_step {
  * run's step, nstride lanes steps), so that one command moves up to
  * lanes x (half of local memory / row pitch) runs however short they are.
  * Otherwise each run moves in flat chunks. */
+/* 1 when copy piece pc finds its bytes in place: addr-assign put its
+ * destination's run where the source's lies (lib/back/addr.c).  Before
+ * addresses (timing for layergroup), when addr-assign can put it so. */
+static int piece_in_place(const struct gen *cg, const struct isa_piece *pc)
+{
+	const struct ir_tensor *x = &cg->g->tensors[pc->src], *y = &cg->g->tensors[pc->dst];
+	int64_t es = (int64_t)dtype_size(x->dtype), off;
+	int inner, outer;
+	if (cg->estimate && (x->addr < 0 || y->addr < 0))
+		return addr_copy_nest(cg->g, pc, &inner, &outer, &off);
+	return x->addr >= 0 && y->addr >= 0 && (pc->reps == 1 || pc->src_step == pc->dst_step) &&
+	       x->addr + pc->src_at * es == y->addr + pc->dst_at * es;
+}
+
 static int64_t flat_steps(const struct gen *cg, const struct isa_piece *pc, enum ir_dtype dt,
 			  struct flat_step **out)
 {
@@ -429,7 +443,7 @@ static int64_t flat_steps(const struct gen *cg, const struct isa_piece *pc, enum
 	int64_t len = pc->n, reps = pc->reps, ss = pc->src_step, ds = pc->dst_step;
 	struct flat_step *v = NULL;
 	*out = NULL;
-	if (len <= 0 || reps <= 0)
+	if (len <= 0 || reps <= 0 || piece_in_place(cg, pc))
 		return 0;
 	flat_geom(cg, dt, &w, &rmax);
 	if (reps > 1 && ss == len && ds == len) {  /* the runs abut on both sides: one run */
@@ -589,6 +603,13 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 	int max_chunks = oc ? (int)ceil_div(oc, lanes) : 1;
 	struct plan p = { 0 };
 	int passes = rows_too_long(g, op) ? 0 : 3;
+	struct isa_piece *pcs;
+	int npc = isa_copy_pieces(g, op, &pcs), moved = 0;
+	for (int i = 0; i < npc; i++)
+		moved += !piece_in_place(cg, &pcs[i]);
+	free(pcs);
+	if (npc > 0 && !moved)
+		passes = 0;     /* a copy in place: the flat plan, no steps */
 	for (int pass = 0; pass < passes && best_t < 0; pass++)
 		for (int ch = pass == 1 ? 2 : 1; ch <= (pass == 1 ? max_chunks : 1) && best_t < 0; ch++) {
 			int chans = ch > 1 ? (int)(ceil_div(ceil_div(oc, lanes), ch) * lanes) : 0;
@@ -619,9 +640,6 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 				}
 			}
 		}
-	struct isa_piece *pcs;
-	int npc = isa_copy_pieces(g, op, &pcs);
-	free(pcs);
 	if (best_t < 0 && npc > 0) {
 		flat_plan(cg, op, &p);
 		if ((best_t = plan_cycles(cg, oi, &p)) < 0)

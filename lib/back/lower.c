@@ -15,6 +15,7 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 #include "back/lower_dtype.h"
+#include "back/lower_cast.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -932,6 +933,9 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 			opts->prog ? opts->prog : "tpuc", tab->path ? tab->path : "the table",
 			lc.n_disagree, top->tensors[lc.first_disagree].name,
 			(double)top->tensors[lc.first_disagree].scale);
+	/* before lower_fit, which cuts the Casts it moves that do not fit */
+	if (rc == 0)
+		rc = lower_cast_copies(g);
 	if (rc == 0)
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)

@@ -247,18 +247,7 @@ int lower_split_wide(struct ir_graph *g)
 			graph_compact(g);
 		return 0;
 	}
-	/* Each new op just before the op it feeds, in the order made. */
-	int n = g->n_ops;
-	struct ir_op *ops = xmalloc(sizeof *ops * (size_t)n);
-	int k = 0;
-	for (int i = 0; i < n0; i++) {
-		for (int j = n0; j < n; j++)
-			if (owner[j - n0] == i)
-				ops[k++] = g->ops[j];
-		ops[k++] = g->ops[i];
-	}
-	memcpy(g->ops, ops, sizeof *ops * (size_t)n);
-	free(ops);
+	graph_place_before(g, n0, owner);   /* each new op just before the op it feeds */
 	free(owner);
 	if (dropped)
 		graph_compact(g);

@@ -54,8 +54,10 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 		int64_t grp = op_int(op, "group", 1);
 		if (w->rank != 4 || x->rank != 4 || y->rank != 4 || grp < 1 || x->shape[1] % grp)
 			break;
+		/* a command on a slice scatters the input rows it reads */
+		int64_t ih = k->sliced & 1 ? k->in_rows : x->shape[2];
 		return cost_cube(c, x->dtype, grp, y->shape[1] / grp,
-				 x->shape[0] * x->shape[2] * x->shape[3] * w->shape[2] * w->shape[3],
+				 x->shape[0] * ih * x->shape[3] * w->shape[2] * w->shape[3],
 				 x->shape[1] / grp);
 	}
 	case COST_GEMM: {
@@ -71,6 +73,8 @@ int64_t cost_cmp_cycles(const struct chip *c, const struct ir_graph *g, const st
 		int64_t pos = tensor_numel(y) / (n ? n : 1);
 		if (k->chans && y->rank >= 2 && y->shape[1])
 			pos = pos / y->shape[1] * k->chans;   /* a chunk of axis 1 */
+		if (ys[2] > 0)
+			pos = pos / ys[2] * rows;             /* the rows of a slice */
 		return cost_cube(c, x->dtype, 1, n, pos, kdim);
 	}
 	case COST_RNN: {

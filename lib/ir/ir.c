@@ -237,6 +237,20 @@ char *graph_unique_name(const struct ir_graph *g, const char *base, int first)
 	return s;
 }
 
+void graph_place_before(struct ir_graph *g, int n0, const int *owner)
+{
+	int n = g->n_ops, k = 0;
+	struct ir_op *ops = xmalloc(sizeof *ops * (size_t)(n + 1));
+	for (int i = 0; i < n0; i++) {
+		for (int j = n0; j < n; j++)
+			if (owner[j - n0] == i)
+				ops[k++] = g->ops[j];
+		ops[k++] = g->ops[i];
+	}
+	memcpy(g->ops, ops, sizeof *ops * (size_t)n);
+	free(ops);
+}
+
 int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 		 int n_in, const int *in, int n_out, const int *out)
 {

@@ -344,6 +344,9 @@ char *graph_unique_name(const struct ir_graph *g, const char *base, int first);
 /* Add an op with inputs and outputs given as tensor indices; returns its index. */
 int graph_add_op(struct ir_graph *g, enum op_type t, const char *name,
 		 int n_in, const int *in, int n_out, const int *out);
+/* The ops from index n0 on (made by a rewrite) each moved just before op
+ * owner[k - n0] of those before n0, in the order they were made. */
+void graph_place_before(struct ir_graph *g, int n0, const int *owner);
 /* Make G's inputs the N_IN tensors IN and its outputs the N_OUT tensors OUT
  * (copied), replacing any it had. */
 void graph_set_io(struct ir_graph *g, int n_in, const int *in, int n_out, const int *out);

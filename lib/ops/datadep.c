@@ -328,37 +328,33 @@ static int nms_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
-struct nms_scores {
-	const struct view *t;
-	int64_t base;
-};
-
 /* Higher score first; equal scores keep the box order (the sort is stable). */
 static int score_cmp(const void *ctx, int64_t a, int64_t b)
 {
-	const struct nms_scores *s = ctx;
-	double va = dtype_get(s->t->data, s->t->dtype, s->base + a);
-	double vb = dtype_get(s->t->data, s->t->dtype, s->base + b);
-	return va > vb ? -1 : va < vb ? 1 : 0;
+	const double *s = ctx;
+	return s[a] > s[b] ? -1 : s[a] < s[b] ? 1 : 0;
 }
 
-/* Box I of batch B as y1, x1, y2, x2 with y1 <= y2, x1 <= x2. */
-static void nms_box(const struct view *bx, int64_t b, int64_t i, int center, double *o)
+/* The N boxes of batch B as y1, x1, y2, x2 with y1 <= y2, x1 <= x2, four
+ * doubles per box. */
+static void nms_boxes(const struct view *bx, int64_t b, int center, double *o)
 {
-	int64_t base = (b * bx->shape[1] + i) * 4;
-	double v[4];
-	for (int k = 0; k < 4; k++)
-		v[k] = dtype_get(bx->data, bx->dtype, base + k);
-	if (center) {   /* x_center, y_center, width, height */
-		o[0] = v[1] - v[3] / 2;
-		o[2] = v[1] + v[3] / 2;
-		o[1] = v[0] - v[2] / 2;
-		o[3] = v[0] + v[2] / 2;
-	} else {
-		o[0] = fmin(v[0], v[2]);
-		o[2] = fmax(v[0], v[2]);
-		o[1] = fmin(v[1], v[3]);
-		o[3] = fmax(v[1], v[3]);
+	int64_t n = bx->shape[1];
+	for (int64_t i = 0; i < n; i++, o += 4) {
+		double v[4];
+		for (int k = 0; k < 4; k++)
+			v[k] = dtype_get(bx->data, bx->dtype, (b * n + i) * 4 + k);
+		if (center) {   /* x_center, y_center, width, height */
+			o[0] = v[1] - v[3] / 2;
+			o[2] = v[1] + v[3] / 2;
+			o[1] = v[0] - v[2] / 2;
+			o[3] = v[0] + v[2] / 2;
+		} else {
+			o[0] = fmin(v[0], v[2]);
+			o[2] = fmax(v[0], v[2]);
+			o[1] = fmin(v[1], v[3]);
+			o[3] = fmax(v[1], v[3]);
+		}
 	}
 }
 
@@ -374,6 +370,78 @@ static double iou(const double *a, const double *b)
 	return inter / (aa + ab - inter);
 }
 
+/* The boxes kept so far in one class, indexed so that a new box is compared
+ * only with those that can overlap it: the finite ones sorted by x1 (a kept
+ * box overlaps [x1, x2) only if its own x1 lies in (x1 - widest, x2)), the
+ * rest (a NaN or infinite corner, whose IoU the comparison must still see)
+ * in a list of their own.  Boxes of no area overlap nothing and are left
+ * out.  Which kept box suppresses does not matter, only whether one does, so
+ * the answer is the one of comparing every pair.  A box with a non-finite
+ * corner, or a threshold below 0 (where boxes apart suppress each other), is
+ * compared with every kept box. */
+struct nms_kept {
+	const double *box;   /* the batch's boxes, 4 doubles each */
+	int64_t *by_x, n_x;  /* finite kept boxes, ascending x1 */
+	int64_t *odd, n_odd; /* kept boxes with a non-finite corner */
+	int64_t *all, n_all; /* every kept box */
+	double widest;       /* largest x2 - x1 among by_x */
+};
+
+static int finite_box(const double *a)
+{
+	return isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]) && isfinite(a[3]);
+}
+
+static int nms_suppressed(const struct nms_kept *kp, const double *a, double thr)
+{
+	if (!(thr >= 0) || !finite_box(a)) {
+		for (int64_t j = 0; j < kp->n_all; j++)
+			if (!(iou(a, kp->box + 4 * kp->all[j]) <= thr))
+				return 1;
+		return 0;
+	}
+	for (int64_t j = 0; j < kp->n_odd; j++)
+		if (!(iou(a, kp->box + 4 * kp->odd[j]) <= thr))
+			return 1;
+	int64_t lo = 0, hi = kp->n_x;   /* first x1 > a's x1 - widest */
+	double from = a[1] - kp->widest;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (kp->box[4 * kp->by_x[mid] + 1] > from)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	for (int64_t j = lo; j < kp->n_x && kp->box[4 * kp->by_x[j] + 1] < a[3]; j++)
+		if (!(iou(a, kp->box + 4 * kp->by_x[j]) <= thr))
+			return 1;
+	return 0;
+}
+
+static void nms_keep(struct nms_kept *kp, int64_t i)
+{
+	const double *a = kp->box + 4 * i;
+	kp->all[kp->n_all++] = i;
+	if (!finite_box(a)) {
+		kp->odd[kp->n_odd++] = i;
+		return;
+	}
+	if (!((a[2] - a[0]) * (a[3] - a[1]) > 0))
+		return;
+	int64_t lo = 0, hi = kp->n_x;   /* after every x1 <= a's */
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (kp->box[4 * kp->by_x[mid] + 1] > a[1])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	memmove(kp->by_x + lo + 1, kp->by_x + lo, sizeof *kp->by_x * (size_t)(kp->n_x - lo));
+	kp->by_x[lo] = i;
+	kp->n_x++;
+	kp->widest = fmax(kp->widest, a[3] - a[1]);
+}
+
 static int nms_run(struct kern *k)
 {
 	const struct view *bx = &k->in[0], *sc = &k->in[1];
@@ -387,35 +455,37 @@ static int nms_run(struct kern *k)
 	per = per < 0 ? 0 : per < n ? per : n;
 	int64_t *sel = k->out[0].data, ns = 0;
 	int64_t *order = xmalloc(sizeof *order * (size_t)(n + 1));
-	int64_t *kept = xmalloc(sizeof *kept * (size_t)(n + 1));
-	for (int64_t b = 0; b < nb; b++)
+	double *score = xmalloc(sizeof *score * (size_t)(n + 1));
+	double *box = xmalloc(sizeof *box * 4 * (size_t)(n + 1));
+	struct nms_kept kp = { .box = box, .by_x = xmalloc(sizeof *kp.by_x * (size_t)(n + 1)),
+			       .odd = xmalloc(sizeof *kp.odd * (size_t)(n + 1)),
+			       .all = xmalloc(sizeof *kp.all * (size_t)(n + 1)) };
+	for (int64_t b = 0; b < nb; b++) {
+		nms_boxes(bx, b, center, box);
 		for (int64_t c = 0; c < nc; c++) {
-			struct nms_scores s = { sc, (b * nc + c) * n };
 			int64_t m = 0;
-			for (int64_t i = 0; i < n; i++)
-				if (dtype_get(sc->data, sc->dtype, s.base + i) > score_thr)
+			for (int64_t i = 0; i < n; i++) {
+				score[i] = dtype_get(sc->data, sc->dtype, (b * nc + c) * n + i);
+				if (score[i] > score_thr)
 					order[m++] = i;
-			merge_sort(order, m, &s, score_cmp);
-			int64_t nk = 0;
-			for (int64_t i = 0; i < m && nk < per; i++) {
-				double a[4], o[4];
-				nms_box(bx, b, order[i], center, a);
-				int ok = 1;
-				for (int64_t j = 0; j < nk && ok; j++) {
-					nms_box(bx, b, kept[j], center, o);
-					ok = iou(a, o) <= thr;
-				}
-				if (!ok)
+			}
+			merge_sort(order, m, score, score_cmp);
+			kp.n_x = kp.n_odd = kp.n_all = 0;
+			kp.widest = 0;
+			for (int64_t i = 0, nk = 0; i < m && nk < per; i++) {
+				if (nms_suppressed(&kp, box + 4 * order[i], thr))
 					continue;
-				kept[nk++] = order[i];
+				nms_keep(&kp, order[i]);
+				nk++;
 				sel[3 * ns] = b;
 				sel[3 * ns + 1] = c;
 				sel[3 * ns + 2] = order[i];
 				ns++;
 			}
 		}
+	}
 	k->out[0].shape[0] = ns;
-	FREE_ALL(order, kept);
+	FREE_ALL(order, score, box, kp.by_x, kp.odd, kp.all);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
  *   y = x * s[c] + t[c],  s = gamma / sqrt(var + epsilon),  t = beta - mean * s,
  * and a Scale whose input is used only by it and comes from a Conv folds
  * into that conv: w'[o] = w[o] * s[o], b'[o] = b[o] * s[o] + t[o] (a zero
- * bias is added when the conv has none).
+ * bias is added when the conv has none); the same into a ConvTranspose,
+ * whose weight holds output channel o's taps across its rows.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,22 +52,29 @@ static int scale_into_conv(struct ir_graph *g, int i)
 	if (sc->type != OP_SCALE || sc->n_in != 3)
 		return 0;
 	int x = sc->in[0], p = pass_producer(g, x);
-	if (p < 0 || g->ops[p].type != OP_CONV || g->ops[p].n_out != 1 || pass_uses(g, x) != 1 ||
-	    op_int(&g->ops[p], "do_relu", 0))
+	if (p < 0 || (g->ops[p].type != OP_CONV && g->ops[p].type != OP_CONVTRANSPOSE) ||
+	    g->ops[p].n_out != 1 || pass_uses(g, x) != 1 || op_int(&g->ops[p], "do_relu", 0))
 		return 0;
 	const struct ir_tensor *w = &g->tensors[g->ops[p].in[1]];
 	if (!w->data || w->dtype != DT_F32 || w->rank != 4)
 		return 0;
-	int64_t m = w->shape[0], per = tensor_numel(w) / m;
+	/* Conv [C_out, C_in/group, KH, KW]; ConvTranspose [C_in, C_out/group,
+	 * KH, KW], output channel o = (c / (C_in/group)) * cog + j of row c */
+	int deconv = g->ops[p].type == OP_CONVTRANSPOSE;
+	int64_t grp = deconv ? op_int(&g->ops[p], "group", 1) : 1;
+	if (grp < 1 || w->shape[0] % grp)
+		return 0;
+	int64_t cog = w->shape[1], cig = w->shape[0] / grp, kk = w->shape[2] * w->shape[3];
+	int64_t m = deconv ? cog * grp : w->shape[0], per = tensor_numel(w) / w->shape[0];
 	const float *s = const_f32(g, sc, 1, m), *t = const_f32(g, sc, 2, m);
 	int has_bias = g->ops[p].n_in > 2 && g->ops[p].in[2] >= 0;
 	if (!s || !t || (has_bias && !const_f32(g, &g->ops[p], 2, m)))
 		return 0;
 
 	float *wd = pass_weight_mut(g, p, 1);
-	for (int64_t o = 0; o < m; o++)
+	for (int64_t r = 0; r < w->shape[0]; r++)
 		for (int64_t k = 0; k < per; k++)
-			wd[o * per + k] *= s[o];
+			wd[r * per + k] *= s[deconv ? r / cig * cog + k / kk : r];
 	if (!has_bias) {
 		char base[512];
 		snprintf(base, sizeof base, "%s_bias", g->ops[p].name);

@@ -7,9 +7,30 @@
  *   order: [1,197,256] -> [197,1,256]) moves no data and becomes a Reshape,
  *   which then merges with the views around it.
  * The inner op must have no other reader and not be a graph output.
+ *
+ * A Reshape that keeps the last axis but leaves 1 on axis 1, where x had
+ * more ([1,197,256] -> [197,1,256]: torchvision's attention works with the
+ * sequence first), moves past the ops after it that work row by row along
+ * the last axis (a MatMul by a constant [K, N], an elementwise op whose
+ * other operand broadcasts along that axis only, a Slice of that axis,
+ * LayerNormalization and Softmax over it), so that they run on x's shape,
+ * and merges with the view it meets.  Axis 1 is the chip's lanes
+ * (formats/tpuc-isa.5, lane shape): with 1 there, every row of the
+ * projection, its bias and the Q/K/V split ran in one lane of 64.  Every
+ * reader must be such an op; the values are the same.
+ *
+ * A Gather of one constant index becomes a Slice of that index (and a
+ * Reshape dropping the axis when the index is a scalar): Swin picks Q, K
+ * and V out of one tensor so.  A Slice is a copy the back end can put in
+ * place (addr-assign) and moves as one run of the axis.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ir/base.h"
+#include "ir/convert.h"
+#include "ir/op.h"
 #include "passes/passes.h"
 
 static int is_view(enum op_type t)
@@ -115,8 +136,187 @@ static int layout_pattern(struct ir_graph *g, int i)
 	return 0;
 }
 
+/* The lane axis of a rank-r tensor (formats/tpuc-isa.5): 1 from rank 2. */
+static int64_t lanes_of(const struct ir_tensor *t)
+{
+	return t->rank >= 2 ? t->shape[1] : t->rank == 1 ? t->shape[0] : 1;
+}
+
+/* Does axis attribute `name` of op (default def) name the last of r axes? */
+static int last_axis(const struct ir_op *op, const char *name, int64_t def, int r)
+{
+	int64_t a = op_int(op, name, def);
+	return a == r - 1 || a == -1;
+}
+
+/* May op, which reads y (rank ry, last extent k), run on a tensor of rank
+ * rx with y's last axis instead? */
+static int row_wise(const struct ir_graph *g, const struct ir_op *op, int y, int rx)
+{
+	const struct ir_tensor *yt = &g->tensors[y];
+	int ry = yt->rank;
+	int64_t k = yt->shape[ry - 1];
+	if (op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	switch (op->type) {
+	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
+	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
+	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST:
+		return op->n_in == 1;
+	case OP_CLIP:
+		return op->n_in == 1;
+	case OP_MATMUL: {
+		const struct ir_tensor *b = op->n_in == 2 && op->in[1] >= 0 ? &g->tensors[op->in[1]] : NULL;
+		return op->in[0] == y && b && b->data && b->rank == 2 && b->shape[0] == k;
+	}
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: {
+		if (op->n_in != 2)
+			return 0;
+		for (int j = 0; j < 2; j++) {
+			if (op->in[j] == y)
+				continue;
+			const struct ir_tensor *c = &g->tensors[op->in[j]];
+			if (c->dyn || c->rank > rx)
+				return 0;
+			for (int d = 0; d + 1 < c->rank; d++)
+				if (c->shape[d] != 1)
+					return 0;
+			if (c->rank && c->shape[c->rank - 1] != 1 && c->shape[c->rank - 1] != k)
+				return 0;
+		}
+		return 1;
+	}
+	case OP_SLICE: {
+		int64_t a[IR_MAX_RANK];
+		int n = op_ints(op, "axes", a, IR_MAX_RANK);
+		if (op->n_in != 1 || n != 1 || (a[0] != ry - 1 && a[0] != -1))
+			return 0;
+		return 1;
+	}
+	case OP_LAYERNORM:
+		return op->in[0] == y && last_axis(op, "axis", -1, ry);
+	case OP_SOFTMAX:
+		return op->n_in == 1 && last_axis(op, "axis", -1, ry);
+	default:
+		return 0;
+	}
+}
+
+/* Op j reads x instead of y (the Reshape's input and output) and writes a
+ * tensor of x's leading axes, which a new Reshape right after it makes
+ * its old output. */
+static void sink_into(struct ir_graph *g, int j, int x, int y)
+{
+	struct ir_op *op = &g->ops[j];
+	int rx = g->tensors[x].rank, ry = g->tensors[y].rank;
+	for (int k = 0; k < op->n_in; k++)
+		if (op->in[k] == y)
+			op->in[k] = x;
+	if (op->type == OP_SLICE)
+		op_set_ints(op, "axes", 1, (int64_t[]){ rx - 1 });
+	else if (op->type == OP_LAYERNORM || op->type == OP_SOFTMAX)
+		op_set_int(op, "axis", rx - 1);
+	int z = op->out[0];
+	int64_t shape[IR_MAX_RANK];
+	memcpy(shape, g->tensors[x].shape, sizeof shape);
+	shape[rx - 1] = g->tensors[z].shape[ry - 1];
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", g->tensors[z].name);
+	char *name = graph_unique_name(g, base, 1);
+	int zr = graph_add_tensor(g, name, g->tensors[z].dtype, rx, shape);
+	free(name);
+	g->ops[j].out[0] = zr;
+	snprintf(base, sizeof base, "%s_view", g->ops[j].name);
+	int k = pass_insert_after(g, j, OP_RESHAPE, base, zr, z);
+	op_set_ints(&g->ops[k], "shape", g->tensors[z].rank, g->tensors[z].shape);
+}
+
+static int sink_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_RESHAPE || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int x = op->in[0], y = op->out[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
+	if (xt->dyn || yt->dyn || xt->rank < 2 || yt->rank < 2 || xt->data ||
+	    xt->shape[xt->rank - 1] != yt->shape[yt->rank - 1] || lanes_of(yt) != 1 ||
+	    lanes_of(xt) <= 1 || pass_is_output(g, y))
+		return 0;
+	int n = pass_uses(g, y), seen = 0, total = 0;
+	int *users = xmalloc(sizeof *users * (size_t)(n + 1));
+	for (int j = i + 1; j < g->n_ops && total < n; j++) {
+		const struct ir_op *u = &g->ops[j];
+		int reads = 0;
+		for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
+			reads += u->in[k] == y;
+		if (!reads)
+			continue;
+		if (!row_wise(g, u, y, xt->rank)) {
+			free(users);
+			return 0;
+		}
+		users[seen++] = j;
+		total += reads;
+	}
+	if (!seen || total != n) {
+		free(users);
+		return 0;
+	}
+	/* last reader first: each new Reshape goes in after its reader */
+	for (int k = seen - 1; k >= 0; k--)
+		sink_into(g, users[k], x, y);
+	g->ops[i].type = OP_COUNT;
+	free(users);
+	pass_index_drop();
+	return 1;
+}
+
+static int gather_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_GATHER || op->n_in != 2 || op->n_out != 1 || op->in[0] < 0 || op->in[1] < 0)
+		return 0;
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *ix = &g->tensors[op->in[1]];
+	int ax = norm_axis(op_int(op, "axis", 0), x->rank);
+	if (ax < 0 || x->data || (x->dyn >> ax & 1) || !ix->data || ix->rank > 1 || tensor_numel(ix) != 1 ||
+	    (ix->dtype != DT_I64 && ix->dtype != DT_I32))
+		return 0;
+	int64_t v = dtype_get_int(ix->data, ix->dtype, 0), dim = x->shape[ax];
+	v = v < 0 ? v + dim : v;
+	if (v < 0 || v >= dim)
+		return 0;
+	int y = op->out[0], t = y, scalar = ix->rank == 0;
+	if (scalar) {
+		int64_t shape[IR_MAX_RANK];
+		memcpy(shape, x->shape, sizeof shape);
+		shape[ax] = 1;
+		char base[512];
+		snprintf(base, sizeof base, "%s_slice", g->tensors[y].name);
+		char *name = graph_unique_name(g, base, 1);
+		t = graph_add_tensor(g, name, g->tensors[y].dtype, g->tensors[op->in[0]].rank, shape);
+		free(name);
+	}
+	struct ir_op *s = &g->ops[i];
+	s->type = OP_SLICE;
+	s->n_in = 1;
+	s->out[0] = t;
+	clear_attrs(s);
+	op_set_ints(s, "starts", 1, (int64_t[]){ v });
+	op_set_ints(s, "ends", 1, (int64_t[]){ v + 1 });
+	op_set_ints(s, "axes", 1, (int64_t[]){ ax });
+	op_set_ints(s, "steps", 1, (int64_t[]){ 1 });
+	if (scalar) {
+		char base[512];
+		snprintf(base, sizeof base, "%s_view", g->ops[i].name);
+		int k = pass_insert_after(g, i, OP_RESHAPE, base, t, y);
+		op_set_ints(&g->ops[k], "shape", g->tensors[y].rank, g->tensors[y].shape);
+	}
+	pass_index_drop();
+	return 1;
+}
+
 int pass_merge_layout(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { layout_pattern };
-	return rewrite_run(g, "merge-layout", pats, 1);
+	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern };
+	return rewrite_run(g, "merge-layout", pats, 3);
 }

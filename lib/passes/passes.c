@@ -14,6 +14,8 @@ const struct pass pass_table[] = {
 	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads" },
 	{ "fold-bn", pass_fold_bn,
 	  "fold BatchNormalization into the conv before it, else make it a Scale" },
+	{ "deconv-to-conv", pass_deconv_to_conv,
+	  "make a ConvTranspose whose square kernel equals its stride a 1x1 Conv and a DepthToSpace" },
 	{ "fuse-act", pass_fuse_act,
 	  "fuse Relu and Clip(0, max) into the Conv, Gemm, Add or Scale before it" },
 	{ "fold-const", pass_fold_const,

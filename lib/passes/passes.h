@@ -15,7 +15,7 @@
 #include "passes/rewrite.h"
 
 #define PASSES_DEFAULT \
-	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,fuse-act,fuse-gelu,fuse-swish," \
+	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish," \
 	"fuse-layernorm,dce"
 
 struct pass {
@@ -53,6 +53,7 @@ int pass_fold_op(struct ir_graph *g, int i, size_t max_bytes);
 /* The passes, each in lib/passes/pass_*.c. */
 int pass_remove_identity(struct ir_graph *g);
 int pass_fold_bn(struct ir_graph *g);
+int pass_deconv_to_conv(struct ir_graph *g);
 int pass_fuse_act(struct ir_graph *g);
 int pass_dce(struct ir_graph *g);
 int pass_fold_const(struct ir_graph *g);

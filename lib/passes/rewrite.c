@@ -193,6 +193,18 @@ int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, flo
 	return 0;
 }
 
+int pass_insert_after(struct ir_graph *g, int at, enum op_type t, const char *base, int x, int y)
+{
+	char *name = graph_unique_name(g, base, 1);
+	int k = graph_add_op(g, t, name, 1, &x, 1, &y);
+	free(name);
+	struct ir_op moved = g->ops[k];
+	memmove(&g->ops[at + 2], &g->ops[at + 1], sizeof moved * (size_t)(k - at - 1));
+	g->ops[at + 1] = moved;
+	pass_index_drop();
+	return at + 1;
+}
+
 float *pass_weight_mut(struct ir_graph *g, int op, int idx)
 {
 	if (idx >= g->ops[op].n_in || g->ops[op].in[idx] < 0)

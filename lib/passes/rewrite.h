@@ -48,6 +48,10 @@ int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_
  * with two new zero-filled weights named after it, returned in *s and *t
  * for the caller to fill; the op's attributes stay.  Returns 0. */
 int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, float **t);
+/* Add a one-input, one-output op of type t reading tensor x and writing y
+ * right after op `at` (the ops after it move up one); its name is base,
+ * made unique.  Returns its index, at + 1. */
+int pass_insert_after(struct ir_graph *g, int at, enum op_type t, const char *base, int x, int y);
 /* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
 void pass_count_ops(const struct ir_graph *g, int *counts);
 

@@ -249,6 +249,35 @@ static void test_op_cost(void)
 	k = (struct isa_cmp){ .layer = 3, .n_in = 1, .n_out = 1, .sliced = 3, .out_rows = 7 };
 	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 7 * 1);
 	graph_free(g);
+
+	/* A batched MatMul [64, 3, 49, 49] x [64, 3, 49, 32]: OC 32, K 49 (one
+	 * tile), POS 64 x 3 x 49 whole, 64 x 3 x 5 for a slice of 5 rows, 64 x 2
+	 * x 5 for 2 channels of it.  A ConvTranspose [1, 6, 10, 8] -> [1, 3, 20,
+	 * 16] (k 2, s 2): POS 10 x 8 x 4 whole, 3 x 8 x 4 for 3 input rows. */
+	g = graph_new(DIALECT_TPU, STAGE_ADDRESSED);
+	int ma = graph_add_tensor(g, "ma", DT_I8, 4, (int64_t[]){ 64, 3, 49, 49 });
+	int mb = graph_add_tensor(g, "mb", DT_I8, 4, (int64_t[]){ 64, 3, 49, 32 });
+	int my = graph_add_tensor(g, "my", DT_I8, 4, (int64_t[]){ 64, 3, 49, 32 });
+	graph_add_op(g, OP_MATMUL, "mm", 2, (int[]){ ma, mb }, 1, &my);
+	int dx = graph_add_tensor(g, "dx", DT_I8, 4, (int64_t[]){ 1, 6, 10, 8 });
+	int8_t dwd[6 * 3 * 4] = { 0 };
+	int dwt = graph_add_weight(g, "dwt", DT_I8, 4, (int64_t[]){ 3, 6, 2, 2 }, dwd);
+	int dy = graph_add_tensor(g, "dy", DT_I8, 4, (int64_t[]){ 1, 3, 20, 16 });
+	o = graph_add_op(g, OP_CONVTRANSPOSE, "dc", 2, (int[]){ dx, dwt }, 1, &dy);
+	op_set_ints(&g->ops[o], "kernel_shape", 2, (int64_t[]){ 2, 2 });
+	op_set_ints(&g->ops[o], "strides", 2, (int64_t[]){ 2, 2 });
+	k = (struct isa_cmp){ .layer = 0, .n_in = 2, .n_out = 1 };
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 64 * 3 * 49);
+	k.sliced = 0x7;
+	k.out_rows = 5;
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 64 * 3 * 5);
+	k.chans = 2;
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 64 * 2 * 5);
+	k = (struct isa_cmp){ .layer = 1, .n_in = 2, .n_out = 1 };
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 10 * 8 * 4);
+	k = (struct isa_cmp){ .layer = 1, .n_in = 2, .n_out = 1, .sliced = 0x5, .in_rows = 3, .out_rows = 6 };
+	CHECK(cost_cmp_cycles(a, g, &k) == 16 + 3 * 8 * 4);
+	graph_free(g);
 }
 
 /* Which axis sliced operands hold, held shapes, the activation layout of

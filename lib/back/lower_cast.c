@@ -1,0 +1,113 @@
+/* lower_cast.c - float Casts moved before the copies they follow
+ * (lib/back/lower_cast.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/lower_cast.h"
+#include "chip/isa.h"
+#include "ir/base.h"
+#include "ir/op.h"
+
+/* 1 when dtype dt is a float type. */
+static int float_dt(enum ir_dtype dt)
+{
+	return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16;
+}
+
+/* One pass: each Cast between float types whose input only it reads, the
+ * result of a copy op (isa_is_copy) of float inputs that is no graph
+ * output, becomes a Cast of each of the copy's inputs, put just before
+ * the copy (one for an input it reads twice), which then writes the
+ * Cast's result.  Returns 1 if any changed. */
+static int cast_pass(struct ir_graph *g)
+{
+	int n0 = g->n_ops, nt = g->n_tensors, any = 0;
+	int *prod = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	int *uses = xcalloc((size_t)nt + 1, sizeof(int));
+	for (int t = 0; t < nt; t++)
+		prod[t] = -1;
+	for (int o = 0; o < n0; o++) {
+		const struct ir_op *op = &g->ops[o];
+		for (int j = 0; j < op->n_in; j++)
+			if (op->in[j] >= 0)
+				uses[op->in[j]]++;
+		for (int j = 0; j < op->n_out; j++)
+			prod[op->out[j]] = o;
+	}
+	for (int i = 0; i < g->n_outputs; i++)
+		uses[g->outputs[i]] += 2;
+	/* owner[k - n0]: the copy new op k goes before */
+	int *owner = NULL, cap = 0;
+	for (int c = 0; c < n0; c++) {
+		struct ir_op *cast = &g->ops[c];
+		if (cast->type != OP_CAST || cast->n_in != 1 || cast->n_out != 1 || cast->in[0] < 0)
+			continue;
+		int m = cast->in[0], y = cast->out[0], p = prod[m];
+		enum ir_dtype yd = g->tensors[y].dtype;
+		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].type == OP_TRANSPOSE &&
+			    g->ops[p].n_in == 1;
+		if (p < 0 || uses[m] != 1 || g->tensors[m].data ||
+		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
+			continue;
+		int nin = quant ? 1 : isa_is_copy(g, &g->ops[p]);
+		if (nin <= 0 || nin != g->ops[p].n_in)
+			continue;
+		int *in = xmalloc(sizeof(int) * (size_t)(nin + 1)), ok = 1;
+		for (int j = 0; j < nin && ok; j++)
+			ok = !g->tensors[g->ops[p].in[j]].data;
+		for (int j = 0; j < nin && ok; j++) {
+			int x = g->ops[p].in[j], seen = -1;
+			for (int q = 0; q < j && seen < 0; q++)
+				if (g->ops[p].in[q] == x)
+					seen = q;
+			if (seen >= 0) {       /* one Cast for an input read twice */
+				in[j] = in[seen];
+				continue;
+			}
+			char base[512];
+			snprintf(base, sizeof base, "%s_%s", g->tensors[x].name,
+				 dtype_name(g->tensors[y].dtype));
+			char *name = graph_unique_name(g, base, 1);
+			/* a copy: graph_add_tensor may move the tensors */
+			int64_t shape[IR_MAX_RANK];
+			int rank = g->tensors[x].rank;
+			memcpy(shape, g->tensors[x].shape, sizeof(int64_t) * (size_t)rank);
+			in[j] = graph_add_tensor(g, name, g->tensors[y].dtype, rank, shape);
+			g->tensors[in[j]].scale = g->tensors[y].scale;
+			g->tensors[in[j]].zero_point = g->tensors[y].zero_point;
+			free(name);
+			int k = graph_add_op(g, OP_CAST, g->tensors[in[j]].name, 1, &x, 1, &in[j]);
+			cast = &g->ops[c];     /* graph_add_op may move the ops */
+			op_copy_attrs(&g->ops[k], cast);
+			grow_array((void **)&owner, &cap, k - n0 + 1, sizeof *owner);
+			owner[k - n0] = p;
+		}
+		if (ok) {
+			op_set_inputs(&g->ops[p], nin, in);
+			g->ops[p].out[0] = y;
+			g->ops[c].type = OP_COUNT;    /* dropped by graph_compact */
+			uses[m] = 0;
+			any = 1;
+		}
+		free(in);
+	}
+	if (any) {
+		graph_place_before(g, n0, owner);   /* each new op just before its copy */
+		graph_compact(g);
+	}
+	free(owner);
+	free(prod);
+	free(uses);
+	return any;
+}
+
+int lower_cast_copies(struct ir_graph *g)
+{
+	/* each pass moves a Cast back over one copy; chains are short, the
+	 * bound keeps a bug from looping */
+	for (int pass = 0; pass < 16 && cast_pass(g); pass++)
+		;
+	return 0;
+}
