@@ -278,7 +278,9 @@ static int gather_pattern(struct ir_graph *g, int i)
 		return 0;
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *ix = &g->tensors[op->in[1]];
 	int ax = norm_axis(op_int(op, "axis", 0), x->rank);
-	if (ax < 0 || x->data || (x->dyn >> ax & 1) || !ix->data || ix->rank > 1 || tensor_numel(ix) != 1 ||
+	/* the Reshape after it takes a static shape */
+	if (ax < 0 || x->data || x->dyn || g->tensors[op->out[0]].dyn || !ix->data || ix->rank > 1 ||
+	    tensor_numel(ix) != 1 ||
 	    (ix->dtype != DT_I64 && ix->dtype != DT_I32))
 		return 0;
 	int64_t v = dtype_get_int(ix->data, ix->dtype, 0), dim = x->shape[ax];
