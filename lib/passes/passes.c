@@ -13,7 +13,7 @@ const struct pass pass_table[] = {
 	{ "remove-identity", pass_remove_identity,
 	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads" },
 	{ "fold-bn", pass_fold_bn,
-	  "fold BatchNormalization into the conv before it, else make it a Scale" },
+	  "fold BatchNormalization into the conv before it, else make it a Scale; a Scale into the conv after it" },
 	{ "fuse-act", pass_fuse_act,
 	  "fuse Relu and Clip(0, max) into the Conv, Gemm, Add or Scale before it" },
 	{ "fold-const", pass_fold_const,
