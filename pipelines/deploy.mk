@@ -51,7 +51,10 @@
 #         "Sequences"); every stage runs INPUT's frames with the state fed
 #         back.  SHAPE gives one frame's shapes of a model whose inputs are
 #         open (INPUT's stacked shapes are not a frame's)
-# ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
+# ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric);
+#         0: symmetric.  Default 1 for MODE=int8 QTABLE=auto without STATE
+#         (the search then keeps fewer ops in float: a one-sided activation,
+#         a hard-swish's [-0.375, max], gains a bit), else 0
 # OUT     output folder, one per model and mode (required)
 # FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
 #         or ASYM: origin.top, canonical.top, top_out.npz and (unless
@@ -135,7 +138,8 @@ NEED_TABLE := $(if $(and $(filter int8,$(MODE)),$(CALIB))$(AUTO)$(and $(filter f
 TABLE := $(if $(NEED_TABLE),$(if $(AUTO),$(OUT),$(FRONT))/cali.table)
 # --asymmetric concerns int8 ops only: the mode's, or a given qtable's
 HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1)),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
-ASYMFLAG := $(if $(filter 1,$(ASYM)),$(if $(HAS_INT8),--asymmetric))
+ASYM_DEFAULT := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(if $(STATE),,1)),1,0)
+ASYMFLAG := $(if $(filter 1,$(or $(ASYM),$(ASYM_DEFAULT))),$(if $(HAS_INT8),--asymmetric))
 ifneq ($(AUTO),)
 ifeq ($(MODE),f32)
 $(error deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16)

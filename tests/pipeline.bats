@@ -186,6 +186,15 @@ PYEOF
 	assert_success
 	assert_line --partial "--search-qtable $T/a/auto.qtable"
 	[ -s "$T/a/auto.qtable" ] && [ -s "$T/a/cali.table" ]
+	# the search and the lowering both quantise activations asymmetrically
+	# by default in int8 with QTABLE=auto; ASYM=0 keeps them symmetric
+	[[ $output == *"--search-qtable $T/a/auto.qtable"*"--asymmetric"*"top2tpu "* ]]
+	assert_line --partial "--qtable $T/a/auto.qtable --asymmetric"
+	run deploy MODE=int8 QTABLE=auto ASYM=0 OUT="$T/a0" -n all
+	assert_success
+	refute_line --partial "--asymmetric"
+	run deploy MODE=int8 OUT="$T/p" -n all
+	refute_line --partial "--asymmetric"
 	printf 'stem/Conv f32\nhead/Gemm bf16\n' >"$T/mixed.qtable"
 	run deploy MODE=int8 QTABLE="$T/mixed.qtable" OUT="$T/g" compare
 	show
