@@ -369,6 +369,7 @@ int main(int argc, char **argv)
 			.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
 				   ? opts.max_samples : CALIB_TUNE_SAMPLES,
 			.nthreads = opts.nthreads, .progress = opts.progress,
+			.asymmetric = so.asymmetric,
 		};
 		struct calib_tune_result tr;
 		if (calib_tune(g, ndata, z, data, t, &to, &tr) < 0) {
