@@ -186,15 +186,18 @@ PYEOF
 	assert_success
 	assert_line --partial "--search-qtable $T/a/auto.qtable"
 	[ -s "$T/a/auto.qtable" ] && [ -s "$T/a/cali.table" ]
-	# the search and the lowering both quantise activations asymmetrically
-	# by default in int8 with QTABLE=auto; ASYM=0 keeps them symmetric
-	[[ $output == *"--search-qtable $T/a/auto.qtable"*"--asymmetric"*"top2tpu "* ]]
-	assert_line --partial "--qtable $T/a/auto.qtable --asymmetric"
-	run deploy MODE=int8 QTABLE=auto ASYM=0 OUT="$T/a0" -n all
+	# in int8 the search's table is tuned by default (calibrate --tune);
+	# TUNE=0 leaves it untuned
+	[[ $output == *"--search-qtable $T/a/auto.qtable"*" --tune"*"top2tpu "* ]]
+	run deploy MODE=int8 QTABLE=auto TUNE=0 OUT="$T/a0" -n all
 	assert_success
-	refute_line --partial "--asymmetric"
+	assert_line --partial "--search-qtable $T/a0/auto.qtable"
+	refute_line --partial "--tune"
+	run deploy MODE=int8 QTABLE=auto TUNE=2 OUT="$T/a2" -n all
+	assert_failure
+	assert_output --partial "deploy.mk: TUNE must be 1 or 0, not '2'"
 	run deploy MODE=int8 OUT="$T/p" -n all
-	refute_line --partial "--asymmetric"
+	refute_line --partial "--tune"
 	printf 'stem/Conv f32\nhead/Gemm bf16\n' >"$T/mixed.qtable"
 	run deploy MODE=int8 QTABLE="$T/mixed.qtable" OUT="$T/g" compare
 	show
