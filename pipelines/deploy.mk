@@ -52,6 +52,10 @@
 #         back.  SHAPE gives one frame's shapes of a model whose inputs are
 #         open (INPUT's stacked shapes are not a frame's)
 # ASYM    1: int8 activations asymmetric, u8 with zero points (--asymmetric)
+# TUNE    1: the search's table tuned per tensor against its readers'
+#         error (calibrate --tune), 0: not.  Default 1 for MODE=int8
+#         QTABLE=auto without STATE (the search then keeps fewer ops in
+#         float), else 0
 # OUT     output folder, one per model and mode (required)
 # FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
 #         or ASYM: origin.top, canonical.top, top_out.npz and (unless
@@ -120,6 +124,11 @@ ifneq ($(ASYM),)
 $(error deploy.mk: ASYM must be 1 or 0, not '$(ASYM)')
 endif
 endif
+ifeq ($(filter $(TUNE),1 0),)
+ifneq ($(TUNE),)
+$(error deploy.mk: TUNE must be 1 or 0, not '$(TUNE)')
+endif
+endif
 
 # tool NAME: the command; tooldep NAME: the binary as a prerequisite, so a
 # rebuilt tool redoes its stage (only when TPUC_BIN is given).
@@ -136,6 +145,8 @@ TABLE := $(if $(NEED_TABLE),$(if $(AUTO),$(OUT),$(FRONT))/cali.table)
 # --asymmetric concerns int8 ops only: the mode's, or a given qtable's
 HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1)),$(shell grep -qs '[[:space:]]int8[[:space:]]*$$' $(QTABLE) && echo 1)))
 ASYMFLAG := $(if $(filter 1,$(ASYM)),$(if $(HAS_INT8),--asymmetric))
+TUNE_DEFAULT := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(if $(STATE),,1)),1,0)
+TUNEFLAG := $(if $(filter 1,$(or $(TUNE),$(TUNE_DEFAULT))),$(if $(AUTO),--tune))
 ifneq ($(AUTO),)
 ifeq ($(MODE),f32)
 $(error deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16)
@@ -164,7 +175,7 @@ all: $(STAGES)
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything made from them.  front.cfg
 # holds the model's and input's, calib.cfg the calibration's.
-CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(RUNFRAMES) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
+CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(RUNFRAMES) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(TUNEFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N) $(CALFRAMES))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
@@ -195,7 +206,7 @@ $(OUT)/auto.qtable: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call too
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
 		$(if $(CALIB_N),-n $(CALIB_N)) $(CALFRAMES) -o $(OUT)/cali.table \
 		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
-		--chip $(CHIP) $(ASYMFLAG) \
+		--chip $(CHIP) $(ASYMFLAG) $(TUNEFLAG) \
 		$(if $(SEARCH_N),--search-samples $(SEARCH_N)) \
 		$(if $(SEARCH_HOLDOUT),--search-holdout $(SEARCH_HOLDOUT))
 endif

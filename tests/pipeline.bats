@@ -186,6 +186,18 @@ PYEOF
 	assert_success
 	assert_line --partial "--search-qtable $T/a/auto.qtable"
 	[ -s "$T/a/auto.qtable" ] && [ -s "$T/a/cali.table" ]
+	# in int8 the search's table is tuned by default (calibrate --tune);
+	# TUNE=0 leaves it untuned
+	[[ $output == *"--search-qtable $T/a/auto.qtable"*" --tune"*"top2tpu "* ]]
+	run deploy MODE=int8 QTABLE=auto TUNE=0 OUT="$T/a0" -n all
+	assert_success
+	assert_line --partial "--search-qtable $T/a0/auto.qtable"
+	refute_line --partial "--tune"
+	run deploy MODE=int8 QTABLE=auto TUNE=2 OUT="$T/a2" -n all
+	assert_failure
+	assert_output --partial "deploy.mk: TUNE must be 1 or 0, not '2'"
+	run deploy MODE=int8 OUT="$T/p" -n all
+	refute_line --partial "--tune"
 	printf 'stem/Conv f32\nhead/Gemm bf16\n' >"$T/mixed.qtable"
 	run deploy MODE=int8 QTABLE="$T/mixed.qtable" OUT="$T/g" compare
 	show

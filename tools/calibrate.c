@@ -312,6 +312,7 @@ int main(int argc, char **argv)
 	struct ir_graph *g = NULL;
 	struct calib_stats *st = NULL;
 	struct calib_table *t = NULL;
+	struct calib_table *t0 = NULL;   /* the table before --tune, for the search */
 	struct qtable *qt = NULL;
 	char *report = NULL;
 	size_t report_len = 0;
@@ -364,11 +365,16 @@ int main(int argc, char **argv)
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}
+	if (tune && qfile && calib_stats_table(st, opts.nthreads, &t0) < 0) {
+		err_prefix("'%s'", cli_shown(in));
+		goto fail;
+	}
 	if (tune) {
 		struct calib_tune_opts to = {
 			.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
 				   ? opts.max_samples : CALIB_TUNE_SAMPLES,
 			.nthreads = opts.nthreads, .progress = opts.progress,
+			.asymmetric = so.asymmetric,
 		};
 		struct calib_tune_result tr;
 		if (calib_tune(g, ndata, z, data, t, &to, &tr) < 0) {
@@ -410,6 +416,7 @@ int main(int argc, char **argv)
 		/* -n bounds the samples the search holds out too */
 		if (opts.max_samples > 0 && so.holdout > opts.max_samples - so.samples)
 			so.holdout = opts.max_samples - so.samples;
+		so.untuned = t0;
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
@@ -424,6 +431,9 @@ int main(int argc, char **argv)
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
 			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
 			 res.held_lowest, mode_name(so.mode), res.base_cos, so.expected_cos, scored);
+		if (res.took_untuned)
+			snprintf(note + strlen(note), sizeof note - strlen(note),
+				 "; untuned (the whole graph scored higher)");
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)
@@ -432,7 +442,7 @@ int main(int argc, char **argv)
 			out_abort(&ot);
 			goto fail;
 		}
-		calib_table_print(ot.fp, t, g->name);
+		calib_table_print(ot.fp, res.took_untuned ? t0 : t, g->name);
 		qtable_print(oq.fp, qt, note);
 		if (out_commit_pair(&ot, &oq) < 0)
 			goto fail;
@@ -456,6 +466,7 @@ fail:
 done:
 	free(report);
 	calib_table_free(t);
+	calib_table_free(t0);
 	qtable_free(qt);
 	calib_stats_free(st);
 	for (int i = 0; i < ndata; i++)

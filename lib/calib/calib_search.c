@@ -429,6 +429,21 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
 		rc = evaluate_both(&s, q, 0, &res->base_cos, NULL, NULL);
+	/* tuned thresholds are kept only when the whole graph scores at
+	 * least as well with them: tuning judges each tensor alone, and may
+	 * change an answer the untuned table kept */
+	res->took_untuned = 0;
+	if (rc == 0 && o->untuned) {
+		double bu = -1;
+		s.tab = o->untuned;
+		rc = evaluate_both(&s, q, 0, &bu, NULL, NULL);
+		if (rc == 0 && bu > res->base_cos) {
+			res->base_cos = bu;
+			res->took_untuned = 1;
+		} else {
+			s.tab = tab;
+		}
+	}
 	qtable_free(q);
 	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;

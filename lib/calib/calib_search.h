@@ -65,6 +65,10 @@ struct calib_search_opts {
 					frames of sequences (one per file), and a
 					graph runs over each set's frames in order
 					with its own state fed back */
+	const struct calib_table *untuned;   /* NULL, or TAB before calibrate
+					--tune: the search takes it instead when
+					the whole graph in MODE scores higher with
+					it (ties: TAB) */
 };
 
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
@@ -81,6 +85,7 @@ struct calib_search_result {
 	int candidates;              /* ops the search could keep */
 	int evaluations;             /* lowered graphs run */
 	int reached;                 /* 1 if both sets as one reach expected_cos */
+	int took_untuned;            /* 1 if the search ran on o->untuned */
 };
 
 /* The samples of NFILES sample files (a stack along a new first axis, or

@@ -43,16 +43,24 @@ static int rerunnable(const struct ir_graph *g, const struct ir_op *op)
 	return 1;
 }
 
-/* Y = X quantised with threshold TH as top2tpu would and back. */
-static void fake_quant(float *y, const float *x, int64_t n, double th, enum ir_dtype dt)
+/* Y = X quantised with threshold TH as top2tpu would and back: symmetric
+ * in DT, or with ASYM u8 with a zero point on the table's range [MN, MX]
+ * clipped to the threshold (tpuc-quant(5)). */
+static void fake_quant(float *y, const float *x, int64_t n, double th, enum ir_dtype dt, int asym,
+		       double mn, double mx)
 {
-	float s = quant_act_scale_dt(th >= QUANT_MIN_THRESHOLD ? th : QUANT_MIN_THRESHOLD, dt);
-	int lo, hi;
+	th = th >= QUANT_MIN_THRESHOLD ? th : QUANT_MIN_THRESHOLD;
+	float s = quant_act_scale_dt(th, dt);
+	int lo, hi, zp = 0;
 	quant_range(dt, &lo, &hi);
+	if (asym) {
+		quant_act_asym(mn > -th ? mn : -th, mx < th ? mx : th, &s, &zp);
+		quant_range(DT_U8, &lo, &hi);
+	}
 	for (int64_t i = 0; i < n; i++) {
-		double q = round((double)x[i] / s);
+		double q = round((double)x[i] / s) + zp;
 		q = q < lo ? lo : q > hi ? hi : q;
-		y[i] = (float)(q * s);
+		y[i] = (float)((q - zp) * s);
 	}
 }
 
@@ -150,7 +158,8 @@ int calib_tune(const struct ir_graph *g, int nfiles, const struct npz *samples,
 				int64_t n = tensor_numel(&g->tensors[t]);
 				float *xq = xmalloc(sizeof(float) * (size_t)(n + 1));
 				for (int c = 0; rc == 0 && c < NF; c++) {
-					fake_quant(xq, tu.val[t], n, e->threshold * factors[c], dt);
+					fake_quant(xq, tu.val[t], n, e->threshold * factors[c], dt, o->asymmetric,
+						   e->min, e->max);
 					for (int i = 0; rc == 0 && i < g->n_ops; i++) {
 						const struct ir_op *op = &g->ops[i];
 						int reads = 0;

@@ -4,7 +4,7 @@
  * For every activation with a threshold T and at least one reader, each
  * candidate threshold f T (f in CALIB_TUNE_FACTORS) quantises the
  * activation as top2tpu would (u8 when its calibrated min is >= 0, else
- * i8, symmetric); every reader op runs its float kernel on that input
+ * i8, symmetric; with asymmetric, u8 with a zero point); every reader op runs its float kernel on that input
  * (its other inputs float) and the candidate's error is the sum over
  * readers and samples of |y_q - y|^2 / |y|^2.  The threshold becomes the
  * candidate with the smallest error when that is at least 1% below the
@@ -27,6 +27,7 @@ struct calib_tune_opts {
 	int64_t samples;        /* tune on the first this many samples (> 0) */
 	int nthreads;
 	int progress;           /* 1: progress on stderr */
+	int asymmetric;         /* 1: quantise as top2tpu --asymmetric does */
 };
 
 struct calib_tune_result {

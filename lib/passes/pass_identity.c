@@ -1,8 +1,9 @@
 /* pass_identity.c - remove-identity: drop ops that pass their input through
  * unchanged: Identity, Reshape or Flatten whose output shape equals
  * their input shape, a Pad of zero on every side (torch exports one
- * before each AveragePool), and a forward Slice that keeps every element
- * (Swin's crop back from a window multiple the input already was).
+ * before each AveragePool), a forward Slice that keeps every element
+ * (Swin's crop back from a window multiple the input already was), and a
+ * Mul or Div by ones (PaddleOCR's swish writes x * Sigmoid(1.0 * x)).
  */
 #include <string.h>
 
@@ -45,11 +46,38 @@ static int whole_slice(const struct ir_graph *g, const struct ir_op *op)
 	return same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
 }
 
+/* A Mul by ones (or Div by them): x * 1 is x, bit for bit, for every
+ * float x.  The activation operand goes first, for pass_bypass.  (A sum
+ * with zeros is not: -0 + 0 is +0.) */
+static int times_one(struct ir_graph *g, struct ir_op *op)
+{
+	if ((op->type != OP_MUL && op->type != OP_DIV) || op->n_in != 2 || op->in[1] < 0 ||
+	    op_int(op, "do_relu", 0) || op->n_attr)
+		return 0;
+	int j = g->tensors[op->in[1]].data ? 1 : op->type == OP_MUL && g->tensors[op->in[0]].data ? 0 : -1;
+	if (j < 0 || g->tensors[op->in[1 - j]].data)
+		return 0;
+	const struct ir_tensor *c = &g->tensors[op->in[j]], *x = &g->tensors[op->in[1 - j]];
+	if (c->dtype != DT_F32 || x->dtype != DT_F32 || !same_shape(x, &g->tensors[op->out[0]]))
+		return 0;
+	const float *v = c->data;
+	for (int64_t k = 0, n = tensor_numel(c); k < n; k++)
+		if (v[k] != 1.0f)
+			return 0;
+	if (j == 0) {
+		op->in[0] = op->in[1];
+		op->in[1] = c - g->tensors;
+	}
+	return 1;
+}
+
 static int identity_pattern(struct ir_graph *g, int i)
 {
-	const struct ir_op *op = &g->ops[i];
+	struct ir_op *op = &g->ops[i];
 	if (op->n_in < 1 || op->n_out != 1 || op->in[0] < 0)
 		return 0;
+	if (times_one(g, op))
+		return pass_bypass(g, i);
 	if (op->type == OP_IDENTITY || zero_pad(op) || whole_slice(g, op) ||
 	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) &&
 	     same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]])))

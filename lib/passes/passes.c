@@ -11,9 +11,9 @@
 
 const struct pass pass_table[] = {
 	{ "remove-identity", pass_remove_identity,
-	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads" },
+	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads, Mul by ones" },
 	{ "fold-bn", pass_fold_bn,
-	  "fold BatchNormalization into the conv before it, else make it a Scale" },
+	  "fold BatchNormalization into the conv before it, else make it a Scale; a Scale into the conv after it" },
 	{ "deconv-to-conv", pass_deconv_to_conv,
 	  "make a ConvTranspose whose square kernel equals its stride a 1x1 Conv and a DepthToSpace" },
 	{ "fuse-act", pass_fuse_act,
