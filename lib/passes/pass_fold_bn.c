@@ -84,18 +84,7 @@ static int scale_into_conv(struct ir_graph *g, int i)
 	for (int64_t r = 0; r < w->shape[0]; r++)
 		for (int64_t k = 0; k < per; k++)
 			wd[r * per + k] *= s[deconv ? r / cig * cog + k / kk : r];
-	if (!has_bias) {
-		char base[512];
-		snprintf(base, sizeof base, "%s_bias", g->ops[p].name);
-		int tb = pass_add_weight(g, base, 1, &m);
-		struct ir_op *cv = &g->ops[p];
-		if (cv->n_in < 3) {
-			cv->in = xrealloc(cv->in, 3 * sizeof *cv->in);
-			cv->n_in = 3;
-		}
-		cv->in[2] = tb;
-	}
-	float *bd = pass_weight_mut(g, p, 2);
+	float *bd = pass_bias_mut(g, p, m);
 	for (int64_t o = 0; o < m; o++)
 		bd[o] = bd[o] * s[o] + t[o];
 	g->ops[p].out[0] = g->ops[i].out[0];
@@ -166,20 +155,8 @@ static int scale_into_next_conv(struct ir_graph *g, int i)
 				row[q] *= s[c];
 			}
 		}
-	if (shifts && !has_bias) {
-		char base[512];
-		snprintf(base, sizeof base, "%s_bias", g->ops[i].name ? g->ops[i].name : "conv");
-		int tb = pass_add_weight(g, base, 1, &m);
-		struct ir_op *c = &g->ops[i];
-		if (c->n_in < 3) {
-			c->in = xrealloc(c->in, 3 * sizeof *c->in);
-			c->n_in = 3;
-		}
-		c->in[2] = tb;
-		has_bias = 1;
-	}
-	if (has_bias) {
-		float *bd = pass_weight_mut(g, i, 2);
+	if (shifts || has_bias) {
+		float *bd = pass_bias_mut(g, i, m);
 		for (int64_t o = 0; o < m; o++)
 			bd[o] = (float)(bd[o] + shift[o]);
 	}

@@ -172,6 +172,25 @@ int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_
 	return t;
 }
 
+float *pass_bias_mut(struct ir_graph *g, int op, int64_t n)
+{
+	if (g->ops[op].n_in < 3 || g->ops[op].in[2] < 0) {
+		char base[512];
+		snprintf(base, sizeof base, "%s_bias", g->ops[op].name ? g->ops[op].name : "op");
+		int tb = pass_add_weight(g, base, 1, &n);
+		struct ir_op *o = &g->ops[op];
+		if (o->n_in < 3) {
+			o->in = xrealloc(o->in, 3 * sizeof *o->in);
+			for (int k = o->n_in; k < 2; k++)
+				o->in[k] = -1;
+			o->n_in = 3;
+		}
+		o->in[2] = tb;
+		pass_index_drop();
+	}
+	return pass_weight_mut(g, op, 2);
+}
+
 int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, float **t)
 {
 	char base[512];

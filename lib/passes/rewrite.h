@@ -42,6 +42,10 @@ int pass_bypass(struct ir_graph *g, int op);
  * (copied into a new weight if another op shares it) and writable; NULL
  * when the input is absent, not a weight or not f32. */
 float *pass_weight_mut(struct ir_graph *g, int op, int idx);
+/* The f32 bias (input 2, n values) of op, private and writable as
+ * pass_weight_mut gives it; a zero bias "<op>_bias" is added first when the
+ * op has none. */
+float *pass_bias_mut(struct ir_graph *g, int op, int64_t n);
 /* Add a zero-filled f32 weight named after base (made unique). */
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape);
 /* Make op a Scale of x (y = x * s[k] + t[k] along axis 1, c channels)
