@@ -136,6 +136,9 @@ void graph_set_io(struct ir_graph *g, int n_in, const int *in, int n_out, const 
 int64_t tensor_numel(const struct ir_tensor *t)
 {
 	int64_t n = 1;
+	for (int i = 0; i < t->rank; i++)   /* a 0 extent anywhere: no elements */
+		if (t->shape[i] == 0)
+			return 0;
 	for (int i = 0; i < t->rank; i++)
 		if (__builtin_mul_overflow(n, t->shape[i], &n))
 			return INT64_MAX;

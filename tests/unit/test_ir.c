@@ -372,6 +372,19 @@ static void test_expect(void)
 	graph_free(g);
 }
 
+/* Elements of a shape: 0 when an extent is 0, even after extents whose
+ * product alone overflows (an empty ONNX initializer [2^32, 2^31, 0] once
+ * asked for 2^63 bytes); saturated when it truly overflows. */
+static void test_numel(void)
+{
+	struct ir_graph *g = graph_new(DIALECT_TOP, STAGE_ORIGIN);
+	int e = graph_add_tensor(g, "e", DT_I8, 3, (int64_t[]){ 1LL << 32, 1LL << 31, 0 });
+	int h = graph_add_tensor(g, "h", DT_I8, 2, (int64_t[]){ 1LL << 32, 1LL << 31 });
+	CHECK(tensor_numel(&g->tensors[e]) == 0 && tensor_bytes(&g->tensors[e]) == 0);
+	CHECK(tensor_numel(&g->tensors[h]) == INT64_MAX);
+	graph_free(g);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "%s", "/tmp/test_ir.XXXXXX");
@@ -387,6 +400,7 @@ int main(void)
 	test_corrupt();
 	test_write_invalid();
 	test_expect();
+	test_numel();
 
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
