@@ -31,6 +31,7 @@
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "ir/op.h"
+#include "passes/lanefold.h"
 #include "passes/passes.h"
 
 static int is_view(enum op_type t)
@@ -319,6 +320,6 @@ static int gather_pattern(struct ir_graph *g, int i)
 
 int pass_merge_layout(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern };
-	return rewrite_run(g, "merge-layout", pats, 3);
+	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern, lanefold_pattern };
+	return rewrite_run(g, "merge-layout", pats, 4);
 }

@@ -1,0 +1,289 @@
+/* pass_lanefold.c - merge-layout's batch fold: attention over many small
+ * batches of few heads runs on all lanes.
+ *
+ * Axis 1 is the chip's lanes (formats/tpuc-isa.5, lane shape).  Window
+ * attention (Swin, MaxViT) and any attention of few heads over a batch
+ * works on tensors [B, heads, M, N] (or [1, B, heads, M, N] around a mask)
+ * whose lane axis holds only the heads: 3 of 64 lanes for Swin-T's first
+ * stage.  The ops on such a tensor that treat its leading axes (all but
+ * the last two) as a batch of independent matrices - a MatMul of two such
+ * tensors, Softmax and LayerNormalization over the last axis, a Transpose
+ * of the last two axes, elementwise ops - give the same values on its
+ * view [1, B * heads, M, N], where every lane has work.  A Reshape between
+ * the two is a view (a copy in place in the back end).
+ *
+ * The fold starts at a batched MatMul of two activations or a Softmax (the
+ * attention's own ops) and spreads to the ops next to a folded one: one
+ * reading a view of a folded tensor, or one whose output only such a view
+ * reads.  A folded op reads views of its activation inputs and writes
+ * through a view of its old output; merge-layout's other patterns then
+ * merge the views met on the way and drop those that cancel.  A constant
+ * operand keeps its broadcast over the last two axes; one that broadcasts
+ * over the leading axes is tiled to them (a [1, heads, M, N] bias becomes
+ * [1, B * heads, M, N]): no more than the activation it is added to.  The
+ * values are the same, bit for bit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/base.h"
+#include "passes/lanefold.h"
+
+/* The folded shape of t in f: [1, P, M, N], P the product of the leading
+ * axes, when t is a static activation of rank 4 or more and P exceeds its
+ * lane axis; else 0. */
+static int fold_shape(const struct ir_tensor *t, int64_t f[4])
+{
+	if (t->dyn || t->data || t->rank < 4)
+		return 0;
+	int r = t->rank;
+	int64_t p = 1;
+	for (int d = 0; d + 2 < r; d++) {
+		if (t->shape[d] <= 0)
+			return 0;
+		p *= t->shape[d];
+	}
+	if (p <= t->shape[1] || t->shape[r - 2] <= 0 || t->shape[r - 1] <= 0)
+		return 0;
+	f[0] = 1, f[1] = p, f[2] = t->shape[r - 2], f[3] = t->shape[r - 1];
+	return 1;
+}
+
+static int same_lead(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int d = 0; d + 2 < a->rank; d++)
+		if (a->shape[d] != b->shape[d])
+			return 0;
+	return 1;
+}
+
+static int is_unary(enum op_type t)
+{
+	switch (t) {
+	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
+	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
+	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST: case OP_CLIP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Does the last-axis attribute `name` (default def) of op, rank r, name
+ * the last axis? */
+static int on_last(const struct ir_op *op, const char *name, int64_t def, int r)
+{
+	int64_t a = op_int(op, name, def);
+	return a == r - 1 || a == -1;
+}
+
+/* May op run on the folded view of its output (which has one)?  Every
+ * activation input is of the output's shape (a MatMul's: its leading
+ * axes; a Transpose's: the last two swapped); a constant broadcasts as
+ * the op says and is tiled by fold_op. */
+static int foldable(const struct ir_graph *g, const struct ir_op *op)
+{
+	int64_t f[4];
+	if (op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 || !fold_shape(&g->tensors[op->out[0]], f))
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]], *x = &g->tensors[op->in[0]];
+	int r = y->rank;
+	for (int k = 0; k < op->n_in; k++)
+		if (op->in[k] < 0)
+			return 0;
+	if (is_unary(op->type))
+		return op->n_in == 1 && same_lead(x, y) && !x->data;
+	switch (op->type) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN:
+		if (op->n_in != 2 || op_int(op, "do_relu", 0))
+			return 0;
+		for (int k = 0; k < 2; k++) {
+			const struct ir_tensor *c = &g->tensors[op->in[k]];
+			if (c->dyn || c->rank > r)
+				return 0;
+			if (!c->data && (c->rank != r || memcmp(c->shape, y->shape, sizeof(int64_t) * (size_t)r)))
+				return 0;
+		}
+		return !g->tensors[op->in[0]].data || !g->tensors[op->in[1]].data;
+	case OP_SOFTMAX:
+		return op->n_in == 1 && !x->data && same_lead(x, y) && on_last(op, "axis", -1, r);
+	case OP_LAYERNORM:
+		for (int k = 1; k < op->n_in; k++)
+			if (!g->tensors[op->in[k]].data || g->tensors[op->in[k]].rank > 1)
+				return 0;
+		return !x->data && same_lead(x, y) && on_last(op, "axis", -1, r);
+	case OP_TRANSPOSE: {
+		int64_t p[IR_MAX_RANK];
+		if (op->n_in != 1 || x->data || op_ints(op, "perm", p, IR_MAX_RANK) != r)
+			return 0;
+		for (int d = 0; d + 2 < r; d++)
+			if (p[d] != d)
+				return 0;
+		return p[r - 2] == r - 1 && p[r - 1] == r - 2;
+	}
+	case OP_MATMUL: {
+		if (op->n_in != 2)
+			return 0;
+		const struct ir_tensor *b = &g->tensors[op->in[1]];
+		return !x->data && !b->data && same_lead(x, y) && same_lead(b, y);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The one reader of tensor t (no graph output), else -1. */
+static int sole_reader(const struct ir_graph *g, int t, int from)
+{
+	if (pass_uses(g, t) != 1 || pass_is_output(g, t))
+		return -1;
+	for (int j = from; j < g->n_ops; j++) {
+		const struct ir_op *u = &g->ops[j];
+		for (int k = 0; u->type != OP_COUNT && k < u->n_in; k++)
+			if (u->in[k] == t)
+				return j;
+	}
+	return -1;
+}
+
+static int is_shape(const struct ir_tensor *t, const int64_t f[4])
+{
+	return t->rank == 4 && !t->dyn && !memcmp(t->shape, f, sizeof(int64_t) * 4);
+}
+
+/* Is op i next to a folded tensor: an activation input that is a view of
+ * its folded shape, or an output only a view to its folded shape reads? */
+static int next_to_fold(const struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t f[4];
+	for (int k = 0; k < op->n_in; k++) {
+		int t = op->in[k], p = pass_producer(g, t);
+		if (p >= 0 && g->ops[p].type == OP_RESHAPE && fold_shape(&g->tensors[t], f) &&
+		    is_shape(&g->tensors[g->ops[p].in[0]], f))
+			return 1;
+	}
+	int y = op->out[0], j = sole_reader(g, y, i + 1);
+	return j >= 0 && g->ops[j].type == OP_RESHAPE && fold_shape(&g->tensors[y], f) &&
+	       is_shape(&g->tensors[g->ops[j].out[0]], f);
+}
+
+/* A view keeps its tensor's quantisation parameters. */
+static void copy_quant(struct ir_tensor *to, const struct ir_tensor *from)
+{
+	to->scale = from->scale;
+	to->zero_point = from->zero_point;
+	to->qdtype = from->qdtype;
+}
+
+/* A new tensor like t of shape f, named after it. */
+static int fold_tensor(struct ir_graph *g, int t, const int64_t f[4])
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_fold", g->tensors[t].name);
+	char *name = graph_unique_name(g, base, 1);
+	int k = graph_add_tensor(g, name, g->tensors[t].dtype, 4, f);
+	free(name);
+	copy_quant(&g->tensors[k], &g->tensors[t]);
+	return k;
+}
+
+/* Constant c broadcast onto y (rank r) as a constant for y's folded view
+ * [1, P, M, N]: its last two axes as they are, its leading axes tiled to
+ * y's (or left out when they are all 1).  Returns the new weight. */
+static int fold_const(struct ir_graph *g, int c, const struct ir_tensor *y, const int64_t f[4])
+{
+	const struct ir_tensor *ct = &g->tensors[c];
+	int r = y->rank, lead = 0;
+	int64_t cs[IR_MAX_RANK];
+	for (int d = 0; d < r; d++)
+		cs[d] = d < r - ct->rank ? 1 : ct->shape[d - (r - ct->rank)];
+	for (int d = 0; d + 2 < r; d++)
+		lead |= cs[d] != 1;
+	int64_t shape[4] = { 1, lead ? f[1] : 1, cs[r - 2], cs[r - 1] };
+	size_t row = (size_t)(cs[r - 2] * cs[r - 1]) * dtype_size(ct->dtype);
+	size_t n = (size_t)shape[1];
+	char *data = xmalloc(row * n + 1);
+	for (size_t p = 0; p < n; p++) {
+		/* p's index along y's leading axes, then c's block there */
+		size_t q = p, src = 0, stride = 1;
+		for (int d = r - 3; d >= 0; d--) {
+			size_t i = q % (size_t)y->shape[d];
+			q /= (size_t)y->shape[d];
+			src += (cs[d] == 1 ? 0 : i) * stride;
+			stride *= (size_t)cs[d];
+		}
+		memcpy(data + p * row, (const char *)ct->data + src * row, row);
+	}
+	char base[512];
+	snprintf(base, sizeof base, "%s_fold", ct->name);
+	char *name = graph_unique_name(g, base, 1);
+	int k = graph_add_weight(g, name, ct->dtype, 4, shape, data);
+	copy_quant(&g->tensors[k], &g->tensors[c]);
+	free(name);
+	free(data);
+	return k;
+}
+
+/* Op i runs on folded views: each activation input through a new Reshape
+ * before it, each constant tiled (fold_const), its output through a new
+ * Reshape after it.  Returns op i's new index. */
+static int fold_op(struct ir_graph *g, int i)
+{
+	int y = g->ops[i].out[0];
+	int64_t f[4];
+	fold_shape(&g->tensors[y], f);
+	for (int k = 0; k < g->ops[i].n_in; k++) {
+		int t = g->ops[i].in[k], nt;
+		int64_t tf[4];
+		if (g->tensors[t].data) {
+			if (g->ops[i].type == OP_LAYERNORM)
+				continue;
+			nt = fold_const(g, t, &g->tensors[y], f);
+		} else {
+			int same = -1;
+			for (int j = 0; j < k; j++)
+				same = g->ops[i].in[j] == t && same < 0 ? j : same;
+			if (same >= 0) {
+				g->ops[i].in[k] = g->ops[i].in[same];
+				continue;
+			}
+			fold_shape(&g->tensors[t], tf);
+			nt = fold_tensor(g, t, tf);
+			char base[512];
+			snprintf(base, sizeof base, "%s_fold", g->ops[i].name);
+			int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, t, nt);
+			op_set_ints(&g->ops[v], "shape", 4, tf);
+			i++;
+		}
+		g->ops[i].in[k] = nt;
+	}
+	struct ir_op *op = &g->ops[i];
+	if (op->type == OP_SOFTMAX || op->type == OP_LAYERNORM)
+		op_set_int(op, "axis", 3);
+	else if (op->type == OP_TRANSPOSE)
+		op_set_ints(op, "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
+	int yf = fold_tensor(g, y, f);
+	g->ops[i].out[0] = yf;
+	char base[512];
+	snprintf(base, sizeof base, "%s_unfold", g->ops[i].name);
+	int v = pass_insert_after(g, i, OP_RESHAPE, base, yf, y);
+	op_set_ints(&g->ops[v], "shape", g->tensors[y].rank, g->tensors[y].shape);
+	pass_index_drop();
+	return i;
+}
+
+int lanefold_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (!foldable(g, op))
+		return 0;
+	int seed = op->type == OP_MATMUL || op->type == OP_SOFTMAX;
+	if (!seed && !next_to_fold(g, i))
+		return 0;
+	fold_op(g, i);
+	return 1;
+}
