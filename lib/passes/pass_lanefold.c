@@ -20,13 +20,17 @@
  * merge the views met on the way and drop those that cancel.  A constant
  * operand keeps its broadcast over the last two axes; one that broadcasts
  * over the leading axes is tiled to them (a [1, heads, M, N] bias becomes
- * [1, B * heads, M, N]): no more than the activation it is added to.  The
+ * [1, B * heads, M, N]): no more than the activation it is added to, and
+ * only where the op's lane axis is narrower than the widest chip's lanes
+ * (Swin's window mask, added on [1, windows, heads, M, N], already has
+ * 64 windows there: tiled it would only be read three times over).  The
  * values are the same, bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chip/chip.h"
 #include "ir/base.h"
 #include "passes/lanefold.h"
 
@@ -58,6 +62,27 @@ static int same_lead(const struct ir_tensor *a, const struct ir_tensor *b)
 		if (a->shape[d] != b->shape[d])
 			return 0;
 	return 1;
+}
+
+/* The most lanes of any chip (lib/chip): an op whose lane axis has as
+ * many channels already uses every lane of every chip. */
+static int64_t widest_lanes(void)
+{
+	int64_t n = 1;
+	for (int i = 0; chip_list[i]; i++)
+		n = chip_list[i]->lanes > n ? chip_list[i]->lanes : n;
+	return n;
+}
+
+/* Does constant c, broadcast onto a tensor of its rank or more, vary
+ * along one of that tensor's leading axes (all but the last two), so that
+ * its fold is tiled? */
+static int tiled(const struct ir_tensor *c)
+{
+	for (int d = 0; d + 2 < c->rank; d++)
+		if (c->shape[d] != 1)
+			return 1;
+	return 0;
 }
 
 static int is_unary(enum op_type t)
@@ -105,6 +130,8 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 			if (c->dyn || c->rank > r)
 				return 0;
 			if (!c->data && (c->rank != r || memcmp(c->shape, y->shape, sizeof(int64_t) * (size_t)r)))
+				return 0;
+			if (c->data && y->shape[1] >= widest_lanes() && tiled(c))
 				return 0;
 		}
 		return !g->tensors[op->in[0]].data || !g->tensors[op->in[1]].data;
@@ -197,12 +224,11 @@ static int fold_tensor(struct ir_graph *g, int t, const int64_t f[4])
 static int fold_const(struct ir_graph *g, int c, const struct ir_tensor *y, const int64_t f[4])
 {
 	const struct ir_tensor *ct = &g->tensors[c];
-	int r = y->rank, lead = 0;
+	int r = y->rank;
 	int64_t cs[IR_MAX_RANK];
 	for (int d = 0; d < r; d++)
 		cs[d] = d < r - ct->rank ? 1 : ct->shape[d - (r - ct->rank)];
-	for (int d = 0; d + 2 < r; d++)
-		lead |= cs[d] != 1;
+	int lead = tiled(ct);
 	int64_t shape[4] = { 1, lead ? f[1] : 1, cs[r - 2], cs[r - 1] };
 	size_t row = (size_t)(cs[r - 2] * cs[r - 1]) * dtype_size(ct->dtype);
 	size_t n = (size_t)shape[1];
