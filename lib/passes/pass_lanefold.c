@@ -116,9 +116,13 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 		return 0;
 	const struct ir_tensor *y = &g->tensors[op->out[0]], *x = &g->tensors[op->in[0]];
 	int r = y->rank;
-	for (int k = 0; k < op->n_in; k++)
+	for (int k = 0; k < op->n_in; k++) {
 		if (op->in[k] < 0)
 			return 0;
+		const struct ir_tensor *t = &g->tensors[op->in[k]];
+		if (!t->data && !fold_shape(t, f))
+			return 0;
+	}
 	if (is_unary(op->type))
 		return op->n_in == 1 && same_lead(x, y) && !x->data;
 	switch (op->type) {
