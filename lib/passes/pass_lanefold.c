@@ -85,6 +85,44 @@ static int tiled(const struct ir_tensor *c)
 	return 0;
 }
 
+/* The row view of y for a binary op with constant c that varies along
+ * y's leading axes from axis j on but is 1 before it (a [1, heads, M, N]
+ * bias on [B, heads, M, N]): y as [A, L, N], A the product of the axes
+ * before j, L of those from j to the last but one, and c as [1, L, N'] (N'
+ * its last extent): the same bytes, broadcast over A alone, no tiling.
+ * Only where L exceeds y's lane axis.  Returns 1 and fills yv, cv. */
+static int row_view(const struct ir_tensor *y, const struct ir_tensor *c, int64_t yv[3], int64_t cv[3])
+{
+	int r = y->rank, j = 0;
+	int64_t cs[IR_MAX_RANK], a = 1, l = 1;
+	if (c->rank > r)
+		return 0;
+	for (int d = 0; d < r; d++)
+		cs[d] = d < r - c->rank ? 1 : c->shape[d - (r - c->rank)];
+	while (j < r - 1 && cs[j] == 1)
+		j++;
+	if (j == 0 || j >= r - 1)
+		return 0;
+	for (int d = 0; d < r - 1; d++) {
+		if (d >= j && cs[d] != y->shape[d])
+			return 0;
+		*(d < j ? &a : &l) *= y->shape[d];
+	}
+	if (l <= y->shape[1])
+		return 0;
+	yv[0] = a, yv[1] = l, yv[2] = y->shape[r - 1];
+	cv[0] = 1, cv[1] = l, cv[2] = cs[r - 1];
+	return 1;
+}
+
+/* Binary op's constant operand, else -1. */
+static int const_input(const struct ir_graph *g, const struct ir_op *op)
+{
+	if (op->n_in != 2 || op->in[0] < 0 || op->in[1] < 0)
+		return -1;
+	return g->tensors[op->in[0]].data ? op->in[0] : g->tensors[op->in[1]].data ? op->in[1] : -1;
+}
+
 static int is_unary(enum op_type t)
 {
 	switch (t) {
@@ -135,7 +173,8 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 				return 0;
 			if (!c->data && (c->rank != r || memcmp(c->shape, y->shape, sizeof(int64_t) * (size_t)r)))
 				return 0;
-			if (c->data && y->shape[1] >= widest_lanes() && tiled(c))
+			int64_t yv[3], cv[3];
+			if (c->data && y->shape[1] >= widest_lanes() && tiled(c) && !row_view(y, c, yv, cv))
 				return 0;
 		}
 		return !g->tensors[op->in[0]].data || !g->tensors[op->in[1]].data;
@@ -211,12 +250,12 @@ static void copy_quant(struct ir_tensor *to, const struct ir_tensor *from)
 }
 
 /* A new tensor like t of shape f, named after it. */
-static int fold_tensor(struct ir_graph *g, int t, const int64_t f[4])
+static int fold_tensor(struct ir_graph *g, int t, int rank, const int64_t f[4])
 {
 	char base[512];
 	snprintf(base, sizeof base, "%s_fold", g->tensors[t].name);
 	char *name = graph_unique_name(g, base, 1);
-	int k = graph_add_tensor(g, name, g->tensors[t].dtype, 4, f);
+	int k = graph_add_tensor(g, name, g->tensors[t].dtype, rank, f);
 	free(name);
 	copy_quant(&g->tensors[k], &g->tensors[t]);
 	return k;
@@ -263,16 +302,27 @@ static int fold_const(struct ir_graph *g, int c, const struct ir_tensor *y, cons
  * Reshape after it.  Returns op i's new index. */
 static int fold_op(struct ir_graph *g, int i)
 {
-	int y = g->ops[i].out[0];
-	int64_t f[4];
+	int y = g->ops[i].out[0], c = const_input(g, &g->ops[i]), rank = 4;
+	int64_t f[4], cv[3];
 	fold_shape(&g->tensors[y], f);
+	if (c >= 0 && tiled(&g->tensors[c]) && row_view(&g->tensors[y], &g->tensors[c], f, cv))
+		rank = 3;
 	for (int k = 0; k < g->ops[i].n_in; k++) {
 		int t = g->ops[i].in[k], nt;
 		int64_t tf[4];
 		if (g->tensors[t].data) {
 			if (g->ops[i].type == OP_LAYERNORM)
 				continue;
-			nt = fold_const(g, t, &g->tensors[y], f);
+			if (rank == 3) {
+				char base[512];
+				snprintf(base, sizeof base, "%s_rows", g->tensors[t].name);
+				char *name = graph_unique_name(g, base, 1);
+				nt = graph_add_weight(g, name, g->tensors[t].dtype, 3, cv, g->tensors[t].data);
+				free(name);
+				copy_quant(&g->tensors[nt], &g->tensors[t]);
+			} else {
+				nt = fold_const(g, t, &g->tensors[y], f);
+			}
 		} else {
 			int same = -1;
 			for (int j = 0; j < k; j++)
@@ -281,12 +331,15 @@ static int fold_op(struct ir_graph *g, int i)
 				g->ops[i].in[k] = g->ops[i].in[same];
 				continue;
 			}
-			fold_shape(&g->tensors[t], tf);
-			nt = fold_tensor(g, t, tf);
+			if (rank == 3)
+				memcpy(tf, f, sizeof tf);
+			else
+				fold_shape(&g->tensors[t], tf);
+			nt = fold_tensor(g, t, rank, tf);
 			char base[512];
 			snprintf(base, sizeof base, "%s_fold", g->ops[i].name);
 			int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, t, nt);
-			op_set_ints(&g->ops[v], "shape", 4, tf);
+			op_set_ints(&g->ops[v], "shape", rank, tf);
 			i++;
 		}
 		g->ops[i].in[k] = nt;
@@ -296,7 +349,7 @@ static int fold_op(struct ir_graph *g, int i)
 		op_set_int(op, "axis", 3);
 	else if (op->type == OP_TRANSPOSE)
 		op_set_ints(op, "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
-	int yf = fold_tensor(g, y, f);
+	int yf = fold_tensor(g, y, rank, f);
 	g->ops[i].out[0] = yf;
 	char base[512];
 	snprintf(base, sizeof base, "%s_unfold", g->ops[i].name);
