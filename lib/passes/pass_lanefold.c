@@ -17,14 +17,19 @@
  * reading a view of a folded tensor, or one whose output only such a view
  * reads.  A folded op reads views of its activation inputs and writes
  * through a view of its old output; merge-layout's other patterns then
- * merge the views met on the way and drop those that cancel.  A constant
- * operand keeps its broadcast over the last two axes; one that broadcasts
- * over the leading axes is tiled to them (a [1, heads, M, N] bias becomes
- * [1, B * heads, M, N]): no more than the activation it is added to, and
- * only where the op's lane axis is narrower than the widest chip's lanes
- * (Swin's window mask, added on [1, windows, heads, M, N], already has
- * 64 windows there: tiled it would only be read three times over).  The
- * values are the same, bit for bit.
+ * merge the views met on the way and drop those that cancel.
+ *
+ * A constant operand that broadcasts over the leading axes cannot follow
+ * the fold as it is.  When it is 1 on a prefix of them only (a relative
+ * position bias [1, heads, M, N] on [B, heads, M, N]) the op runs on the
+ * row view [B, heads * M, N] instead, the constant as [1, heads * M, N]:
+ * the same bytes, broadcast over axis 0, and heads * M rows on the lanes.
+ * Otherwise (a window mask [1, windows, 1, M, N]: it varies by window, not
+ * by head) the constant is tiled to the folded view, at most the size of
+ * the activation it meets, and only where the op's lane axis is narrower
+ * than the widest chip's lanes: Swin's mask Add on [1, 64, 3, M, N] stays
+ * where it is rather than read its mask three times over.  The values
+ * are the same, bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
