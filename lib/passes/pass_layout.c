@@ -21,7 +21,9 @@
  *
  * A Gather of one constant index becomes a Slice of that index (and a
  * Reshape dropping the axis when the index is a scalar): Swin picks Q, K
- * and V out of one tensor so.  A Slice is a copy the back end can put in
+ * and V out of one tensor so.  From an axis of one element it is the input
+ * itself, or the Reshape alone (torchvision's detection transform picks
+ * its only image so).  A Slice is a copy the back end can put in
  * place (addr-assign) and moves as one run of the axis.
  */
 #include <stdio.h>
@@ -288,6 +290,18 @@ static int gather_pattern(struct ir_graph *g, int i)
 	if (v < 0 || v >= dim)
 		return 0;
 	int y = op->out[0], t = y, scalar = ix->rank == 0;
+	if (dim == 1) {
+		/* the whole axis: the input itself, or a view without the axis */
+		if (!scalar)
+			return pass_bypass(g, i);
+		struct ir_op *r = &g->ops[i];
+		r->type = OP_RESHAPE;
+		r->n_in = 1;
+		clear_attrs(r);
+		op_set_ints(r, "shape", g->tensors[y].rank, g->tensors[y].shape);
+		pass_index_drop();
+		return 1;
+	}
 	if (scalar) {
 		int64_t shape[IR_MAX_RANK];
 		memcpy(shape, x->shape, sizeof shape);
