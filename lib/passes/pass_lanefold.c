@@ -128,18 +128,6 @@ static int const_input(const struct ir_graph *g, const struct ir_op *op)
 	return g->tensors[op->in[0]].data ? op->in[0] : g->tensors[op->in[1]].data ? op->in[1] : -1;
 }
 
-static int is_unary(enum op_type t)
-{
-	switch (t) {
-	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
-	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
-	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST: case OP_CLIP:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Does the last-axis attribute `name` (default def) of op, rank r, name
  * the last axis? */
 static int on_last(const struct ir_op *op, const char *name, int64_t def, int r)
@@ -166,7 +154,7 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 		if (!t->data && !fold_shape(t, f))
 			return 0;
 	}
-	if (is_unary(op->type))
+	if (pass_is_pointwise(op->type))
 		return op->n_in == 1 && same_lead(x, y) && !x->data;
 	switch (op->type) {
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN:

@@ -169,13 +169,9 @@ static int row_wise(const struct ir_graph *g, const struct ir_op *op, int y, int
 	int64_t k = yt->shape[ry - 1];
 	if (op->n_out != 1 || op->in[0] < 0)
 		return 0;
+	if (pass_is_pointwise(op->type))
+		return op->n_in == 1;
 	switch (op->type) {
-	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
-	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
-	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST:
-		return op->n_in == 1;
-	case OP_CLIP:
-		return op->n_in == 1;
 	case OP_MATMUL: {
 		const struct ir_tensor *b = op->n_in == 2 && op->in[1] >= 0 ? &g->tensors[op->in[1]] : NULL;
 		return op->in[0] == y && b && b->data && b->rank == 2 && b->shape[0] == k;
@@ -360,11 +356,9 @@ static int lead_wise(const struct ir_graph *g, const struct ir_op *op, int t)
 {
 	if (op->n_out != 1 || op->in[0] < 0 || !same_shape(&g->tensors[op->out[0]], &g->tensors[t]))
 		return 0;
-	switch (op->type) {
-	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
-	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
-	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST: case OP_CLIP:
+	if (pass_is_pointwise(op->type))
 		return op->n_in == 1 && op->in[0] == t;
+	switch (op->type) {
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
 		if (op->n_in != 2 || op->in[1] < 0 || (op->in[0] != t && op->in[1] != t))
 			return 0;

@@ -252,3 +252,15 @@ void pass_count_ops(const struct ir_graph *g, int *counts)
 		if (g->ops[i].type != OP_COUNT)
 			counts[g->ops[i].type]++;
 }
+
+int pass_is_pointwise(enum op_type t)
+{
+	switch (t) {
+	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
+	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
+	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST: case OP_CLIP:
+		return 1;
+	default:
+		return 0;
+	}
+}

@@ -56,6 +56,10 @@ int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, flo
  * right after op `at` (the ops after it move up one); its name is base,
  * made unique.  Returns its index, at + 1. */
 int pass_insert_after(struct ir_graph *g, int at, enum op_type t, const char *base, int x, int y);
+/* Is t an operator of one input that maps each element alone (Relu,
+ * Exp, Cast, Clip ...)?  Views and row-wise rewrites move such ops
+ * freely between shapes. */
+int pass_is_pointwise(enum op_type t);
 /* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
 void pass_count_ops(const struct ir_graph *g, int *counts);
 
