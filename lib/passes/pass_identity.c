@@ -2,8 +2,10 @@
  * unchanged: Identity, Reshape or Flatten whose output shape equals
  * their input shape, a Pad of zero on every side (torch exports one
  * before each AveragePool), a forward Slice that keeps every element
- * (Swin's crop back from a window multiple the input already was), and a
- * Mul or Div by ones (PaddleOCR's swish writes x * Sigmoid(1.0 * x)).
+ * (Swin's crop back from a window multiple the input already was), a
+ * Concat of one input (a DenseNet layer's join of the maps so far, when
+ * there is one), and a Mul or Div by ones (PaddleOCR's swish writes
+ * x * Sigmoid(1.0 * x)).
  */
 #include <string.h>
 
@@ -79,6 +81,7 @@ static int identity_pattern(struct ir_graph *g, int i)
 	if (times_one(g, op))
 		return pass_bypass(g, i);
 	if (op->type == OP_IDENTITY || zero_pad(op) || whole_slice(g, op) ||
+	    (op->type == OP_CONCAT && op->n_in == 1) ||
 	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) &&
 	     same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]])))
 		return pass_bypass(g, i);

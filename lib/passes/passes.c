@@ -11,7 +11,7 @@
 
 const struct pass pass_table[] = {
 	{ "remove-identity", pass_remove_identity,
-	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads, Mul by ones" },
+	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads, one-input Concats, Mul by ones" },
 	{ "fold-bn", pass_fold_bn,
 	  "fold BatchNormalization into the conv before it, else make it a Scale; a Scale into the conv after it" },
 	{ "deconv-to-conv", pass_deconv_to_conv,
@@ -34,6 +34,8 @@ const struct pass pass_table[] = {
 	  "fuse the ReduceMean/Sub/Pow/Sqrt/Div chain (with scale, bias) into LayerNormalization" },
 	{ "fold-qdq", pass_fold_qdq,
 	  "make each QuantizeLinear/DequantizeLinear pair the scale of the float tensor it quantises" },
+	{ "nest-concat", pass_nest_concat,
+	  "make a Concat that repeats an earlier Concat's inputs along its axis read that Concat's result" },
 	{ "dce", pass_dce,
 	  "remove ops whose results nobody uses, and unused weights" },
 	{ NULL, NULL, NULL },
