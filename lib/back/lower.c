@@ -17,6 +17,7 @@
 #include "back/lower_dtype.h"
 #include "back/lower_cast.h"
 #include "back/lower_fit.h"
+#include "back/lower_share.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
 
@@ -886,6 +887,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
+	/* Concats and the inputs they copy on one scale */
+	struct calib_table *shared = lower_share_concat(&lc);
+	if (shared)
+		lc.tab = shared;
 	for (size_t i = 0; i < (size_t)(top->n_tensors + 1) * DT_COUNT; i++)
 		lc.alt[i] = -1;
 	for (int i = 0; i < top->n_outputs; i++)
@@ -943,6 +948,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
+	calib_table_free(shared);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;
