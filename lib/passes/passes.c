@@ -11,7 +11,7 @@
 
 const struct pass pass_table[] = {
 	{ "remove-identity", pass_remove_identity,
-	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads, one-input Concats, Mul by ones" },
+	  "remove Identity ops, Reshape, Flatten and forward Slice ops that keep the shape, zero Pads, Mul by ones" },
 	{ "fold-bn", pass_fold_bn,
 	  "fold BatchNormalization into the conv before it, else make it a Scale; a Scale into the conv after it" },
 	{ "deconv-to-conv", pass_deconv_to_conv,
