@@ -2,7 +2,7 @@
 # top-opt --equalise (issue 12): a Conv -> HardSwish whose channels are
 # unequal becomes Conv (channels scaled by powers of two) -> gate Scale ->
 # Mul, its readers (a Conv, a constant Pad into a Conv) take the scales
-# back; the graph computes the same in float, and per-tensor int8 of the
+# back, and a Conv read by Convs (through its ReLU) likewise; the graph computes the same in float, and per-tensor int8 of the
 # balanced graph is far closer to float than of the original.
 load helpers
 
@@ -93,6 +93,21 @@ PY
 	run -0 ir-print "$T/eq.top"
 	[[ "$output" == *"%h1 = HardSwish(%a)"* ]]
 	[[ "$output" != *"%h2 = HardSwish"* ]]
+}
+
+@test "--equalise moves the scales through a Conv's ReLU and a Pad into a Conv" {
+	canon relu
+	run -0 top-opt "$T/relu.top" --passes=dce --equalise "$FX/calib.npz" --stats -o "$T/eq.top"
+	[[ "$output" =~ equalise\ +1 ]]
+	run -0 ir-print "$T/eq.top"
+	[[ "$output" == *"Pad(%r_shifted) {pads=[0,0,1,1,0,0,1,1], value=0"* ]]
+	ir-run "$T/relu.top" -i "$FX/input.npz" -o "$T/f0.npz"
+	ir-run "$T/eq.top" -i "$FX/input.npz" -o "$T/f1.npz"
+	run -0 $PY - "$T/f0.npz" "$T/f1.npz" <<'PY'
+import sys, numpy as np
+a, b = np.load(sys.argv[1])["y"], np.load(sys.argv[2])["y"]
+sys.exit(0 if np.abs(a - b).max() / np.abs(a).max() < 1e-5 else 1)
+PY
 }
 
 @test "--equalise: a missing or unfit samples file is one line naming it, and no output" {

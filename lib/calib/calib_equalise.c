@@ -12,9 +12,14 @@
 
 /* One HardSwish to rewrite: its op, the Conv before it, and its channels. */
 struct site {
-	int hs, conv;
+	int hs;                      /* the HardSwish, or -1: Convs read x */
+	int conv;
 	int64_t c;                   /* channels of x (axis 1) */
-	double *peak;                /* per channel: max |x| over the samples */
+	int pad;                     /* 1: a reader Pads by q */
+	double q;
+	double *peak;                /* per channel: max over the samples of
+					|x| and, with a Pad, |y - q| (y the
+					HardSwish's output, or x) */
 };
 
 /* 1 if Conv op I reads only T's values through input 0, has constant f32
@@ -80,30 +85,47 @@ static int readers_ok(const struct ir_graph *g, int y)
 	return 1;
 }
 
-/* The HardSwish ops that qualify (calib_equalise.h), into *OUT. */
+/* The first Pad reading Y: *Q its value; 0 when none. */
+static int pad_value(const struct ir_graph *g, int y, double *q)
+{
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].type == OP_PAD && g->ops[i].n_in == 1 && g->ops[i].in[0] == y) {
+			*q = op_float(&g->ops[i], "value", 0);
+			return 1;
+		}
+	return 0;
+}
+
+/* The Convs whose output qualifies (calib_equalise.h): read by a
+ * HardSwish alone, or by Convs and Pads into Convs (through a ReLU the
+ * Conv fused: positively homogeneous), into *OUT. */
 static int find_sites(const struct ir_graph *g, struct site **out)
 {
 	int n = 0;
 	*out = xcalloc((size_t)g->n_ops + 1, sizeof **out);
-	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *op = &g->ops[i];
-		if (op->type != OP_HARDSWISH || op->n_in != 1 || op->n_out != 1)
-			continue;
-		int x = op->in[0], a = pass_producer(g, x);
-		const struct ir_tensor *tx = &g->tensors[x];
-		if (a < 0 || tx->dtype != DT_F32 || tx->rank < 3 || sole_reader(g, x) != i)
-			continue;
+	for (int a = 0; a < g->n_ops; a++) {
 		const struct ir_op *ao = &g->ops[a];
-		if (ao->type != OP_CONV || ao->n_out != 1 || op_int(ao, "do_relu", 0) ||
+		if (ao->type != OP_CONV || ao->n_out != 1 || op_float(ao, "relu_limit", 0) > 0 ||
 		    ao->n_in < 2 || !g->tensors[ao->in[1]].data ||
-		    g->tensors[ao->in[1]].dtype != DT_F32 || g->tensors[ao->in[1]].shape[0] != tx->shape[1] ||
+		    g->tensors[ao->in[1]].dtype != DT_F32 ||
 		    (ao->n_in > 2 && ao->in[2] >= 0 && (!g->tensors[ao->in[2]].data ||
 							g->tensors[ao->in[2]].dtype != DT_F32)))
 			continue;
-		if (!readers_ok(g, op->out[0]))
+		int x = ao->out[0], hs = sole_reader(g, x), y = x;
+		const struct ir_tensor *tx = &g->tensors[x];
+		if (tx->dtype != DT_F32 || tx->rank < 3 || g->tensors[ao->in[1]].shape[0] != tx->shape[1])
 			continue;
-		(*out)[n++] = (struct site){ .hs = i, .conv = a, .c = tx->shape[1],
-					     .peak = xcalloc((size_t)tx->shape[1] + 1, sizeof(double)) };
+		if (hs >= 0 && g->ops[hs].type == OP_HARDSWISH && g->ops[hs].n_out == 1 &&
+		    !op_int(ao, "do_relu", 0))
+			y = g->ops[hs].out[0];
+		else
+			hs = -1;
+		if (!readers_ok(g, y))
+			continue;
+		struct site st = { .hs = hs, .conv = a, .c = tx->shape[1],
+				   .peak = xcalloc((size_t)tx->shape[1] + 1, sizeof(double)) };
+		st.pad = pad_value(g, y, &st.q);
+		(*out)[n++] = st;
 	}
 	return n;
 }
@@ -128,16 +150,22 @@ static int measure(const struct ir_graph *g, const struct npz *samples, const ch
 		if (rc == 0)
 			rc = interp_run(&it, NULL, NULL);
 		for (int i = 0; rc == 0 && i < n; i++) {
-			int x = g->ops[s[i].hs].in[0];
+			int x = g->ops[s[i].conv].out[0];
 			const struct ir_tensor *t = &g->tensors[x];
 			float *v = interp_get_f32(&it, x);
 			int64_t inner = tensor_numel(t) / (t->shape[0] * s[i].c);
 			for (int64_t b = 0; b < t->shape[0]; b++)
 				for (int64_t c = 0; c < s[i].c; c++) {
 					const float *p = v + (b * s[i].c + c) * inner;
-					for (int64_t e = 0; e < inner; e++)
-						if (fabs(p[e]) > s[i].peak[c])
-							s[i].peak[c] = fabs(p[e]);
+					double m = s[i].peak[c];
+					for (int64_t e = 0; e < inner; e++) {
+						double u = p[e], y = s[i].hs < 0 ? u
+							: u * fmin(fmax(u / 6 + 0.5, 0), 1);
+						m = fmax(m, fabs(u));
+						if (s[i].pad)
+							m = fmax(m, fabs(y - s[i].q));
+					}
+					s[i].peak[c] = m;
 				}
 			free(v);
 		}
@@ -219,7 +247,7 @@ static void pad_reader(struct ir_graph *g, int at, int p, const double *k, int64
 /* Rewrite site S with gains K (calib_equalise.h). */
 static void rewrite(struct ir_graph *g, const struct site *s, const double *k)
 {
-	int hs = s->hs, x = g->ops[hs].in[0], y = g->ops[hs].out[0];
+	int hs = s->hs, x = g->ops[s->conv].out[0], y = hs >= 0 ? g->ops[hs].out[0] : x;
 	float *w = pass_weight_mut(g, s->conv, 1), *b = pass_bias_mut(g, s->conv, s->c);
 	int64_t per = tensor_numel(&g->tensors[g->ops[s->conv].in[1]]) / s->c;
 	for (int64_t c = 0; c < s->c; c++) {
@@ -234,29 +262,32 @@ static void rewrite(struct ir_graph *g, const struct site *s, const double *k)
 		if (g->ops[i].type == OP_CONV)
 			conv_divide_in(g, i, k);
 	}
-	/* HardSwish -> gate Scale writing g, then Mul(x, g) writing y */
-	int gt = new_act(g, y, "_gate");
-	g->ops[hs].out[0] = gt;
-	op_clear_attrs(&g->ops[hs]);
-	float *sc, *sb;
-	pass_make_scale(g, hs, x, s->c, &sc, &sb);
-	for (int64_t c = 0; c < s->c; c++) {
-		sc[c] = (float)(1 / (6 * k[c]));
-		sb[c] = 0.5f;
+	int at = s->conv;
+	if (hs >= 0) {
+		/* HardSwish -> gate Scale writing g, then Mul(x, g) writing y */
+		int gt = new_act(g, y, "_gate");
+		g->ops[hs].out[0] = gt;
+		op_clear_attrs(&g->ops[hs]);
+		float *sc, *sb;
+		pass_make_scale(g, hs, x, s->c, &sc, &sb);
+		for (int64_t c = 0; c < s->c; c++) {
+			sc[c] = (float)(1 / (6 * k[c]));
+			sb[c] = 0.5f;
+		}
+		op_set_int(&g->ops[hs], "do_relu", 1);
+		op_set_float(&g->ops[hs], "relu_limit", 1);
+		char base[512];
+		snprintf(base, sizeof base, "%s_mul", g->ops[hs].name);
+		at = pass_insert_after(g, hs, OP_MUL, base, x, y);
+		struct ir_op *mo = &g->ops[at];
+		mo->in = xrealloc(mo->in, 2 * sizeof *mo->in);
+		mo->in[1] = gt;
+		mo->n_in = 2;
+		pass_index_drop();
 	}
-	op_set_int(&g->ops[hs], "do_relu", 1);
-	op_set_float(&g->ops[hs], "relu_limit", 1);
-	char base[512];
-	snprintf(base, sizeof base, "%s_mul", g->ops[hs].name);
-	int m = pass_insert_after(g, hs, OP_MUL, base, x, y);
-	struct ir_op *mo = &g->ops[m];
-	mo->in = xrealloc(mo->in, 2 * sizeof *mo->in);
-	mo->in[1] = gt;
-	mo->n_in = 2;
-	pass_index_drop();
 	for (int i = 0; i < g->n_ops; i++)
 		if (g->ops[i].type == OP_PAD && g->ops[i].n_in == 1 && g->ops[i].in[0] == y)
-			pad_reader(g, m, i, k, s->c);
+			pad_reader(g, at, i, k, s->c);
 }
 
 int calib_equalise(struct ir_graph *g, const struct npz *samples, const char *file,

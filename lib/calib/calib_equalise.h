@@ -22,6 +22,12 @@
  * equalisation moves one through a ReLU; written as x times a gate, the
  * gate takes the scale back per channel (the Scale's per-channel
  * requantisation) and the product keeps it.
+ *
+ * A Conv whose output Convs read (directly or through such a Pad), with
+ * no HardSwish between, is balanced the same way without the gate: the
+ * classic cross-layer equalisation, exact through a fused ReLU (k > 0)
+ * but not a clipped one (ReLU6).  With a Pad by q, the peaks are those of
+ * x and of y - q, the tensor the Pad then reads.
  */
 #ifndef TPUC_CALIB_EQUALISE_H
 #define TPUC_CALIB_EQUALISE_H
@@ -33,12 +39,12 @@
 
 /* Samples the peaks are measured on (fewer when the archive has fewer). */
 #define CALIB_EQ_SAMPLES 8
-/* A HardSwish is rewritten when some channel's k reaches this. */
+/* A site is rewritten when some channel's k reaches this. */
 #define CALIB_EQ_MIN_GAIN 2.0
 /* k is at most this (a channel near zero on every sample). */
 #define CALIB_EQ_MAX_GAIN 64.0
 
-/* Rewrite every HardSwish of G that qualifies, its peaks measured on the
+/* Rewrite every Conv of G that qualifies, its peaks measured on the
  * first CALIB_EQ_SAMPLES samples of SAMPLES (first axis: samples; FILE
  * names it in messages).  *REWRITES: how many.  0, or -1 with a message. */
 int calib_equalise(struct ir_graph *g, const struct npz *samples, const char *file,
