@@ -56,9 +56,9 @@
 #         error (calibrate --tune), 0: not.  Default 1 for MODE=int8
 #         QTABLE=auto without STATE (the search then keeps fewer ops in
 #         float), else 0
-# EQUALISE  1: the channels around each HardSwish balanced on the
-#         calibration samples first (top-opt --equalise: the same function,
-#         with channels of about equal peaks for per-tensor int8); the
+# EQUALISE  1: the channels between Convs balanced on the calibration
+#         samples first (top-opt --equalise: the same function, with
+#         channels of about equal peaks for per-tensor int8); the
 #         calibration, search and lowering read $(OUT)/equalised.top, and
 #         top_out.npz stays canonical.top's.  0: not.  Default 1 for
 #         MODE=int8 QTABLE=auto without STATE or SHAPES, else 0
