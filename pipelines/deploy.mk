@@ -56,12 +56,13 @@
 #         error (calibrate --tune), 0: not.  Default 1 for MODE=int8
 #         QTABLE=auto without STATE (the search then keeps fewer ops in
 #         float), else 0
-# EQUALISE  1: the channels between Convs balanced on the calibration
-#         samples first (top-opt --equalise: the same function, with
-#         channels of about equal peaks for per-tensor int8); the
-#         calibration, search and lowering read $(OUT)/equalised.top, and
-#         top_out.npz stays canonical.top's.  0: not.  Default 1 for
-#         MODE=int8 QTABLE=auto without STATE or SHAPES, else 0
+# EQUALISE  1: for MODE=int8 QTABLE=auto without STATE or SHAPES, the
+#         channels between Convs balanced on the calibration samples first
+#         (top-opt --equalise: the same function, with channels of about
+#         equal peaks for per-tensor int8); the calibration, search and
+#         lowering read $(OUT)/equalised.top, and top_out.npz stays
+#         canonical.top's.  Default 0: it cost mobilenet_v3_large two
+#         float ops and its top-1 (bench/unseen.sh, issue 12)
 # OUT     output folder, one per model and mode (required)
 # FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
 #         or ASYM: origin.top, canonical.top, top_out.npz and (unless
@@ -159,8 +160,7 @@ HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1))
 ASYMFLAG := $(if $(filter 1,$(ASYM)),$(if $(HAS_INT8),--asymmetric))
 TUNE_DEFAULT := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(if $(STATE),,1)),1,0)
 TUNEFLAG := $(if $(filter 1,$(or $(TUNE),$(TUNE_DEFAULT))),$(if $(AUTO),--tune))
-EQ_DEFAULT := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(CALIB)),$(if $(STATE)$(SHAPES),0,1),0)
-EQ_ON := $(if $(and $(AUTO),$(CALIB)),$(filter 1,$(or $(EQUALISE),$(EQ_DEFAULT))))
+EQ_ON := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(CALIB),$(filter 1,$(EQUALISE))),$(if $(STATE)$(SHAPES),,1))
 # the graph calibration, the search and the lowering read
 QTOP := $(if $(EQ_ON),$(OUT)/equalised.top,$(FRONT)/canonical.top)
 ifneq ($(AUTO),)
