@@ -60,8 +60,13 @@ static int check_dma(const struct machine *mc, const struct isa_dma *d)
 		return err_set("'%s': dma command %u addresses DDR past %lld bytes",
 			       mc->file, d->id, (long long)mc->ddr_len);
 	/* The block lies inside one tensor of its dtype, at an element
-	 * boundary of it. */
+	 * boundary of it, or, a load, inside the coefficients (a run of
+	 * weights, formats/tpuc-isa.5). */
 	const struct ir_graph *g = mc->m->g;
+	if (d->op == ISA_DMA_LOAD && mc->m->coeff_addr <= (int64_t)d->ddr &&
+	    last <= mc->m->coeff_addr + mc->m->coeff_bytes &&
+	    ((int64_t)d->ddr - mc->m->coeff_addr) % es == 0)
+		return 0;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
 		if (t->addr >= 0 && t->dtype == d->dtype && t->addr <= (int64_t)d->ddr &&
