@@ -472,11 +472,12 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
  * the first waits for `wait`.  wready[k - first], when not NULL, gets the
  * last DMA command loading op k's weights. */
 /* Load weight i of G and the weights after it in its coefficient run that
- * lie right after it in DDR and in local memory, are not loaded yet and fit
- * the budget, with one DMA command: 1 when two or more were loaded, 0 when
- * not (the caller loads weight i alone), -1 on error. */
-static int load_run(struct gen *cg, struct group *G, int i, uint32_t *wait, uint32_t *wready,
-		    int64_t *budget, const int64_t *avoid)
+ * lie right after it in DDR and in local memory, are not loaded yet, are
+ * read by op `upto` or before (the ops that wait for the load) and fit the
+ * budget, with one DMA command: 1 when two or more were loaded, 0 when not
+ * (the caller loads weight i alone), -1 on error. */
+static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *wait,
+		    uint32_t *wready, int64_t *budget, const int64_t *avoid)
 {
 	const struct ir_graph *g = cg->g;
 	if (!G->rnext || G->rnext[i] < 0 || G->wdone[i])
@@ -490,7 +491,7 @@ static int load_run(struct gen *cg, struct group *G, int i, uint32_t *wait, uint
 		int t = G->wt[j];
 		int64_t r[4], a = g->tensors[t].addr;
 		cg_lane_shape(g, t, r);
-		if (j != i && (G->loaded[j] || G->wdone[j] || G->waddr[j] != hi ||
+		if (j != i && (G->loaded[j] || G->wdone[j] || G->waddr[j] != hi || G->wfirst[j] > upto ||
 			       (a != ddr_next && !(cg->estimate && a < 0 && ddr_next < 0))))
 			break;
 		int64_t c = chans + r[1], end = hi + isa_lane_bytes(cg->c, g->tensors[t].dtype, r);
@@ -532,7 +533,7 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
 			continue;
-		int m = load_run(cg, G, i, &wait, wready, budget, avoid);
+		int m = load_run(cg, G, i, upto, &wait, wready, budget, avoid);
 		if (m < 0)
 			return -1;
 		if (m)
