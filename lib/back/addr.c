@@ -154,8 +154,11 @@ static int run_follows(const struct ir_graph *g, const struct chip *c, int t, in
 	int64_t s[4], r[4];
 	isa_lane_shape(x->rank, x->shape, 1, s);
 	isa_lane_shape(y->rank, y->shape, 1, r);
-	return x->dtype == y->dtype && s[3] == r[3] &&
-	       addr_run_stride(g, c, t) % ADDR_ALIGN == 0 &&
+	int64_t stride = addr_run_stride(g, c, t);
+	/* the padding t's last slot adds costs at most half the start-up
+	 * that loading u with t saves */
+	return x->dtype == y->dtype && s[3] == r[3] && stride % ADDR_ALIGN == 0 &&
+	       2 * (stride - (int64_t)tensor_bytes(x)) <= (int64_t)c->dma_latency * c->ddr_bpc &&
 	       isa_lane_bytes(c, x->dtype, s) % ADDR_ALIGN == 0;
 }
 

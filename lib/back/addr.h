@@ -42,7 +42,8 @@ int addr_assign(struct ir_graph *g, const struct chip *c);
  * that codegen loads a run with one DMA command into consecutive local
  * memory.  A run holds weights of one dtype and W, in the order the group
  * first reads them (wt), at most ADDR_RUN_LATENCIES DMA start-ups' worth
- * of bytes, and a weight follows another only when the other's padded
+ * of bytes, and a weight follows another only when the other's padding
+ * moves at most half a start-up's worth of bytes, its padded
  * channels end at a multiple of ADDR_ALIGN bytes in DDR and its bytes per
  * lane in local memory are a multiple of ADDR_ALIGN too (no gap before the
  * next one in local memory). */
