@@ -56,6 +56,7 @@ struct group {
 	int *wdone;            /* per weight: channels loaded so far (in parts) */
 	int *rnext;            /* per weight: the next of its coefficient run
 				  (addr_runs), -1 none; NULL until laid out */
+	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
@@ -480,7 +481,7 @@ static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *
 		    uint32_t *wready, int64_t *budget, const int64_t *avoid)
 {
 	const struct ir_graph *g = cg->g;
-	if (!G->rnext || G->rnext[i] < 0 || G->wdone[i])
+	if (G->no_runs || !G->rnext || G->rnext[i] < 0 || G->wdone[i])
 		return 0;
 	int64_t s[4], lanes = cg->c->lanes;
 	cg_lane_shape(g, G->wt[i], s);
@@ -747,7 +748,8 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
 /* The slice count of G that the cost model times fastest among those that
  * fit; *cycles gets its time.  -1 with a message when none fits. */
 /* The choices cg_group_choose made, between codegen_uses_begin() and
- * _end(): open addressing on (first, n); slices 0 for none that fits. */
+ * _end(): open addressing on (first, n); slices 0 for none that fits,
+ * negative with no_runs. */
 struct memo {
 	int first, n, slices;
 	int64_t cycles;
@@ -810,7 +812,9 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 				g->ops[G->first].name, last->name);
 			return -2;
 		}
-		group_plan(cg, G, m->slices, m->slices > 1 ? 2 : 1);
+		int s = m->slices < 0 ? -m->slices : m->slices;
+		G->no_runs = m->slices < 0;
+		group_plan(cg, G, s, s > 1 ? 2 : 1);
 		*cycles = m->cycles;
 		return 0;
 	}
@@ -901,9 +905,23 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		return -2;
 	}
 	group_plan(cg, G, best, best > 1 ? 2 : 1);
+	/* Coefficient runs load later ops' weights ahead of the next op's:
+	 * where the compute engine then waits longer than the start-ups
+	 * saved, every weight loads alone. */
+	int runs = 0;
+	for (int i = 0; G->rnext && i < G->nw; i++)
+		runs |= G->rnext[i] >= 0;
+	if (runs) {
+		G->no_runs = 1;
+		int64_t alone = group_cycles(cg, G);
+		if (alone >= 0 && alone < best_t)
+			best_t = alone;
+		else
+			G->no_runs = 0;
+	}
 	*cycles = best_t;
 	if (cg->g == uses_g)
-		memo_put(G->first, G->n_ops, best, best_t);
+		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, best_t);
 	return 0;
 }
 
