@@ -482,6 +482,45 @@ PYEOF
 	npz-compare "$T/f.npz" "$T/ir.npz" --tolerance 0.99
 }
 
+@test "int8: a nearest Resize copies codes at its input's scale (no float detour), sliced, tpu-sim bit-identical; a linear one runs in bf16" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+r = np.random.default_rng(4)
+w = (r.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+sc = nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
+g = h.make_graph([h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                  h.make_node("Resize", ["c", "", "sc"], ["n"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+                  h.make_node("Resize", ["c", "", "sc"], ["l"], mode="linear"),
+                  h.make_node("Add", ["n", "l"], ["y"])],
+                 "up", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 256, 256])],
+                 [h.make_tensor_value_info("y", TP.FLOAT, [1, 8, 512, 512])], [nh.from_array(w, "w"), sc])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/up.onnx")
+np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 3, 256, 256)).astype(np.float32))
+np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (4, 1, 3, 256, 256)).astype(np.float32))
+PYEOF
+	onnx2top "$T/up.onnx" | top-opt -o "$T/u.top"
+	calibrate "$T/u.top" -d "$T/cal.npz" -o "$T/u.table" 2>/dev/null
+	top2tpu "$T/u.top" --chip tpu-a --mode int8 --calib "$T/u.table" -o "$T/u.tpu"
+	run irdump "$T/u.tpu"
+	assert_line --partial 'op Resize Resize_n in=c out=n '
+	assert_line --partial 'op Resize Resize_l in=c_bf16 out=l '
+	run ir-print "$T/u.tpu"
+	assert_line --regexp '^  %n = Resize.*: \(i8\[1,8,256,256\]<scale=([0-9.]+)>\) -> i8\[1,8,512,512\]<scale=\1> '
+	weight-reorder "$T/u.tpu" | layergroup | addr-assign -q | codegen -o "$T/u.tmodel"
+	run tpu-sim -q -p "$T/u.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	run awk '$2 == "Resize" { print ($3 > 1) }' <<<"$output"
+	assert_line --index 0 1
+	ir-run "$T/u.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/ir.npz" "$T/sim.npz"
+	ir-run "$T/u.top" -i "$T/in.npz" -o "$T/f.npz"
+	npz-compare "$T/f.npz" "$T/ir.npz" --tolerance 0.999
+}
+
 @test "int8: an op on integers only (a Concat of TopK indices, an Add of offsets) needs no threshold and keeps its integers" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx

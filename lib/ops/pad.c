@@ -72,11 +72,12 @@ static int pad_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
-/* Reference and Tpu kernel for any dtype, whole tensors only (the op has no
- * slice_h: a reflect or edge pad reads rows a slice would not hold).  Each
- * innermost output row is either all fill (constant mode, an outer index in
- * the padding) or a mapped input row: its begin and end pads element by
- * element, the input row in the middle at once. */
+/* Reference and Tpu kernel for any dtype.  Each innermost output row is
+ * either all fill (constant mode, an outer index in the padding) or a
+ * mapped input row: its begin and end pads element by element, the input
+ * row in the middle at once.  A slice along H (pad_slice_h, constant mode)
+ * maps its rows by their whole-tensor numbers: output row out_row0 + r reads
+ * input row out_row0 + r - pt, view row out_row0 + r - pt - in_row0. */
 static int pad_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
@@ -97,6 +98,8 @@ static int pad_run(struct kern *k)
 		memcpy(y->data, x->data, es);
 		return 0;
 	}
+	if (r >= 4)
+		pads[2] += k->in_row0 - k->out_row0;
 	int64_t xs[IR_MAX_RANK], s = 1;
 	for (int d = r - 1; d >= 0; d--) {
 		xs[d] = s;
@@ -141,6 +144,27 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 	return 0;
 }
 
+/* Slicing rule along H (axis 2) of a constant Pad: output rows [oh0, oh1)
+ * hold input rows [oh0 - pt, oh1 - pt), clamped to the input, one row at
+ * least (a slice wholly in the pad reads a row it does not use); the
+ * other rows are the fill.  Reflect and edge pads are refused (a first row
+ * < 0): their pad rows copy rows a slice would not hold. */
+static void pad_slice_h(const struct ir_graph *g, const struct ir_op *op, int oh0, int oh1,
+			int *ih0, int *ih1)
+{
+	const struct ir_tensor *x = &g->tensors[op->in[0]];
+	int64_t pads[2 * IR_MAX_RANK];
+	*ih0 = *ih1 = -1;
+	if (pad_mode(op) != PAD_CONSTANT || x->rank < 4 || x->shape[2] < 1 ||
+	    op_param_ints(g, NULL, op, 1, "pads", pads, 2 * IR_MAX_RANK) != 2 * x->rank)
+		return;
+	int64_t h = x->shape[2], a = oh0 - pads[2], b = oh1 - pads[2];
+	a = a < 0 ? 0 : a > h - 1 ? h - 1 : a;
+	b = b > h ? h : b <= a ? a + 1 : b;
+	*ih0 = (int)a;
+	*ih1 = (int)b;
+}
+
 /* Parts along an axis it does not pad. */
 static int pad_split_axis(const struct ir_graph *g, const struct ir_op *op, int ax, int *in_ax)
 {
@@ -179,5 +203,5 @@ static int pad_split_window(const struct ir_graph *g, const struct ir_op *op, in
 
 const struct op_def op_def_PAD = {
 	.infer = pad_infer, .run_f32 = pad_run, .lower = pad_lower, .run_tpu = pad_run,
-	.split_axis = pad_split_axis, .split_window = pad_split_window,
+	.slice_h = pad_slice_h, .split_axis = pad_split_axis, .split_window = pad_split_window,
 };

@@ -18,6 +18,7 @@
 #include "ir/convert.h"
 #include "ops/kern_util.h"
 #include "ir/op.h"
+#include "back/lower.h"
 #include "quant/quant.h"
 
 /* Input I of op as at most MAX floats into V: K's view at run time, else
@@ -328,12 +329,20 @@ static void axis_taps(const struct rsz *m, int d, int64_t in, int64_t out, int64
 		t->idx[i] = t->idx[i] < 0 ? 0 : t->idx[i] >= in ? in - 1 : t->idx[i];
 }
 
-/* Resize axis d of x (shape xs) into y: outer x in x inner layout.  The
- * axis has in_full and out_full entries in the whole tensors; x holds
- * input entries from i0 on, y output entries from j0 on (slices along H). */
-static void resize_axis(const struct ir_op *op, int d, const float *x, float *y, const int64_t *xs,
-			int r, int64_t out, int nt, int64_t in_full, int64_t out_full, int64_t i0,
-			int64_t j0)
+/* 1 for a nearest Resize: it only copies elements, in any dtype. */
+static int resize_copies(const struct ir_op *op)
+{
+	return !strcmp(op_str(op, "mode", "nearest"), "nearest");
+}
+
+/* Resize axis d of x (shape xs) into y: outer x in x inner layout, of
+ * elements of es bytes (f32 unless the mode is nearest, which only copies
+ * them; ext: the extrapolated element).  The axis has in_full and out_full
+ * entries in the whole tensors; x holds input entries from i0 on, y output
+ * entries from j0 on (slices along H). */
+static void resize_axis(const struct ir_op *op, int d, const void *x, void *y, size_t es,
+			const void *ext, const int64_t *xs, int r, int64_t out, int nt,
+			int64_t in_full, int64_t out_full, int64_t i0, int64_t j0)
 {
 	int64_t outer = 1, inner = 1, in = xs[d];
 	for (int i = 0; i < d; i++)
@@ -350,26 +359,28 @@ static void resize_axis(const struct ir_op *op, int d, const float *x, float *y,
 			tp[j].idx[k] = tp[j].idx[k] < 0 ? 0 : tp[j].idx[k] >= in ? in - 1 : tp[j].idx[k];
 		}
 	}
-	float ext = (float)op_float(op, "extrapolation_value", 0);
+	size_t rb = es * (size_t)inner;
 
 	#pragma omp parallel for num_threads(nt) schedule(static)
 	for (int64_t o = 0; o < outer; o++) {
-		const float *xp = x + o * in * inner;
-		float *yp = y + o * out * inner;
+		const char *xp = (const char *)x + (size_t)(o * in) * rb;
+		char *yp = (char *)y + (size_t)(o * out) * rb;
 		for (int64_t j = 0; j < out; j++) {
-			float *row = yp + j * inner;
+			char *row = yp + (size_t)j * rb;
 			const struct taps *t = &tp[j];
 			if (t->n == 0) {
 				for (int64_t i = 0; i < inner; i++)
-					row[i] = ext;
+					memcpy(row + (size_t)i * es, ext, es);
 			} else if (t->n == 1) {
-				memcpy(row, xp + t->idx[0] * inner, sizeof(float) * (size_t)inner);
+				memcpy(row, xp + (size_t)t->idx[0] * rb, rb);
 			} else {
+				const float *xf = (const float *)xp;
+				float *rf = (float *)row;
 				for (int64_t i = 0; i < inner; i++) {
 					float v = 0;
 					for (int k = 0; k < t->n; k++)
-						v += t->w[k] * xp[t->idx[k] * inner + i];
-					row[i] = v;
+						v += t->w[k] * xf[t->idx[k] * inner + i];
+					rf[i] = v;
 				}
 			}
 		}
@@ -484,16 +495,28 @@ static int resize_run(struct kern *k)
 	return rc;
 }
 
+/* Any dtype in nearest mode (elements copied; an extrapolated one is
+ * extrapolation_value in the output's dtype, quantised with its scale),
+ * f32 in the others. */
 static int resize_run_const(struct kern *k)
 {
-	if (kern_need_f32(k) < 0)
-		return -1;
 	const struct view *x = &k->in[0], *y = &k->out[0];
+	if ((!resize_copies(k->op) || x->dtype != y->dtype) && kern_need_f32(k) < 0)
+		return -1;
+	size_t es = dtype_size(y->dtype);
+	char ext[8];
+	float e = (float)op_float(k->op, "extrapolation_value", 0);
+	if (quant_is_q(y->dtype)) {
+		int q = quant_f32_to_qz_one(e, y->scale, y->zero_point, y->dtype);
+		dtype_convert(ext, y->dtype, &(float){ (float)q }, DT_F32, 1);
+	} else {
+		dtype_convert(ext, y->dtype, &e, DT_F32, 1);
+	}
 	int r = x->rank;
 	int64_t cur[IR_MAX_RANK];
 	memcpy(cur, x->shape, sizeof cur);
-	const float *src = x->data;
-	float *tmp = NULL;
+	const void *src = x->data;
+	void *tmp = NULL;
 	/* a slice along H (codegen): the op's whole tensors from the graph */
 	const int64_t *xs = x->shape, *ys = y->shape;
 	if (r >= 3 && k->g && k->in_full_h > 0) {
@@ -512,17 +535,24 @@ static int resize_run_const(struct kern *k)
 		int64_t n = 1;
 		for (int i = 0; i < r; i++)
 			n *= i == d ? y->shape[d] : cur[i];
-		float *dst = xmalloc(sizeof(float) * (size_t)(n ? n : 1));
-		resize_axis(k->op, d, src, dst, cur, r, y->shape[d], kern_threads(k, n, 8), fi, fo, i0,
-			    j0);
+		void *dst = xmalloc(es * (size_t)(n ? n : 1));
+		resize_axis(k->op, d, src, dst, es, ext, cur, r, y->shape[d], kern_threads(k, n, 8), fi,
+			    fo, i0, j0);
 		free(tmp);
 		tmp = dst;
 		src = dst;
 		cur[d] = y->shape[d];
 	}
-	memcpy(y->data, src, sizeof(float) * (size_t)view_numel(y));
+	memcpy(y->data, src, es * (size_t)view_numel(y));
 	free(tmp);
 	return 0;
+}
+
+/* Tpu kernel: an int8 (nearest) Resize copies codes; float ones run
+ * through f32. */
+static int resize_run_tpu(struct kern *k)
+{
+	return quant_is_q(k->out[0].dtype) ? resize_run(k) : quant_run_f32(k);
 }
 
 static int64_t resize_macs(const struct ir_graph *g, const struct ir_op *op)
@@ -537,7 +567,7 @@ static void resize_slice_h(const struct ir_graph *g, const struct ir_op *op,
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	int64_t a, b;
-	if (x->rank < 4 || y->rank != x->rank || quant_is_q(x->dtype)) {
+	if (x->rank < 4 || y->rank != x->rank || (quant_is_q(x->dtype) && !resize_copies(op))) {
 		*ih0 = -1;
 		*ih1 = 0;
 		return;
@@ -554,7 +584,7 @@ static int resize_split_window(const struct ir_graph *g, const struct ir_op *op,
 {
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
 	int r = x->rank;
-	if (y->rank != r || !quant_is_float(x->dtype))
+	if (y->rank != r || (!quant_is_float(x->dtype) && !resize_copies(op)))
 		return 0;
 	resize_range(g, op, ax, o0, o1, i0, i1);
 	if (!part)
@@ -590,8 +620,19 @@ static int resize_split_axis(const struct ir_graph *g, const struct ir_op *op, i
 	return split_axis_x0(g, op, ax, in_ax);
 }
 
+/* Int8 lowering: a nearest Resize only copies elements, so its output
+ * keeps the input's scale and zero point, and the kernel (run_tpu through
+ * float) maps each value back to itself; linear and cubic ones interpolate
+ * and run in the fallback float mode, as ops without an int8 form do. */
+static int resize_lower(struct lower_ctx *lc, const struct ir_op *op)
+{
+	if (lc->mode == MODE_INT8 && !resize_copies(op))
+		return lower_fallback(lc, op);
+	return lower_default(lc, op);
+}
+
 const struct op_def op_def_RESIZE = {
-	.infer = resize_infer, .run_f32 = resize_run, .run_tpu = quant_run_f32,
+	.infer = resize_infer, .run_f32 = resize_run, .lower = resize_lower, .run_tpu = resize_run_tpu,
 	.macs = resize_macs,
 	.slice_h = resize_slice_h, .split_axis = resize_split_axis,
 	.split_window = resize_split_window,

@@ -2,8 +2,12 @@
  * unchanged: Identity, Reshape or Flatten whose output shape equals
  * their input shape, a Pad of zero on every side (torch exports one
  * before each AveragePool), a forward Slice that keeps every element
- * (Swin's crop back from a window multiple the input already was), and a
- * Mul or Div by ones (PaddleOCR's swish writes x * Sigmoid(1.0 * x)).
+ * (Swin's crop back from a window multiple the input already was), a
+ * Mul or Div by ones (PaddleOCR's swish writes x * Sigmoid(1.0 * x)), a
+ * Concat of one input, a Split into one output, and a Resize to its input's
+ * own shape whose every output element reads the input element at its own
+ * index (torchvision's detection transform resizes an image already the
+ * model's size).
  */
 #include <string.h>
 
@@ -71,6 +75,32 @@ static int times_one(struct ir_graph *g, struct ir_op *op)
 	return 1;
 }
 
+/* A Resize (sizes or scales as attributes) to its input's shape by a
+ * scale of 1 on every axis: each output index maps to input coordinate x
+ * itself for the coordinate modes below, so nearest picks it and linear
+ * and cubic filters weigh it 1 and their other taps 0.  Not
+ * tf_half_pixel_for_nn (x + 0.5: nearest may pick x + 1) nor
+ * tf_crop_and_resize (its roi). */
+static int same_resize(const struct ir_graph *g, const struct ir_op *op)
+{
+	static const char *const same_ct[] = { "half_pixel", "pytorch_half_pixel", "align_corners",
+					       "asymmetric" };
+	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
+	if (op->type != OP_RESIZE || op->n_in != 1 || !same_shape(x, y))
+		return 0;
+	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
+	int ok = 0;
+	for (int k = 0; k < 4; k++)
+		ok |= !strcmp(ct, same_ct[k]);
+	/* pytorch_half_pixel maps an axis of one output element to -0.5 */
+	for (int d = 0; d < x->rank && ok; d++)
+		ok = !(x->shape[d] == 1 && !strcmp(ct, "pytorch_half_pixel"));
+	const struct ir_attr *sc = op_attr(op, "scales");
+	for (int d = 0; ok && sc && d < sc->n; d++)
+		ok = sc->kind == ATTR_FLOATS && sc->floats[d] == 1.0f;
+	return ok;
+}
+
 static int identity_pattern(struct ir_graph *g, int i)
 {
 	struct ir_op *op = &g->ops[i];
@@ -78,9 +108,10 @@ static int identity_pattern(struct ir_graph *g, int i)
 		return 0;
 	if (times_one(g, op))
 		return pass_bypass(g, i);
-	if (op->type == OP_IDENTITY || zero_pad(op) || whole_slice(g, op) ||
-	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) &&
-	     same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]])))
+	int same = same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
+	if (op->type == OP_IDENTITY || zero_pad(op) || whole_slice(g, op) || same_resize(g, op) ||
+	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) && same) ||
+	    ((op->type == OP_CONCAT || op->type == OP_SPLIT) && op->n_in == 1 && same))
 		return pass_bypass(g, i);
 	return 0;
 }

@@ -21,7 +21,14 @@
  *
  * A Gather of one constant index becomes a Slice of that index (and a
  * Reshape dropping the axis when the index is a scalar): Swin picks Q, K
- * and V out of one tensor so.  A Slice is a copy the back end can put in
+ * and V out of one tensor so.  From an axis of one element it is the input
+ * itself, or the Reshape alone (torchvision's detection transform picks
+ * its only image so).
+ *
+ * A view that drops leading unit axes, a chain of elementwise ops and a
+ * view back (the same transform normalises its image between a Squeeze
+ * and an Unsqueeze) become the chain alone, on the 4-D tensor: the views
+ * were two copies that relaid the image across the lanes and back.  A Slice is a copy the back end can put in
  * place (addr-assign) and moves as one run of the axis.
  */
 #include <stdio.h>
@@ -288,6 +295,18 @@ static int gather_pattern(struct ir_graph *g, int i)
 	if (v < 0 || v >= dim)
 		return 0;
 	int y = op->out[0], t = y, scalar = ix->rank == 0;
+	if (dim == 1) {
+		/* the whole axis: the input itself, or a view without the axis */
+		if (!scalar)
+			return pass_bypass(g, i);
+		struct ir_op *r = &g->ops[i];
+		r->type = OP_RESHAPE;
+		r->n_in = 1;
+		clear_attrs(r);
+		op_set_ints(r, "shape", g->tensors[y].rank, g->tensors[y].shape);
+		pass_index_drop();
+		return 1;
+	}
 	if (scalar) {
 		int64_t shape[IR_MAX_RANK];
 		memcpy(shape, x->shape, sizeof shape);
@@ -317,8 +336,101 @@ static int gather_pattern(struct ir_graph *g, int i)
 	return 1;
 }
 
+/* The op after op i that reads tensor t, or -1. */
+static int reader_after(const struct ir_graph *g, int i, int t)
+{
+	for (int j = i + 1; j < g->n_ops; j++) {
+		const struct ir_op *u = &g->ops[j];
+		for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
+			if (u->in[k] == t)
+				return j;
+	}
+	return -1;
+}
+
+/* May op, which reads t (of rank r), run on t with leading unit axes
+ * added?  An elementwise op whose output has t's shape and whose other
+ * operand has rank r at most: broadcasting aligns trailing axes, so
+ * leading ones change nothing. */
+static int lead_wise(const struct ir_graph *g, const struct ir_op *op, int t)
+{
+	if (op->n_out != 1 || op->in[0] < 0 || !same_shape(&g->tensors[op->out[0]], &g->tensors[t]))
+		return 0;
+	switch (op->type) {
+	case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_ERF: case OP_SILU:
+	case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_LEAKYRELU: case OP_ELU: case OP_ABS:
+	case OP_NEG: case OP_EXP: case OP_SQRT: case OP_RECIPROCAL: case OP_CAST: case OP_CLIP:
+		return op->n_in == 1 && op->in[0] == t;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+		if (op->n_in != 2 || op->in[1] < 0 || (op->in[0] != t && op->in[1] != t))
+			return 0;
+		return !g->tensors[op->in[op->in[0] == t]].dyn &&
+		       g->tensors[op->in[op->in[0] == t]].rank <= g->tensors[t].rank;
+	default:
+		return 0;
+	}
+}
+
+/* A view dropping leading unit axes of x (a detection transform's Squeeze
+ * of the batch), a chain of elementwise ops each the only reader of the
+ * one before (lead_wise), then a view back to x's shape: the chain runs
+ * on x's shape and both views go.  The values are the same; the ops keep
+ * x's lanes, where the views made two copies relaying them out. */
+static int unit_chain_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (!is_view(op->type) || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int x = op->in[0], y = op->out[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
+	int k = xt->rank - yt->rank;
+	if (xt->dyn || yt->dyn || xt->data || k <= 0 ||
+	    memcmp(xt->shape + k, yt->shape, sizeof(int64_t) * (size_t)yt->rank))
+		return 0;
+	for (int d = 0; d < k; d++)
+		if (xt->shape[d] != 1)
+			return 0;
+	int n = 0, cap = 8, *chain = xmalloc(sizeof *chain * (size_t)cap), t = y, j = i, end = -1;
+	while (end < 0) {
+		if (pass_is_output(g, t) || pass_uses(g, t) != 1 || (j = reader_after(g, j, t)) < 0)
+			break;
+		const struct ir_op *u = &g->ops[j];
+		if (is_view(u->type)) {
+			if (u->n_out == 1 && n > 0 && same_shape(&g->tensors[u->out[0]], &g->tensors[x]))
+				end = j;
+			break;
+		}
+		if (!lead_wise(g, u, t))
+			break;
+		if (n == cap)
+			chain = xrealloc(chain, sizeof *chain * (size_t)(cap *= 2));
+		chain[n++] = j;
+		t = u->out[0];
+	}
+	if (end < 0) {
+		free(chain);
+		return 0;
+	}
+	/* the chain's tensors take x's rank; each is read by the next alone */
+	for (int c = 0; c < n; c++) {
+		struct ir_op *u = &g->ops[chain[c]];
+		for (int q = 0; q < u->n_in; q++)
+			if (u->in[q] == y)
+				u->in[q] = x;
+		struct ir_tensor *z = &g->tensors[u->out[0]];
+		memcpy(z->shape, g->tensors[x].shape, sizeof(int64_t) * (size_t)g->tensors[x].rank);
+		z->rank = g->tensors[x].rank;
+	}
+	g->ops[i].type = OP_COUNT;
+	free(chain);
+	pass_index_drop();
+	pass_bypass(g, end);
+	return 1;
+}
+
 int pass_merge_layout(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern };
-	return rewrite_run(g, "merge-layout", pats, 3);
+	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern,
+					   unit_chain_pattern };
+	return rewrite_run(g, "merge-layout", pats, 4);
 }
