@@ -165,7 +165,7 @@ static int run_follows(const struct ir_graph *g, const struct chip *c, int t, in
 void addr_runs(const struct ir_graph *g, const struct chip *c, const int *wt, int n,
 	       const char *skip, int *next)
 {
-	/* the open run's last weight and bytes, per weight that may end one */
+	/* per open run: its last weight (index in wt) and the bytes it moves */
 	int *last = xmalloc(sizeof(int) * (size_t)(n + 1));
 	int64_t *bytes = xmalloc(sizeof(int64_t) * (size_t)(n + 1));
 	int n_open = 0;

@@ -72,10 +72,9 @@ static int opnd_ix(const struct group *G, int k, int i)
 
 void cg_group_free(struct group *G)
 {
-	if (G)
-		free(G->rnext);
 	if (!G)
 		return;
+	free(G->rnext);
 	for (int j = 0; j < G->nt; j++)
 		free(G->gt[j].cover);
 	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
@@ -468,10 +467,6 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 			G->gt[j].addr[1] = G->gt[j].addr[0];
 }
 
-/* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
- * only_before >= 0: broadcast inputs written by ops before that op only);
- * the first waits for `wait`.  wready[k - first], when not NULL, gets the
- * last DMA command loading op k's weights. */
 /* Load weight i of G and the weights after it in its coefficient run that
  * lie right after it in DDR and in local memory, are not loaded yet, are
  * read by op `upto` or before (the ops that wait for the load) and fit the
@@ -528,6 +523,11 @@ static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *
 	return 1;
 }
 
+/* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
+ * only_before >= 0: broadcast inputs written by ops before that op only);
+ * the first waits for `wait`.  wready[k - first], when not NULL, gets the
+ * last DMA command loading op k's weights.  A coefficient run's weights load
+ * with one command where they can (load_run). */
 int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_before,
 		  int upto, uint32_t *wready, int64_t *budget, const int64_t *avoid)
 {
