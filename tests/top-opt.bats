@@ -212,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,dce'
+	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,nest-concat,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	# any number of passes: 200 of them
@@ -311,6 +311,20 @@ EOF
 	refute_line --partial 'op Gelu'
 }
 
+@test "nest-concat: a DenseNet block's joins nest; other axes and orders stay" {
+	onnx2top "$FF/dense_concat.onnx" -o "$T/d.top"
+	run top-opt "$T/d.top" --stats -o "$T/d.opt.top"
+	assert_line --regexp '^remove-identity +1$'
+	assert_line --regexp '^nest-concat +2$'
+	run irdump "$T/d.opt.top"
+	assert_line --partial 'op Concat j3_op in=j2,d2 out=j3'
+	assert_line --partial 'op Concat y_op in=j3,d3 out=y'
+	onnx2top "$FF/concat_apart.onnx" -o "$T/a.top"
+	run top-opt "$T/a.top" --stats -o "$T/a.opt.top"
+	assert_line --regexp '^nest-concat +0$'
+	assert_line --regexp '^Concat +3 +3$'
+}
+
 @test "real models: fusions fire and the numerics do not move" {
 	need_models bert_tiny mobilenet_v3_small yolo_tiny ppocr_mobile_v2_cls
 	onnx2top "$MODELS/bert_tiny/model.onnx" -o "$T/b.top"
@@ -332,9 +346,9 @@ EOF
 	done
 }
 
-@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs, sunk Reshapes and Gathers made Slices run on the chip (f32 and int8, both chips)" {
+@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs, sunk Reshapes, Gathers made Slices and nested Concats run on the chip (f32 and int8, both chips)" {
 	local bad=
-	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar; do
+	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar dense_concat; do
 		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
 		top-opt "$T/$c.top" -o "$T/$c.opt.top"
 		# eight samples near the test input for the int8 table

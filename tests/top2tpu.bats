@@ -80,6 +80,7 @@ def tensors(p):
     return {t['name']: t for t in g['tensors']}
 q, s = tensors(sys.argv[1]), tensors(sys.argv[2])
 tab = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in open(sys.argv[3]) if l[0] != '#'}
+tab['ap'] = tab['cat']   # the AveragePool only the Concat reads takes its scale
 bad = []
 for name, (th, mn, mx) in tab.items():
     t = q.get(name + '_i8') or q.get(name)
@@ -113,6 +114,7 @@ b = open(sys.argv[1], 'rb').read()
 g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
 q = {t['name']: t for t in g['tensors']}
 tab = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in open(sys.argv[2]) if l[0] != '#'}
+tab['ap'] = tab['cat']   # the AveragePool only the Concat reads takes its scale
 bad, zps = [], 0
 for name, (th, mn, mx) in tab.items():
     t = q.get(name + '_i8') or q.get(name)
@@ -594,4 +596,55 @@ PYEOF
 		tpu-sim "$T/mm.tmodel" -i "$T/in.npz" -o "$T/s.npz" >/dev/null 2>&1
 		cmp "$T/q.npz" "$T/s.npz"
 	done
+}
+
+# dense TABLE-LINES: the DenseNet block of fuse_fixtures.py (d0, then
+# j2 = [d0 d1], j3 = [j2 d2], y = [j3 d3] after top-opt) lowered to int8
+# with a hand-made table (x, d0, d1, j2, d2, j3, d3, y) into $T/d.tpu.
+dense() {
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/fuse_fixtures.py" "$T/ff" >/dev/null
+	onnx2top "$T/ff/dense_concat.onnx" | top-opt -o "$T/d.top"
+	printf '%s\n' "$@" >"$T/d.table"
+	top2tpu "$T/d.top" --chip tpu-a --mode int8 --calib "$T/d.table" -o "$T/d.tpu"
+	irdump "$T/d.tpu" >"$T/d.ir"
+}
+
+@test "int8: Concats and the inputs they copy share the Concat's scale, so the Concats move codes" {
+	dense 'x 1.2 -1.2 1.2' 'd0 1.3 -1 1.3' 'd1 1 -1 0.8' 'j2 1.35 -1 1.3' 'd2 0.9 -0.9 0.9' \
+		'j3 1.4 -1 1.3' 'd3 1.1 -1.1 1.1' 'y 1.5 -1.5 1.5'
+	run grep -c 'op Concat .*multipliers=\[1073741824,1073741824\] shifts=\[30,30\]' "$T/d.ir"
+	assert_output 3
+	# every map the joins copy is quantised by its Conv to y's step
+	$PY - "$T/d.tpu" <<'PYEOF'
+import struct, sys, msgpack
+b = open(sys.argv[1], 'rb').read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from('<Q', b, 16)[0]])
+s = {t['name']: t.get('scale') for t in g['tensors']}
+want = 1.5 / 127
+for n in ('d0', 'd1', 'j2', 'd2', 'j3', 'd3', 'y_i8'):
+    assert abs(s[n] - want) < 1e-7 * want, (n, s[n], want)
+PYEOF
+	# the copies are exact: tpu-sim gives ir-run's bytes
+	ir-run "$T/d.tpu" -i "$T/ff/dense_concat.in.npz" -o "$T/q.npz"
+	weight-reorder "$T/d.tpu" | layergroup | addr-assign -q | codegen -o "$T/d.tmodel"
+	tpu-sim "$T/d.tmodel" -i "$T/ff/dense_concat.in.npz" -o "$T/s.npz" >/dev/null 2>&1
+	cmp "$T/q.npz" "$T/s.npz"
+}
+
+@test "int8: an input other ops read keeps its scale when the Concat's step is over twice its own, and Concats whose ranges lie apart share nothing" {
+	# d0 (read by d1's Conv too) has a step 7.5 times finer than y's
+	dense 'x 1.2 -1.2 1.2' 'd0 0.2 -0.2 0.2' 'd1 1 -1 0.8' 'j2 1.35 -1 1.3' 'd2 0.9 -0.9 0.9' \
+		'j3 1.4 -1 1.3' 'd3 1.1 -1.1 1.1' 'y 1.5 -1.5 1.5'
+	run grep 'op Concat j2_op' "$T/d.ir"
+	refute_output --partial 'multipliers=[1073741824,1073741824]'
+	assert_output --partial ',1073741824] shifts=['
+	run grep -c 'op Concat .*multipliers=\[1073741824,1073741824\] shifts=\[30,30\]' "$T/d.ir"
+	assert_output 2
+	# d3 40 times y's reach: y's Concat runs in float, j3 keeps its own scale
+	dense 'x 1.2 -1.2 1.2' 'd0 1.3 -1 1.3' 'd1 1 -1 0.8' 'j2 1.35 -1 1.3' 'd2 0.9 -0.9 0.9' \
+		'j3 1.4 -1 1.3' 'd3 60 -60 60' 'y 60 -60 60'
+	run grep 'op Concat y_op' "$T/d.ir"
+	refute_output --partial 'multipliers'
+	run grep -c 'op Concat .*multipliers=\[1073741824,1073741824\] shifts=\[30,30\]' "$T/d.ir"
+	assert_output 2
 }

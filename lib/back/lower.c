@@ -849,6 +849,95 @@ static int model_modes(const struct ir_graph *top, enum ir_mode *mode)
 	return 0;
 }
 
+/* The int8 step (scale) of Top tensor t under lc's table; 0 when it has
+ * none. */
+static double step_of(const struct lower_ctx *lc, int t)
+{
+	enum ir_dtype dt;
+	float s;
+	int zp;
+	if (!calib_find(lc->tab, lc->top->tensors[t].name) || lower_table_act((struct lower_ctx *)lc,
+									 NULL, t, &dt, &s, &zp) < 0)
+		return 0;
+	return s;
+}
+
+/* A copy of LC's table in which the activations int8 Concats join take
+ * their Concat's entry (threshold, min and max, so the same dtype, scale
+ * and zero point), so that their producers requantise straight to the
+ * Concat's scale and the Concat becomes a copy addr-assign puts in place,
+ * as TPU-MLIR's calibration gives a Concat's inputs its threshold.  The
+ * Concats are visited last first, so a chain of Concats (nest-concat's
+ * DenseNet blocks) shares the last one's scale.  An input is left alone
+ * when it is a weight, a graph input or output, carries the model's own
+ * quantisation, has no entry, already took a later Concat's, or is read
+ * by another op and its step would change by more than LOWER_SHARE_RATIO
+ * (it alone feeds the Concat: one rounding to the Concat's step instead
+ * of two, never worse); so is every input of a Concat whose ranges lie
+ * apart (lower_ranges_apart: it runs in float).  NULL when nothing is
+ * shared; the caller frees the copy with calib_table_free. */
+static struct calib_table *share_concat(const struct lower_ctx *lc)
+{
+	const struct ir_graph *top = lc->top;
+	const struct calib_table *tab = lc->tab;
+	if (!tab)
+		return NULL;
+	int nt = top->n_tensors;
+	int *readers = xcalloc((size_t)nt + 1, sizeof *readers);
+	char *fixed = xcalloc((size_t)nt + 1, 1);   /* not to change: io, taken */
+	for (int o = 0; o < top->n_ops; o++)
+		for (int j = 0; j < top->ops[o].n_in; j++)
+			if (top->ops[o].in[j] >= 0)
+				readers[top->ops[o].in[j]]++;
+	for (int i = 0; i < top->n_inputs; i++)
+		fixed[top->inputs[i]] = 1;
+	for (int i = 0; i < top->n_outputs; i++)
+		fixed[top->outputs[i]] = 1;
+	struct calib_table *cp = calib_table_new();
+	for (int i = 0; i < tab->n; i++)
+		calib_add(cp, tab->e[i].name, tab->e[i].threshold, tab->e[i].min, tab->e[i].max);
+	cp->path = tab->path ? xstrdup(tab->path) : NULL;
+	struct lower_ctx now = *lc;
+	now.tab = cp;
+	int shared = 0;
+	for (int o = top->n_ops - 1; o >= 0; o--) {
+		const struct ir_op *op = &top->ops[o];
+		if (op->type != OP_CONCAT || op->n_out != 1 || (lc->opmode && lc->opmode[o] != MODE_INT8) ||
+		    top->tensors[op->out[0]].dtype != DT_F32 ||
+		    lower_ranges_apart((struct lower_ctx *)lc, op))
+			continue;
+		const struct ir_tensor *y = &top->tensors[op->out[0]];
+		const struct calib_entry *ey = calib_find(cp, y->name);
+		if (!ey || ((y->qdtype == DT_I8 || y->qdtype == DT_U8) && y->scale > 0))
+			continue;
+		double sy = step_of(&now, op->out[0]);
+		for (int j = 0; j < op->n_in; j++) {
+			int t = op->in[j];
+			if (t < 0 || fixed[t])
+				continue;
+			const struct ir_tensor *x = &top->tensors[t];
+			struct calib_entry *ex = (struct calib_entry *)calib_find(cp, x->name);
+			if (x->data || x->dtype != DT_F32 || !ex || ((x->qdtype == DT_I8 || x->qdtype == DT_U8) && x->scale > 0))
+				continue;
+			double sx = step_of(lc, t);
+			if (readers[t] > 1 && !(sy <= LOWER_SHARE_RATIO * sx && sx <= LOWER_SHARE_RATIO * sy))
+				continue;
+			ex->threshold = ey->threshold;
+			ex->min = ey->min;
+			ex->max = ey->max;
+			fixed[t] = 1;
+			shared++;
+		}
+	}
+	free(readers);
+	free(fixed);
+	if (!shared) {
+		calib_table_free(cp);
+		return NULL;
+	}
+	return cp;
+}
+
 int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode m,
 		     const struct lower_opts *opts, struct ir_graph **tpu)
 {
@@ -886,6 +975,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	};
 	for (int i = 0; i < top->n_tensors; i++)
 		lc.map[i] = -1;
+	/* Concats and the inputs they copy on one scale */
+	struct calib_table *shared = share_concat(&lc);
+	if (shared)
+		lc.tab = shared;
 	for (size_t i = 0; i < (size_t)(top->n_tensors + 1) * DT_COUNT; i++)
 		lc.alt[i] = -1;
 	for (int i = 0; i < top->n_outputs; i++)
@@ -943,6 +1036,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
+	calib_table_free(shared);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;

@@ -174,6 +174,9 @@ int lower_per_channel(struct lower_ctx *lc, const struct ir_op *op, const struct
 /* Int8 inputs that share one scale (Add, Concat) lose the smaller ones'
  * precision: beyond this ratio of reaches the op runs in float. */
 #define LOWER_RANGE_RATIO 32.0
+/* Int8: a Concat's input read by other ops too takes the Concat's scale
+ * (lower_graph_opts) only when the two steps differ by at most this ratio. */
+#define LOWER_SHARE_RATIO 2.0
 /* 1 if the reaches of OP's inputs (table thresholds of activations, the
  * largest |w| of weights) differ by more than LOWER_RANGE_RATIO, a
  * constant broadcast over the activations counting only when it is the

@@ -34,6 +34,8 @@ const struct pass pass_table[] = {
 	  "fuse the ReduceMean/Sub/Pow/Sqrt/Div chain (with scale, bias) into LayerNormalization" },
 	{ "fold-qdq", pass_fold_qdq,
 	  "make each QuantizeLinear/DequantizeLinear pair the scale of the float tensor it quantises" },
+	{ "nest-concat", pass_nest_concat,
+	  "make a Concat that repeats an earlier Concat's inputs along its axis read that Concat's result" },
 	{ "dce", pass_dce,
 	  "remove ops whose results nobody uses, and unused weights" },
 	{ NULL, NULL, NULL },

@@ -16,7 +16,7 @@
 
 #define PASSES_DEFAULT \
 	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish," \
-	"fuse-layernorm,dce"
+	"fuse-layernorm,nest-concat,dce"
 
 struct pass {
 	const char *name;
@@ -64,5 +64,6 @@ int pass_merge_layout(struct ir_graph *g);
 int pass_fold_affine(struct ir_graph *g);
 int pass_fold_qdq(struct ir_graph *g);
 int pass_fold_pad(struct ir_graph *g);
+int pass_nest_concat(struct ir_graph *g);
 
 #endif
