@@ -56,6 +56,13 @@
 #         error (calibrate --tune), 0: not.  Default 1 for MODE=int8
 #         QTABLE=auto without STATE (the search then keeps fewer ops in
 #         float), else 0
+# EQUALISE  1: for MODE=int8 QTABLE=auto without STATE or SHAPES, the
+#         channels between Convs balanced on the calibration samples first
+#         (top-opt --equalise: the same function, with channels of about
+#         equal peaks for per-tensor int8); the calibration, search and
+#         lowering read $(OUT)/equalised.top, and top_out.npz stays
+#         canonical.top's.  Default 0: it cost mobilenet_v3_large two
+#         float ops and its top-1 (bench/unseen.sh, issue 12)
 # OUT     output folder, one per model and mode (required)
 # FRONT   folder for the files that depend on neither MODE nor CHIP, QTABLE
 #         or ASYM: origin.top, canonical.top, top_out.npz and (unless
@@ -81,6 +88,7 @@ CALIB_N ?=
 TPUC_BIN ?=
 QTABLE ?=
 ASYM ?=
+EQUALISE ?=
 STATE ?=
 FRAMES ?=
 CALIB_FRAMES ?= $(FRAMES)
@@ -124,6 +132,11 @@ ifneq ($(ASYM),)
 $(error deploy.mk: ASYM must be 1 or 0, not '$(ASYM)')
 endif
 endif
+ifeq ($(filter $(EQUALISE),1 0),)
+ifneq ($(EQUALISE),)
+$(error deploy.mk: EQUALISE must be 1 or 0, not '$(EQUALISE)')
+endif
+endif
 ifeq ($(filter $(TUNE),1 0),)
 ifneq ($(TUNE),)
 $(error deploy.mk: TUNE must be 1 or 0, not '$(TUNE)')
@@ -147,6 +160,9 @@ HAS_INT8 := $(if $(filter int8,$(MODE)),1,$(if $(and $(QTABLE),$(if $(AUTO),,1))
 ASYMFLAG := $(if $(filter 1,$(ASYM)),$(if $(HAS_INT8),--asymmetric))
 TUNE_DEFAULT := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(if $(STATE),,1)),1,0)
 TUNEFLAG := $(if $(filter 1,$(or $(TUNE),$(TUNE_DEFAULT))),$(if $(AUTO),--tune))
+EQ_ON := $(if $(and $(AUTO),$(filter int8,$(MODE)),$(CALIB),$(filter 1,$(EQUALISE))),$(if $(STATE)$(SHAPES),,1))
+# the graph calibration, the search and the lowering read
+QTOP := $(if $(EQ_ON),$(OUT)/equalised.top,$(FRONT)/canonical.top)
 ifneq ($(AUTO),)
 ifeq ($(MODE),f32)
 $(error deploy.mk: QTABLE=auto searches which ops to keep in f32: MODE must be int8, bf16 or f16)
@@ -166,7 +182,7 @@ SIM_ROUNDING := 0.99999,0.99
 TOL_SIM ?= $(if $(and $(filter int8,$(MODE)),$(if $(QTABLE),,1)),$(SIM_EXACT),$(SIM_ROUNDING))
 TOL_REF ?= 0.99999,0.99
 
-STAGES := $(FRONT)/origin.top $(FRONT)/canonical.top $(TABLE) $(if $(AUTO),$(QFILE)) $(OUT)/lowered.tpu \
+STAGES := $(FRONT)/origin.top $(FRONT)/canonical.top $(if $(EQ_ON),$(QTOP)) $(TABLE) $(if $(AUTO),$(QFILE)) $(OUT)/lowered.tpu \
 	$(OUT)/reordered.tpu $(OUT)/grouped.tpu $(OUT)/addressed.tpu $(STAGE_FILES) $(OUT)/model.tmodel
 OUTPUTS := $(FRONT)/top_out.npz $(OUT)/tpu_out.npz $(OUT)/sim_out.npz
 
@@ -175,7 +191,7 @@ all: $(STAGES)
 # The settings the files were made with: a change (another MODE, CHIP or
 # MODEL in the same OUT) rebuilds everything made from them.  front.cfg
 # holds the model's and input's, calib.cfg the calibration's.
-CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(RUNFRAMES) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(TUNEFLAG) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
+CFG := $(MODEL) $(SHAPE) [$(SHAPES)] $(BIND) $(INPUT) $(RUNFRAMES) $(MODE) $(CHIP) $(QTABLE) $(ASYMFLAG) $(TUNEFLAG) $(if $(EQ_ON),eq) $(if $(AUTO),$(EXPECTED_COS) $(SEARCH_N) $(SEARCH_HOLDOUT)) \
 	$(if $(TABLE),$(CALIB) $(CALIB_METHOD) $(CALIB_N) $(CALFRAMES))
 $(OUT)/deploy.cfg: FORCE
 	@mkdir -p $(OUT)
@@ -194,6 +210,9 @@ $(FRONT)/origin.top: $(MODEL) $(FRONT)/front.cfg $(call tooldep,onnx2top)
 $(FRONT)/canonical.top: $(FRONT)/origin.top $(call tooldep,top-opt)
 	$(call tool,top-opt) $< -o $@
 
+$(OUT)/equalised.top: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,top-opt)
+	$(call tool,top-opt) $< --passes=dce --equalise $(CALIB) -o $@
+
 ifeq ($(AUTO),)
 $(FRONT)/cali.table: $(FRONT)/canonical.top $(CALIB) $(FRONT)/calib.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
@@ -202,7 +221,7 @@ else
 # One calibrate run writes the table, then the searched qtable: the qtable
 # is the target that runs it, so a failed search is redone next time.
 $(OUT)/cali.table: $(OUT)/auto.qtable
-$(OUT)/auto.qtable: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
+$(OUT)/auto.qtable: $(QTOP) $(CALIB) $(OUT)/deploy.cfg $(call tooldep,calibrate)
 	$(call need,CALIB)$(call tool,calibrate) $< -d $(CALIB) --method $(CALIB_METHOD) \
 		$(if $(CALIB_N),-n $(CALIB_N)) $(CALFRAMES) -o $(OUT)/cali.table \
 		--search-qtable $@ --search-mode $(MODE) --expected-cos $(EXPECTED_COS) \
@@ -211,7 +230,7 @@ $(OUT)/auto.qtable: $(FRONT)/canonical.top $(CALIB) $(OUT)/deploy.cfg $(call too
 		$(if $(SEARCH_HOLDOUT),--search-holdout $(SEARCH_HOLDOUT))
 endif
 
-$(OUT)/lowered.tpu: $(FRONT)/canonical.top $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
+$(OUT)/lowered.tpu: $(QTOP) $(TABLE) $(QFILE) $(OUT)/deploy.cfg $(call tooldep,top2tpu)
 	$(call tool,top2tpu) $< --chip $(CHIP) --mode $(MODE) $(if $(TABLE),--calib $(TABLE)) \
 		$(if $(QFILE),--qtable $(QFILE)) $(ASYMFLAG) -o $@
 

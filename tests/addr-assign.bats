@@ -103,6 +103,33 @@ PYEOF
 	assert_output --regexp '^ok [0-9]+ [0-9]+$'
 }
 
+@test "int8 local groups: small weights lie in coefficient runs, no two weights overlapping" {
+	# A run's weights follow each other at the previous one's channels
+	# padded to whole slots of 64 lanes (tpuc-isa(5), GLOBAL MEMORY); no
+	# two weights share a byte and every weight lies in the region.
+	weight-reorder "$FX/int8.lowered.tpu" | layergroup -o "$T/g.tpu"
+	addr-assign -q "$T/g.tpu" -o "$T/a.tpu"
+	run $PY - "$T/a.tpu" <<'PYEOF'
+import math, struct, sys, msgpack
+b = open(sys.argv[1], "rb").read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from("<Q", b, 16)[0]], strict_map_key=False)
+T = g["tensors"]
+size = {"i8": 1, "u8": 1, "i32": 4, "f32": 4}
+W = sorted((i for i, t in enumerate(T) if "data" in t), key=lambda i: T[i]["addr"])
+nb = lambda t: size[t["dtype"]] * math.prod(t["shape"])
+row = lambda t: math.prod(t["shape"][1:]) * size[t["dtype"]]   # bytes per channel
+inside = all(T[i]["addr"] % 64 == 0 and T[i]["addr"] + nb(T[i]) <= g["coeff_bytes"] for i in W)
+apart = all(T[a]["addr"] + nb(T[a]) <= T[b]["addr"] for a, b in zip(W, W[1:]))
+# links of a run: b right after a's channels padded to 64, past a's 64-aligned end
+links = sum(1 for a, b in zip(W, W[1:])
+            if T[a]["dtype"] == T[b]["dtype"] and row(T[a]) == row(T[b]) and
+            T[b]["addr"] == T[a]["addr"] + -(-T[a]["shape"][0] // 64) * 64 * row(T[a]) and
+            T[b]["addr"] > T[a]["addr"] + -(-nb(T[a]) // 64) * 64)
+print(inside, apart, links >= 2)
+PYEOF
+	assert_output 'True True True'
+}
+
 @test "f32: the same rules; the printed sizes match the IR" {
 	weight-reorder "$FX/f32.lowered.tpu" | layergroup -n 1 -o "$T/g.tpu"
 	run addr-assign "$T/g.tpu" -o "$T/a.tpu"

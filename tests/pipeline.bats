@@ -189,6 +189,13 @@ PYEOF
 	# in int8 the search's table is tuned by default (calibrate --tune);
 	# TUNE=0 leaves it untuned
 	[[ $output == *"--search-qtable $T/a/auto.qtable"*" --tune"*"top2tpu "* ]]
+	refute_line --partial "--equalise"
+	# EQUALISE=1: its Convs balanced on the samples first (top-opt
+	# --equalise); the search and the lowering read equalised.top
+	run deploy MODE=int8 QTABLE=auto EQUALISE=1 OUT="$T/ae" all
+	assert_success
+	[[ $output == *"top-opt $T/ae/canonical.top --passes=dce --equalise "* ]]
+	[[ $output == *"calibrate $T/ae/equalised.top "*"top2tpu $T/ae/equalised.top "* ]]
 	run deploy MODE=int8 QTABLE=auto TUNE=0 OUT="$T/a0" -n all
 	assert_success
 	assert_line --partial "--search-qtable $T/a0/auto.qtable"
@@ -196,8 +203,12 @@ PYEOF
 	run deploy MODE=int8 QTABLE=auto TUNE=2 OUT="$T/a2" -n all
 	assert_failure
 	assert_output --partial "deploy.mk: TUNE must be 1 or 0, not '2'"
-	run deploy MODE=int8 OUT="$T/p" -n all
+	run deploy MODE=int8 QTABLE=auto EQUALISE=2 OUT="$T/a2" -n all
+	assert_failure
+	assert_output --partial "deploy.mk: EQUALISE must be 1 or 0, not '2'"
+	run deploy MODE=int8 EQUALISE=1 OUT="$T/p" -n all
 	refute_line --partial "--tune"
+	refute_line --partial "--equalise"
 	printf 'stem/Conv f32\nhead/Gemm bf16\n' >"$T/mixed.qtable"
 	run deploy MODE=int8 QTABLE="$T/mixed.qtable" OUT="$T/g" compare
 	show

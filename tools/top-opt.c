@@ -8,10 +8,11 @@
 #include "tool/cli.h"
 #include "ir/op.h"
 #include "passes/passes.h"
+#include "calib/calib_equalise.h"
 
 static const char usage[] =
 	"usage: top-opt [IN] [-o OUT] [--passes=LIST] [--print-passes] [--stats]\n"
-	"               [--max-memory SIZE]\n";
+	"               [--equalise SAMPLES.npz] [--max-memory SIZE]\n";
 
 static void passes_help(void)
 {
@@ -43,6 +44,7 @@ struct opt {
 	const char *list;          /* --passes, NULL for the default */
 	const struct pass **pl;    /* the parsed pipeline, n passes */
 	int n, stats;
+	const char *eq;            /* --equalise: samples, or NULL */
 };
 
 static int optimise(struct ir_graph *g, const struct chip *chip, void *arg)
@@ -53,6 +55,19 @@ static int optimise(struct ir_graph *g, const struct chip *chip, void *arg)
 	if (passes_run_counted(g, o->list, rewrites) < 0) {
 		free(rewrites);
 		return err_prefix("'%s'", cli_shown(o->in));
+	}
+	if (o->eq) {
+		/* after the passes: it reads the graph they leave */
+		struct npz z = { 0 };
+		int n = 0;
+		if (npz_read(o->eq, &z) < 0 || calib_equalise(g, &z, cli_shown(o->eq), 1, &n) < 0) {
+			npz_free(&z);
+			free(rewrites);
+			return err_prefix("'%s'", cli_shown(o->in));
+		}
+		npz_free(&z);
+		if (o->stats)
+			fprintf(stderr, "%-20s %8d\n", "equalise", n);
 	}
 	g->stage = STAGE_CANONICAL;
 	pass_count_ops(g, after);
@@ -75,6 +90,7 @@ int main(int argc, char **argv)
 		{ "passes", required_argument, NULL, 'p' },
 		{ "print-passes", no_argument, NULL, 'P' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "equalise", required_argument, NULL, 'e' },
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -95,6 +111,7 @@ int main(int argc, char **argv)
 		case 'p': o.list = optarg; break;
 		case 'P': print = 1; break;
 		case 's': o.stats = 1; break;
+		case 'e': o.eq = optarg; break;
 		default:
 			fprintf(stderr, "top-opt: bad option '%s'\n%s", argv[optind - 1], usage);
 			return 2;

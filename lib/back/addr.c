@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "back/addr.h"
+#include "back/groups.h"
+#include "chip/isa.h"
 #include "chip/isa_copy.h"
 #include "ir/base.h"
 
@@ -126,18 +128,138 @@ static void alias_copies(const struct ir_graph *g, const int *idx, int *par, int
 	}
 }
 
+int addr_run_member(const struct ir_graph *g, const struct chip *c, int t)
+{
+	const struct ir_tensor *x = &g->tensors[t];
+	int64_t s[4];
+	if (!x->data || x->dyn)
+		return 0;
+	isa_lane_shape(x->rank, x->shape, 1, s);
+	return s[0] == 1 && s[2] == 1 &&
+	       (int64_t)tensor_bytes(x) <= (int64_t)c->dma_latency * c->ddr_bpc;
+}
+
+int64_t addr_run_stride(const struct ir_graph *g, const struct chip *c, int t)
+{
+	const struct ir_tensor *x = &g->tensors[t];
+	int64_t s[4];
+	isa_lane_shape(x->rank, x->shape, 1, s);
+	return (s[1] + c->lanes - 1) / c->lanes * c->lanes * s[3] * (int64_t)dtype_size(x->dtype);
+}
+
+/* Whether weight u may follow weight t in a run (both members). */
+static int run_follows(const struct ir_graph *g, const struct chip *c, int t, int u)
+{
+	const struct ir_tensor *x = &g->tensors[t], *y = &g->tensors[u];
+	int64_t s[4], r[4];
+	isa_lane_shape(x->rank, x->shape, 1, s);
+	isa_lane_shape(y->rank, y->shape, 1, r);
+	int64_t stride = addr_run_stride(g, c, t);
+	/* the padding t's last slot adds costs at most half the start-up
+	 * that loading u with t saves */
+	return x->dtype == y->dtype && s[3] == r[3] && stride % ADDR_ALIGN == 0 &&
+	       2 * (stride - (int64_t)tensor_bytes(x)) <= (int64_t)c->dma_latency * c->ddr_bpc &&
+	       isa_lane_bytes(c, x->dtype, s) % ADDR_ALIGN == 0;
+}
+
+void addr_runs(const struct ir_graph *g, const struct chip *c, const int *wt, int n,
+	       const char *skip, int *next)
+{
+	/* per open run: its last weight (index in wt) and the bytes it moves */
+	int *last = xmalloc(sizeof(int) * (size_t)(n + 1));
+	int64_t *bytes = xmalloc(sizeof(int64_t) * (size_t)(n + 1));
+	int n_open = 0;
+	int64_t cap = (int64_t)ADDR_RUN_LATENCIES * c->dma_latency * c->ddr_bpc;
+	for (int i = 0; i < n; i++) {
+		next[i] = -1;
+		int t = wt[i];
+		if ((skip && skip[t]) || !addr_run_member(g, c, t))
+			continue;
+		int64_t b = addr_run_stride(g, c, t);   /* what the run's DMA moves */
+		int j = 0;
+		while (j < n_open && !run_follows(g, c, wt[last[j]], t))
+			j++;
+		if (j < n_open && bytes[j] + b <= cap) {
+			next[last[j]] = i;
+			last[j] = i;
+			bytes[j] += b;
+			continue;
+		}
+		if (j == n_open)
+			n_open++;
+		last[j] = i;   /* a new run, in place of a full one */
+		bytes[j] = b;
+	}
+	free(last);
+	free(bytes);
+}
+
+/* Place the coefficients: tensor order, the runs of each group (addr_runs)
+ * together at their first weight's place.  Returns the region's size. */
+static int64_t place_coeffs(struct ir_graph *g, const struct chip *c)
+{
+	int *after = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1));
+	char *inrun = xcalloc((size_t)g->n_tensors + 1, 1);  /* 1 member, 2 follows another */
+	for (int i = 0; i < g->n_tensors; i++)
+		after[i] = -1;
+	struct lg_group *grp = NULL;
+	int n_grp = 0;
+	if (lg_groups(g, &grp, &n_grp) < 0)
+		n_grp = 0;   /* no groups: no runs (codegen names the fault) */
+	int *wt = NULL, *next = NULL, cap = 0;
+	int *stamp = xmalloc(sizeof(int) * (size_t)(g->n_tensors + 1));
+	for (int i = 0; i < g->n_tensors; i++)
+		stamp[i] = -1;
+	for (int k = 0; k < n_grp; k++) {
+		if (grp[k].place != PLACE_LOCAL)
+			continue;
+		int n = 0;
+		for (int o = grp[k].first; o < grp[k].first + grp[k].n_ops; o++)
+			for (int i = 0; i < g->ops[o].n_in; i++) {
+				int t = g->ops[o].in[i];
+				if (t < 0 || !g->tensors[t].data || stamp[t] == k)
+					continue;
+				stamp[t] = k;
+				if (n == cap) {
+					cap = cap ? 2 * cap : 64;
+					wt = xrealloc(wt, sizeof(int) * (size_t)cap);
+					next = xrealloc(next, sizeof(int) * (size_t)cap);
+				}
+				wt[n++] = t;
+			}
+		addr_runs(g, c, wt, n, inrun, next);
+		for (int i = 0; i < n; i++)
+			if (next[i] >= 0) {
+				after[wt[i]] = wt[next[i]];
+				inrun[wt[i]] |= 1;
+				inrun[wt[next[i]]] = 3;
+			}
+	}
+	int64_t at = 0;
+	for (int i = 0; i < g->n_tensors; i++)
+		g->tensors[i].addr = -1;
+	for (int i = 0; i < g->n_tensors; i++) {
+		struct ir_tensor *t = &g->tensors[i];
+		if (!t->data || t->addr >= 0 || inrun[i] & 2)
+			continue;
+		int u = i;
+		for (;;) {
+			g->tensors[u].addr = at;
+			if (after[u] < 0)
+				break;
+			at += addr_run_stride(g, c, u);
+			u = after[u];
+		}
+		at += align_to((int64_t)tensor_bytes(&g->tensors[u]), ADDR_ALIGN);
+	}
+	FREE_ALL(after, inrun, grp, wt, next, stamp);
+	return at;
+}
+
 int addr_assign(struct ir_graph *g, const struct chip *c)
 {
 	/* Coefficients. */
-	int64_t at = 0;
-	for (int i = 0; i < g->n_tensors; i++) {
-		struct ir_tensor *t = &g->tensors[i];
-		t->addr = -1;
-		if (!t->data)
-			continue;
-		t->addr = at;
-		at += align_to((int64_t)t->nbytes, ADDR_ALIGN);
-	}
+	int64_t at = place_coeffs(g, c);
 	g->coeff_bytes = at;
 
 	/* Lifetimes of activations, in ops widened to whole layer groups: the

@@ -14,8 +14,10 @@
 
 /* Assign ir_tensor.addr for every tensor of G (dialect tpu, stage grouped)
  * and set the stage to addressed.  The coefficient region comes first, from
- * address 0: weights packed in tensor order, each 64-byte aligned;
- * g->coeff_bytes is its size (a multiple of 64).  The neuron region follows
+ * address 0: weights packed in tensor order, each 64-byte aligned, but for
+ * the coefficient runs of each layer group (addr_runs), placed together at
+ * the place of their first weight; g->coeff_bytes is its size (a multiple
+ * of 64).  The neuron region follows
  * at address coeff_bytes: activations (graph inputs and outputs included)
  * share memory when their lifetimes do not overlap, placed largest first at
  * the lowest offset free over their lifetime (first fit); g->neuron_bytes
@@ -31,6 +33,31 @@
  * for all of their lifetimes, so that codegen moves nothing for them.
  * Fails when the regions exceed the chip's DDR. */
 int addr_assign(struct ir_graph *g, const struct chip *c);
+
+/* Coefficient runs (formats/tpuc-isa.5, GLOBAL MEMORY): weights small
+ * enough that the DMA start-up outweighs their bytes (a whole load moves at
+ * most dma_latency * ddr_bpc bytes), of lane shape 1, C, 1, W, that a layer
+ * group reads, lie one after the other in DDR, each at the previous one's
+ * address plus its channels padded to whole slots (addr_run_stride), so
+ * that codegen loads a run with one DMA command into consecutive local
+ * memory.  A run holds weights of one dtype and W, in the order the group
+ * first reads them (wt), at most ADDR_RUN_LATENCIES DMA start-ups' worth
+ * of bytes, and a weight follows another only when the other's padding
+ * moves at most half a start-up's worth of bytes, its padded
+ * channels end at a multiple of ADDR_ALIGN bytes in DDR and its bytes per
+ * lane in local memory are a multiple of ADDR_ALIGN too (no gap before the
+ * next one in local memory). */
+#define ADDR_RUN_LATENCIES 4
+/* DDR bytes from weight t's address to the next weight of its run. */
+int64_t addr_run_stride(const struct ir_graph *g, const struct chip *c, int t);
+/* Whether weight t may take part in a run at all (small, lane shape 1, C, 1, W). */
+int addr_run_member(const struct ir_graph *g, const struct chip *c, int t);
+/* The runs of a group reading weights wt[0 .. n) in that order (distinct
+ * tensors): next[i] = the index in wt of the weight after wt[i] in its run,
+ * -1 for none; a weight with no predecessor heads its run.  skip, when not
+ * NULL, marks tensors (by tensor index) to leave out. */
+void addr_runs(const struct ir_graph *g, const struct chip *c, const int *wt, int n,
+	       const char *skip, int *next);
 
 /* Whether copy piece p (lib/chip/isa_copy.h) can lie in place: one run
  * that is a whole tensor, the source (a Concat's or Reshape's input) or

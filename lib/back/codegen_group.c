@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ir/base.h"
+#include "back/addr.h"
 #include "back/codegen_group.h"
 #include "ir/op.h"
 #include "chip/cost.h"
@@ -53,6 +54,9 @@ struct group {
 	uint32_t *waddr;       /* their local addresses */
 	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
 	int *wdone;            /* per weight: channels loaded so far (in parts) */
+	int *rnext;            /* per weight: the next of its coefficient run
+				  (addr_runs), -1 none; NULL until laid out */
+	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
@@ -70,6 +74,7 @@ void cg_group_free(struct group *G)
 {
 	if (!G)
 		return;
+	free(G->rnext);
 	for (int j = 0; j < G->nt; j++)
 		free(G->gt[j].cover);
 	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
@@ -413,8 +418,29 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high)
 {
 	int64_t at = base;
+	/* a coefficient run takes one block at its first weight's place,
+	 * its weights in run order upwards, so that one DMA loads it */
+	if (!G->rnext) {
+		G->rnext = xmalloc(sizeof *G->rnext * ((size_t)G->nw + 1));
+		addr_runs(cg->g, cg->c, G->wt, G->nw, NULL, G->rnext);
+	}
+	char *follows = xcalloc((size_t)G->nw + 1, 1);
 	for (int i = 0; i < G->nw; i++)
-		G->waddr[i] = cg_place(&at, cg_lane_bytes(cg, G->wt[i], -1, -1), base, G->need, high);
+		if (G->rnext[i] >= 0)
+			follows[G->rnext[i]] = 1;
+	for (int i = 0; i < G->nw; i++) {
+		if (follows[i])
+			continue;
+		int64_t size = 0;
+		for (int j = i; j >= 0; j = G->rnext[j])
+			size += cg_lane_bytes(cg, G->wt[j], -1, -1);
+		int64_t a = cg_place(&at, size, base, G->need, high);
+		for (int j = i; j >= 0; j = G->rnext[j]) {
+			G->waddr[j] = (uint32_t)a;
+			a += cg_lane_bytes(cg, G->wt[j], -1, -1);
+		}
+	}
+	free(follows);
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role == GT_BCAST)
@@ -441,15 +467,77 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 			G->gt[j].addr[1] = G->gt[j].addr[0];
 }
 
+/* Load weight i of G and the weights after it in its coefficient run that
+ * lie right after it in DDR and in local memory, are not loaded yet, are
+ * read by op `upto` or before (the ops that wait for the load) and fit the
+ * budget, with one DMA command: 1 when two or more were loaded, 0 when not
+ * (the caller loads weight i alone), -1 on error. */
+static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *wait,
+		    uint32_t *wready, int64_t *budget, const int64_t *avoid)
+{
+	const struct ir_graph *g = cg->g;
+	if (G->no_runs || !G->rnext || G->rnext[i] < 0 || G->wdone[i])
+		return 0;
+	int64_t s[4], lanes = cg->c->lanes;
+	cg_lane_shape(g, G->wt[i], s);
+	int64_t es = (int64_t)dtype_size(g->tensors[G->wt[i]].dtype), row = s[3] * es;
+	int64_t chans = 0, hi = G->waddr[i], ddr_next = g->tensors[G->wt[i]].addr;
+	int n = 0, last = i;
+	for (int j = i; j >= 0; j = G->rnext[j]) {
+		int t = G->wt[j];
+		int64_t r[4], a = g->tensors[t].addr;
+		cg_lane_shape(g, t, r);
+		if (j != i && (G->loaded[j] || G->wdone[j] || G->waddr[j] != hi || G->wfirst[j] > upto ||
+			       (a != ddr_next && !(cg->estimate && a < 0 && ddr_next < 0))))
+			break;
+		int64_t c = chans + r[1], end = hi + isa_lane_bytes(cg->c, g->tensors[t].dtype, r);
+		if (c >= 1 << 16 || (avoid && G->waddr[j] < avoid[1] && avoid[0] < end) ||
+		    (budget && cost_dma(cg->c, c * row) > *budget))
+			break;
+		n++;
+		last = j;
+		hi = end;
+		chans += (r[1] + lanes - 1) / lanes * lanes;
+		ddr_next = a < 0 ? -1 : a + addr_run_stride(g, cg->c, t);
+	}
+	if (n < 2)
+		return 0;
+	int64_t r[4];
+	cg_lane_shape(g, G->wt[last], r);
+	chans += r[1] - (r[1] + lanes - 1) / lanes * lanes;   /* the last one's own channels */
+	int64_t blk[4] = { 1, chans, 1, s[3] }, ddr = g->tensors[G->wt[i]].addr;
+	const struct ir_tensor *x = &g->tensors[G->wt[i]];
+	if (cg_emit_dma_raw(cg, ISA_DMA_LOAD, x->dtype, ddr < 0 ? 0 : ddr, G->waddr[i], blk, s[3],
+			    chans * s[3], *wait, x->name) < 0)
+		return -1;
+	*wait = 0;
+	if (budget)
+		*budget -= cost_dma(cg->c, chans * row);
+	for (int j = i;; j = G->rnext[j]) {
+		G->loaded[j] = 1;
+		if (wready)
+			wready[G->wfirst[j] - G->first] = (uint32_t)cg->n_dma;
+		if (j == last)
+			break;
+	}
+	return 1;
+}
+
 /* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
  * only_before >= 0: broadcast inputs written by ops before that op only);
  * the first waits for `wait`.  wready[k - first], when not NULL, gets the
- * last DMA command loading op k's weights. */
+ * last DMA command loading op k's weights.  A coefficient run's weights load
+ * with one command where they can (load_run). */
 int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_before,
 		  int upto, uint32_t *wready, int64_t *budget, const int64_t *avoid)
 {
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
+			continue;
+		int m = load_run(cg, G, i, upto, &wait, wready, budget, avoid);
+		if (m < 0)
+			return -1;
+		if (m)
 			continue;
 		int r = cg_load_whole(cg, G->wt[i], G->waddr[i], &wait, budget, avoid,
 				      &G->wdone[i]);
@@ -660,7 +748,8 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
 /* The slice count of G that the cost model times fastest among those that
  * fit; *cycles gets its time.  -1 with a message when none fits. */
 /* The choices cg_group_choose made, between codegen_uses_begin() and
- * _end(): open addressing on (first, n); slices 0 for none that fits. */
+ * _end(): open addressing on (first, n); slices 0 for none that fits,
+ * negative with no_runs. */
 struct memo {
 	int first, n, slices;
 	int64_t cycles;
@@ -723,7 +812,9 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 				g->ops[G->first].name, last->name);
 			return -2;
 		}
-		group_plan(cg, G, m->slices, m->slices > 1 ? 2 : 1);
+		int s = m->slices < 0 ? -m->slices : m->slices;
+		G->no_runs = m->slices < 0;
+		group_plan(cg, G, s, s > 1 ? 2 : 1);
 		*cycles = m->cycles;
 		return 0;
 	}
@@ -814,9 +905,23 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		return -2;
 	}
 	group_plan(cg, G, best, best > 1 ? 2 : 1);
+	/* Coefficient runs load later ops' weights ahead of the next op's:
+	 * where the compute engine then waits longer than the start-ups
+	 * saved, every weight loads alone. */
+	int runs = 0;
+	for (int i = 0; G->rnext && i < G->nw; i++)
+		runs |= G->rnext[i] >= 0;
+	if (runs) {
+		G->no_runs = 1;
+		int64_t alone = group_cycles(cg, G);
+		if (alone >= 0 && alone < best_t)
+			best_t = alone;
+		else
+			G->no_runs = 0;
+	}
 	*cycles = best_t;
 	if (cg->g == uses_g)
-		memo_put(G->first, G->n_ops, best, best_t);
+		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, best_t);
 	return 0;
 }
 

@@ -60,12 +60,17 @@ static int check_dma(const struct machine *mc, const struct isa_dma *d)
 		return err_set("'%s': dma command %u addresses DDR past %lld bytes",
 			       mc->file, d->id, (long long)mc->ddr_len);
 	/* The block lies inside one tensor of its dtype, at an element
-	 * boundary of it. */
+	 * boundary of it, or, a load, starts at the first byte of a weight of
+	 * its dtype and lies inside the coefficients (a coefficient run,
+	 * formats/tpuc-isa.5). */
 	const struct ir_graph *g = mc->m->g;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const struct ir_tensor *t = &g->tensors[i];
 		if (t->addr >= 0 && t->dtype == d->dtype && t->addr <= (int64_t)d->ddr &&
 		    last <= t->addr + (int64_t)tensor_bytes(t) && ((int64_t)d->ddr - t->addr) % es == 0)
+			return 0;
+		if (t->data && t->addr == (int64_t)d->ddr && t->dtype == d->dtype &&
+		    d->op == ISA_DMA_LOAD && last <= mc->m->coeff_addr + mc->m->coeff_bytes)
 			return 0;
 	}
 	return err_set("'%s': dma command %u: DDR [%lld, %lld) lies in no %s tensor", mc->file,
@@ -673,7 +678,8 @@ int sim_run(const struct tmodel *m, const struct chip *c, const char *model_file
 			if (flags & (SIM_TRACE | SIM_PROFILE)) {
 				int tensor, layer;
 				sim_dma_layer(m, d, &tensor, &layer);
-				if (layer >= 0)
+				/* a coefficient run: its weights' readers share it */
+				if (!sim_dma_shares(m, d, cy, st->layer) && layer >= 0)
 					st->layer[layer].dma_cycles += cy;
 				if (flags & SIM_TRACE)
 					st->event[st->n_events++] = (struct sim_event){

@@ -17,7 +17,8 @@ struct sim_layer {
 	int64_t cycles;          /* compute engine cycles spent on the layer */
 	int slices;              /* compute commands of the layer */
 	int64_t start, end;      /* cycle its first compute command started, its last ended */
-	int64_t dma_cycles;      /* DMA engine cycles of the commands sim_dma_layer gives it */
+	int64_t dma_cycles;      /* DMA engine cycles of the commands sim_dma_layer
+				    (sim_dma_shares) gives it */
 	int64_t macs;            /* its multiply-accumulates (Conv, Gemm, MatMul, RNNs) */
 	int64_t min_ddr_bytes;   /* its coefficients, graph inputs it reads, outputs it writes */
 	int64_t bound;           /* max(macs / peak, min_ddr_bytes / ddr_bpc), cycles */
@@ -81,6 +82,14 @@ void sim_stats_free(struct sim_stats *st);
  * first compute command from the one it waits for on that reads the tensor
  * (else the tensor's first reader; -1 for none). */
 void sim_dma_layer(const struct tmodel *m, const struct isa_dma *d, int *tensor, int *layer);
+/* A load of several weights (a coefficient run, formats/tpuc-isa.5) serves
+ * the reader of each: add to layer[L].dma_cycles, for each weight it moves,
+ * the share of its cycles cy that the weight's bytes in the block take
+ * (the remainder of the division to the first), its reader L found as
+ * sim_dma_layer finds it.  0 when d moves bytes of one tensor only (nothing
+ * added), else 1. */
+int sim_dma_shares(const struct tmodel *m, const struct isa_dma *d, int64_t cy,
+		   struct sim_layer *layer);
 /* Write the run's events (ST from a SIM_TRACE run of M on chip C) as a
  * Chrome trace event JSON document to FP: one thread per engine, one
  * complete event per command named "LAYER: KIND", times in microseconds at

@@ -86,6 +86,61 @@ void sim_dma_layer(const struct tmodel *m, const struct isa_dma *d, int *tensor,
 			}
 }
 
+/* The reader of weight t that load d serves: the first compute command
+ * from the one d waits for on that reads t, else t's first reader; -1. */
+static int load_reader(const struct tmodel *m, const struct isa_dma *d, int t)
+{
+	const struct ir_graph *g = m->g;
+	for (int c = (int)d->wait; c < m->n_cmp; c++)
+		if (reads(&g->ops[m->cmp[c].layer], t))
+			return (int)m->cmp[c].layer;
+	for (int o = 0; o < g->n_ops; o++)
+		if (reads(&g->ops[o], t))
+			return o;
+	return -1;
+}
+
+int sim_dma_shares(const struct tmodel *m, const struct isa_dma *d, int64_t cy,
+		   struct sim_layer *layer)
+{
+	const struct ir_graph *g = m->g;
+	if (d->op != ISA_DMA_LOAD || !d->n || !d->c || !d->h || !d->w)
+		return 0;
+	int64_t es = (int64_t)dtype_size(d->dtype), lo = d->ddr;
+	int64_t hi = lo + ((int64_t)(d->n - 1) * d->nstride + (int64_t)(d->c - 1) * d->cstride +
+			   (int64_t)d->h * d->w) * es;
+	int64_t total = 0, given = 0;
+	int n = 0, first = -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < g->n_tensors; i++) {
+			const struct ir_tensor *t = &g->tensors[i];
+			if (!t->data || t->addr < 0 || t->addr >= hi ||
+			    t->addr + (int64_t)tensor_bytes(t) <= lo)
+				continue;
+			int64_t a = t->addr > lo ? t->addr : lo;
+			int64_t b = t->addr + (int64_t)tensor_bytes(t);
+			b = (b < hi ? b : hi) - a;
+			if (pass == 0) {
+				total += b;
+				n++;
+				continue;
+			}
+			if (n < 2)
+				return 0;
+			int L = load_reader(m, d, i);
+			if (L < 0)
+				continue;
+			int64_t part = cy * b / total;
+			layer[L].dma_cycles += part;
+			given += part;
+			if (first < 0)
+				first = L;
+		}
+	if (first >= 0)
+		layer[first].dma_cycles += cy - given;
+	return first >= 0;
+}
+
 /* S as the body of a JSON string. */
 static void json_str(FILE *fp, const char *s)
 {
