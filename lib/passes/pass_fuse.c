@@ -9,8 +9,8 @@
  *                   the Add) become HardSwish;
  *   fuse-layernorm  the ReduceMean, Sub, Pow (or Mul), ReduceMean, Add eps,
  *                   Sqrt, Div chain over trailing axes, with an optional
- *                   constant Mul (scale) and Add (bias), becomes
- *                   LayerNormalization.
+ *                   constant Mul (scale) and an optional constant Add
+ *                   (bias), becomes LayerNormalization.
  * The activations are found by lib/passes/match_act.c, the matcher the
  * interpreter's post-ops use too.  Every intermediate must be used only
  * inside the pattern and not be a graph output; the last op of the pattern becomes the fused op, so the output
@@ -173,20 +173,21 @@ static int layernorm_pattern(struct ir_graph *g, int i)
 	for (int k = axis; k < xt->rank; k++)
 		norm *= xt->shape[k];
 	dead[n++] = rm1, dead[n++] = sub, dead[n++] = sqr, dead[n++] = rm2, dead[n++] = add, dead[n++] = sq;
-	/* Optional scale and bias. */
+	/* Optional scale and bias; a bias without a scale too (a scale of
+	 * ones, which remove-identity took away before). */
 	int last = i, y = div->out[0], scale = -1, bias = -1;
 	int m = sole_reader(g, y, OP_MUL);
 	if (m >= 0 && (scale = const_other(g, m, y, norm)) >= 0) {
 		dead[n++] = last;
 		last = m;
 		y = g->ops[m].out[0];
-		int a = sole_reader(g, y, OP_ADD);
-		if (a >= 0 && (bias = const_other(g, a, y, norm)) >= 0) {
-			dead[n++] = last;
-			last = a;
-		}
 	} else {
 		scale = -1;
+	}
+	int a = sole_reader(g, y, OP_ADD);
+	if (a >= 0 && (bias = const_other(g, a, y, norm)) >= 0) {
+		dead[n++] = last;
+		last = a;
 	}
 	if (scale < 0) {
 		scale = pass_add_weight(g, "layernorm_scale", 1, &(int64_t){ 1 });
