@@ -305,9 +305,28 @@ int lower_float_input(struct lower_ctx *lc, const struct ir_op *op, int t, enum 
 	return cast_twin(lc, t, home, dt, 0, 0, sfx, osfx);
 }
 
+/* 1 when every value of f32 weight t is exact in dtype dt (a mask of 0
+ * and -100, ones): stored so, it holds the same values in fewer bytes. */
+static int exact_in(const struct ir_tensor *t, enum ir_dtype dt)
+{
+	if (!t->data || t->dtype != DT_F32 || !is_float(dt) || dt == DT_F32)
+		return 0;
+	const float *v = t->data;
+	for (int64_t i = 0, n = tensor_numel(t); i < n; i++) {
+		uint16_t h;
+		float back;
+		dtype_convert(&h, dt, &v[i], DT_F32, 1);
+		dtype_convert(&back, DT_F32, &h, dt, 1);
+		if (memcmp(&back, &v[i], sizeof back))
+			return 0;
+	}
+	return 1;
+}
+
 /* lower_default, with the constant inputs in F32_INPUTS (a bit per input)
- * kept in f32 in float modes, and the activation inputs in F32_ACTS and
- * the outputs in F32_OUTS too. */
+ * kept in f32 in float modes unless their values are exact in the mode's
+ * dtype, and the activation inputs in F32_ACTS and the outputs in F32_OUTS
+ * too. */
 static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32_inputs,
 		      unsigned f32_acts, unsigned f32_outs)
 {
@@ -336,10 +355,12 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 			in[i] = lower_value(lc, op->in[i]);   /* indices, shapes: integers stay */
 		else if (q)
 			in[i] = lower_act_input(lc, op, op->in[i]);
-		else
+		else if (lc->top->tensors[op->in[i]].data)
 			in[i] = lower_float_input(lc, op, op->in[i],
-						  (lc->top->tensors[op->in[i]].data ? f32_inputs
-						   : f32_acts) >> i & 1 ? DT_F32 : fdt);
+						  f32_inputs >> i & 1 &&
+						  !exact_in(&lc->top->tensors[op->in[i]], fdt) ? DT_F32 : fdt);
+		else
+			in[i] = lower_float_input(lc, op, op->in[i], f32_acts >> i & 1 ? DT_F32 : fdt);
 		if (op->in[i] >= 0 && in[i] < 0) {
 			free(in);
 			free(out);
