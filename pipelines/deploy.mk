@@ -127,21 +127,9 @@ FRONT ?= $(OUT)
 ifeq ($(filter $(MODE),f32 bf16 f16 int8),)
 $(error deploy.mk: MODE must be f32, bf16, f16 or int8, not '$(MODE)')
 endif
-ifeq ($(filter $(ASYM),1 0),)
-ifneq ($(ASYM),)
-$(error deploy.mk: ASYM must be 1 or 0, not '$(ASYM)')
-endif
-endif
-ifeq ($(filter $(EQUALISE),1 0),)
-ifneq ($(EQUALISE),)
-$(error deploy.mk: EQUALISE must be 1 or 0, not '$(EQUALISE)')
-endif
-endif
-ifeq ($(filter $(TUNE),1 0),)
-ifneq ($(TUNE),)
-$(error deploy.mk: TUNE must be 1 or 0, not '$(TUNE)')
-endif
-endif
+# switches: empty, 1 or 0
+$(foreach v,ASYM EQUALISE TUNE,$(if $(filter-out 1 0,$($v)),\
+  $(error deploy.mk: $v must be 1 or 0, not '$($v)')))
 
 # tool NAME: the command; tooldep NAME: the binary as a prerequisite, so a
 # rebuilt tool redoes its stage (only when TPUC_BIN is given).

@@ -27,17 +27,9 @@
  * output); else -1. */
 static int sole_reader(const struct ir_graph *g, int x, enum op_type t)
 {
-	if (pass_uses(g, x) != 1 || pass_is_output(g, x))
-		return -1;
-	for (int k = 0; k < g->n_ops; k++) {
-		const struct ir_op *op = &g->ops[k];
-		if (op->type == OP_COUNT)
-			continue;
-		for (int j = 0; j < op->n_in; j++)
-			if (op->in[j] == x)
-				return op->type == t && op->n_out == 1 && !op_int(op, "do_relu", 0) ? k : -1;
-	}
-	return -1;
+	int k = pass_sole_reader(g, x, 0);
+	const struct ir_op *op = k >= 0 ? &g->ops[k] : NULL;
+	return op && op->type == t && op->n_out == 1 && !op_int(op, "do_relu", 0) ? k : -1;
 }
 
 /* Turn op i into unary `t` of x and mark ops dead[0..n) dead. */

@@ -13,12 +13,6 @@
 
 #include "passes/passes.h"
 
-static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
-{
-	/* a dynamic extent's shape[] is a bound or 1, not the extent */
-	return !a->dyn && !b->dyn && a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
-}
-
 /* A Pad (pads as an attribute) that adds nothing on any side. */
 static int zero_pad(const struct ir_op *op)
 {
@@ -47,7 +41,7 @@ static int whole_slice(const struct ir_graph *g, const struct ir_op *op)
 	for (int k = 0; k < n; k++)
 		if (st[k] <= 0)
 			return 0;
-	return same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
+	return pass_same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
 }
 
 /* A Mul by ones (or Div by them): x * 1 is x, bit for bit, for every
@@ -62,7 +56,7 @@ static int times_one(struct ir_graph *g, struct ir_op *op)
 	if (j < 0 || g->tensors[op->in[1 - j]].data)
 		return 0;
 	const struct ir_tensor *c = &g->tensors[op->in[j]], *x = &g->tensors[op->in[1 - j]];
-	if (c->dtype != DT_F32 || x->dtype != DT_F32 || !same_shape(x, &g->tensors[op->out[0]]))
+	if (c->dtype != DT_F32 || x->dtype != DT_F32 || !pass_same_shape(x, &g->tensors[op->out[0]]))
 		return 0;
 	const float *v = c->data;
 	for (int64_t k = 0, n = tensor_numel(c); k < n; k++)
@@ -86,7 +80,7 @@ static int same_resize(const struct ir_graph *g, const struct ir_op *op)
 	static const char *const same_ct[] = { "half_pixel", "pytorch_half_pixel", "align_corners",
 					       "asymmetric" };
 	const struct ir_tensor *x = &g->tensors[op->in[0]], *y = &g->tensors[op->out[0]];
-	if (op->type != OP_RESIZE || op->n_in != 1 || !same_shape(x, y))
+	if (op->type != OP_RESIZE || op->n_in != 1 || !pass_same_shape(x, y))
 		return 0;
 	const char *ct = op_str(op, "coordinate_transformation_mode", "half_pixel");
 	int ok = 0;
@@ -108,7 +102,7 @@ static int identity_pattern(struct ir_graph *g, int i)
 		return 0;
 	if (times_one(g, op))
 		return pass_bypass(g, i);
-	int same = same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
+	int same = pass_same_shape(&g->tensors[op->in[0]], &g->tensors[op->out[0]]);
 	if (op->type == OP_IDENTITY || zero_pad(op) || whole_slice(g, op) || same_resize(g, op) ||
 	    ((op->type == OP_RESHAPE || op->type == OP_FLATTEN) && same) ||
 	    ((op->type == OP_CONCAT || op->type == OP_SPLIT) && op->n_in == 1 && same))

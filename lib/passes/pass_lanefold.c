@@ -198,20 +198,6 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 	}
 }
 
-/* The one reader of tensor t (no graph output), else -1. */
-static int sole_reader(const struct ir_graph *g, int t, int from)
-{
-	if (pass_uses(g, t) != 1 || pass_is_output(g, t))
-		return -1;
-	for (int j = from; j < g->n_ops; j++) {
-		const struct ir_op *u = &g->ops[j];
-		for (int k = 0; u->type != OP_COUNT && k < u->n_in; k++)
-			if (u->in[k] == t)
-				return j;
-	}
-	return -1;
-}
-
 static int is_shape(const struct ir_tensor *t, const int64_t f[4])
 {
 	return t->rank == 4 && !t->dyn && !memcmp(t->shape, f, sizeof(int64_t) * 4);
@@ -229,7 +215,7 @@ static int next_to_fold(const struct ir_graph *g, int i)
 		    is_shape(&g->tensors[g->ops[p].in[0]], f))
 			return 1;
 	}
-	int y = op->out[0], j = sole_reader(g, y, i + 1);
+	int y = op->out[0], j = pass_sole_reader(g, y, i + 1);
 	return j >= 0 && g->ops[j].type == OP_RESHAPE && fold_shape(&g->tensors[y], f) &&
 	       is_shape(&g->tensors[g->ops[j].out[0]], f);
 }

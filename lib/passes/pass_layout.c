@@ -65,12 +65,6 @@ static int is_transpose(enum op_type t)
 	return t == OP_TRANSPOSE;
 }
 
-static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
-{
-	/* a dynamic extent's shape[] is a bound or 1, not the extent */
-	return !a->dyn && !b->dyn && a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
-}
-
 static void clear_attrs(struct ir_op *op)
 {
 	for (int k = op->n_attr - 1; k >= 0; k--)
@@ -140,7 +134,7 @@ static int layout_pattern(struct ir_graph *g, int i)
 		op->type = OP_RESHAPE;
 		clear_attrs(op);
 		op_set_ints(op, "shape", y->rank, y->shape);
-		if (same_shape(&g->tensors[op->in[0]], y))
+		if (pass_same_shape(&g->tensors[op->in[0]], y))
 			pass_bypass(g, i);
 		return 1;
 	}
@@ -336,25 +330,13 @@ static int gather_pattern(struct ir_graph *g, int i)
 	return 1;
 }
 
-/* The op after op i that reads tensor t, or -1. */
-static int reader_after(const struct ir_graph *g, int i, int t)
-{
-	for (int j = i + 1; j < g->n_ops; j++) {
-		const struct ir_op *u = &g->ops[j];
-		for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
-			if (u->in[k] == t)
-				return j;
-	}
-	return -1;
-}
-
 /* May op, which reads t (of rank r), run on t with leading unit axes
  * added?  An elementwise op whose output has t's shape and whose other
  * operand has rank r at most: broadcasting aligns trailing axes, so
  * leading ones change nothing. */
 static int lead_wise(const struct ir_graph *g, const struct ir_op *op, int t)
 {
-	if (op->n_out != 1 || op->in[0] < 0 || !same_shape(&g->tensors[op->out[0]], &g->tensors[t]))
+	if (op->n_out != 1 || op->in[0] < 0 || !pass_same_shape(&g->tensors[op->out[0]], &g->tensors[t]))
 		return 0;
 	if (pass_is_pointwise(op->type))
 		return op->n_in == 1 && op->in[0] == t;
@@ -390,11 +372,11 @@ static int unit_chain_pattern(struct ir_graph *g, int i)
 			return 0;
 	int n = 0, cap = 8, *chain = xmalloc(sizeof *chain * (size_t)cap), t = y, j = i, end = -1;
 	while (end < 0) {
-		if (pass_is_output(g, t) || pass_uses(g, t) != 1 || (j = reader_after(g, j, t)) < 0)
+		if ((j = pass_sole_reader(g, t, j + 1)) < 0)
 			break;
 		const struct ir_op *u = &g->ops[j];
 		if (is_view(u->type)) {
-			if (u->n_out == 1 && n > 0 && same_shape(&g->tensors[u->out[0]], &g->tensors[x]))
+			if (u->n_out == 1 && n > 0 && pass_same_shape(&g->tensors[u->out[0]], &g->tensors[x]))
 				end = j;
 			break;
 		}

@@ -119,6 +119,25 @@ int pass_is_input(const struct ir_graph *g, int t)
 	return 0;
 }
 
+int pass_sole_reader(const struct ir_graph *g, int t, int from)
+{
+	if (pass_uses(g, t) != 1 || pass_is_output(g, t))
+		return -1;
+	for (int j = from < 0 ? 0 : from; j < g->n_ops; j++) {
+		const struct ir_op *u = &g->ops[j];
+		for (int k = 0; u->type != OP_COUNT && k < u->n_in; k++)
+			if (u->in[k] == t)
+				return j;
+	}
+	return -1;
+}
+
+int pass_same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
+{
+	return !a->dyn && !b->dyn && a->rank == b->rank &&
+	       !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank);
+}
+
 int pass_uses(const struct ir_graph *g, int t)
 {
 	if (t < 0 || t >= g->n_tensors)

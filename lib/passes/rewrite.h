@@ -31,6 +31,12 @@ void pass_index_drop(void);
 int pass_uses(const struct ir_graph *g, int t);
 int pass_is_output(const struct ir_graph *g, int t);
 int pass_is_input(const struct ir_graph *g, int t);
+/* The live op at or after op `from` that reads tensor t when it is t's
+ * one reader and t is no graph output; else -1. */
+int pass_sole_reader(const struct ir_graph *g, int t, int from);
+/* Do a and b have the same static shape?  (A dynamic extent's shape[] is
+ * a bound or 1, not the extent: never the same.) */
+int pass_same_shape(const struct ir_tensor *a, const struct ir_tensor *b);
 /* Make every live op input and graph output that reads `from` read `to`. */
 void pass_replace_uses(struct ir_graph *g, int from, int to);
 /* Remove a single-input, single-output op whose output equals its input,
