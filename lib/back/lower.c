@@ -311,16 +311,15 @@ static int exact_in(const struct ir_tensor *t, enum ir_dtype dt)
 {
 	if (!t->data || t->dtype != DT_F32 || !is_float(dt) || dt == DT_F32)
 		return 0;
-	const float *v = t->data;
-	for (int64_t i = 0, n = tensor_numel(t); i < n; i++) {
-		uint16_t h;
-		float back;
-		dtype_convert(&h, dt, &v[i], DT_F32, 1);
-		dtype_convert(&back, DT_F32, &h, dt, 1);
-		if (memcmp(&back, &v[i], sizeof back))
-			return 0;
-	}
-	return 1;
+	int64_t n = tensor_numel(t);
+	uint16_t *h = xmalloc(sizeof *h * (size_t)(n + 1));
+	float *back = xmalloc(sizeof *back * (size_t)(n + 1));
+	dtype_convert(h, dt, t->data, DT_F32, n);
+	dtype_convert(back, DT_F32, h, dt, n);
+	int same = !memcmp(back, t->data, sizeof *back * (size_t)n);
+	free(h);
+	free(back);
+	return same;
 }
 
 /* lower_default, with the constant inputs in F32_INPUTS (a bit per input)
