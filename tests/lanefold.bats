@@ -19,7 +19,13 @@ setup() {
 	[[ "$output" == *'Transpose(%k_fold) {perm=[0,1,3,2]} : (f32[1,24,16,8]) -> f32[1,24,8,16]'* ]]
 	[[ "$output" == *'MatMul(%qs_fold'*' : (f32[1,24,16,8], f32[1,24,8,16]) -> f32[1,24,16,16]'* ]]
 	[[ "$output" == *'Softmax('*') {axis=3} : (f32[1,24,16,16])'* ]]
-	[[ "$output" == *'%a = Reshape(%a_fold) {shape=[8,3,16,8]}'* ]]
+	# the output's Transpose [0,2,1,3] of [8,3,16,8] (3 of 64 lanes) runs
+	# on [1,8,3,16,8], its windows on the lanes, between the two views
+	[[ "$output" == *'%a_rows = Reshape(%a_fold) {shape=[1,8,3,16,8]}'* ]]
+	[[ "$output" == *'Transpose(%a_rows) {perm=[0,1,3,2,4]} : (f32[1,8,3,16,8]) -> f32[1,8,16,3,8]'* ]]
+	[[ "$output" == *'%ar = Reshape(%at_rows) {shape=[8,16,24]}'* ]]
+	# the Q/K/V split's Transpose would put 3 on the lanes that way: as it is
+	[[ "$output" == *'Transpose(%qkv2) {perm=[2,0,3,1,4]} : (f32[8,16,3,3,8]) -> f32[3,8,3,16,8]'* ]]
 	# the bias [1,3,16,16] on the row view [8, 3*16, 16], as it is
 	[[ "$output" == *'Add(%'*', @relbias_rows) : (f32[8,48,16], f32[1,48,16]) -> f32[8,48,16]'* ]]
 	# the mask [1,4,1,16,16] varies by window, not by head: tiled to the

@@ -31,6 +31,10 @@
  * [1, 64, 3, M, N] and MaxViT's bias Add on [1, 64, 2, M, N] have every
  * lane busy already and stay where they are (tiled, Swin's mask would be
  * read three times over).  The values are the same, bit for bit.
+ *
+ * The attention's output leaves the fold by a Transpose [0, 2, 1, 3] of
+ * [B, heads, M, D] between two views; it runs on [1, B, heads, M, D]
+ * (batch_view_transpose), the batch on the lanes, instead of the heads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,9 +342,89 @@ static int fold_op(struct ir_graph *g, int i)
 	return i;
 }
 
+/* The widest vector unit of any chip, bytes (lib/chip). */
+static int64_t widest_vec(void)
+{
+	int64_t n = 1;
+	for (int i = 0; chip_list[i]; i++)
+		n = chip_list[i]->vec_bytes > n ? chip_list[i]->vec_bytes : n;
+	return n;
+}
+
+/* Bytes per lane a tensor of rank 4 or more, shape `shape` and elements
+ * of `size` bytes, takes on the widest chip (formats/tpuc-isa.5, lane
+ * shape: N = axis 0, C = axis 1 on the lanes, H = axis 2, W the rest, its
+ * rows padded to the vector unit). */
+static int64_t lane_cost(int r, const int64_t *shape, int64_t size)
+{
+	int64_t w = 1, l = widest_lanes(), v = widest_vec();
+	for (int d = 3; d < r; d++)
+		w *= shape[d];
+	return shape[0] * ((shape[1] + l - 1) / l) * shape[2] * ((w * size + v - 1) / v * v);
+}
+
+/* A Transpose between two views that leaves more leading rows than
+ * lanes on axis 1 ([B, heads, M, D] -> [B, M, heads, D] after a folded
+ * attention's MatMul: 3 of 64 lanes in use, every window a row of its own)
+ * runs on the view [1, B, heads, M, D] with every axis moved one on: the
+ * batch on the lanes, the move within a lane.  Only when its input and
+ * output take fewer bytes per lane so, and views produce its input and
+ * read its output alone (the new views merge with them: no copy more). */
+static int batch_view_transpose(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t p[IR_MAX_RANK], xv[IR_MAX_RANK], yv[IR_MAX_RANK], pv[IR_MAX_RANK];
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int x = op->in[0], y = op->out[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
+	int r = xt->rank, px = pass_producer(g, x), ry = pass_sole_reader(g, y, i + 1);
+	if (r < 4 || r + 1 > IR_MAX_RANK || xt->dyn || yt->dyn || xt->data ||
+	    op_ints(op, "perm", p, IR_MAX_RANK) != r || xt->shape[0] <= xt->shape[1] ||
+	    px < 0 || g->ops[px].type != OP_RESHAPE || pass_sole_reader(g, x, px + 1) != i ||
+	    ry < 0 || g->ops[ry].type != OP_RESHAPE)
+		return 0;
+	xv[0] = yv[0] = 1;
+	pv[0] = 0;
+	for (int d = 0; d < r; d++) {
+		xv[d + 1] = xt->shape[d];
+		yv[d + 1] = yt->shape[d];
+		pv[d + 1] = p[d] + 1;
+	}
+	int64_t es = (int64_t)dtype_size(xt->dtype);
+	if (lane_cost(r + 1, xv, es) + lane_cost(r + 1, yv, es) >=
+	    lane_cost(r, xt->shape, es) + lane_cost(r, yt->shape, es))
+		return 0;
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", xt->name);
+	char *name = graph_unique_name(g, base, 1);
+	int nx = graph_add_tensor(g, name, xt->dtype, r + 1, xv);
+	free(name);
+	copy_quant(&g->tensors[nx], &g->tensors[x]);
+	snprintf(base, sizeof base, "%s_rows", g->tensors[y].name);
+	name = graph_unique_name(g, base, 1);
+	int ny = graph_add_tensor(g, name, g->tensors[y].dtype, r + 1, yv);
+	free(name);
+	copy_quant(&g->tensors[ny], &g->tensors[y]);
+	snprintf(base, sizeof base, "%s_rows", g->ops[i].name);
+	int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, x, nx);
+	op_set_ints(&g->ops[v], "shape", r + 1, xv);
+	i++;
+	g->ops[i].in[0] = nx;
+	g->ops[i].out[0] = ny;
+	op_set_ints(&g->ops[i], "perm", r + 1, pv);
+	snprintf(base, sizeof base, "%s_unrows", g->ops[i].name);
+	v = pass_insert_after(g, i, OP_RESHAPE, base, ny, y);
+	op_set_ints(&g->ops[v], "shape", r, g->tensors[y].shape);
+	pass_index_drop();
+	return 1;
+}
+
 int lanefold_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
+	if (batch_view_transpose(g, i))
+		return 1;
 	if (!foldable(g, op))
 		return 0;
 	int seed = op->type == OP_MATMUL || op->type == OP_SOFTMAX;
