@@ -35,6 +35,12 @@
  * The attention's output leaves the fold by a Transpose [0, 2, 1, 3] of
  * [B, heads, M, D] between two views; it runs on [1, B, heads, M, D]
  * (batch_view_transpose), the batch on the lanes, instead of the heads.
+ *
+ * Ops that work row by row along the last axis (LayerNormalization, a
+ * MatMul by a constant, biases, residual Adds, pointwise ops, a Slice of
+ * the last axis) on [1, windows, tokens, C] with few windows (MaxViT: 16
+ * or 4 of 64 lanes) run on the row view [1, windows * tokens, C] when the
+ * run of them meets other ops only at views (rowview_pattern).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,5 +437,248 @@ int lanefold_pattern(struct ir_graph *g, int i)
 	if (!seed && !next_to_fold(g, i))
 		return 0;
 	fold_op(g, i);
+	return 1;
+}
+
+/* ---- the row view ---- */
+
+static int is_view_op(enum op_type t)
+{
+	return t == OP_RESHAPE || t == OP_FLATTEN || t == OP_SQUEEZE || t == OP_UNSQUEEZE;
+}
+
+/* Bytes per lane of a static tensor on the widest chip, its lane shape as
+ * formats/tpuc-isa.5 gives it (rank 3: N, C, W; rank 4 and more: N, C, H,
+ * W the rest). */
+static int64_t lane_bytes(int r, const int64_t *shape, int64_t size)
+{
+	if (r >= 4)
+		return lane_cost(r, shape, size);
+	int64_t s[4] = { r == 3 ? shape[0] : 1, r == 3 ? shape[1] : 1, 1, r == 3 ? shape[2] : 1 };
+	return lane_cost(4, s, size);
+}
+
+/* The row view of t: [1, P, N], P the product of its axes but the last. */
+static void rows_shape(const struct ir_tensor *t, int64_t v[3])
+{
+	v[0] = 1, v[1] = 1, v[2] = t->shape[t->rank - 1];
+	for (int d = 0; d + 1 < t->rank; d++)
+		v[1] *= t->shape[d];
+}
+
+/* Is op one that works row by row along the last axis of its output y,
+ * rank 4 or more, whose lane axis is narrower than the widest chip's
+ * lanes and whose row view [1, P, N] takes fewer bytes per lane: a
+ * pointwise op, an elementwise op of activations of y's shape and
+ * constants that vary along the last axis alone (rank 3 at most), a
+ * MatMul by a constant [K, N], LayerNormalization over the last axis, a
+ * Slice of the last axis? */
+static int row_op(const struct ir_graph *g, const struct ir_op *op)
+{
+	if (op->type == OP_COUNT || op->n_out != 1 || op->n_in < 1 || op->in[0] < 0 || op->out[0] < 0)
+		return 0;
+	/* x: its first activation (a bias Add may read the constant first) */
+	int ax = 0;
+	while (ax + 1 < op->n_in && op->in[ax] >= 0 && g->tensors[op->in[ax]].data)
+		ax++;
+	if (op->in[ax] < 0)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]], *x = &g->tensors[op->in[ax]];
+	int r = y->rank;
+	int64_t v[3];
+	if (r < 4 || y->dyn || x->dyn || x->data || x->rank != r || y->shape[1] >= widest_lanes())
+		return 0;
+	for (int d = 0; d + 1 < r; d++)
+		if (x->shape[d] != y->shape[d])
+			return 0;
+	rows_shape(y, v);
+	int64_t es = (int64_t)dtype_size(y->dtype);
+	if (lane_bytes(3, v, es) >= lane_bytes(r, y->shape, es))
+		return 0;
+	if (pass_is_pointwise(op->type))
+		return op->n_in == 1;
+	switch (op->type) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN:
+		if (op->n_in != 2 || op->in[1] < 0)
+			return 0;
+		for (int k = 0; k < 2; k++) {
+			const struct ir_tensor *c = &g->tensors[op->in[k]];
+			if (!c->data) {
+				if (!pass_same_shape(c, y))
+					return 0;
+				continue;
+			}
+			if (c->dyn || c->rank > 3)
+				return 0;
+			for (int d = 0; d + 1 < c->rank; d++)
+				if (c->shape[d] != 1)
+					return 0;
+		}
+		return 1;
+	case OP_MATMUL: {
+		const struct ir_tensor *b = op->n_in == 2 && op->in[1] >= 0 ? &g->tensors[op->in[1]] : NULL;
+		return b && b->data && b->rank == 2;
+	}
+	case OP_LAYERNORM:
+		for (int k = 1; k < op->n_in; k++)
+			if (op->in[k] >= 0 && (!g->tensors[op->in[k]].data || g->tensors[op->in[k]].rank > 1))
+				return 0;
+		return on_last(op, "axis", -1, r);
+	case OP_SLICE: {
+		int64_t a[IR_MAX_RANK];
+		return op->n_in == 1 && op_ints(op, "axes", a, IR_MAX_RANK) == 1 &&
+		       (a[0] == r - 1 || a[0] == -1);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Do the row ops connected to op i through their activations meet other
+ * ops only at views (a view produces each input of theirs from outside,
+ * only views read their outputs outside), so that running them all on row
+ * views adds no copy?  seen: per op, 0 unvisited. */
+static int row_region(const struct ir_graph *g, int i, char *seen)
+{
+	int n = 1, ok = 1, *stack = xmalloc(sizeof *stack * (size_t)(g->n_ops + 1));
+	stack[0] = i;
+	seen[i] = 1;
+	while (n > 0 && ok) {
+		const struct ir_op *op = &g->ops[stack[--n]];
+		for (int k = 0; k < op->n_in && ok; k++) {
+			int t = op->in[k];
+			if (t < 0 || g->tensors[t].data)
+				continue;
+			int p = pass_producer(g, t);
+			if (p < 0)
+				ok = 0;
+			else if (row_op(g, &g->ops[p])) {
+				if (!seen[p])
+					seen[p] = 1, stack[n++] = p;
+			} else if (!is_view_op(g->ops[p].type))
+				ok = 0;
+		}
+		int y = op->out[0];
+		if (pass_is_output(g, y))
+			ok = 0;
+		for (int j = 0; j < g->n_ops && ok; j++) {
+			const struct ir_op *u = &g->ops[j];
+			int reads = 0;
+			for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
+				reads |= u->in[k] == y;
+			if (!reads)
+				continue;
+			if (row_op(g, u)) {
+				if (!seen[j])
+					seen[j] = 1, stack[n++] = j;
+			} else if (!is_view_op(u->type))
+				ok = 0;
+		}
+	}
+	free(stack);
+	return ok;
+}
+
+/* The row view of activation t for op i: the source of the views that
+ * produce t when it has that shape, else an existing Reshape of that
+ * source to it before op i, else a new one right after the source's
+ * producer, where every later reader finds it (*i moves on).  Returns the
+ * tensor. */
+static int row_input(struct ir_graph *g, int *i, int t)
+{
+	int64_t v[3];
+	rows_shape(&g->tensors[t], v);
+	int s = t, p;
+	while ((p = pass_producer(g, s)) >= 0 && is_view_op(g->ops[p].type) && g->ops[p].in[0] >= 0 &&
+	       !g->tensors[g->ops[p].in[0]].dyn)
+		s = g->ops[p].in[0];
+	const struct ir_tensor *st = &g->tensors[s];
+	if (st->rank == 3 && !memcmp(st->shape, v, sizeof v))
+		return s;
+	for (int j = 0; j < *i; j++) {
+		const struct ir_op *u = &g->ops[j];
+		if (u->type == OP_RESHAPE && u->n_in >= 1 && u->in[0] == s && u->n_out == 1 &&
+		    g->tensors[u->out[0]].rank == 3 && !memcmp(g->tensors[u->out[0]].shape, v, sizeof v))
+			return u->out[0];
+	}
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", g->tensors[t].name);
+	char *name = graph_unique_name(g, base, 1);
+	int nt = graph_add_tensor(g, name, g->tensors[t].dtype, 3, v);
+	free(name);
+	copy_quant(&g->tensors[nt], &g->tensors[t]);
+	snprintf(base, sizeof base, "%s_rows", g->ops[*i].name);
+	int k = pass_insert_after(g, pass_producer(g, s), OP_RESHAPE, base, s, nt);
+	op_set_ints(&g->ops[k], "shape", 3, v);
+	(*i)++;
+	return nt;
+}
+
+/* Drop the views that produce t, from t back, while nothing reads their
+ * results: a view left without readers would keep the ones before it
+ * from having a sole reader (other patterns ask for one). */
+static void drop_unread_views(struct ir_graph *g, int t)
+{
+	int p;
+	while (t >= 0 && pass_uses(g, t) == 0 && (p = pass_producer(g, t)) >= 0 &&
+	       is_view_op(g->ops[p].type) && g->ops[p].n_out == 1) {
+		g->ops[p].type = OP_COUNT;
+		t = g->ops[p].in[0];
+		pass_index_drop();
+	}
+}
+
+int rowview_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	/* a view back to the shape of the view it reads is that view's input */
+	if (is_view_op(op->type) && op->n_in >= 1 && op->in[0] >= 0 && op->n_out == 1) {
+		int p = pass_producer(g, op->in[0]);
+		if (p < 0 || !is_view_op(g->ops[p].type) || g->ops[p].in[0] < 0 ||
+		    pass_is_output(g, op->out[0]) ||
+		    !pass_same_shape(&g->tensors[g->ops[p].in[0]], &g->tensors[op->out[0]]))
+			return 0;
+		int t = op->in[0];
+		g->ops[i].in[0] = g->ops[p].in[0];
+		int rc = pass_bypass(g, i);
+		drop_unread_views(g, t);
+		return rc;
+	}
+	if (!row_op(g, op))
+		return 0;
+	char *seen = xcalloc((size_t)g->n_ops + 1, 1);
+	int ok = row_region(g, i, seen);
+	free(seen);
+	if (!ok)
+		return 0;
+	int r = g->tensors[g->ops[i].out[0]].rank;
+	for (int k = 0; k < g->ops[i].n_in; k++) {
+		int t = g->ops[i].in[k];
+		if (t < 0 || g->tensors[t].data)
+			continue;
+		int nt = row_input(g, &i, t);
+		g->ops[i].in[k] = nt;
+		pass_index_drop();
+		drop_unread_views(g, t);
+	}
+	struct ir_op *o = &g->ops[i];
+	if (o->type == OP_SLICE)
+		op_set_ints(o, "axes", 1, (int64_t[]){ 2 });
+	else if (o->type == OP_LAYERNORM)
+		op_set_int(o, "axis", 2);
+	int y = o->out[0];
+	int64_t v[3];
+	rows_shape(&g->tensors[y], v);
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", g->tensors[y].name);
+	char *name = graph_unique_name(g, base, 1);
+	int ny = graph_add_tensor(g, name, g->tensors[y].dtype, 3, v);
+	free(name);
+	copy_quant(&g->tensors[ny], &g->tensors[y]);
+	g->ops[i].out[0] = ny;
+	snprintf(base, sizeof base, "%s_unrows", g->ops[i].name);
+	int k = pass_insert_after(g, i, OP_RESHAPE, base, ny, y);
+	op_set_ints(&g->ops[k], "shape", r, g->tensors[y].shape);
+	pass_index_drop();
 	return 1;
 }

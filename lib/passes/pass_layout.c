@@ -411,6 +411,6 @@ static int unit_chain_pattern(struct ir_graph *g, int i)
 int pass_merge_layout(struct ir_graph *g)
 {
 	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern,
-					   unit_chain_pattern, lanefold_pattern };
-	return rewrite_run(g, "merge-layout", pats, 5);
+					   unit_chain_pattern, lanefold_pattern, rowview_pattern };
+	return rewrite_run(g, "merge-layout", pats, 6);
 }
