@@ -157,3 +157,36 @@ PYEOF
 	[[ "$output" == *'%b = Tanh(%x) : (f32[2,3,4])'* ]]
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 1 ]
 }
+
+@test "a grid partition's swap after its Transpose and merging view: one Transpose, then the view" {
+	# x [1,8,4,2,4,2] -> Transpose [0,2,4,3,5,1] -> [1,4,4,2,2,8], viewed
+	# as [1,16,4,8] (merged runs), then swapped [0,2,1,3] -> [1,4,16,8]
+	$PY - "$T/g.onnx" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 2, 4, 2])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+s = numpy_helper.from_array(np.array([1, 16, 4, 8], np.int64), "s")
+nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 4, 3, 5, 1]),
+         helper.make_node("Reshape", ["t", "s"], ["v"]),
+         helper.make_node("Transpose", ["v"], ["w"], perm=[0, 2, 1, 3]),
+         helper.make_node("Relu", ["w"], ["y"])]
+m = helper.make_model(helper.make_graph(nodes, "grid", [x], [y], [s]),
+                      opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, sys.argv[1])
+x = np.random.default_rng(1).standard_normal((1, 8, 4, 2, 4, 2)).astype(np.float32)
+np.savez(sys.argv[1] + ".in.npz", x=x)
+t = x.transpose(0, 2, 4, 3, 5, 1).reshape(1, 16, 4, 8).transpose(0, 2, 1, 3)
+np.savez(sys.argv[1] + ".ref.npz", y=np.maximum(t, 0))
+PYEOF
+	onnx2top "$T/g.onnx" | top-opt -o "$T/c.top"
+	run ir-print "$T/c.top"
+	# the runs (4,2) and (4,2) of the merged axes trade places before the view
+	[[ "$output" == *'Transpose(%x) {perm=[0,3,5,2,4,1]} : (f32[1,8,4,2,4,2]) -> f32[1,2,2,4,4,8]'* ]]
+	[[ "$output" == *'Reshape(%'*') {shape=[1,4,16,8]} : (f32[1,2,2,4,4,8]) -> f32[1,4,16,8]'* ]]
+	[ "$(grep -c 'Transpose(' <<<"$output")" -eq 1 ]
+	ir-run "$T/c.top" -i "$T/g.onnx.in.npz" -o "$T/c.npz"
+	[ "$(npz_maxdiff "$T/c.npz" "$T/g.onnx.ref.npz")" = 0.0 ]
+}

@@ -7,6 +7,9 @@
  *   order: [1,197,256] -> [197,1,256]) moves no data and becomes a Reshape,
  *   which then merges with the views around it.
  * The inner op must have no other reader and not be a graph output.
+ * A Transpose of a view that merges runs of adjacent axes of a Transpose's
+ * output permutes the runs before the view, where the two Transposes merge
+ * (regroup_pattern).
  *
  * A Reshape that keeps the last axis but leaves 1 on axis 1, where x had
  * more ([1,197,256] -> [197,1,256]: torchvision's attention works with the
@@ -139,6 +142,71 @@ static int layout_pattern(struct ir_graph *g, int i)
 		return 1;
 	}
 	return 0;
+}
+
+/* Transpose(Reshape(Transpose(x))) where the Reshape only merges runs of
+ * adjacent axes (MaxViT's grid partition, [1,7,7,4,4,C] -> [1,49,16,C],
+ * then its swap of the two merged axes): the second Transpose moves the
+ * runs before the Reshape instead, where it merges with the first; the
+ * Reshape to the old output follows.  One Transpose goes, and the run
+ * ends at a view. */
+static int regroup_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t q[IR_MAX_RANK], p[IR_MAX_RANK];
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int rv = inner_op(g, i, is_view);
+	if (rv < 0 || g->ops[rv].in[0] < 0)
+		return 0;
+	int z = op->in[0], y = g->ops[rv].in[0];
+	const struct ir_tensor *zt = &g->tensors[z], *yt = &g->tensors[y];
+	int m = zt->rank, n = yt->rank;
+	if (zt->dyn || yt->dyn || yt->data || g->tensors[op->out[0]].dyn ||
+	    op_ints(op, "perm", q, IR_MAX_RANK) != m || inner_op(g, rv, is_transpose) < 0)
+		return 0;
+	/* axes [first[j], first[j + 1]) of y make axis j of z */
+	int first[IR_MAX_RANK + 1], a = 0;
+	for (int j = 0; j < m; j++) {
+		int64_t prod = a < n ? yt->shape[a] : 0;
+		first[j] = a++;
+		while (a < n && prod < zt->shape[j])
+			prod *= yt->shape[a++];
+		if (prod != zt->shape[j])
+			return 0;
+	}
+	while (a < n && yt->shape[a] == 1)
+		a++;
+	if (a != n)
+		return 0;
+	first[m] = n;
+	int k = 0;
+	for (int j = 0; j < m; j++)
+		for (int d = first[q[j]]; d < first[q[j] + 1]; d++)
+			p[k++] = d;
+	int64_t shape[IR_MAX_RANK];
+	for (int d = 0; d < n; d++)
+		shape[d] = yt->shape[p[d]];
+	char base[512];
+	snprintf(base, sizeof base, "%s_runs", g->tensors[op->out[0]].name);
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_tensor(g, name, g->tensors[op->out[0]].dtype, n, shape);
+	free(name);
+	g->tensors[t].scale = g->tensors[z].scale;
+	g->tensors[t].zero_point = g->tensors[z].zero_point;
+	g->tensors[t].qdtype = g->tensors[z].qdtype;
+	/* the Reshape goes; the Transpose reads y and a new view follows */
+	g->ops[rv].type = OP_COUNT;
+	struct ir_op *o = &g->ops[i];
+	int out = o->out[0];
+	o->in[0] = y;
+	o->out[0] = t;
+	op_set_ints(o, "perm", n, p);
+	snprintf(base, sizeof base, "%s_view", o->name);
+	int v = pass_insert_after(g, i, OP_RESHAPE, base, t, out);
+	op_set_ints(&g->ops[v], "shape", g->tensors[out].rank, g->tensors[out].shape);
+	pass_index_drop();
+	return 1;
 }
 
 /* The lane axis of a rank-r tensor (formats/tpuc-isa.5): 1 from rank 2. */
@@ -411,6 +479,7 @@ static int unit_chain_pattern(struct ir_graph *g, int i)
 int pass_merge_layout(struct ir_graph *g)
 {
 	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern,
-					   unit_chain_pattern, lanefold_pattern, rowview_pattern };
-	return rewrite_run(g, "merge-layout", pats, 6);
+					   unit_chain_pattern, lanefold_pattern, rowview_pattern,
+					   regroup_pattern };
+	return rewrite_run(g, "merge-layout", pats, 7);
 }
