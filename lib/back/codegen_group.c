@@ -413,11 +413,40 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->need = need;
 }
 
-/* Local addresses from base: weights, broadcast inputs, intermediates, then
- * each buffer's inputs and output. */
-void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high)
+/* G's activations placed from *at (cg_place): each buffer's inputs and
+ * output, the intermediates, the broadcast inputs. */
+static void lay_acts(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
 {
-	int64_t at = base;
+	for (int b = 0; b < G->bufs; b++)
+		for (int j = 0; j < G->nt; j++) {
+			struct gten *x = &G->gt[j];
+			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
+				continue;
+			x->addr[b] = cg_place(at, gten_bytes(cg, x), base,
+					      G->need, high);
+		}
+	if (G->bufs == 1)
+		for (int j = 0; j < G->nt; j++)
+			G->gt[j].addr[1] = G->gt[j].addr[0];
+	/* the intermediates share one region by lifetime (mid_pack) */
+	uint32_t mid = cg_place(at, mid_pack(cg, G), base, G->need, high);
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
+	}
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_BCAST)
+			x->addr[0] = x->addr[1] = cg_place(at, cg_lane_bytes(cg, x->t, -1, -1),
+							   base, G->need, high);
+	}
+}
+
+/* G's weights placed from *at, in the order their ops first read them. */
+static void lay_weights(const struct gen *cg, struct group *G, int64_t *at, int64_t base,
+			int high)
+{
 	/* a coefficient run takes one block at its first weight's place,
 	 * its weights in run order upwards, so that one DMA loads it */
 	if (!G->rnext) {
@@ -434,37 +463,24 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 		int64_t size = 0;
 		for (int j = i; j >= 0; j = G->rnext[j])
 			size += cg_lane_bytes(cg, G->wt[j], -1, -1);
-		int64_t a = cg_place(&at, size, base, G->need, high);
+		int64_t a = cg_place(at, size, base, G->need, high);
 		for (int j = i; j >= 0; j = G->rnext[j]) {
 			G->waddr[j] = (uint32_t)a;
 			a += cg_lane_bytes(cg, G->wt[j], -1, -1);
 		}
 	}
 	free(follows);
-	for (int j = 0; j < G->nt; j++) {
-		struct gten *x = &G->gt[j];
-		if (x->role == GT_BCAST)
-			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t, -1, -1),
-							   base, G->need, high);
-	}
-	/* the intermediates share one region by lifetime (mid_pack) */
-	uint32_t mid = cg_place(&at, mid_pack(cg, G), base, G->need, high);
-	for (int j = 0; j < G->nt; j++) {
-		struct gten *x = &G->gt[j];
-		if (x->role == GT_MID)
-			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
-	}
-	for (int b = 0; b < G->bufs; b++)
-		for (int j = 0; j < G->nt; j++) {
-			struct gten *x = &G->gt[j];
-			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
-				continue;
-			x->addr[b] = cg_place(&at, gten_bytes(cg, x), base,
-					      G->need, high);
-		}
-	if (G->bufs == 1)
-		for (int j = 0; j < G->nt; j++)
-			G->gt[j].addr[1] = G->gt[j].addr[0];
+}
+
+void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high,
+		      int acts_first)
+{
+	int64_t at = base;
+	if (acts_first)
+		lay_acts(cg, G, &at, base, high);
+	lay_weights(cg, G, &at, base, high);
+	if (!acts_first)
+		lay_acts(cg, G, &at, base, high);
 }
 
 /* Load weight i of G and the weights after it in its coefficient run that
@@ -622,6 +638,36 @@ static int midout_store(struct gen *cg, const struct group *G, const struct gten
 	return cg_emit_dma(cg, ISA_DMA_STORE, x->t, a, b, -1, -1, at, wait);
 }
 
+static int freed_cmp(const void *a, const void *b)
+{
+	const struct freed *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* The local bytes of G's weights, each with the compute command that reads
+ * it last (cmd[k - first]: op k's last compute so far, once the last slice's
+ * are emitted), sorted by address, into *out (malloc'd); returns their
+ * count. */
+static int group_freed(const struct gen *cg, const struct group *G, const uint32_t *cmd,
+		       struct freed **out)
+{
+	const struct ir_graph *g = cg->g;
+	struct freed *fr = xcalloc((size_t)G->nw + 1, sizeof *fr);
+	for (int k = G->first; k < G->first + G->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_in; i++) {
+			int t = g->ops[k].in[i];
+			if (t < 0 || !cg_is_weight(g, t))
+				continue;
+			int j = opnd_ix(G, k, i);
+			fr[j].lo = G->waddr[j];
+			fr[j].hi = G->waddr[j] + cg_lane_bytes(cg, t, -1, -1);
+			fr[j].cmd = cmd[k - G->first];
+		}
+	qsort(fr, (size_t)G->nw, sizeof *fr, freed_cmp);
+	*out = fr;
+	return G->nw;
+}
+
 /* Generate G: the first op's weights and the broadcast inputs (the first
  * load waits for `wait`), slice 0's input rows, the other ops' weights in
  * op order (each op's first compute waits for its own), then per slice the
@@ -638,6 +684,8 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *slice_last = xcalloc((size_t)n + 1, sizeof *slice_last);
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
+	struct freed *fr = NULL;
+	int nfr = 0;
 	if (cg_group_load(cg, G, wait, -1, G->first, wready, NULL, NULL) < 0)
 		goto out;
 	if (cg->n_dma > had)
@@ -688,10 +736,19 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		/* The DMA engine is free for what the computes leave over. */
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
-		for (int j = 0; j < G->nt; j++)
-			if (G->gt[j].role == GT_MIDOUT &&
-			    midout_store(cg, G, &G->gt[j], c, cmd[G->gt[j].p0 - G->first]) < 0)
+		if (c == n - 1 && pf->u && pf->freed)
+			nfr = group_freed(cg, G, cmd, &fr);
+		/* the stored intermediates in the order they are computed; in
+		 * the last slice, after each op, the next unit's weights that
+		 * fit where the weights read for the last time lay */
+		for (int k = G->first; k <= last_op; k++) {
+			for (int j = 0; j < G->nt; j++)
+				if (G->gt[j].role == GT_MIDOUT && G->gt[j].p0 == k &&
+				    midout_store(cg, G, &G->gt[j], c, cmd[k - G->first]) < 0)
+					goto out;
+			if (nfr && cg_prefetch_freed(cg, pf, fr, nfr, cmd[k - G->first]) < 0)
 				goto out;
+		}
 		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
 			     slice_last[c]) < 0)
@@ -700,7 +757,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	*last_cmp = slice_last[n - 1];
 	rc = 0;
 out:
-	FREE_ALL(wready, cmd, slice_last, load_end, load_cy);
+	FREE_ALL(wready, cmd, slice_last, load_end, load_cy, fr);
 	return rc;
 }
 
@@ -711,7 +768,7 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
 	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
-	cg_group_lay_out(cg, G, 0, 0);
+	cg_group_lay_out(cg, G, 0, 0, 0);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
 		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
@@ -939,6 +996,11 @@ int cg_group_weight(const struct group *G, int i, int *state)
 		return -1;
 	*state = G->loaded[i] ? 2 : G->wdone[i] ? 1 : 0;
 	return G->wt[i];
+}
+
+int64_t cg_group_weight_at(const struct group *G, int i)
+{
+	return G->waddr[i];
 }
 
 int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,
