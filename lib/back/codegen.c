@@ -271,13 +271,13 @@ static int unit_load_weight(struct gen *cg, struct unit *u, int i, int t, int64_
 
 /* The freed loader of struct prefetch (cg_prefetch_freed): the weights of
  * the next unit not loaded yet that lie partly in the current unit's
- * region, where all those bytes are weights of the current unit that are
- * read for the last time by compute command `upto` or before: each loads
- * once they are (and the units before it are done with its bytes), in
- * the next unit's order, with no budget (the DMA engine is free by then
- * for what the next unit would load first anyway). */
+ * region, where all those bytes are bytes of the current unit (weights,
+ * inputs, results kept local) read for the last time by compute command
+ * `upto` or before: each loads once they are (and the units before it are
+ * done with its bytes), in the next unit's order, within `budget` DMA
+ * cycles (the last one in parts, as cg_load_whole). */
 static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
-		      uint32_t upto)
+		      uint32_t upto, int64_t budget)
 {
 	struct ahead *a = pf->u;
 	if (a->i + 1 >= a->n || !n)
@@ -313,8 +313,11 @@ static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *f
 		if (x < end || w > upto)
 			continue;
 		uint32_t rw = region_wait(a, a->i, lo, hi);
-		if (unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, NULL) < 0)
+		int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
+		if (r < 0)
 			return -1;
+		if (r == CG_STOP || budget <= 0)
+			return 0;
 	}
 	return 0;
 }

@@ -638,34 +638,86 @@ static int midout_store(struct gen *cg, const struct group *G, const struct gten
 	return cg_emit_dma(cg, ISA_DMA_STORE, x->t, a, b, -1, -1, at, wait);
 }
 
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int freed_cmp(const void *a, const void *b)
 {
 	const struct freed *x = a, *y = b;
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* The local bytes of G's weights, each with the compute command that reads
- * it last (cmd[k - first]: op k's last compute so far, once the last slice's
- * are emitted), sorted by address, into *out (malloc'd); returns their
- * count. */
+/* The local bytes of G that no DMA command reads and that a compute
+ * command reads last, once the last slice's are emitted (cmd[k - first]:
+ * op k's last compute so far): its weights, broadcast inputs, input
+ * buffers and the region of its results kept local (bytes two of those
+ * share by lifetime free after the later reader).  Into *out (malloc'd):
+ * disjoint spans sorted by address, each with the compute after which it
+ * is free; returns their count. */
 static int group_freed(const struct gen *cg, const struct group *G, const uint32_t *cmd,
 		       struct freed **out)
 {
 	const struct ir_graph *g = cg->g;
-	struct freed *fr = xcalloc((size_t)G->nw + 1, sizeof *fr);
+	int *lastr = xmalloc(sizeof *lastr * ((size_t)G->nt + 1)), n = 0;
+	for (int j = 0; j < G->nt; j++)
+		lastr[j] = -1;
+	struct freed *raw = xcalloc((size_t)(G->nw + 2 * G->nt) + 1, sizeof *raw);
 	for (int k = G->first; k < G->first + G->n_ops; k++)
 		for (int i = 0; i < g->ops[k].n_in; i++) {
 			int t = g->ops[k].in[i];
-			if (t < 0 || !cg_is_weight(g, t))
+			if (t < 0)
 				continue;
 			int j = opnd_ix(G, k, i);
-			fr[j].lo = G->waddr[j];
-			fr[j].hi = G->waddr[j] + cg_lane_bytes(cg, t, -1, -1);
-			fr[j].cmd = cmd[k - G->first];
+			if (!cg_is_weight(g, t)) {
+				lastr[j] = k;
+				continue;
+			}
+			raw[j].lo = G->waddr[j];
+			raw[j].hi = G->waddr[j] + cg_lane_bytes(cg, t, -1, -1);
+			raw[j].cmd = cmd[k - G->first];
 		}
-	qsort(fr, (size_t)G->nw, sizeof *fr, freed_cmp);
+	n = G->nw;
+	for (int j = 0; j < G->nt; j++) {
+		const struct gten *x = &G->gt[j];
+		if (lastr[j] < 0 || (x->role != GT_MID && x->role != GT_IN && x->role != GT_BCAST))
+			continue;
+		uint32_t c = cmd[lastr[j] - G->first];
+		if (x->role == GT_MID)
+			raw[n++] = (struct freed){ x->addr[0], x->addr[0] + x->size, c };
+		for (int b = 0; x->role != GT_MID && b < (x->role == GT_IN ? G->bufs : 1); b++)
+			raw[n++] = (struct freed){ x->addr[b], x->addr[b] + gten_bytes(cg, x), c };
+	}
+	free(lastr);
+	/* the pieces between every two span ends, each free after the latest
+	 * command of the spans over it */
+	int64_t *at = xmalloc(sizeof *at * (size_t)(2 * n + 1));
+	for (int k = 0; k < n; k++) {
+		at[2 * k] = raw[k].lo;
+		at[2 * k + 1] = raw[k].hi;
+	}
+	qsort(at, (size_t)(2 * n), sizeof *at, i64_cmp);
+	qsort(raw, (size_t)n, sizeof *raw, freed_cmp);
+	struct freed *fr = xcalloc((size_t)(2 * n) + 1, sizeof *fr);
+	int m = 0;
+	for (int e = 0; e + 1 < 2 * n; e++) {
+		if (at[e] == at[e + 1])
+			continue;
+		int over = 0;
+		uint32_t c = 0;
+		for (int k = 0; k < n && raw[k].lo <= at[e]; k++)
+			if (raw[k].hi > at[e]) {
+				over = 1;
+				c = raw[k].cmd > c ? raw[k].cmd : c;
+			}
+		if (over)
+			fr[m++] = (struct freed){ at[e], at[e + 1], c };
+	}
+	FREE_ALL(at, raw);
 	*out = fr;
-	return G->nw;
+	return m;
 }
 
 /* Generate G: the first op's weights and the broadcast inputs (the first
@@ -719,7 +771,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		if (c < 0 || c >= n)
 			continue;
 		group_rows(cg, G, c);
-		uint32_t w = load_end[c];
+		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
@@ -738,16 +790,32 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			goto out;
 		if (c == n - 1 && pf->u && pf->freed)
 			nfr = group_freed(cg, G, cmd, &fr);
+		/* the compute cycles of the slice's ops from each on */
+		int64_t after = 0, pend = 0;
+		for (int k = G->first; nfr && k <= last_op; k++)
+			if (cmd[k - G->first] >= first_cmp)
+				after += cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cmd[k - G->first] - 1]);
 		/* the stored intermediates in the order they are computed; in
 		 * the last slice, after each op, the next unit's weights that
-		 * fit where the weights read for the last time lay */
+		 * lie where the group's bytes read for the last time lay, for
+		 * as many DMA cycles as the ops after it leave (pend: those of
+		 * the loads before, not done by then) */
 		for (int k = G->first; k <= last_op; k++) {
 			for (int j = 0; j < G->nt; j++)
 				if (G->gt[j].role == GT_MIDOUT && G->gt[j].p0 == k &&
 				    midout_store(cg, G, &G->gt[j], c, cmd[k - G->first]) < 0)
 					goto out;
-			if (nfr && cg_prefetch_freed(cg, pf, fr, nfr, cmd[k - G->first]) < 0)
+			if (!nfr)
+				continue;
+			int64_t cy = cmd[k - G->first] >= first_cmp ?
+				     cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cmd[k - G->first] - 1]) : 0;
+			after -= cy;
+			pend = pend > cy ? pend - cy : 0;
+			int64_t before = cg->dma_cycles;
+			if (after - pend > 0 &&
+			    cg_prefetch_freed(cg, pf, fr, nfr, cmd[k - G->first], after - pend) < 0)
 				goto out;
+			pend += cg->dma_cycles - before;
 		}
 		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],

@@ -406,7 +406,7 @@ int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final)
 }
 
 int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
-		      uint32_t upto)
+		      uint32_t upto, int64_t budget)
 {
-	return pf->u && pf->freed ? pf->freed(cg, pf, fr, n, upto) : 0;
+	return pf->u && pf->freed ? pf->freed(cg, pf, fr, n, upto, budget) : 0;
 }

@@ -42,11 +42,11 @@ struct prefetch {
 	/* Load u's inputs within budget (see cg_prefetch). */
 	int (*load)(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
 	/* Load the next unit's weights that lie in [lo, hi) only where fr
-	 * (n spans sorted by lo, each free after its command) frees bytes by
-	 * compute command `upto`, each waiting for the last of those (see
-	 * cg_prefetch_freed). */
+	 * (n disjoint spans sorted by lo, each free after its command) frees
+	 * bytes by compute command `upto`, each waiting for the last of
+	 * those, within `budget` DMA cycles (see cg_prefetch_freed). */
 	int (*freed)(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
-		     uint32_t upto);
+		     uint32_t upto, int64_t budget);
 	uint32_t wait;         /* compute command the first load waits for, then 0 */
 	int only_before;       /* activations only if written before this op */
 	int64_t lo, hi;        /* local bytes [lo, hi) still in use: not loaded into */
@@ -118,8 +118,8 @@ int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *
 int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
 /* Once the current unit's last computes are emitted: pf's freed loader
  * (nothing when none) over the spans fr[0..n) freed by compute command
- * upto. */
+ * upto, within budget DMA cycles. */
 int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
-		      uint32_t upto);
+		      uint32_t upto, int64_t budget);
 
 #endif
