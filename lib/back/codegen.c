@@ -440,11 +440,12 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
  * first's region are loaded while the first computes, and in the first's
  * last slice those over its weights read for the last time (unit_freed).
  * acts_first lays every local group out with its activations at its
- * base's end (cg_group_lay_out); *overlaps gets whether that can matter:
- * the regions of two neighbours, one a local group, overlap.  -2 when a
+ * base's end (cg_group_lay_out); without `freed`, no weights load where a
+ * group's bytes died; *overlaps gets whether either can matter: the
+ * regions of two neighbours, one a local group, overlap.  -2 when a
  * group does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
-		   int *overlaps)
+		   int freed, int *overlaps)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
 	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0 };
@@ -489,7 +490,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		if (i + 1 < n_grp) {
 			pf.u = &ah;
 			pf.load = unit_prefetch;
-			pf.freed = unit_freed;
+			pf.freed = freed ? unit_freed : NULL;
 			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
 			pf.only_before = u->first;
 			pf.lo = u->base;
@@ -550,30 +551,36 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 	return rc < 0 ? rc : cy;
 }
 
-/* The program of the runs grp[0..n_grp) in *cg under both layouts of
- * the local groups (gen_all's acts_first) when they can differ, the
- * faster kept (ties: the weights first); *cycles gets its time.  As
- * gen_all returns. */
+/* The program of the runs grp[0..n_grp) in *cg, the fastest by the cost
+ * model of: the local groups laid out with their weights first, the next
+ * unit's weights loading where a group's bytes died (gen_all's freed);
+ * when neighbouring regions overlap (else the three are the same), the
+ * activations first so, and the weights first without those loads (a
+ * group's last slice then keeps the DMA engine for its stores and the
+ * next unit's first loads).  Ties go to the earlier.  *cycles gets its
+ * time.  As gen_all returns. */
 static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
-	struct gen alt = *cg;
-	int differ, rc = gen_all(cg, grp, n_grp, 0, &differ);
+	struct gen init = *cg;
+	int differ, rc = gen_all(cg, grp, n_grp, 0, 1, &differ);
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
-	if (!differ)
-		return 0;
-	if (gen_all(&alt, grp, n_grp, 1, &differ) < 0) {
-		cg_free(&alt);
-		return -1;
-	}
-	int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-	if (cy < *cycles) {
-		cg_free(cg);
-		*cg = alt;
-		*cycles = cy;
-	} else {
-		cg_free(&alt);
+	for (int v = 1; differ && v <= 2; v++) {
+		struct gen alt = init;
+		int ov;
+		if (gen_all(&alt, grp, n_grp, v == 1, v == 1, &ov) < 0) {
+			cg_free(&alt);
+			return -1;
+		}
+		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
+		if (cy < *cycles) {
+			cg_free(cg);
+			*cg = alt;
+			*cycles = cy;
+		} else {
+			cg_free(&alt);
+		}
 	}
 	return 0;
 }
