@@ -557,16 +557,24 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * when neighbouring regions overlap (else the three are the same), the
  * activations first so, and the weights first without those loads (a
  * group's last slice then keeps the DMA engine for its stores and the
- * next unit's first loads).  Ties go to the earlier.  *cycles gets its
+ * next unit's first loads).  Ties go to the earlier.  Between
+ * codegen_plain_schedule(1) and (0), the last only.  *cycles gets its
  * time.  As gen_all returns. */
+static int plain_only;   /* codegen_plain_schedule */
+
+void codegen_plain_schedule(int on)
+{
+	plain_only = on;
+}
+
 static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
-	int differ, rc = gen_all(cg, grp, n_grp, 0, 1, &differ);
+	int differ, rc = gen_all(cg, grp, n_grp, 0, !plain_only, &differ);
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
-	for (int v = 1; differ && v <= 2; v++) {
+	for (int v = 1; differ && !plain_only && v <= 2; v++) {
 		struct gen alt = init;
 		int ov;
 		if (gen_all(&alt, grp, n_grp, v == 1, v == 1, &ov) < 0) {
