@@ -413,9 +413,9 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->need = need;
 }
 
-/* G's activations placed from *at (cg_place): each buffer's inputs and
- * output, the intermediates, the broadcast inputs. */
-static void lay_acts(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
+/* G's buffers of its inputs and stored results, placed from *at
+ * (cg_place). */
+static void lay_bufs(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
 {
 	for (int b = 0; b < G->bufs; b++)
 		for (int j = 0; j < G->nt; j++) {
@@ -428,13 +428,23 @@ static void lay_acts(const struct gen *cg, struct group *G, int64_t *at, int64_t
 	if (G->bufs == 1)
 		for (int j = 0; j < G->nt; j++)
 			G->gt[j].addr[1] = G->gt[j].addr[0];
-	/* the intermediates share one region by lifetime (mid_pack) */
+}
+
+/* The region of G's results kept local, placed from *at: they share it by
+ * lifetime (mid_pack). */
+static void lay_mids(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
+{
 	uint32_t mid = cg_place(at, mid_pack(cg, G), base, G->need, high);
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role == GT_MID)
 			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
 	}
+}
+
+/* G's broadcast inputs, placed from *at. */
+static void lay_bcast(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
+{
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role == GT_BCAST)
@@ -476,11 +486,17 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 		      int acts_first)
 {
 	int64_t at = base;
-	if (acts_first)
-		lay_acts(cg, G, &at, base, high);
-	lay_weights(cg, G, &at, base, high);
-	if (!acts_first)
-		lay_acts(cg, G, &at, base, high);
+	if (acts_first) {
+		lay_bufs(cg, G, &at, base, high);
+		lay_mids(cg, G, &at, base, high);
+		lay_bcast(cg, G, &at, base, high);
+		lay_weights(cg, G, &at, base, high);
+	} else {
+		lay_weights(cg, G, &at, base, high);
+		lay_bcast(cg, G, &at, base, high);
+		lay_mids(cg, G, &at, base, high);
+		lay_bufs(cg, G, &at, base, high);
+	}
 }
 
 /* Load weight i of G and the weights after it in its coefficient run that

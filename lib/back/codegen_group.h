@@ -35,9 +35,10 @@ int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, u
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
 /* Local addresses from base (mirrored when high, see cg_place): the
- * weights, in the order their ops first read them, then the activations
- * (buffers, intermediates, broadcast inputs), or with acts_first the
- * activations first, the weights towards the far end. */
+ * weights, in the order their ops first read them, the broadcast inputs,
+ * the region of the results kept local, the buffers of the inputs and
+ * stored results; with acts_first the other way round, the weights
+ * towards the far end. */
 void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high,
 		      int acts_first);
 /* Weights of ops up to op `upto`, then broadcast inputs, not loaded yet
