@@ -419,7 +419,7 @@ PYEOF
 # A detector's score column per class (Gather along axis 1 of [N, 91]) and a
 # box-decode Concat of [N, 1, 1] tensors along the last axis do not fit as
 # ops (N rows of one 64-byte slot per lane): as copies, each input's runs of
-# one element move strided, lanes runs per block row (tpuc-isa(5)).
+# one element move strided, all 5000 in one block (tpuc-isa(5)).
 @test "a copy of many short runs (a Gather of one column, a Concat along the last axis) moves in strided blocks, bit for bit" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
 import sys, numpy as np, onnx
@@ -450,9 +450,10 @@ PYEOF
 	for m in f32 int8; do
 		deploy s $m REF="$T/ref.npz" MODE=$m
 		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
-		# 5000 runs = 78 blocks of 64 lanes, then 8: two loads and two
-		# stores for the Gather and per input of the Concat
+		# 5000 runs of one element fit one block [1, 5000, 1, 1] (run r
+		# in channel r; not 78 blocks of 64 lanes and one of 8): one
+		# load and one store for the Gather and per input of the Concat
 		run tmodel-info "$T/$m/model.tmodel"
-		assert_line 'commands dma 16 (load 8, store 8), compute 0'
+		assert_line 'commands dma 8 (load 4, store 4), compute 0'
 	done
 }

@@ -9,7 +9,8 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 
-/* A Slice cutting at most one axis, with step 1 (the runs isa_copy_pieces
+/* A Slice cutting at most one axis, with step 1 or a step that takes one
+ * index (a box decoder's x[:, 0::4] of [N, 4]: as x[:, 0:1]) (the runs isa_copy_pieces
  * takes): that axis in *axis (-1: none cut) and its first index in
  * *start, as the Slice kernel resolves starts and ends (clamped, negative
  * from the end).  0 when the Slice is of another kind. */
@@ -26,13 +27,18 @@ static int slice_one_axis(const struct ir_op *op, const struct ir_tensor *x, int
 	*start = 0;
 	for (int i = 0; i < ns; i++) {
 		int ax = norm_axis(na ? a[i] : i, r);
-		if (ax < 0 || (np && p[i] != 1))
+		int64_t step = np ? p[i] : 1;
+		if (ax < 0 || step < 1)
 			return 0;
 		int64_t dim = x->shape[ax], b = s[i], en = e[i];
 		b = b < 0 ? b + dim : b;
 		en = en < 0 ? en + dim : en;
 		b = b < 0 ? 0 : b > dim ? dim : b;
 		en = en < 0 ? 0 : en > dim ? dim : en;
+		if (step > 1 && en - b > step)
+			return 0;
+		if (step > 1 && en > b)   /* one index taken: as with step 1 */
+			en = b + 1;
 		if (b == 0 && en >= dim)
 			continue;
 		if (*axis >= 0)
