@@ -457,3 +457,53 @@ PYEOF
 		assert_line 'commands dma 8 (load 4, store 4), compute 0'
 	done
 }
+
+# A box decoder's x[:, 0::4] of [N, 4] takes one index: a copy like
+# x[:, 0:1], which the DMA engine moves alone (one strided block each way)
+# since that finishes before the op run on N rows of 4 lanes, although the
+# op fits.  The score column's Cast to f32 for the host's GatherND, emitted
+# just before the host op, moves back beside the Greater that reads the
+# same column, and the two run as one local group: the column is loaded
+# once (lower_cast_hoist).
+@test "a Slice taking one index by its step is a DMA copy; a Cast for the host joins the chip op reading its input" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(9)
+N = 1000
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+nodes = [
+    h.make_node('Slice', ['x', 's0', 's1', 'ax', 'st'], ['dx'], name='every4'),
+    h.make_node('Mul', ['s', 'two'], ['s2'], name='twice'),
+    h.make_node('Greater', ['s2', 'one'], ['m'], name='above'),
+    h.make_node('NonZero', ['m'], ['nz'], name='nonzero'),
+    h.make_node('Transpose', ['nz'], ['ix'], name='ixt'),
+    h.make_node('GatherND', ['s2', 'ix'], ['v'], name='keep'),
+]
+g = h.make_graph(nodes, 'decode', [h.make_tensor_value_info('x', TP.FLOAT, [N, 4]),
+                                   h.make_tensor_value_info('s', TP.FLOAT, [N])],
+                 [h.make_tensor_value_info('dx', TP.FLOAT, [N, 1]),
+                  h.make_tensor_value_info('v', TP.FLOAT, None)],
+                 [i64('s0', [0]), i64('s1', [1 << 62]), i64('ax', [1]), i64('st', [4]),
+                  nh.from_array(np.float32(2), 'two'), nh.from_array(np.float32(1), 'one')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/dec.onnx')
+x = r.standard_normal((N, 4)).astype(np.float32)
+score = lambda *n: (r.choice([0.25, 0.75], n) + 0.1 * r.random(n)).astype(np.float32)
+s = score(N)    # 2 s lies away from the threshold 1 in bf16 too
+np.savez(d + '/in.npz', x=x, s=s)
+np.savez(d + '/cal.npz', x=r.standard_normal((2, N, 4)).astype(np.float32), s=score(2, N))
+PYEOF
+	local T=$BATS_TEST_TMPDIR
+	deploy dec q MODE=bf16
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	# the Slice: no compute command
+	run tmodel-info "$T/q/model.tmodel"
+	assert_line --regexp '^[0-9]+ +Slice +0 +0 +every4$'
+	# the Cast of s2 right after the Greater, in its local group
+	run ir-print "$T/q/addressed.tpu"
+	local grp
+	grp=$(printf '%s\n' "$output" | sed -n 's/.*= Greater(.*group \([0-9]*\), local.*/\1/p')
+	[ -n "$grp" ]
+	printf '%s\n' "$output" | grep -A1 '= Greater(' | tail -1 | grep -q "= Cast(.*to=\"f32\".*group $grp, local"
+}

@@ -1054,6 +1054,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	if (rc == 0)
 		rc = lower_split_wide(g);
 	if (rc == 0)
+		lower_cast_hoist(g);
+	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
 	calib_table_free(shared);
