@@ -459,7 +459,8 @@ PYEOF
 }
 
 # A box decoder's x[:, 0::4] of [N, 4] takes one index: a copy like
-# x[:, 0:1], which the DMA engine moves alone (one strided block each way)
+# x[:, 0:1]; x[:, 1::2] is x[:, 1:2] and x[:, 3:4] into alternate columns.
+# The DMA engine moves them alone (one strided block each way per index)
 # since that finishes before the op run on N rows of 4 lanes, although the
 # op fits.  The score column's Cast to f32 for the host's GatherND, emitted
 # just before the host op, moves back beside the Greater that reads the
@@ -475,6 +476,7 @@ N = 1000
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 nodes = [
     h.make_node('Slice', ['x', 's0', 's1', 'ax', 'st'], ['dx'], name='every4'),
+    h.make_node('Slice', ['x', 'o1', 's1', 'ax', 'st2'], ['dy'], name='odd'),
     h.make_node('Mul', ['s', 'two'], ['s2'], name='twice'),
     h.make_node('Greater', ['s2', 'one'], ['m'], name='above'),
     h.make_node('NonZero', ['m'], ['nz'], name='nonzero'),
@@ -484,8 +486,10 @@ nodes = [
 g = h.make_graph(nodes, 'decode', [h.make_tensor_value_info('x', TP.FLOAT, [N, 4]),
                                    h.make_tensor_value_info('s', TP.FLOAT, [N])],
                  [h.make_tensor_value_info('dx', TP.FLOAT, [N, 1]),
+                  h.make_tensor_value_info('dy', TP.FLOAT, [N, 2]),
                   h.make_tensor_value_info('v', TP.FLOAT, None)],
                  [i64('s0', [0]), i64('s1', [1 << 62]), i64('ax', [1]), i64('st', [4]),
+                  i64('o1', [1]), i64('st2', [2]),
                   nh.from_array(np.float32(2), 'two'), nh.from_array(np.float32(1), 'one')])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/dec.onnx')
 x = r.standard_normal((N, 4)).astype(np.float32)
@@ -497,9 +501,10 @@ PYEOF
 	local T=$BATS_TEST_TMPDIR
 	deploy dec q MODE=bf16
 	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
-	# the Slice: no compute command
+	# the Slices: no compute command (x[:, 1::2]: x[:, 1:2] and x[:, 3:4])
 	run tmodel-info "$T/q/model.tmodel"
 	assert_line --regexp '^[0-9]+ +Slice +0 +0 +every4$'
+	assert_line --regexp '^[0-9]+ +Slice +0 +0 +odd$'
 	# the Cast of s2 right after the Greater, in its local group
 	run ir-print "$T/q/addressed.tpu"
 	local grp
