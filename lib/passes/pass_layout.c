@@ -127,6 +127,18 @@ static int layout_pattern(struct ir_graph *g, int i)
 		 * not when that shape is known only at run time */
 		const struct ir_tensor *y = &g->tensors[op->out[0]];
 		int q = y->dyn ? -1 : inner_op(g, i, is_view);
+		if (q < 0 && !y->dyn) {
+			/* a view back to the shape a view of other readers
+			 * started from (lanefold's unfold, then a fold for each
+			 * reader): that view's input itself */
+			int p = pass_producer(g, op->in[0]);
+			if (p < 0 || !is_view(g->ops[p].type) || g->ops[p].n_out != 1 ||
+			    g->ops[p].in[0] < 0 || pass_is_output(g, op->out[0]) ||
+			    !pass_same_shape(&g->tensors[g->ops[p].in[0]], y))
+				return 0;
+			op->in[0] = g->ops[p].in[0];
+			return pass_bypass(g, i);
+		}
 		if (q < 0)
 			return 0;
 		op->in[0] = g->ops[q].in[0];
