@@ -131,14 +131,16 @@ PYEOF
 	onnx2top "$T/yolo.onnx" -o "$T/o.top"
 	top-opt "$T/o.top" -o "$T/c.top"
 	run ir-print "$T/c.top"
+	# the Transpose of 3 blocks [7, 8, 8]: batch first, 7 and 8 lanes, not 3
+	[[ "$output" == *'Transpose('*') {perm=[0,2,3,1]} : (f32[3,7,8,8]) -> f32[3,8,8,7]'* ]]
 	[[ "$output" == *'Sigmoid(%xt_fold) : (f32[1,24,8,7]) -> f32[1,24,8,7]'* ]]
 	[[ "$output" == *'{starts=[4], ends=[4611686018427387904], axes=[3], steps=[1]} : (f32[1,24,8,7]) -> f32[1,24,8,3]'* ]]
 	[[ "$output" == *'Pow('*' : (f32[1,24,8,2], f32[1,1,1,1]) -> f32[1,24,8,2]'* ]]
 	[[ "$output" == *'@grid_fold) : (f32[1,24,8,2], f32[1,24,8,2])'* ]]
 	[[ "$output" == *'@anchors_fold) : (f32[1,24,8,2], f32[1,24,1,2])'* ]]
 	[[ "$output" == *'Concat('*') {axis=3} : (f32[1,24,8,2], f32[1,24,8,2], f32[1,24,8,3]) -> f32[1,24,8,7]'* ]]
-	# views: the head's [1,21,8,8] to 5-D, the Transpose's output folded,
-	# the Concat's to the output
+	# views: the head's [1,21,8,8] to the blocks, the Transpose's output
+	# folded, the Concat's to the output
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 3 ]
 	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
 	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
@@ -152,4 +154,10 @@ PYEOF
 	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
 	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
 	[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+	# the Transpose and the whole decode in one local group
+	run ir-print "$T/a.tpu"
+	local grp
+	grp=$(sed -n 's/.*= Transpose(.*group \([0-9]*\), local.*/\1/p' <<<"$output")
+	[ -n "$grp" ]
+	grep -q "= Concat(.*group $grp, local" <<<"$output"
 }
