@@ -88,8 +88,9 @@ setup() {
 # last axis, elementwise ops with a grid [1, 1, H, W, 2] and anchors
 # [1, 3, 1, 1, 2], and a Concat of the last axis: 3 channels on the lanes.
 # An activation of rank 5 starts the fold, which takes the Slices, the Pow
-# and the Concat along: all of it on [1, 3*H, W, K], the constants tiled
-# to it, one view back after the Concat.
+# and the Concat along: all of it on [1, 3*H, W, K] (the grid's Add on the
+# row view [3, H*W, 2]), one view back after the Concat.  The Transpose
+# runs on the 3 blocks [K, H, W], K channels on the lanes, not 3.
 @test "a YOLO head's decode folds onto [1, 3*H, W, K]: Slices, Pow, Concat and constants along, values unchanged, int8 tpu-sim as ir-run" {
 	$PY - "$T" <<'PYEOF'
 import sys, numpy as np, onnx
@@ -136,12 +137,14 @@ PYEOF
 	[[ "$output" == *'Sigmoid(%xt_fold) : (f32[1,24,8,7]) -> f32[1,24,8,7]'* ]]
 	[[ "$output" == *'{starts=[4], ends=[4611686018427387904], axes=[3], steps=[1]} : (f32[1,24,8,7]) -> f32[1,24,8,3]'* ]]
 	[[ "$output" == *'Pow('*' : (f32[1,24,8,2], f32[1,1,1,1]) -> f32[1,24,8,2]'* ]]
-	[[ "$output" == *'@grid_fold) : (f32[1,24,8,2], f32[1,24,8,2])'* ]]
+	# the grid [1,1,8,8,2] on the row view [3, 64, 2], as it is
+	[[ "$output" == *'@grid_rows) : (f32[3,64,2], f32[1,64,2])'* ]]
 	[[ "$output" == *'@anchors_fold) : (f32[1,24,8,2], f32[1,24,1,2])'* ]]
 	[[ "$output" == *'Concat('*') {axis=3} : (f32[1,24,8,2], f32[1,24,8,2], f32[1,24,8,3]) -> f32[1,24,8,7]'* ]]
 	# views: the head's [1,21,8,8] to the blocks, the Transpose's output
-	# folded, the Concat's to the output
-	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 3 ]
+	# folded, into and out of the grid's row view, the Concat's to the
+	# output
+	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 5 ]
 	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
 	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
 	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]

@@ -14,8 +14,9 @@
  *
  * A YOLO head's decode is the same shape of problem: [1, anchors, H, W, K]
  * after its Transpose, 3 lanes busy; its Sigmoid, Slices and Concat of the
- * last axis, elementwise ops (Pow too) with a grid [1, 1, H, W, 2] and
- * anchors [1, anchors, 1, 1, 2] run on [1, anchors * H, W, K].
+ * last axis and elementwise ops (Pow too) run on [1, anchors * H, W, K],
+ * its anchors [1, anchors, 1, 1, 2] tiled, its grid [1, 1, H, W, 2] on the
+ * row view [anchors, H * W, 2].
  *
  * The fold starts at a batched MatMul of two activations or a Softmax (the
  * attention's own ops), or at an elementwise op of one input of rank 5 or
@@ -102,10 +103,7 @@ static int tiled(const struct ir_tensor *c)
  * bias on [B, heads, M, N]): y as [A, L, N], A the product of the axes
  * before j, L of those from j to the last but one, and c as [1, L, N'] (N'
  * its last extent): the same bytes, broadcast over A alone, no tiling.
- * Only where L exceeds y's lane axis and j is the lane axis: a constant
- * that is 1 there too (a YOLO grid [1, 1, H, W, 2] on [1, 3, H, W, 2]) is
- * tiled only by the few channels of that axis and keeps the fold of its
- * neighbours.  Returns 1 and fills yv, cv. */
+ * Only where L exceeds y's lane axis.  Returns 1 and fills yv, cv. */
 static int row_view(const struct ir_tensor *y, const struct ir_tensor *c, int64_t yv[3], int64_t cv[3])
 {
 	int r = y->rank, j = 0;
@@ -116,7 +114,7 @@ static int row_view(const struct ir_tensor *y, const struct ir_tensor *c, int64_
 		cs[d] = d < r - c->rank ? 1 : c->shape[d - (r - c->rank)];
 	while (j < r - 1 && cs[j] == 1)
 		j++;
-	if (j == 0 || j > 1 || j >= r - 1)
+	if (j == 0 || j >= r - 1)
 		return 0;
 	for (int d = 0; d < r - 1; d++) {
 		if (d >= j && cs[d] != y->shape[d])
