@@ -9,6 +9,18 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# sim_as_ir INPUT: compile $T/l.tpu to $T/m.tmodel (addressed in $T/a.tpu),
+# run it on tpu-sim and the Tpu IR on ir-run: bit-identical outputs.
+sim_as_ir() {
+	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
+	layergroup "$T/r.tpu" -o "$T/g.tpu"
+	addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$1" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$1" -o "$T/ir.npz"
+	[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+}
+
 @test "Swin's shifted-window attention folds its 8 windows of 3 heads onto 24 channels, values unchanged" {
 	$PY "$BATS_TEST_DIRNAME/fixtures/make_winattn.py" "$T/m"
 	onnx2top "$T/m/model.onnx" -o "$T/o.top"
@@ -49,13 +61,7 @@ setup() {
 			run ir-print "$T/l.tpu"
 			[[ "$output" == *'= Softmax(%'*') {axis=3, lut='*'-> u8[1,24,16,16]'* ]]
 		fi
-		weight-reorder "$T/l.tpu" -o "$T/r.tpu"
-		layergroup "$T/r.tpu" -o "$T/g.tpu"
-		addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
-		codegen "$T/a.tpu" -o "$T/m.tmodel"
-		tpu-sim -q "$T/m.tmodel" -i "$T/m/input.npz" -o "$T/sim.npz"
-		ir-run "$T/l.tpu" -i "$T/m/input.npz" -o "$T/ir.npz"
-		[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+		sim_as_ir "$T/m/input.npz"
 	done
 	# f32 on the chip: numpy's values within rounding
 	awk -v d="$(npz_maxdiff "$T/sim.npz" "$T/m/ref.npz")" 'BEGIN { exit !(d < 1e-5) }'
@@ -150,13 +156,7 @@ PYEOF
 	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
 	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
 	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
-	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
-	layergroup "$T/r.tpu" -o "$T/g.tpu"
-	addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
-	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+	sim_as_ir "$T/in.npz"
 	# the Transpose and the whole decode in one local group
 	run ir-print "$T/a.tpu"
 	local grp

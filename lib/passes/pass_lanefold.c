@@ -19,8 +19,10 @@
  * row view [anchors, H * W, 2].
  *
  * The fold starts at a batched MatMul of two activations or a Softmax (the
- * attention's own ops), or at an elementwise op of one input of rank 5 or
- * more (the YOLO head's Sigmoid), and spreads to the ops next to a folded one: one
+ * attention's own ops), or at any op it folds whose output has rank 5 or
+ * more and that has no constant varying along the leading axes (the YOLO
+ * head's Sigmoid; a 5-D tensor keeps its axes past 3 in W and axis 1
+ * alone on the lanes), and spreads to the ops next to a folded one: one
  * reading a view of a folded tensor, or one whose output only such a view
  * reads.  A folded op reads views of its activation inputs and writes
  * through a view of its old output; merge-layout's other patterns then
@@ -381,8 +383,9 @@ int lanefold_pattern(struct ir_graph *g, int i)
 	const struct ir_op *op = &g->ops[i];
 	if (!foldable(g, op))
 		return 0;
+	int c = const_input(g, op);
 	int seed = op->type == OP_MATMUL || op->type == OP_SOFTMAX ||
-		   (pass_is_pointwise(op->type) && g->tensors[op->out[0]].rank >= 5);
+		   (g->tensors[op->out[0]].rank >= 5 && (c < 0 || !tiled(&g->tensors[c])));
 	if (!seed && !next_to_fold(g, i))
 		return 0;
 	fold_op(g, i);
