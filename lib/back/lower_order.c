@@ -72,7 +72,9 @@ int lower_outputs_early(struct ir_graph *g)
 	struct key *k = xmalloc(sizeof *k * (size_t)n);
 	for (int o = 0; o < n; o++) {
 		k[o] = (struct key){ .at = o, .moves = 0, .old = o };
-		if (op_cone[o] < 0 || ids < 2)
+		/* an op with bodies stays: they may read outer tensors by name */
+		enum op_type ty = g->ops[o].type;
+		if (op_cone[o] < 0 || ids < 2 || ty == OP_IF || ty == OP_LOOP || ty == OP_SCAN)
 			continue;
 		int at = -1;
 		for (int j = 0; j < g->ops[o].n_in; j++) {
