@@ -6,7 +6,6 @@
 
 #include "back/lower_order.h"
 #include "ir/base.h"
-#include "ir/op.h"
 
 /* Sort key of op i: the index of the op after which it goes, then 0 for
  * an op that stays, 1 for one that moves, then its old index. */
@@ -34,10 +33,14 @@ int lower_outputs_early(struct ir_graph *g)
 	int *prod = xmalloc(sizeof(int) * (size_t)(nt + 1));
 	int *cone = xmalloc(sizeof(int) * (size_t)(nt + 1));
 	int *op_cone = xmalloc(sizeof(int) * (size_t)(n + 1));
+	/* near[t]: t reaches a graph output through ops of one activation */
+	char *near = xcalloc((size_t)nt + 1, 1);
 	for (int t = 0; t < nt; t++)
 		prod[t] = -1, cone[t] = -2;
-	for (int i = 0; i < g->n_outputs; i++)
+	for (int i = 0; i < g->n_outputs; i++) {
 		cone[g->outputs[i]] = cone[g->outputs[i]] == -2 ? ids++ : -1;
+		near[g->outputs[i]] = 1;
+	}
 	for (int o = 0; o < n; o++)
 		for (int j = 0; j < g->ops[o].n_out; j++)
 			if (g->ops[o].out[j] >= 0)
@@ -50,8 +53,7 @@ int lower_outputs_early(struct ir_graph *g)
 			if (t < 0 || cone[t] == -2)
 				continue;
 			c = c == -2 || c == cone[t] ? cone[t] : -1;
-			for (int i = 0; i < g->n_outputs; i++)
-				out |= g->outputs[i] == t;
+			out |= near[t];
 		}
 		op_cone[o] = c < 0 ? -1 : c;
 		for (int j = 0; j < op->n_in; j++)
@@ -60,11 +62,13 @@ int lower_outputs_early(struct ir_graph *g)
 			int x = op->in[j];
 			if (x < 0 || g->tensors[x].data)
 				continue;
-			/* a graph output joining several activations, or a
-			 * Concat of one output's parts: each input its own */
-			int join = (out || op->type == OP_CONCAT) && acts > 1 && c >= 0;
+			/* the op nearest a graph output that joins several
+			 * activations (the heads' Concat, perhaps under a
+			 * dequantising Cast): each input its own */
+			int join = out && acts > 1 && c >= 0;
 			int cx = join ? ids++ : c < 0 ? -1 : c;
 			cone[x] = cone[x] == -2 || cone[x] == cx ? cx : -1;
+			near[x] |= out && acts == 1 && c >= 0;
 		}
 	}
 	/* more than one cone: each cone's ops go just after the last op of
@@ -97,5 +101,6 @@ int lower_outputs_early(struct ir_graph *g)
 	free(prod);
 	free(cone);
 	free(op_cone);
+	free(near);
 	return moved;
 }
