@@ -16,6 +16,7 @@
 #include "ir/op.h"
 #include "back/lower_dtype.h"
 #include "back/lower_cast.h"
+#include "back/lower_order.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -1053,6 +1054,10 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)
 		rc = lower_split_wide(g);
+	if (rc == 0) {
+		lower_cast_hoist(g);
+		lower_outputs_early(g);
+	}
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
