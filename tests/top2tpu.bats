@@ -648,3 +648,72 @@ PYEOF
 	run grep -c 'op Concat .*multipliers=\[1073741824,1073741824\] shifts=\[30,30\]' "$T/d.ir"
 	assert_output 2
 }
+
+# lower_compose.c: a linear Conv that only a 1x1 Conv reads (a bottleneck's
+# projection, then the next expansion) is one Conv in int8 when both sit
+# under the cube's K tile; not when its K spans two tiles, nor when its
+# output is read elsewhere, nor in f32, nor when a qtable names either.
+@test "int8: a linear Conv and the 1x1 Conv alone reading it are one Conv where the cube runs it faster; tpu-sim bit-identical" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+r = np.random.default_rng(5)
+W = lambda *s: nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32))
+inits = []
+def w(name, *s):
+    t = W(*s); t.name = name; inits.append(t); return name
+vi = lambda n, s: h.make_tensor_value_info(n, TP.FLOAT, s)
+g = h.make_graph([
+    # composed: K 8 x 9 taps and 16 channels, both under one tile
+    h.make_node("Conv", ["x", w("w1", 16, 8, 3, 3), w("b1", 16)], ["p"], name="proj", pads=[1, 1, 1, 1], strides=[2, 2]),
+    h.make_node("Conv", ["p", w("w2", 96, 16, 1, 1), w("b2", 96)], ["e"], name="expand"),
+    h.make_node("Relu", ["e"], ["y1"], name="relu"),
+    # kept: K 320 spans two tiles, which the composed Conv would pay for 96
+    # channels, not 16
+    h.make_node("Conv", ["z", w("w3", 16, 320, 1, 1)], ["q"], name="wide"),
+    h.make_node("Conv", ["q", w("w4", 96, 16, 1, 1)], ["y2"], name="after_wide"),
+    # kept: the projection is an output too
+    h.make_node("Conv", ["x", w("w5", 16, 8, 1, 1)], ["y3"], name="read_twice"),
+    h.make_node("Conv", ["y3", w("w6", 64, 16, 1, 1)], ["y4"], name="after_twice"),
+], "bottleneck", [vi("x", [1, 8, 64, 64]), vi("z", [1, 320, 32, 32])],
+    [vi("y1", [1, 96, 32, 32]), vi("y2", [1, 96, 32, 32]), vi("y3", [1, 16, 64, 64]), vi("y4", [1, 64, 64, 64])],
+    inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/b.onnx")
+smp = lambda n: dict(x=r.standard_normal((n, 1, 8, 64, 64)), z=r.standard_normal((n, 1, 320, 32, 32)))
+np.savez(sys.argv[1] + "/cal.npz", **{k: v.astype(np.float32) for k, v in smp(4).items()})
+np.savez(sys.argv[1] + "/in.npz", **{k: v[0].astype(np.float32) for k, v in smp(1).items()})
+PYEOF
+	onnx2top "$T/b.onnx" | top-opt -o "$T/b.top"
+	calibrate "$T/b.top" -d "$T/cal.npz" -o "$T/b.table" 2>/dev/null
+	top2tpu "$T/b.top" --chip tpu-a --mode int8 --calib "$T/b.table" -o "$T/b.tpu"
+	run irdump "$T/b.tpu"
+	refute_line --partial 'op Conv proj '
+	assert_line --regexp '^op Conv expand in=x_i8,w2_composed,w2_composed_bias,[^ ]* out=y1_i8 kernel_shape=\[3,3\] strides=\[2,2\] pads=\[1,1,1,1\] .* do_relu=1$'
+	assert_line --partial 'op Conv wide in=z_i8,'
+	assert_line --partial 'op Conv after_wide in=q,'
+	assert_line --partial 'op Conv read_twice in=x_i8,'
+	# f32 keeps both: the cube's K tile is 16 there
+	run irdump <(top2tpu "$T/b.top" --chip tpu-a --mode f32 -o -)
+	assert_line --partial 'op Conv proj '
+	# the one Conv: close to float, tpu-sim bit for bit ir-run, faster than
+	# the two (kept apart when a qtable names one of them)
+	ir-run "$T/b.top" -i "$T/in.npz" -o "$T/f.npz"
+	ir-run "$T/b.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	run npz-compare "$T/f.npz" "$T/ir.npz" --tolerance 0.99,0.9
+	assert_success
+	weight-reorder "$T/b.tpu" | layergroup | addr-assign -q | codegen -o "$T/b.tmodel"
+	tpu-sim "$T/b.tmodel" -i "$T/in.npz" -o "$T/sim.npz" >"$T/one.txt" 2>&1
+	cmp "$T/ir.npz" "$T/sim.npz"
+	printf 'proj int8\n' >"$T/q.txt"
+	top2tpu "$T/b.top" --chip tpu-a --mode int8 --calib "$T/b.table" --qtable "$T/q.txt" -o "$T/two.tpu"
+	run irdump "$T/two.tpu"
+	assert_line --partial 'op Conv proj '
+	weight-reorder "$T/two.tpu" | layergroup | addr-assign -q | codegen -o "$T/two.tmodel"
+	tpu-sim "$T/two.tmodel" -i "$T/in.npz" -o "$T/sim2.npz" >"$T/two.txt" 2>&1
+	one=$(awk '/cycles,/ { print $4; exit }' "$T/one.txt")
+	two=$(awk '/cycles,/ { print $4; exit }' "$T/two.txt")
+	echo "one Conv $one cycles, two $two"
+	[ "$one" -lt "$two" ]
+}

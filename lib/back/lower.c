@@ -16,6 +16,7 @@
 #include "ir/op.h"
 #include "back/lower_dtype.h"
 #include "back/lower_cast.h"
+#include "back/lower_compose.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -970,15 +971,22 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
 	if (lower_dtype_check(top) < 0)
 		return -1;
+	/* a linear Conv and the 1x1 Conv reading it as one, where faster */
+	struct ir_graph *composed = NULL;
+	lower_compose(top, chip_find(chip), m, opts->qt, &composed);
+	if (composed)
+		top = composed;
 	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
 	if (op_modes(top, m, opts->qt, opmode) < 0) {
 		free(opmode);
+		graph_free(composed);
 		return -1;
 	}
 	if (tab)
 		f16_range_guard(top, tab, opts, opmode);
 	if (!tab && model_modes(top, opmode) < 0) {
 		free(opmode);
+		graph_free(composed);
 		return err_set("int8 lowering needs a calibration table");
 	}
 
@@ -1057,6 +1065,7 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
 	calib_table_free(shared);
+	graph_free(composed);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;
