@@ -133,6 +133,50 @@ PYEOF
 	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
+@test "int8: a Concat in a local group whose inputs start on whole channel slots gets no command, they are written in place; tpu-sim as ir-run" {
+	need_tool calibrate addr-assign codegen tpu-sim ir-run
+	# two joins of Convs along the channels: 64 + 64 (each part on its
+	# own lane slots, in place) and 32 + 32 (the second part starts
+	# half way across the lanes of tpu-a: copied by a command)
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(7)
+inits = []
+def w(name, *s):
+    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
+    return name
+n = [h.make_node("Conv", ["x", w("wa", 64, 16, 1, 1)], ["a0"]), h.make_node("Relu", ["a0"], ["a"]),
+     h.make_node("Conv", ["x", w("wb", 64, 16, 3, 3)], ["b0"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["b0"], ["b"]),
+     h.make_node("Concat", ["a", "b"], ["ab"], name="cat64", axis=1),
+     h.make_node("Conv", ["ab", w("wc", 32, 128, 1, 1)], ["c"]),
+     h.make_node("Conv", ["c", w("wd", 32, 32, 1, 1)], ["d0"]), h.make_node("Relu", ["d0"], ["d"]),
+     h.make_node("Conv", ["c", w("we", 32, 32, 3, 3)], ["e0"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["e0"], ["e"]),
+     h.make_node("Concat", ["d", "e"], ["de"], name="cat32", axis=1),
+     h.make_node("Conv", ["de", w("wf", 16, 64, 1, 1)], ["y"])]
+g = h.make_graph(n, "cat", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 32, 32])],
+                 [h.make_tensor_value_info("y", P.FLOAT, [1, 16, 32, 32])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/cat.onnx")
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 16, 32, 32)).astype(np.float32))
+np.savez(d + "/in.npz", x=r.standard_normal((1, 16, 32, 32)).astype(np.float32))
+PYEOF
+	onnx2top "$T/cat.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/c.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/c.table" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# both Concats copy codes, in one local group with their inputs
+	run irq "$T/g.tpu" '[(o["name"], o["place"], O[i - 1]["group"] == o["group"] == O[i + 1]["group"], set(o["attrs"]["shifts"])) for i, o in enumerate(O) if o["type"] == "Concat"]'
+	assert_output "[('cat64', 'local', True, {30}), ('cat32', 'local', True, {30})]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run tmodel_dump "$T/m.tmodel"
+	refute_line --partial '# cat64'
+	assert_line --partial '# cat32'
+	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" -q
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "a Transpose reading rows of axis 3 runs in a sliced local group; tpu-sim as ir-run" {
 	need_tool addr-assign codegen tpu-sim ir-run
 	# a detector head's [1,3,85,H,W] -> [1,3,H,W,85], too big for one
