@@ -61,8 +61,11 @@ struct group {
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
-	char *inplace;         /* per op k - first: a Concat whose inputs all lie
-				  in its result (group_alias): no command */
+	int *inplace;          /* per op k - first, a Concat some of whose inputs
+				  lie in its result (group_alias): 0 none; else
+				  the result's channels [lo, hi) its command
+				  writes, as 1 + lo + (hi << 16); lo = hi: no
+				  command */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
 				  index in gt of the activation, or in wt of the
@@ -248,7 +251,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
 	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
-	G->inplace = xcalloc((size_t)n + 1, 1);
+	G->inplace = xcalloc((size_t)n + 1, sizeof *G->inplace);
 	for (int j = 0; j < G->nt; j++)
 		G->gt[j].alias = -1;
 	return G;
@@ -319,10 +322,9 @@ static int gt_root(const struct group *G, int j, int64_t *off)
 	return j;
 }
 
-/* Whether Concat op k of G may hold its inputs in its result: a copy
- * (isa_is_copy) along the channels of a rank-4 result, which and whose
- * inputs are intermediates of the group, each input starting on a
- * whole channel slot (a multiple of lanes) and held by no other. */
+/* Whether Concat op k of G may hold inputs in its result: a copy
+ * (isa_is_copy) along the channels of a rank-4 result of up to 65535
+ * channels that is an intermediate of the group. */
 static int alias_candidate(const struct gen *cg, const struct group *G, int k)
 {
 	const struct ir_graph *g = cg->g;
@@ -330,57 +332,65 @@ static int alias_candidate(const struct gen *cg, const struct group *G, int k)
 	if (op->type != OP_CONCAT || !isa_is_copy(g, op))
 		return 0;
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
-	int64_t ax = op_int(op, "axis", 1), off = 0;
-	if (y->rank != 4 || (ax != 1 && ax != -3) ||
-	    G->gt[opnd_ix(G, k, op->n_in)].role != GT_MID)
-		return 0;
-	for (int i = 0; i < op->n_in; i++) {
-		int j = opnd_ix(G, k, i);
-		if (j < 0 || G->gt[j].role != GT_MID || G->gt[j].alias >= 0 ||
-		    off % cg->c->lanes)
-			return 0;
-		for (int i2 = 0; i2 < i; i2++)
-			if (op->in[i2] == op->in[i])
-				return 0;
-		off += g->tensors[op->in[i]].shape[1];
-	}
-	return 1;
+	int64_t ax = op_int(op, "axis", 1);
+	return y->rank == 4 && (ax == 1 || ax == -3) && y->shape[1] < 1 << 16 &&
+	       G->gt[opnd_ix(G, k, op->n_in)].role == GT_MID;
 }
 
-/* Concats of G that need no command: each input written in place inside
- * the Concat's result, at its channel slot (the channel slot stride is
- * N x H rows, so only where the result holds the same rows in every
- * slice and each input the result's rows).  Per slice s, lo[s * nt + j]
- * and hi[...] are the rows gt[j] holds (group_plan). */
+/* Concats of G whose inputs are written in place inside their result, at
+ * their channel slot: each input an intermediate of the group starting on
+ * a whole channel slot (a multiple of lanes), held by no other Concat and
+ * holding the result's rows in every slice, where the result holds the
+ * same rows in every slice (the channel slot stride is N x H rows).  The
+ * Concat's command then writes only the slots of the other inputs, and
+ * none when there are none.  Per slice s, lo[s * nt + j] and hi[...] are
+ * the rows gt[j] holds (group_plan). */
 static void group_alias(const struct gen *cg, struct group *G, const int *lo, const int *hi)
 {
 	const struct ir_graph *g = cg->g;
-	int n = G->n_slices, nt = G->nt;
+	int n = G->n_slices, nt = G->nt, lanes = cg->c->lanes;
 	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
 		const struct ir_op *op = &g->ops[k];
 		if (!alias_candidate(cg, G, k))
 			continue;
-		int yj = opnd_ix(G, k, op->n_in), ok = 1;
-		for (int s = 0; s < n && ok; s++) {
-			ok = hi[s * nt + yj] - lo[s * nt + yj] == G->gt[yj].maxrows;
-			for (int i = 0; i < op->n_in && ok; i++) {
-				int j = opnd_ix(G, k, i);
-				ok = lo[s * nt + j] == lo[s * nt + yj] && hi[s * nt + j] == hi[s * nt + yj];
-			}
-		}
-		if (!ok)
+		int yj = opnd_ix(G, k, op->n_in), same = 1;
+		for (int s = 0; s < n && same; s++)
+			same = hi[s * nt + yj] - lo[s * nt + yj] == G->gt[yj].maxrows;
+		if (!same)
 			continue;
-		int64_t ls[4], c0 = 0;
+		int64_t ls[4], c0 = 0, cmin = g->tensors[op->out[0]].shape[1], cmax = 0;
 		cg_lane_shape(g, op->out[0], ls);
 		int64_t slot = ls[0] * G->gt[yj].maxrows *
 			       isa_pitch(cg->c, g->tensors[op->out[0]].dtype, ls[3]);
+		int held = 0;
 		for (int i = 0; i < op->n_in; i++) {
-			struct gten *x = &G->gt[opnd_ix(G, k, i)];
-			x->alias = yj;
-			x->aoff = c0 / cg->c->lanes * slot;
-			c0 += g->tensors[op->in[i]].shape[1];
+			int j = opnd_ix(G, k, i), ok = j >= 0 && G->gt[j].role == GT_MID &&
+						       G->gt[j].alias < 0 && c0 % lanes == 0;
+			for (int i2 = 0; i2 < i && ok; i2++)
+				ok = op->in[i2] != op->in[i];
+			for (int s = 0; s < n && ok; s++)
+				ok = lo[s * nt + j] == lo[s * nt + yj] && hi[s * nt + j] == hi[s * nt + yj];
+			int64_t c = g->tensors[op->in[i]].shape[1];
+			if (ok) {
+				G->gt[j].alias = yj;
+				G->gt[j].aoff = c0 / lanes * slot;
+				held++;
+			} else {
+				cmin = c0 < cmin ? c0 : cmin;
+				cmax = c0 + c > cmax ? c0 + c : cmax;
+			}
+			c0 += c;
 		}
-		G->inplace[k - G->first] = 1;
+		if (!held)
+			continue;
+		/* the other inputs' slots, whole */
+		cmin = cmin / lanes * lanes;
+		cmax = (cmax + lanes - 1) / lanes * lanes;
+		if (cmax > c0)
+			cmax = c0;
+		if (cmax <= cmin)
+			cmin = cmax = 0;
+		G->inplace[k - G->first] = 1 + (int)cmin + ((int)cmax << 16);
 	}
 }
 
@@ -501,7 +511,7 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 		G->gt[j].maxrows = 0;
 		G->gt[j].alias = -1;
 	}
-	memset(G->inplace, 0, (size_t)G->n_ops);
+	memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
 	for (int s = 0; s < n_slices; s++) {
 		group_rows(cg, G, s);
 		for (int j = 0; j < nt; j++) {
@@ -706,6 +716,17 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		}
 		const struct gten *x = &G->gt[opnd_ix(G, k, i)];
 		c->addr[i] = x->addr[b];
+		if (i == op->n_in && G->inplace[k - G->first]) {
+			/* the slots of the inputs not in place (group_alias) */
+			int w = G->inplace[k - G->first] - 1, c0 = w & 0xffff;
+			int64_t ls[4];
+			cg_lane_shape(g, t, ls);
+			c->ch0 = c0;
+			c->chans = (w >> 16) - c0;
+			c->chsplit = 1u << i;
+			c->addr[i] += (uint32_t)(c0 / cg->c->lanes * ls[0] * (y->hi - y->lo) *
+						 isa_pitch(cg->c, g->tensors[t].dtype, ls[3]));
+		}
 		if (x->role != GT_BCAST && !G->whole) {
 			c->sliced |= 1u << i;
 			c->row0[i] = x->lo;
@@ -789,7 +810,8 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
-			if (y->hi <= y->lo || G->inplace[k - G->first])
+			int win = G->inplace[k - G->first] - 1;
+			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
 				continue;
 			if (c == 0 && wready[k - G->first] > w)
 				w = wready[k - G->first];
