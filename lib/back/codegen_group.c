@@ -521,7 +521,16 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 				G->gt[j].maxrows = G->gt[j].hi - G->gt[j].lo;
 		}
 	}
+	/* in place only where that takes no more local memory: a result
+	 * holding its inputs lives from the first one's write, and the room
+	 * left is where later groups' weights load early */
+	int64_t apart = mid_pack(cg, G);
 	group_alias(cg, G, lo, hi);
+	if (mid_pack(cg, G) > apart) {
+		for (int j = 0; j < nt; j++)
+			G->gt[j].alias = -1;
+		memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
+	}
 	FREE_ALL(lo, hi);
 	int64_t need = 0;
 	for (int i = 0; i < G->nw; i++)
