@@ -34,6 +34,14 @@ print(g['dialect'], g['stage'], g.get('chip', '-'), g.get('mode', '-'))
 PYEOF
 }
 
+# int8_of ONNX P: the model through onnx2top, top-opt ($T/P.top),
+# calibrate on $T/cal.npz ($T/P.table) and top2tpu int8 for tpu-a ($T/P.tpu).
+int8_of() {
+	onnx2top "$1" | top-opt -o "$T/$2.top"
+	calibrate "$T/$2.top" -d "$T/cal.npz" -o "$T/$2.table" 2>/dev/null
+	top2tpu "$T/$2.top" --chip tpu-a --mode int8 --calib "$T/$2.table" -o "$T/$2.tpu"
+}
+
 @test "f32 lowering keeps every op and tensor name" {
 	run top2tpu "$QN/net.top" --chip tpu-b --mode f32 -o "$T/f.tpu"
 	assert_success
@@ -470,9 +478,7 @@ onnx.save(m, sys.argv[1] + "/nhwc.onnx")
 np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 8, 8, 3)).astype(np.float32))
 np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (8, 1, 8, 8, 3)).astype(np.float32))
 PYEOF
-	onnx2top "$T/nhwc.onnx" | top-opt -o "$T/n.top"
-	calibrate "$T/n.top" -d "$T/cal.npz" -o "$T/n.table" 2>/dev/null
-	top2tpu "$T/n.top" --chip tpu-a --mode int8 --calib "$T/n.table" -o "$T/n.tpu"
+	int8_of "$T/nhwc.onnx" n
 	run irdump "$T/n.tpu"
 	assert_line 'op Cast x_i8 in=x out=x_i8 to="i8"'
 	assert_line 'op Transpose Transpose_t in=x_i8 out=t_i8 perm=[0,3,1,2]'
@@ -504,9 +510,7 @@ onnx.save(m, sys.argv[1] + "/up.onnx")
 np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 3, 256, 256)).astype(np.float32))
 np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (4, 1, 3, 256, 256)).astype(np.float32))
 PYEOF
-	onnx2top "$T/up.onnx" | top-opt -o "$T/u.top"
-	calibrate "$T/u.top" -d "$T/cal.npz" -o "$T/u.table" 2>/dev/null
-	top2tpu "$T/u.top" --chip tpu-a --mode int8 --calib "$T/u.table" -o "$T/u.tpu"
+	int8_of "$T/up.onnx" u
 	run irdump "$T/u.tpu"
 	assert_line --partial 'op Resize Resize_n in=c out=n '
 	assert_line --partial 'op Resize Resize_l in=c_bf16 out=l '
@@ -685,9 +689,7 @@ smp = lambda n: dict(x=r.standard_normal((n, 1, 8, 64, 64)), z=r.standard_normal
 np.savez(sys.argv[1] + "/cal.npz", **{k: v.astype(np.float32) for k, v in smp(4).items()})
 np.savez(sys.argv[1] + "/in.npz", **{k: v[0].astype(np.float32) for k, v in smp(1).items()})
 PYEOF
-	onnx2top "$T/b.onnx" | top-opt -o "$T/b.top"
-	calibrate "$T/b.top" -d "$T/cal.npz" -o "$T/b.table" 2>/dev/null
-	top2tpu "$T/b.top" --chip tpu-a --mode int8 --calib "$T/b.table" -o "$T/b.tpu"
+	int8_of "$T/b.onnx" b
 	run irdump "$T/b.tpu"
 	refute_line --partial 'op Conv proj '
 	assert_line --regexp '^op Conv expand in=x_i8,w2_composed,w2_composed_bias,[^ ]* out=y1_i8 kernel_shape=\[3,3\] strides=\[2,2\] pads=\[1,1,1,1\] .* do_relu=1$'
