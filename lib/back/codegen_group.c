@@ -524,9 +524,13 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	/* in place only where that takes no more local memory: a result
 	 * holding its inputs lives from the first one's write, and the room
 	 * left is where later groups' weights load early */
-	int64_t apart = mid_pack(cg, G);
-	group_alias(cg, G, lo, hi);
-	if (mid_pack(cg, G) > apart) {
+	int cats = 0;
+	for (int k = G->first; k < G->first + G->n_ops; k++)
+		cats += cg->g->ops[k].type == OP_CONCAT;
+	int64_t apart = cats ? mid_pack(cg, G) : 0;
+	if (cats)
+		group_alias(cg, G, lo, hi);
+	if (cats && mid_pack(cg, G) > apart) {
 		for (int j = 0; j < nt; j++)
 			G->gt[j].alias = -1;
 		memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
