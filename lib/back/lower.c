@@ -973,7 +973,14 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		return -1;
 	/* a linear Conv and the 1x1 Conv reading it as one, where faster */
 	struct ir_graph *composed = NULL;
-	lower_compose(top, chip_find(chip), m, opts->qt, &composed);
+	char *keep = NULL;
+	if (opts->qt) {
+		keep = xcalloc((size_t)top->n_ops + 1, 1);
+		for (int i = 0; i < top->n_ops; i++)
+			keep[i] = top->ops[i].name && name_index_get(&opts->qt->index, top->ops[i].name) >= 0;
+	}
+	lower_compose(top, chip_find(chip), m, keep, &composed);
+	free(keep);
 	if (composed)
 		top = composed;
 	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));

@@ -160,7 +160,7 @@ static void compose(struct ir_graph *g, int ia, int ib)
 }
 
 int lower_compose(const struct ir_graph *top, const struct chip *c, enum ir_mode m,
-		  const struct qtable *qt, struct ir_graph **out)
+		  const char *keep, struct ir_graph **out)
 {
 	*out = NULL;
 	if (!c || m == MODE_F32)
@@ -189,9 +189,7 @@ int lower_compose(const struct ir_graph *top, const struct chip *c, enum ir_mode
 		int b = reader[a->out[0]];
 		if (b < 0)
 			continue;
-		int named = qt && ((a->name && name_index_get(&qt->index, a->name) >= 0) ||
-				   (top->ops[b].name && name_index_get(&qt->index, top->ops[b].name) >= 0));
-		if (named || !composable(top, a, &top->ops[b]) || !pays(top, c, m, a, &top->ops[b]))
+		if ((keep && (keep[k] || keep[b])) || !composable(top, a, &top->ops[b]) || !pays(top, c, m, a, &top->ops[b]))
 			continue;
 		into[k] = b;
 		n++;
