@@ -143,12 +143,13 @@ static void compose(struct ir_graph *g, int ia, int ib)
 	/* ib takes ia's window; its own attributes (the activation) stay */
 	struct ir_op *b = &g->ops[ib];
 	a = &g->ops[ia];
-	static const char *const win[] = { "kernel_shape", "strides", "pads", "dilations" };
-	for (int i = 0; i < 4; i++) {
+	static const char *const win[] = { "strides", "pads", "dilations" };
+	for (int i = 0; i < 3; i++) {
 		const struct ir_attr *at = op_attr(a, win[i]);
-		if (at)
+		if (at)   /* else the default, as b's own (composable) */
 			op_set_ints(b, win[i], at->n, at->ints);
 	}
+	op_set_ints(b, "kernel_shape", 2, ws + 2);
 	if (b->n_in < 3) {
 		b->in = xrealloc(b->in, sizeof *b->in * 3);
 		b->n_in = 3;
