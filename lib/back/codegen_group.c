@@ -61,7 +61,7 @@ struct group {
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
-	int *inplace;          /* per op k - first, a Concat some of whose inputs
+	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
 				  lie in its result (group_alias): 0 none; else
 				  the result's channels [lo, hi) its command
 				  writes, as 1 + lo + (hi << 16); lo = hi: no
@@ -390,7 +390,7 @@ static void group_alias(const struct gen *cg, struct group *G, const int *lo, co
 			cmax = c0;
 		if (cmax <= cmin)
 			cmin = cmax = 0;
-		G->inplace[k - G->first] = 1 + (int)cmin + ((int)cmax << 16);
+		G->inplace[k - G->first] = 1 + cmin + (cmax << 16);
 	}
 }
 
@@ -731,11 +731,11 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		c->addr[i] = x->addr[b];
 		if (i == op->n_in && G->inplace[k - G->first]) {
 			/* the slots of the inputs not in place (group_alias) */
-			int w = G->inplace[k - G->first] - 1, c0 = w & 0xffff;
+			int64_t w = G->inplace[k - G->first] - 1, c0 = w & 0xffff;
 			int64_t ls[4];
 			cg_lane_shape(g, t, ls);
-			c->ch0 = c0;
-			c->chans = (w >> 16) - c0;
+			c->ch0 = (int)c0;
+			c->chans = (int)((w >> 16) - c0);
 			c->chsplit = 1u << i;
 			c->addr[i] += (uint32_t)(c0 / cg->c->lanes * ls[0] * (y->hi - y->lo) *
 						 isa_pitch(cg->c, g->tensors[t].dtype, ls[3]));
@@ -823,7 +823,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
-			int win = G->inplace[k - G->first] - 1;
+			int64_t win = G->inplace[k - G->first] - 1;
 			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
 				continue;
 			if (c == 0 && wready[k - G->first] > w)
