@@ -36,6 +36,9 @@ struct gten {
 	int lo, hi;            /* rows held in the slice being generated */
 	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
 	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
+	int alias;             /* GT_MID held inside a Concat's result (group_alias):
+				  that result's index in gt, else -1 */
+	int64_t aoff;          /* then its bytes from that result's start */
 	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
 				  stores (cover[n_slices] = H): the slices' rows
 				  cover the tensor once every row is computed */
@@ -58,6 +61,11 @@ struct group {
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
+	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
+				  lie in its result (group_alias): 0 none; else
+				  the result's channels [lo, hi) its command
+				  writes, as 1 + lo + (hi << 16); lo = hi: no
+				  command */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
 				  index in gt of the activation, or in wt of the
@@ -77,7 +85,7 @@ void cg_group_free(struct group *G)
 	free(G->rnext);
 	for (int j = 0; j < G->nt; j++)
 		free(G->gt[j].cover);
-	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
+	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G->inplace, G);
 }
 
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
@@ -243,6 +251,9 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
 	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
+	G->inplace = xcalloc((size_t)n + 1, sizeof *G->inplace);
+	for (int j = 0; j < G->nt; j++)
+		G->gt[j].alias = -1;
 	return G;
 bad:
 	free(tab);
@@ -301,6 +312,88 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 			G->gt[j].lo = G->gt[j].hi = 0;
 }
 
+/* The outermost Concat result holding gt[j] (group_alias), j if none;
+ * *off gets gt[j]'s bytes from its start. */
+static int gt_root(const struct group *G, int j, int64_t *off)
+{
+	*off = 0;
+	for (; G->gt[j].alias >= 0; j = G->gt[j].alias)
+		*off += G->gt[j].aoff;
+	return j;
+}
+
+/* Whether Concat op k of G may hold inputs in its result: a copy
+ * (isa_is_copy) along the channels of a rank-4 result of up to 65535
+ * channels that is an intermediate of the group. */
+static int alias_candidate(const struct gen *cg, const struct group *G, int k)
+{
+	const struct ir_graph *g = cg->g;
+	const struct ir_op *op = &g->ops[k];
+	if (op->type != OP_CONCAT || !isa_is_copy(g, op))
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int64_t ax = op_int(op, "axis", 1);
+	return y->rank == 4 && (ax == 1 || ax == -3) && y->shape[1] < 1 << 16 &&
+	       G->gt[opnd_ix(G, k, op->n_in)].role == GT_MID;
+}
+
+/* Concats of G whose inputs are written in place inside their result, at
+ * their channel slot: each input an intermediate of the group starting on
+ * a whole channel slot (a multiple of lanes), held by no other Concat and
+ * holding the result's rows in every slice, where the result holds the
+ * same rows in every slice (the channel slot stride is N x H rows).  The
+ * Concat's command then writes only the slots of the other inputs, and
+ * none when there are none.  Per slice s, lo[s * nt + j] and hi[...] are
+ * the rows gt[j] holds (group_plan). */
+static void group_alias(const struct gen *cg, struct group *G, const int *lo, const int *hi)
+{
+	const struct ir_graph *g = cg->g;
+	int n = G->n_slices, nt = G->nt, lanes = cg->c->lanes;
+	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
+		const struct ir_op *op = &g->ops[k];
+		if (!alias_candidate(cg, G, k))
+			continue;
+		int yj = opnd_ix(G, k, op->n_in), same = 1;
+		for (int s = 0; s < n && same; s++)
+			same = hi[s * nt + yj] - lo[s * nt + yj] == G->gt[yj].maxrows;
+		if (!same)
+			continue;
+		int64_t ls[4], c0 = 0, cmin = g->tensors[op->out[0]].shape[1], cmax = 0;
+		cg_lane_shape(g, op->out[0], ls);
+		int64_t slot = ls[0] * G->gt[yj].maxrows *
+			       isa_pitch(cg->c, g->tensors[op->out[0]].dtype, ls[3]);
+		int held = 0;
+		for (int i = 0; i < op->n_in; i++) {
+			int j = opnd_ix(G, k, i), ok = j >= 0 && G->gt[j].role == GT_MID &&
+						       G->gt[j].alias < 0 && c0 % lanes == 0;
+			for (int i2 = 0; i2 < i && ok; i2++)
+				ok = op->in[i2] != op->in[i];
+			for (int s = 0; s < n && ok; s++)
+				ok = lo[s * nt + j] == lo[s * nt + yj] && hi[s * nt + j] == hi[s * nt + yj];
+			int64_t c = g->tensors[op->in[i]].shape[1];
+			if (ok) {
+				G->gt[j].alias = yj;
+				G->gt[j].aoff = c0 / lanes * slot;
+				held++;
+			} else {
+				cmin = c0 < cmin ? c0 : cmin;
+				cmax = c0 + c > cmax ? c0 + c : cmax;
+			}
+			c0 += c;
+		}
+		if (!held)
+			continue;
+		/* the other inputs' slots, whole */
+		cmin = cmin / lanes * lanes;
+		cmax = (cmax + lanes - 1) / lanes * lanes;
+		if (cmax > c0)
+			cmax = c0;
+		if (cmax <= cmin)
+			cmin = cmax = 0;
+		G->inplace[k - G->first] = 1 + cmin + (cmax << 16);
+	}
+}
+
 /* Offsets of G's intermediates in one region, by lifetime: two share
  * bytes only when one is last read before the other is written (the ops
  * of a slice run in order on the compute engine, and no DMA command
@@ -308,9 +401,22 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 static int64_t mid_pack(const struct gen *cg, struct group *G)
 {
 	int64_t total = 0;
+	/* an intermediate held in a Concat's result (group_alias) lives in
+	 * its outermost holder, which lives as long as all it holds */
+	int *lo = xmalloc(sizeof *lo * ((size_t)G->nt + 1)), *hi = xmalloc(sizeof *hi * ((size_t)G->nt + 1));
+	for (int j = 0; j < G->nt; j++) {
+		lo[j] = G->gt[j].p0;
+		hi[j] = G->gt[j].p1;
+	}
+	for (int j = 0; j < G->nt; j++) {
+		int64_t o;
+		int r = gt_root(G, j, &o);
+		lo[r] = lo[r] < G->gt[j].p0 ? lo[r] : G->gt[j].p0;
+		hi[r] = hi[r] > G->gt[j].p1 ? hi[r] : G->gt[j].p1;
+	}
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
-		if (x->role != GT_MID)
+		if (x->role != GT_MID || x->alias >= 0)
 			continue;
 		x->size = cg_lane_bytes(cg, x->t, x->maxrows, -1);
 		/* the lowest offset clear of every intermediate live with it */
@@ -319,7 +425,7 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 			again = 0;
 			for (int i = 0; i < j; i++) {
 				const struct gten *y = &G->gt[i];
-				if (y->role != GT_MID || y->p0 > x->p1 || x->p0 > y->p1)
+				if (y->role != GT_MID || y->alias >= 0 || lo[i] > hi[j] || lo[j] > hi[i])
 					continue;
 				if (off < y->off + y->size && y->off < off + x->size) {
 					off = y->off + y->size;
@@ -331,6 +437,13 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 		if (off + x->size > total)
 			total = off + x->size;
 	}
+	for (int j = 0; j < G->nt; j++) {
+		int64_t o;
+		int r = gt_root(G, j, &o);
+		if (r != j)
+			G->gt[j].off = G->gt[r].off + o;
+	}
+	FREE_ALL(lo, hi);
 	return total;
 }
 
@@ -391,14 +504,38 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->rows = (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
 	group_cover(cg, G);
-	for (int j = 0; j < G->nt; j++)
+	int nt = G->nt;
+	int *lo = xmalloc(sizeof *lo * ((size_t)nt * (size_t)n_slices + 1));
+	int *hi = xmalloc(sizeof *hi * ((size_t)nt * (size_t)n_slices + 1));
+	for (int j = 0; j < nt; j++) {
 		G->gt[j].maxrows = 0;
+		G->gt[j].alias = -1;
+	}
+	memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
 	for (int s = 0; s < n_slices; s++) {
 		group_rows(cg, G, s);
-		for (int j = 0; j < G->nt; j++)
+		for (int j = 0; j < nt; j++) {
+			lo[(size_t)s * nt + j] = G->gt[j].lo;
+			hi[(size_t)s * nt + j] = G->gt[j].hi;
 			if (G->gt[j].hi - G->gt[j].lo > G->gt[j].maxrows)
 				G->gt[j].maxrows = G->gt[j].hi - G->gt[j].lo;
+		}
 	}
+	/* in place only where that takes no more local memory: a result
+	 * holding its inputs lives from the first one's write, and the room
+	 * left is where later groups' weights load early */
+	int cats = 0;
+	for (int k = G->first; k < G->first + G->n_ops; k++)
+		cats += cg->g->ops[k].type == OP_CONCAT;
+	int64_t apart = cats ? mid_pack(cg, G) : 0;
+	if (cats)
+		group_alias(cg, G, lo, hi);
+	if (cats && mid_pack(cg, G) > apart) {
+		for (int j = 0; j < nt; j++)
+			G->gt[j].alias = -1;
+		memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
+	}
+	FREE_ALL(lo, hi);
 	int64_t need = 0;
 	for (int i = 0; i < G->nw; i++)
 		need += cg_lane_bytes(cg, G->wt[i], -1, -1);
@@ -624,6 +761,17 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		}
 		const struct gten *x = &G->gt[opnd_ix(G, k, i)];
 		c->addr[i] = x->addr[b];
+		if (i == op->n_in && G->inplace[k - G->first]) {
+			/* the slots of the inputs not in place (group_alias) */
+			int64_t w = G->inplace[k - G->first] - 1, c0 = w & 0xffff;
+			int64_t ls[4];
+			cg_lane_shape(g, t, ls);
+			c->ch0 = (int)c0;
+			c->chans = (int)((w >> 16) - c0);
+			c->chsplit = 1u << i;
+			c->addr[i] += (uint32_t)(c0 / cg->c->lanes * ls[0] * (y->hi - y->lo) *
+						 isa_pitch(cg->c, g->tensors[t].dtype, ls[3]));
+		}
 		if (x->role != GT_BCAST && !G->whole) {
 			c->sliced |= 1u << i;
 			c->row0[i] = x->lo;
@@ -791,7 +939,8 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
-			if (y->hi <= y->lo)
+			int64_t win = G->inplace[k - G->first] - 1;
+			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
 				continue;
 			if (c == 0 && wready[k - G->first] > w)
 				w = wready[k - G->first];
