@@ -449,7 +449,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	if (rc == 0)
 		rc = run_graph(&s, top, s.ref);
 	/* the goal by the outputs' answers: CALIB_GOAL_MAPS when each is a
-	 * CTC text or a map, read at every step or pixel, else
+	 * CTC text or a map, checked step by step or pixel by pixel, else
 	 * CALIB_GOAL_INT8 (calib_search.h) */
 	struct calib_search_opts oc = *o;
 	if (rc == 0 && oc.expected_cos <= -1) {

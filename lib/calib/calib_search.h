@@ -76,8 +76,8 @@ struct calib_search_opts {
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
 /* The int8 goals by the graph outputs' answers (issue 12's bars): 0.98
  * when every output is a CTC text or a map (npz-compare --task ctc, map,
- * seg: OCR, detection and segmentation), whose answer the search reads
- * at each step or pixel besides the cosine; 0.99 for anything else. */
+ * seg: OCR, detection and segmentation), whose answer the search checks
+ * step by step or pixel by pixel besides the cosine; 0.99 for anything else. */
 #define CALIB_GOAL_MAPS 0.98
 #define CALIB_GOAL_INT8 0.99
 
