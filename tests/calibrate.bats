@@ -645,6 +645,45 @@ print(a, b)"
 		   exit !(m2 > 0 && s - held < 2e-6 && held - s < 2e-6 && l - low < 2e-6 && low - l < 2e-6) }' "$T/p"
 }
 
+@test "--search-qtable: a CTC text is read at its clear steps, and its goal is 0.98" {
+	# every sample's step 3 is class 3 by 0.02 over class 2 in the logits
+	# (probabilities 0.4988 and 0.4889 in sample 0): one int8 step holds both, and int8
+	# picks class 2, so the text changes on each sample
+	$PY "$BATS_TEST_DIRNAME/fixtures/ctc_net.py" "$T/c" 0.02
+	onnx2top "$T/c/net.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/c/calib.npz" --method minmax -o "$T/t.table"
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/m.tpu"
+	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$T/c/calib.npz')['x'][0])"
+	ir-run "$T/c.top" -i "$T/s.npz" -o "$T/f.npz"
+	ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+	run npz-compare "$T/f.npz" "$T/m.npz" --task ctc --tolerance 0.9999,0
+	assert_failure
+	assert_line '    task ctc: CTC text differs: 4 vs 4 labels, first at label 1: FAIL'
+	# the default goal of a CTC output is 0.98, and at 0.99 too the flip
+	# of so near a tie (0.0099 apart, the noise allows 4 x 0.0690) is left
+	# to the cosine: nothing in float
+	run calibrate "$T/c.top" -d "$T/c/calib.npz" --method minmax -o "$T/t.table" --search-qtable "$T/q.qt"
+	assert_success
+	assert_output --regexp '^calibrate: 0 of 2 ops in f32: .*; all int8: 0\.99999[0-9]\), goal 0\.98$'
+	run calibrate "$T/c.top" -d "$T/c/calib.npz" --method minmax -o "$T/t.table" --search-qtable "$T/q.qt" \
+		--expected-cos 0.99
+	assert_output --regexp '^calibrate: 0 of 2 ops in f32: .*, goal 0\.99$'
+	# at 0.99999 the noise allows 4 x 0.0022: the step is clear, its flip
+	# changes the text, and the Add stays in f32
+	run calibrate "$T/c.top" -d "$T/c/calib.npz" --method minmax -o "$T/t.table" --search-qtable "$T/q.qt" \
+		--expected-cos 0.99999
+	assert_output --regexp '^calibrate: 1 of 2 ops in f32: .*; all int8: -1\.000000\), goal 0\.99999$'
+	run grep -v '^#' "$T/q.qt"
+	assert_output 'bias f32'
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/k.tpu"
+	ir-run "$T/k.tpu" -i "$T/s.npz" -o "$T/k.npz"
+	run npz-compare "$T/f.npz" "$T/k.npz" --task ctc --tolerance 0.9999,0
+	assert_success
+	# a classifier's goal stays 0.99
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/n.qt" --search-samples 2
+	assert_output --regexp ', goal 0\.99$'
+}
+
 @test "--noise-report: each op's SQNR alone and in the full int8 net, and the ops to keep" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --noise-report "$T/r" \
 		--noise-keep-db 38 --search-samples 2

@@ -97,6 +97,74 @@ PYEOF
 	done <<<"$conv1"
 }
 
+@test "the next group's weights load where the group's weights died; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# Four 192-channel Convs at 16x16 (compute-bound), then 256-channel
+	# ones down to 4x4 (weight-bound): more weights than local memory, so
+	# neighbouring groups' regions overlap.  Some weight of a later group
+	# loads waiting for a compute of an earlier group that is not that
+	# group's last (its reader of the bytes was), over a weight that group
+	# read by then.
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+r = np.random.default_rng(5)
+ws, nodes, x = [], [], "x"
+def conv(cin, cout, s):
+    global x
+    i = len(ws)
+    ws.append(nh.from_array((r.standard_normal((cout, cin, 3, 3)) / np.sqrt(cin * 9)).astype(np.float32), "w%d" % i))
+    nodes.append(h.make_node("Conv", [x, "w%d" % i], ["c%d" % i], pads=[1, 1, 1, 1], strides=[s, s]))
+    nodes.append(h.make_node("Relu", ["c%d" % i], ["y%d" % i]))
+    x = "y%d" % i
+for cin, cout, s in [(192, 192, 1)] * 4 + [(192, 256, 2), (256, 256, 2)] + [(256, 256, 1)] * 5:
+    conv(cin, cout, s)
+g = h.make_graph(nodes, "chain", [h.make_tensor_value_info("x", P.FLOAT, [1, 192, 16, 16])],
+                 [h.make_tensor_value_info(x, P.FLOAT, [1, 256, 4, 4])], ws)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/chain.onnx")
+np.savez(sys.argv[1] + "/in.npz", x=r.standard_normal((1, 192, 16, 16)).astype(np.float32))
+PYEOF
+	onnx2top "$T/chain.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	codegen "$T/a.tpu" -o "$T/m2.tmodel" -l "$T/list"
+	run $PY - "$T/a.tpu" "$T/list" <<'PYEOF'
+import re, struct, sys, msgpack
+b = open(sys.argv[1], "rb").read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from("<Q", b, 16)[0]], strict_map_key=False)
+T, O = g["tensors"], g["ops"]
+lst = open(sys.argv[2]).read().splitlines()
+op, wat = {}, {}    # per compute command: its op, the local addresses of its weights
+for l in lst:
+    m = re.match(r"cmp (\d+) \S+ wait d\d+ layer (\d+) (.*) ->", l)
+    if m:
+        op[int(m.group(1))] = int(m.group(2))
+        wat[int(m.group(1))] = [int(x) for x in re.findall(r"(?<![s\w])@(\d+)", m.group(3))]
+last = {}
+for c, k in op.items():
+    last[O[k]["group"]] = max(last.get(O[k]["group"], 0), c)
+loads = [re.match(r"dma \d+ LOAD wait c(\d+) ddr 0x([0-9a-f]+) lmem (\d+) f32 n(\d+) c(\d+) h(\d+) w(\d+)", l) for l in lst]
+loads = [[int(x, 16) if i == 1 else int(x) for i, x in enumerate(m.groups())] for m in loads if m]
+span = {}           # a weight's local bytes per lane where its group reads it
+for c, ddr, at, n, ch, h, w in loads:
+    span.setdefault(at, at + (ch + 63) // 64 * n * h * w * 4)
+fired = 0
+for c, ddr, at, n, ch, h, w in loads:
+    t = [i for i, x in enumerate(T) if "data" in x and x["addr"] == ddr]
+    if not c or not t or c == last[O[op[c]]["group"]]:
+        continue
+    G, end = O[op[c]]["group"], at + (ch + 63) // 64 * n * h * w * 4
+    dead = [(a, span[a]) for d in op if d <= c and O[op[d]]["group"] == G for a in wat[d] if a in span]
+    later = min(o["group"] for o in O if t[0] in o["in"]) > G
+    fired += later and any(a < end and at < e for a, e in dead)
+print(fired > 0)
+PYEOF
+	assert_output 'True'
+}
+
 # ir_patch IN OUT CODE: OUT is the IR file IN after the Python CODE
 # changed its msgpack graph `g` (formats/tpuc-ir.5); the data section
 # moves to follow the new graph.

@@ -9,6 +9,18 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# sim_as_ir INPUT: compile $T/l.tpu to $T/m.tmodel (addressed in $T/a.tpu),
+# run it on tpu-sim and the Tpu IR on ir-run: bit-identical outputs.
+sim_as_ir() {
+	weight-reorder "$T/l.tpu" -o "$T/r.tpu"
+	layergroup "$T/r.tpu" -o "$T/g.tpu"
+	addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$1" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$1" -o "$T/ir.npz"
+	[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+}
+
 @test "Swin's shifted-window attention folds its 8 windows of 3 heads onto 24 channels, values unchanged" {
 	$PY "$BATS_TEST_DIRNAME/fixtures/make_winattn.py" "$T/m"
 	onnx2top "$T/m/model.onnx" -o "$T/o.top"
@@ -55,13 +67,7 @@ setup() {
 			run ir-print "$T/l.tpu"
 			[[ "$output" == *'= Softmax(%'*') {axis=3, lut='*'-> u8[1,24,16,16]'* ]]
 		fi
-		weight-reorder "$T/l.tpu" -o "$T/r.tpu"
-		layergroup "$T/r.tpu" -o "$T/g.tpu"
-		addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
-		codegen "$T/a.tpu" -o "$T/m.tmodel"
-		tpu-sim -q "$T/m.tmodel" -i "$T/m/input.npz" -o "$T/sim.npz"
-		ir-run "$T/l.tpu" -i "$T/m/input.npz" -o "$T/ir.npz"
-		[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
+		sim_as_ir "$T/m/input.npz"
 	done
 	# f32 on the chip: numpy's values within rounding
 	awk -v d="$(npz_maxdiff "$T/sim.npz" "$T/m/ref.npz")" 'BEGIN { exit !(d < 1e-5) }'
@@ -189,4 +195,80 @@ PYEOF
 	[ "$(grep -c 'Transpose(' <<<"$output")" -eq 1 ]
 	ir-run "$T/c.top" -i "$T/g.onnx.in.npz" -o "$T/c.npz"
 	[ "$(npz_maxdiff "$T/c.npz" "$T/g.onnx.ref.npz")" = 0.0 ]
+}
+
+# A YOLO head: the Conv's [1, 3*K, H, W] viewed as [1, 3, K, H, W] and
+# transposed to [1, 3, H, W, K], then decoded by Sigmoid, Slices of the
+# last axis, elementwise ops with a grid [1, 1, H, W, 2] and anchors
+# [1, 3, 1, 1, 2], and a Concat of the last axis: 3 channels on the lanes.
+# An activation of rank 5 starts the fold, which takes the Slices, the Pow
+# and the Concat along: all of it on [1, 3*H, W, K] (the grid's Add on the
+# row view [3, H*W, 2]), one view back after the Concat.  The Transpose
+# runs on the 3 blocks [K, H, W], K channels on the lanes, not 3.
+@test "a YOLO head's decode folds onto [1, 3*H, W, K]: Slices, Pow, Concat and constants along, values unchanged, int8 tpu-sim as ir-run" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(3)
+A, K, H, W = 3, 7, 8, 8
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+f32 = lambda n, v: nh.from_array(np.array(v, np.float32), n)
+grid = r.integers(0, 8, (1, 1, H, W, 2)).astype(np.float32)
+anchors = r.uniform(1, 4, (1, A, 1, 1, 2)).astype(np.float32)
+nodes = [
+    h.make_node('Reshape', ['x', 'shp'], ['x5'], name='view5'),
+    h.make_node('Transpose', ['x5'], ['xt'], name='tr', perm=[0, 1, 3, 4, 2]),
+    h.make_node('Sigmoid', ['xt'], ['s'], name='sig'),
+    h.make_node('Slice', ['s', 'z', 'two', 'ax'], ['xy'], name='sxy'),
+    h.make_node('Mul', ['xy', 'k2'], ['xy2'], name='xy2'),
+    h.make_node('Sub', ['xy2', 'half'], ['xy3'], name='xy3'),
+    h.make_node('Add', ['xy3', 'grid'], ['xy4'], name='xy4'),
+    h.make_node('Slice', ['s', 'two', 'four', 'ax'], ['wh'], name='swh'),
+    h.make_node('Mul', ['wh', 'k2'], ['wh2'], name='wh2'),
+    h.make_node('Pow', ['wh2', 'k2'], ['wh3'], name='wh3'),
+    h.make_node('Mul', ['wh3', 'anchors'], ['wh4'], name='wh4'),
+    h.make_node('Slice', ['s', 'four', 'big', 'ax'], ['cls'], name='scls'),
+    h.make_node('Concat', ['xy4', 'wh4', 'cls'], ['cat'], name='cat', axis=4),
+    h.make_node('Reshape', ['cat', 'oshp'], ['y'], name='flat'),
+]
+g = h.make_graph(nodes, 'yolohead', [h.make_tensor_value_info('x', TP.FLOAT, [1, A * K, H, W])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, A * H * W, K])],
+                 [i64('shp', [1, A, K, H, W]), i64('oshp', [1, A * H * W, K]), i64('z', [0]),
+                  i64('two', [2]), i64('four', [4]), i64('big', [1 << 62]), i64('ax', [4]),
+                  f32('k2', 2), f32('half', 0.5), nh.from_array(grid, 'grid'),
+                  nh.from_array(anchors, 'anchors')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/yolo.onnx')
+x = r.standard_normal((1, A * K, H, W)).astype(np.float32)
+np.savez(d + '/in.npz', x=x)
+np.savez(d + '/cal.npz', x=r.standard_normal((4, A * K, H, W)).astype(np.float32))
+PYEOF
+	onnx2top "$T/yolo.onnx" -o "$T/o.top"
+	top-opt "$T/o.top" -o "$T/c.top"
+	run ir-print "$T/c.top"
+	# the Transpose of 3 blocks [7, 8, 8]: batch first, 7 and 8 lanes, not 3
+	[[ "$output" == *'Transpose('*') {perm=[0,2,3,1]} : (f32[3,7,8,8]) -> f32[3,8,8,7]'* ]]
+	[[ "$output" == *'Sigmoid(%xt_fold) : (f32[1,24,8,7]) -> f32[1,24,8,7]'* ]]
+	[[ "$output" == *'{starts=[4], ends=[4611686018427387904], axes=[3], steps=[1]} : (f32[1,24,8,7]) -> f32[1,24,8,3]'* ]]
+	[[ "$output" == *'Pow('*' : (f32[1,24,8,2], f32[1,1,1,1]) -> f32[1,24,8,2]'* ]]
+	# the grid [1,1,8,8,2] on the row view [3, 64, 2], as it is
+	[[ "$output" == *'@grid_rows) : (f32[3,64,2], f32[1,64,2])'* ]]
+	[[ "$output" == *'@anchors_fold) : (f32[1,24,8,2], f32[1,24,1,2])'* ]]
+	[[ "$output" == *'Concat('*') {axis=3} : (f32[1,24,8,2], f32[1,24,8,2], f32[1,24,8,3]) -> f32[1,24,8,7]'* ]]
+	# views: the head's [1,21,8,8] to the blocks, the Transpose's output
+	# folded, into and out of the grid's row view, the Concat's to the
+	# output
+	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 5 ]
+	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
+	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
+	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
+	sim_as_ir "$T/in.npz"
+	# the Transpose and the whole decode in one local group
+	run ir-print "$T/a.tpu"
+	local grp
+	grp=$(sed -n 's/.*= Transpose(.*group \([0-9]*\), local.*/\1/p' <<<"$output")
+	[ -n "$grp" ]
+	grep -q "= Concat(.*group $grp, local" <<<"$output"
 }

@@ -133,6 +133,56 @@ PYEOF
 	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
+@test "int8: the inputs of a Concat in a local group that start on whole channel slots are written in place; its command writes the other slots only, or is none; tpu-sim as ir-run" {
+	need_tool calibrate addr-assign codegen tpu-sim ir-run
+	# DenseNet-like joins: catA = [a 64, b 32] (each on whole channel
+	# slots of tpu-a's 64 lanes: no command), catB = [catA 96, e 32]
+	# (catA in place, e from channel 96: the command writes the slot of
+	# channels 64 .. 127 only).  catA's rows are all catB's: no halo
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(7)
+inits = []
+def w(name, *s):
+    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
+    return name
+n = [h.make_node("Conv", ["x", w("wa", 64, 16, 1, 1)], ["a0"]), h.make_node("Relu", ["a0"], ["a"]),
+     h.make_node("Conv", ["x", w("wb", 32, 16, 3, 3)], ["b0"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["b0"], ["b"]),
+     h.make_node("Concat", ["a", "b"], ["ab"], name="catA", axis=1),
+     h.make_node("Conv", ["ab", w("we", 32, 96, 1, 1)], ["e0"]), h.make_node("Relu", ["e0"], ["e"]),
+     h.make_node("Concat", ["ab", "e"], ["abe"], name="catB", axis=1),
+     h.make_node("Conv", ["abe", w("wy", 16, 128, 1, 1)], ["y"])]
+g = h.make_graph(n, "cat", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 32, 32])],
+                 [h.make_tensor_value_info("y", P.FLOAT, [1, 16, 32, 32])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/cat.onnx")
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 16, 32, 32)).astype(np.float32))
+np.savez(d + "/in.npz", x=r.standard_normal((1, 16, 32, 32)).astype(np.float32))
+PYEOF
+	onnx2top "$T/cat.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/c.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/c.table" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# both Concats copy codes, in one local group with their inputs
+	run irq "$T/g.tpu" '[(o["name"], o["place"], O[i - 1]["group"] == o["group"] == O[i + 1]["group"], set(o["attrs"]["shifts"])) for i, o in enumerate(O) if o["type"] == "Concat"]'
+	assert_output "[('catA', 'local', True, {30}), ('catB', 'local', True, {30})]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run tmodel_dump "$T/m.tmodel"
+	refute_line --partial '# catA'
+	assert_line --regexp ' ch=64\+64 chsplit=4 .*# catB$'
+	refute_line --regexp ' ch=0\+0 .*# catB$'
+	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" -q
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	# every tensor too, the Concats' results among them
+	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sima.npz" -q --dump-all
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ira.npz" --dump-all
+	run npz-compare "$T/ira.npz" "$T/sima.npz" --tolerance 1,1
+	assert_success
+	assert_output --partial 'abe'
+}
+
 @test "a Transpose reading rows of axis 3 runs in a sliced local group; tpu-sim as ir-run" {
 	need_tool addr-assign codegen tpu-sim ir-run
 	# a detector head's [1,3,85,H,W] -> [1,3,H,W,85], too big for one
@@ -150,7 +200,10 @@ g = h.make_graph(n, "tr", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 85, 40,
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/tr.onnx")
 np.savez(d + "/in.npz", x=np.random.default_rng(3).standard_normal((1, 3, 85, 40, 40)).astype(np.float32))
 PYEOF
-	onnx2top "$T/tr.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	# without merge-layout, which would run the Transpose on the blocks
+	# [3, 85, 40, 40] and the Mul on [1, 120, 40, 85] (lanefold.bats)
+	onnx2top "$T/tr.onnx" | top-opt --passes=remove-identity,fold-const |
+		top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
 	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
 	# the Transpose and the Mul after it: one local group
 	run irq "$T/g.tpu" '[(o["type"], o["group"], o["place"]) for o in O]'

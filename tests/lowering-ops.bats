@@ -419,7 +419,7 @@ PYEOF
 # A detector's score column per class (Gather along axis 1 of [N, 91]) and a
 # box-decode Concat of [N, 1, 1] tensors along the last axis do not fit as
 # ops (N rows of one 64-byte slot per lane): as copies, each input's runs of
-# one element move strided, lanes runs per block row (tpuc-isa(5)).
+# one element move strided, all 5000 in one block (tpuc-isa(5)).
 @test "a copy of many short runs (a Gather of one column, a Concat along the last axis) moves in strided blocks, bit for bit" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
 import sys, numpy as np, onnx
@@ -450,9 +450,117 @@ PYEOF
 	for m in f32 int8; do
 		deploy s $m REF="$T/ref.npz" MODE=$m
 		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
-		# 5000 runs = 78 blocks of 64 lanes, then 8: two loads and two
-		# stores for the Gather and per input of the Concat
+		# 5000 runs of one element fit one block [1, 5000, 1, 1] (run r
+		# in channel r; not 78 blocks of 64 lanes and one of 8): one
+		# load and one store for the Gather and per input of the Concat
 		run tmodel-info "$T/$m/model.tmodel"
-		assert_line 'commands dma 16 (load 8, store 8), compute 0'
+		assert_line 'commands dma 8 (load 4, store 4), compute 0'
 	done
+}
+
+# A box decoder's x[:, 0::4] of [N, 4] takes one index: a copy like
+# x[:, 0:1]; x[:, 1::2] is x[:, 1:2] and x[:, 3:4] into alternate columns.
+# The DMA engine moves them alone (one strided block each way per index)
+# since that finishes before the op run on N rows of 4 lanes, although the
+# op fits.  The score column's Cast to f32 for the host's GatherND, emitted
+# just before the host op, moves back beside the Greater that reads the
+# same column, and the two run as one local group: the column is loaded
+# once (lower_cast_hoist).
+@test "a Slice taking one index by its step is a DMA copy; a Cast for the host joins the chip op reading its input" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(9)
+N = 1000
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+nodes = [
+    h.make_node('Slice', ['x', 's0', 's1', 'ax', 'st'], ['dx'], name='every4'),
+    h.make_node('Slice', ['x', 'o1', 's1', 'ax', 'st2'], ['dy'], name='odd'),
+    h.make_node('Mul', ['s', 'two'], ['s2'], name='twice'),
+    h.make_node('Greater', ['s2', 'one'], ['m'], name='above'),
+    h.make_node('NonZero', ['m'], ['nz'], name='nonzero'),
+    h.make_node('Transpose', ['nz'], ['ix'], name='ixt'),
+    h.make_node('GatherND', ['s2', 'ix'], ['v'], name='keep'),
+]
+g = h.make_graph(nodes, 'decode', [h.make_tensor_value_info('x', TP.FLOAT, [N, 4]),
+                                   h.make_tensor_value_info('s', TP.FLOAT, [N])],
+                 [h.make_tensor_value_info('dx', TP.FLOAT, [N, 1]),
+                  h.make_tensor_value_info('dy', TP.FLOAT, [N, 2]),
+                  h.make_tensor_value_info('v', TP.FLOAT, None)],
+                 [i64('s0', [0]), i64('s1', [1 << 62]), i64('ax', [1]), i64('st', [4]),
+                  i64('o1', [1]), i64('st2', [2]),
+                  nh.from_array(np.float32(2), 'two'), nh.from_array(np.float32(1), 'one')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/dec.onnx')
+x = r.standard_normal((N, 4)).astype(np.float32)
+score = lambda *n: (r.choice([0.25, 0.75], n) + 0.1 * r.random(n)).astype(np.float32)
+s = score(N)    # 2 s lies away from the threshold 1 in bf16 too
+np.savez(d + '/in.npz', x=x, s=s)
+np.savez(d + '/cal.npz', x=r.standard_normal((2, N, 4)).astype(np.float32), s=score(2, N))
+PYEOF
+	local T=$BATS_TEST_TMPDIR
+	deploy dec q MODE=bf16
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	# the Slices: no compute command (x[:, 1::2]: x[:, 1:2] and x[:, 3:4])
+	run tmodel-info "$T/q/model.tmodel"
+	assert_line --regexp '^[0-9]+ +Slice +0 +0 +every4$'
+	assert_line --regexp '^[0-9]+ +Slice +0 +0 +odd$'
+	# the Cast of s2 right after the Greater, in its local group
+	run ir-print "$T/q/addressed.tpu"
+	local grp
+	grp=$(printf '%s\n' "$output" | sed -n 's/.*= Greater(.*group \([0-9]*\), local.*/\1/p')
+	[ -n "$grp" ]
+	printf '%s\n' "$output" | grep -A1 '= Greater(' | tail -1 | grep -q "= Cast(.*to=\"f32\".*group $grp, local"
+}
+
+# A detector's heads come last in the exported graph, though each reads
+# the trunk part way: each head's Conv and decode, whose result only the
+# output Concat reads, move up to just after the trunk op they read
+# (lower_outputs_early), so that their bytes leave for DDR while the rest
+# of the trunk computes.  The trunk's own order stays.
+@test "ops that only feed the graph output move up beside what they read; tpu-sim as ir-run" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(4)
+w = lambda n, *s: nh.from_array((r.standard_normal(s) * 0.3).astype(np.float32), n)
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+nodes = [
+    h.make_node('Conv', ['x', 'w1'], ['a'], name='trunk1', pads=[1, 1, 1, 1]),
+    h.make_node('Relu', ['a'], ['ar'], name='trunk1_relu'),
+    h.make_node('Conv', ['ar', 'w2'], ['b'], name='trunk2', pads=[1, 1, 1, 1], strides=[2, 2]),
+    h.make_node('Relu', ['b'], ['br'], name='trunk2_relu'),
+    h.make_node('Conv', ['br', 'w3'], ['c'], name='trunk3', pads=[1, 1, 1, 1], strides=[2, 2]),
+    h.make_node('Relu', ['c'], ['cr'], name='trunk3_relu'),
+    h.make_node('Conv', ['ar', 'h1'], ['p1'], name='head1'),
+    h.make_node('Sigmoid', ['p1'], ['s1'], name='head1_sig'),
+    h.make_node('Reshape', ['s1', 'f1'], ['o1'], name='head1_flat'),
+    h.make_node('Conv', ['br', 'h2'], ['p2'], name='head2'),
+    h.make_node('Sigmoid', ['p2'], ['s2'], name='head2_sig'),
+    h.make_node('Reshape', ['s2', 'f2'], ['o2'], name='head2_flat'),
+    h.make_node('Conv', ['cr', 'h3'], ['p3'], name='head3'),
+    h.make_node('Sigmoid', ['p3'], ['s3'], name='head3_sig'),
+    h.make_node('Reshape', ['s3', 'f3'], ['o3'], name='head3_flat'),
+    h.make_node('Concat', ['o1', 'o2', 'o3'], ['y'], name='join', axis=2),
+]
+g = h.make_graph(nodes, 'heads', [h.make_tensor_value_info('x', TP.FLOAT, [1, 8, 32, 32])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 16, 1344])],
+                 [w('w1', 16, 8, 3, 3), w('w2', 16, 16, 3, 3), w('w3', 16, 16, 3, 3),
+                  w('h1', 16, 16, 1, 1), w('h2', 16, 16, 1, 1), w('h3', 16, 16, 1, 1),
+                  i64('f1', [1, 16, 1024]), i64('f2', [1, 16, 256]), i64('f3', [1, 16, 64])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/heads.onnx')
+np.savez(d + '/in.npz', x=r.standard_normal((1, 8, 32, 32)).astype(np.float32))
+np.savez(d + '/cal.npz', x=r.standard_normal((4, 8, 32, 32)).astype(np.float32))
+PYEOF
+	local T=$BATS_TEST_TMPDIR
+	deploy heads q MODE=int8
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/q/lowered.tpu"
+	local order
+	order=$(awk '$1 == "op" { print $3 }' <<<"$output" | grep -E '^(trunk|head)[123]$' | tr '\n' ' ')
+	# trunk1 feeds head1 and trunk2, trunk2 head2 and trunk3: they stay;
+	# head1 goes just after trunk1, which it reads (head2 and trunk3, all
+	# head3's, after trunk2 in their own order)
+	[ "$order" = "trunk1 head1 trunk2 trunk3 head2 head3 " ]
 }

@@ -34,6 +34,14 @@ print(g['dialect'], g['stage'], g.get('chip', '-'), g.get('mode', '-'))
 PYEOF
 }
 
+# int8_of ONNX P: the model through onnx2top, top-opt ($T/P.top),
+# calibrate on $T/cal.npz ($T/P.table) and top2tpu int8 for tpu-a ($T/P.tpu).
+int8_of() {
+	onnx2top "$1" | top-opt -o "$T/$2.top"
+	calibrate "$T/$2.top" -d "$T/cal.npz" -o "$T/$2.table" 2>/dev/null
+	top2tpu "$T/$2.top" --chip tpu-a --mode int8 --calib "$T/$2.table" -o "$T/$2.tpu"
+}
+
 @test "f32 lowering keeps every op and tensor name" {
 	run top2tpu "$QN/net.top" --chip tpu-b --mode f32 -o "$T/f.tpu"
 	assert_success
@@ -470,9 +478,7 @@ onnx.save(m, sys.argv[1] + "/nhwc.onnx")
 np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 8, 8, 3)).astype(np.float32))
 np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (8, 1, 8, 8, 3)).astype(np.float32))
 PYEOF
-	onnx2top "$T/nhwc.onnx" | top-opt -o "$T/n.top"
-	calibrate "$T/n.top" -d "$T/cal.npz" -o "$T/n.table" 2>/dev/null
-	top2tpu "$T/n.top" --chip tpu-a --mode int8 --calib "$T/n.table" -o "$T/n.tpu"
+	int8_of "$T/nhwc.onnx" n
 	run irdump "$T/n.tpu"
 	assert_line 'op Cast x_i8 in=x out=x_i8 to="i8"'
 	assert_line 'op Transpose Transpose_t in=x_i8 out=t_i8 perm=[0,3,1,2]'
@@ -504,9 +510,7 @@ onnx.save(m, sys.argv[1] + "/up.onnx")
 np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 3, 256, 256)).astype(np.float32))
 np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (4, 1, 3, 256, 256)).astype(np.float32))
 PYEOF
-	onnx2top "$T/up.onnx" | top-opt -o "$T/u.top"
-	calibrate "$T/u.top" -d "$T/cal.npz" -o "$T/u.table" 2>/dev/null
-	top2tpu "$T/u.top" --chip tpu-a --mode int8 --calib "$T/u.table" -o "$T/u.tpu"
+	int8_of "$T/up.onnx" u
 	run irdump "$T/u.tpu"
 	assert_line --partial 'op Resize Resize_n in=c out=n '
 	assert_line --partial 'op Resize Resize_l in=c_bf16 out=l '
@@ -647,4 +651,71 @@ PYEOF
 	refute_output --partial 'multipliers'
 	run grep -c 'op Concat .*multipliers=\[1073741824,1073741824\] shifts=\[30,30\]' "$T/d.ir"
 	assert_output 2
+}
+
+# lower_compose.c: a linear Conv that only a 1x1 Conv reads (a bottleneck's
+# projection, then the next expansion) is one Conv in int8 when both sit
+# under the cube's K tile; not when its K spans two tiles, nor when its
+# output is read elsewhere, nor in f32, nor when a qtable names either.
+@test "int8: a linear Conv and the 1x1 Conv alone reading it are one Conv where the cube runs it faster; tpu-sim bit-identical" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+r = np.random.default_rng(5)
+W = lambda *s: nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32))
+inits = []
+def w(name, *s):
+    t = W(*s); t.name = name; inits.append(t); return name
+vi = lambda n, s: h.make_tensor_value_info(n, TP.FLOAT, s)
+g = h.make_graph([
+    # composed: K 8 x 9 taps and 16 channels, both under one tile
+    h.make_node("Conv", ["x", w("w1", 16, 8, 3, 3), w("b1", 16)], ["p"], name="proj", pads=[1, 1, 1, 1], strides=[2, 2]),
+    h.make_node("Conv", ["p", w("w2", 96, 16, 1, 1), w("b2", 96)], ["e"], name="expand"),
+    h.make_node("Relu", ["e"], ["y1"], name="relu"),
+    # kept: K 320 spans two tiles, which the composed Conv would pay for 96
+    # channels, not 16
+    h.make_node("Conv", ["z", w("w3", 16, 320, 1, 1)], ["q"], name="wide"),
+    h.make_node("Conv", ["q", w("w4", 96, 16, 1, 1)], ["y2"], name="after_wide"),
+    # kept: the projection is an output too
+    h.make_node("Conv", ["x", w("w5", 16, 8, 1, 1)], ["y3"], name="read_twice"),
+    h.make_node("Conv", ["y3", w("w6", 64, 16, 1, 1)], ["y4"], name="after_twice"),
+], "bottleneck", [vi("x", [1, 8, 64, 64]), vi("z", [1, 320, 32, 32])],
+    [vi("y1", [1, 96, 32, 32]), vi("y2", [1, 96, 32, 32]), vi("y3", [1, 16, 64, 64]), vi("y4", [1, 64, 64, 64])],
+    inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/b.onnx")
+smp = lambda n: dict(x=r.standard_normal((n, 1, 8, 64, 64)), z=r.standard_normal((n, 1, 320, 32, 32)))
+np.savez(sys.argv[1] + "/cal.npz", **{k: v.astype(np.float32) for k, v in smp(4).items()})
+np.savez(sys.argv[1] + "/in.npz", **{k: v[0].astype(np.float32) for k, v in smp(1).items()})
+PYEOF
+	int8_of "$T/b.onnx" b
+	run irdump "$T/b.tpu"
+	refute_line --partial 'op Conv proj '
+	assert_line --regexp '^op Conv expand in=x_i8,w2_composed,w2_composed_bias,[^ ]* out=y1_i8 kernel_shape=\[3,3\] strides=\[2,2\] pads=\[1,1,1,1\] .* do_relu=1$'
+	assert_line --partial 'op Conv wide in=z_i8,'
+	assert_line --partial 'op Conv after_wide in=q,'
+	assert_line --partial 'op Conv read_twice in=x_i8,'
+	# f32 keeps both: the cube's K tile is 16 there
+	run irdump <(top2tpu "$T/b.top" --chip tpu-a --mode f32 -o -)
+	assert_line --partial 'op Conv proj '
+	# the one Conv: close to float, tpu-sim bit for bit ir-run, faster than
+	# the two (kept apart when a qtable names one of them)
+	ir-run "$T/b.top" -i "$T/in.npz" -o "$T/f.npz"
+	ir-run "$T/b.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	run npz-compare "$T/f.npz" "$T/ir.npz" --tolerance 0.99,0.9
+	assert_success
+	weight-reorder "$T/b.tpu" | layergroup | addr-assign -q | codegen -o "$T/b.tmodel"
+	tpu-sim "$T/b.tmodel" -i "$T/in.npz" -o "$T/sim.npz" >"$T/one.txt" 2>&1
+	cmp "$T/ir.npz" "$T/sim.npz"
+	printf 'proj int8\n' >"$T/q.txt"
+	top2tpu "$T/b.top" --chip tpu-a --mode int8 --calib "$T/b.table" --qtable "$T/q.txt" -o "$T/two.tpu"
+	run irdump "$T/two.tpu"
+	assert_line --partial 'op Conv proj '
+	weight-reorder "$T/two.tpu" | layergroup | addr-assign -q | codegen -o "$T/two.tmodel"
+	tpu-sim "$T/two.tmodel" -i "$T/in.npz" -o "$T/sim2.npz" >"$T/two.txt" 2>&1
+	one=$(awk '/cycles,/ { print $4; exit }' "$T/one.txt")
+	two=$(awk '/cycles,/ { print $4; exit }' "$T/two.txt")
+	echo "one Conv $one cycles, two $two"
+	[ "$one" -lt "$two" ]
 }

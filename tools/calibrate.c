@@ -289,10 +289,12 @@ int main(int argc, char **argv)
 	/* the goal by default: the cosine each mode is expected to keep; a
 	 * sequence's state carries each frame's error into the next, and one
 	 * utterance is all the search sees, so int8 over --frames aims at
-	 * f16's goal (calibrate(1), "Sequences") */
+	 * f16's goal (calibrate(1), "Sequences"); int8 otherwise by the
+	 * outputs' answers, 0.98 for CTC texts and maps, else 0.99
+	 * (calib_search.h; -1 asks for it) */
 	if (!cos_given)
 		so.expected_cos = so.mode == MODE_BF16 ? 0.999
-				  : so.mode == MODE_F16 || fr.n ? 0.9999 : 0.99;
+				  : so.mode == MODE_F16 || fr.n ? 0.9999 : -1;
 	if (qfile && opts.nshards)
 		return cli_usage_error(prog, usage,
 				       "--search-qtable needs the whole table, not a --shard");
@@ -430,7 +432,7 @@ int main(int argc, char **argv)
 			 "unseen input (%lld held out, lowest %.6f; all %s: %.6f), goal %g%s",
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
 			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
-			 res.held_lowest, mode_name(so.mode), res.base_cos, so.expected_cos, scored);
+			 res.held_lowest, mode_name(so.mode), res.base_cos, res.goal, scored);
 		if (res.took_untuned)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; untuned (the whole graph scored higher)");

@@ -32,6 +32,8 @@ struct unit {
 	uint32_t upto_cmp;         /* the largest last_cmp of the units up to this one */
 	int started;               /* a load of its inputs has been emitted */
 	int host;                  /* a host op: one host command, tensors in DDR */
+	int acts_first;            /* local group: its activations at its base's
+				      end, its weights towards the far end */
 };
 
 /* Units whose regions a new unit's region is checked against. */
@@ -223,6 +225,103 @@ static int64_t held_place(const struct gen *cg, const struct ahead *a, int64_t s
 	return best;
 }
 
+/* Weight i of unit u (in its op's or group's order): its tensor (-1 for
+ * an absent operand), -2 past the last; *state 0 when none of it is
+ * loaded, 1 when some channels are, 2 when all are or it is not a weight
+ * loaded whole; *at its local address. */
+static int unit_weight(const struct gen *cg, const struct unit *u, int i, int *state,
+		       int64_t *at)
+{
+	*state = 2;
+	if (u->host)
+		return -2;
+	if (u->G) {
+		int t = cg_group_weight(u->G, i, state);
+		if (t < 0)
+			return -2;
+		*at = cg_group_weight_at(u->G, i);
+		return t;
+	}
+	const struct ir_op *op = &cg->g->ops[u->first];
+	if (i >= op->n_in || u->L.p.flat)
+		return -2;
+	const struct opnd *o = &u->L.od[i];
+	if (o->t >= 0 && !o->sliced && !o->split && cg_is_weight(cg->g, o->t))
+		*state = u->L.loaded[i] ? 2 : u->L.done[i] ? 1 : 0;
+	*at = o->addr[0];
+	return o->t;
+}
+
+/* Load (the rest of) unit u's weight i (tensor t), at local address at
+ * when at >= 0 (it then reads it there), else where it is; the first
+ * command waits for `wait`; within *b (NULL: all) as cg_load_whole. */
+static int unit_load_weight(struct gen *cg, struct unit *u, int i, int t, int64_t at,
+			    uint32_t wait, int64_t *b)
+{
+	if (u->G)
+		return cg_group_load_weight(cg, u->G, i, at, wait, b);
+	struct opnd *o = &u->L.od[i];
+	int had = cg->n_dma;
+	int r = cg_load_whole(cg, t, at >= 0 ? at : o->addr[0], &wait, b, NULL, &u->L.done[i]);
+	if (at >= 0 && cg->n_dma > had)
+		o->addr[0] = o->addr[1] = (uint32_t)at;
+	u->L.loaded[i] = r == CG_LOADED;
+	return r;
+}
+
+/* The freed loader of struct prefetch (cg_prefetch_freed): the weights of
+ * the next unit not loaded yet that lie partly in the current unit's
+ * region, where all those bytes are bytes of the current unit (weights,
+ * inputs, results kept local) read for the last time by compute command
+ * `upto` or before: each loads once they are (and the units before it are
+ * done with its bytes), in the next unit's order, within `budget` DMA
+ * cycles (the last one in parts, as cg_load_whole). */
+static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
+		      uint32_t upto, int64_t budget)
+{
+	struct ahead *a = pf->u;
+	if (a->i + 1 >= a->n || !n)
+		return 0;
+	struct unit *u = &a->un[a->i + 1];
+	for (int i = 0;; i++) {
+		int state;
+		int64_t lo = 0;
+		int t = unit_weight(cg, u, i, &state, &lo);
+		if (t == -2)
+			break;
+		if (state != 0)
+			continue;
+		int64_t hi = lo + cg_lane_bytes(cg, t, -1, -1);
+		int64_t x = lo > pf->lo ? lo : pf->lo, end = hi < pf->hi ? hi : pf->hi;
+		if (x >= end)
+			continue;   /* outside the region: the ordinary prefetch's */
+		/* the first span ending past x, then spans without a gap */
+		int k0 = 0, k1 = n;
+		while (k0 < k1) {
+			int m = (k0 + k1) / 2;
+			if (fr[m].hi <= x)
+				k0 = m + 1;
+			else
+				k1 = m;
+		}
+		uint32_t w = 0;
+		for (int k = k0; k < n && x < end && fr[k].lo <= x; k++) {
+			if (fr[k].cmd > w)
+				w = fr[k].cmd;
+			x = fr[k].hi;
+		}
+		if (x < end || w > upto)
+			continue;
+		uint32_t rw = region_wait(a, a->i, lo, hi);
+		int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
+		if (r < 0)
+			return -1;
+		if (r == CG_STOP || budget <= 0)
+			return 0;
+	}
+	return 0;
+}
+
 /* Load the weights not loaded yet of the units from `start` on, in order,
  * each where it fits beside what the units up to its own use
  * (held_place), within the DMA budget *b (a weight in parts when the
@@ -240,39 +339,22 @@ static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start)
 	for (int j = start; j < a->n && j - a->i <= FAR && *b > 0; j++) {
 		struct unit *u = &a->un[j];
 		for (int i = 0; !u->host; i++) {
-			int state = 2, t = -1, *done = NULL;
-			struct opnd *o = NULL;
-			if (u->G) {
-				if ((t = cg_group_weight(u->G, i, &state)) < 0)
-					break;
-			} else {
-				const struct ir_op *op = &cg->g->ops[u->first];
-				if (i >= op->n_in || u->L.p.flat)
-					break;
-				o = &u->L.od[i];
-				t = o->t;
-				done = &u->L.done[i];
-				if (t >= 0 && !o->sliced && !o->split && cg_is_weight(cg->g, t))
-					state = u->L.loaded[i] ? 2 : *done ? 1 : 0;
-			}
+			int state;
+			int64_t at = -1, now;
+			int t = unit_weight(cg, u, i, &state, &now);
+			if (t == -2)
+				break;
 			if (state == 2)
 				continue;
-			int64_t size = cg_lane_bytes(cg, t, -1, -1), at = -1;
+			int64_t size = cg_lane_bytes(cg, t, -1, -1);
 			uint32_t wait = 0;
 			if (state == 0) {
 				if ((at = held_place(cg, a, size, a->i, j)) < 0)
 					return 0;
 				wait = region_wait(a, a->i, at, at + size);
 			}
-			int had = cg->n_dma, r;
-			if (u->G) {
-				r = cg_group_load_weight(cg, u->G, i, at, wait, b);
-			} else {
-				r = cg_load_whole(cg, t, at >= 0 ? at : o->addr[0], &wait, b, NULL, done);
-				if (at >= 0 && cg->n_dma > had)
-					o->addr[0] = o->addr[1] = (uint32_t)at;
-				u->L.loaded[i] = r == CG_LOADED;
-			}
+			int had = cg->n_dma;
+			int r = unit_load_weight(cg, u, i, t, at, wait, b);
 			if (r < 0)
 				return -1;
 			if (at >= 0 && cg->n_dma > had) {
@@ -320,7 +402,7 @@ static void unit_place(struct gen *cg, struct unit *u, int high)
 	if (u->host)
 		return;
 	if (u->G)
-		cg_group_lay_out(cg, u->G, u->base, high);
+		cg_group_lay_out(cg, u->G, u->base, high, u->acts_first);
 	else
 		cg_op_lay_out(cg, u->first, &u->p, u->base, high, &u->L);
 }
@@ -355,9 +437,15 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 
 /* Every layer group in order.  Consecutive units take their regions from
  * opposite ends of local memory; the second's weights that lie outside the
- * first's region are loaded while the first computes.  -2 when a group
- * does not fit local memory, -1 on other errors. */
-static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
+ * first's region are loaded while the first computes, and in the first's
+ * last slice those over its weights read for the last time (unit_freed).
+ * acts_first lays every local group out with its activations at its
+ * base's end (cg_group_lay_out); without `freed`, no weights load where a
+ * group's bytes died; *overlaps gets whether either can matter: the
+ * regions of two neighbours, one a local group, overlap.  -2 when a
+ * group does not fit local memory, -1 on other errors. */
+static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
+		   int freed, int *overlaps)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
 	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0 };
@@ -374,7 +462,13 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 			goto out;
 		}
 		un[i].base = unit_base(cg, un, i);
+	}
+	*overlaps = 0;
+	for (int i = 0; i < n_grp; i++) {
+		un[i].acts_first = acts_first && un[i].G;
 		unit_place(cg, &un[i], i % 2);
+		if (i && (un[i].G || un[i - 1].G) && overlap(&un[i - 1], &un[i]))
+			*overlaps = 1;
 	}
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
@@ -396,6 +490,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp)
 		if (i + 1 < n_grp) {
 			pf.u = &ah;
 			pf.load = unit_prefetch;
+			pf.freed = freed ? unit_freed : NULL;
 			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
 			pf.only_before = u->first;
 			pf.lo = u->base;
@@ -456,15 +551,56 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 	return rc < 0 ? rc : cy;
 }
 
+/* The program of the runs grp[0..n_grp) in *cg, the fastest by the cost
+ * model of: the local groups laid out with their weights first, the next
+ * unit's weights loading where a group's bytes died (gen_all's freed);
+ * when neighbouring regions overlap (else the three are the same), the
+ * activations first so, and the weights first without those loads (a
+ * group's last slice then keeps the DMA engine for its stores and the
+ * next unit's first loads).  Ties go to the earlier.  Between
+ * codegen_plain_schedule(1) and (0), the last only.  *cycles gets its
+ * time.  As gen_all returns. */
+static int plain_only;   /* codegen_plain_schedule */
+
+void codegen_plain_schedule(int on)
+{
+	plain_only = on;
+}
+
+static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
+{
+	struct gen init = *cg;
+	int differ, rc = gen_all(cg, grp, n_grp, 0, !plain_only, &differ);
+	if (rc < 0)
+		return rc;
+	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
+	for (int v = 1; differ && !plain_only && v <= 2; v++) {
+		struct gen alt = init;
+		int ov;
+		if (gen_all(&alt, grp, n_grp, v == 1, v == 1, &ov) < 0) {
+			cg_free(&alt);
+			return -1;
+		}
+		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
+		if (cy < *cycles) {
+			cg_free(cg);
+			*cg = alt;
+			*cycles = cy;
+		} else {
+			cg_free(&alt);
+		}
+	}
+	return 0;
+}
+
 int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
 			    const struct lg_group *grp, int n_grp)
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };
-	int64_t cy = gen_all(&cg, grp, n_grp);
-	if (!cy)
-		cy = cost_time(c, g, cg.dma, cg.n_dma, cg.cmp, cg.n_cmp);
+	int64_t cy;
+	int rc = gen_best(&cg, grp, n_grp, &cy);
 	cg_free(&cg);
-	return cy;
+	return rc < 0 ? rc : cy;
 }
 
 /* Bytes of tensor T, or -1 when they pass LIMIT (computed without
@@ -531,7 +667,8 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 	free(local);
 	struct gen cg = { .g = g, .c = c };
 	codegen_uses_begin(g);
-	int rc = gen_all(&cg, grp, n_grp);
+	int64_t cycles;
+	int rc = gen_best(&cg, grp, n_grp, &cycles);
 	codegen_uses_end();
 	free(grp);
 	if (rc < 0) {

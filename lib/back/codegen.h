@@ -51,6 +51,12 @@ int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
  * from FIRST).  layergroup's cost model. */
 int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
 
+/* With on, codegen and codegen_runs_cycles generate only the plain
+ * schedule (no loads into a group's dead bytes, every group's weights
+ * first: formats/tpuc-isa.5, CODE GENERATION) until called with 0;
+ * layergroup searches once so as well. */
+void codegen_plain_schedule(int on);
+
 /* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of G (each a
  * single op placed PLACE_GLOBAL or a local group, as lg_groups gives them)
  * generated one after the other as codegen does, the next run's inputs

@@ -36,6 +36,9 @@ struct gten {
 	int lo, hi;            /* rows held in the slice being generated */
 	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
 	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
+	int alias;             /* GT_MID held inside a Concat's result (group_alias):
+				  that result's index in gt, else -1 */
+	int64_t aoff;          /* then its bytes from that result's start */
 	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
 				  stores (cover[n_slices] = H): the slices' rows
 				  cover the tensor once every row is computed */
@@ -58,6 +61,11 @@ struct group {
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
 	int64_t need;          /* bytes per lane */
+	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
+				  lie in its result (group_alias): 0 none; else
+				  the result's channels [lo, hi) its command
+				  writes, as 1 + lo + (hi << 16); lo = hi: no
+				  command */
 	int *ix;               /* per op k and operand i (inputs, then results):
 				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
 				  index in gt of the activation, or in wt of the
@@ -77,7 +85,7 @@ void cg_group_free(struct group *G)
 	free(G->rnext);
 	for (int j = 0; j < G->nt; j++)
 		free(G->gt[j].cover);
-	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G);
+	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G->inplace, G);
 }
 
 /* Per tensor of the graph between codegen_uses_begin() and _end(): the
@@ -243,6 +251,9 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
 	G->wdone = xcalloc((size_t)G->nw + 1, sizeof *G->wdone);
+	G->inplace = xcalloc((size_t)n + 1, sizeof *G->inplace);
+	for (int j = 0; j < G->nt; j++)
+		G->gt[j].alias = -1;
 	return G;
 bad:
 	free(tab);
@@ -301,6 +312,88 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 			G->gt[j].lo = G->gt[j].hi = 0;
 }
 
+/* The outermost Concat result holding gt[j] (group_alias), j if none;
+ * *off gets gt[j]'s bytes from its start. */
+static int gt_root(const struct group *G, int j, int64_t *off)
+{
+	*off = 0;
+	for (; G->gt[j].alias >= 0; j = G->gt[j].alias)
+		*off += G->gt[j].aoff;
+	return j;
+}
+
+/* Whether Concat op k of G may hold inputs in its result: a copy
+ * (isa_is_copy) along the channels of a rank-4 result of up to 65535
+ * channels that is an intermediate of the group. */
+static int alias_candidate(const struct gen *cg, const struct group *G, int k)
+{
+	const struct ir_graph *g = cg->g;
+	const struct ir_op *op = &g->ops[k];
+	if (op->type != OP_CONCAT || !isa_is_copy(g, op))
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int64_t ax = op_int(op, "axis", 1);
+	return y->rank == 4 && (ax == 1 || ax == -3) && y->shape[1] < 1 << 16 &&
+	       G->gt[opnd_ix(G, k, op->n_in)].role == GT_MID;
+}
+
+/* Concats of G whose inputs are written in place inside their result, at
+ * their channel slot: each input an intermediate of the group starting on
+ * a whole channel slot (a multiple of lanes), held by no other Concat and
+ * holding the result's rows in every slice, where the result holds the
+ * same rows in every slice (the channel slot stride is N x H rows).  The
+ * Concat's command then writes only the slots of the other inputs, and
+ * none when there are none.  Per slice s, lo[s * nt + j] and hi[...] are
+ * the rows gt[j] holds (group_plan). */
+static void group_alias(const struct gen *cg, struct group *G, const int *lo, const int *hi)
+{
+	const struct ir_graph *g = cg->g;
+	int n = G->n_slices, nt = G->nt, lanes = cg->c->lanes;
+	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
+		const struct ir_op *op = &g->ops[k];
+		if (!alias_candidate(cg, G, k))
+			continue;
+		int yj = opnd_ix(G, k, op->n_in), same = 1;
+		for (int s = 0; s < n && same; s++)
+			same = hi[s * nt + yj] - lo[s * nt + yj] == G->gt[yj].maxrows;
+		if (!same)
+			continue;
+		int64_t ls[4], c0 = 0, cmin = g->tensors[op->out[0]].shape[1], cmax = 0;
+		cg_lane_shape(g, op->out[0], ls);
+		int64_t slot = ls[0] * G->gt[yj].maxrows *
+			       isa_pitch(cg->c, g->tensors[op->out[0]].dtype, ls[3]);
+		int held = 0;
+		for (int i = 0; i < op->n_in; i++) {
+			int j = opnd_ix(G, k, i), ok = j >= 0 && G->gt[j].role == GT_MID &&
+						       G->gt[j].alias < 0 && c0 % lanes == 0;
+			for (int i2 = 0; i2 < i && ok; i2++)
+				ok = op->in[i2] != op->in[i];
+			for (int s = 0; s < n && ok; s++)
+				ok = lo[s * nt + j] == lo[s * nt + yj] && hi[s * nt + j] == hi[s * nt + yj];
+			int64_t c = g->tensors[op->in[i]].shape[1];
+			if (ok) {
+				G->gt[j].alias = yj;
+				G->gt[j].aoff = c0 / lanes * slot;
+				held++;
+			} else {
+				cmin = c0 < cmin ? c0 : cmin;
+				cmax = c0 + c > cmax ? c0 + c : cmax;
+			}
+			c0 += c;
+		}
+		if (!held)
+			continue;
+		/* the other inputs' slots, whole */
+		cmin = cmin / lanes * lanes;
+		cmax = (cmax + lanes - 1) / lanes * lanes;
+		if (cmax > c0)
+			cmax = c0;
+		if (cmax <= cmin)
+			cmin = cmax = 0;
+		G->inplace[k - G->first] = 1 + cmin + (cmax << 16);
+	}
+}
+
 /* Offsets of G's intermediates in one region, by lifetime: two share
  * bytes only when one is last read before the other is written (the ops
  * of a slice run in order on the compute engine, and no DMA command
@@ -308,9 +401,22 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 static int64_t mid_pack(const struct gen *cg, struct group *G)
 {
 	int64_t total = 0;
+	/* an intermediate held in a Concat's result (group_alias) lives in
+	 * its outermost holder, which lives as long as all it holds */
+	int *lo = xmalloc(sizeof *lo * ((size_t)G->nt + 1)), *hi = xmalloc(sizeof *hi * ((size_t)G->nt + 1));
+	for (int j = 0; j < G->nt; j++) {
+		lo[j] = G->gt[j].p0;
+		hi[j] = G->gt[j].p1;
+	}
+	for (int j = 0; j < G->nt; j++) {
+		int64_t o;
+		int r = gt_root(G, j, &o);
+		lo[r] = lo[r] < G->gt[j].p0 ? lo[r] : G->gt[j].p0;
+		hi[r] = hi[r] > G->gt[j].p1 ? hi[r] : G->gt[j].p1;
+	}
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
-		if (x->role != GT_MID)
+		if (x->role != GT_MID || x->alias >= 0)
 			continue;
 		x->size = cg_lane_bytes(cg, x->t, x->maxrows, -1);
 		/* the lowest offset clear of every intermediate live with it */
@@ -319,7 +425,7 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 			again = 0;
 			for (int i = 0; i < j; i++) {
 				const struct gten *y = &G->gt[i];
-				if (y->role != GT_MID || y->p0 > x->p1 || x->p0 > y->p1)
+				if (y->role != GT_MID || y->alias >= 0 || lo[i] > hi[j] || lo[j] > hi[i])
 					continue;
 				if (off < y->off + y->size && y->off < off + x->size) {
 					off = y->off + y->size;
@@ -331,6 +437,13 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 		if (off + x->size > total)
 			total = off + x->size;
 	}
+	for (int j = 0; j < G->nt; j++) {
+		int64_t o;
+		int r = gt_root(G, j, &o);
+		if (r != j)
+			G->gt[j].off = G->gt[r].off + o;
+	}
+	FREE_ALL(lo, hi);
 	return total;
 }
 
@@ -391,14 +504,38 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->rows = (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
 	group_cover(cg, G);
-	for (int j = 0; j < G->nt; j++)
+	int nt = G->nt;
+	int *lo = xmalloc(sizeof *lo * ((size_t)nt * (size_t)n_slices + 1));
+	int *hi = xmalloc(sizeof *hi * ((size_t)nt * (size_t)n_slices + 1));
+	for (int j = 0; j < nt; j++) {
 		G->gt[j].maxrows = 0;
+		G->gt[j].alias = -1;
+	}
+	memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
 	for (int s = 0; s < n_slices; s++) {
 		group_rows(cg, G, s);
-		for (int j = 0; j < G->nt; j++)
+		for (int j = 0; j < nt; j++) {
+			lo[(size_t)s * nt + j] = G->gt[j].lo;
+			hi[(size_t)s * nt + j] = G->gt[j].hi;
 			if (G->gt[j].hi - G->gt[j].lo > G->gt[j].maxrows)
 				G->gt[j].maxrows = G->gt[j].hi - G->gt[j].lo;
+		}
 	}
+	/* in place only where that takes no more local memory: a result
+	 * holding its inputs lives from the first one's write, and the room
+	 * left is where later groups' weights load early */
+	int cats = 0;
+	for (int k = G->first; k < G->first + G->n_ops; k++)
+		cats += cg->g->ops[k].type == OP_CONCAT;
+	int64_t apart = cats ? mid_pack(cg, G) : 0;
+	if (cats)
+		group_alias(cg, G, lo, hi);
+	if (cats && mid_pack(cg, G) > apart) {
+		for (int j = 0; j < nt; j++)
+			G->gt[j].alias = -1;
+		memset(G->inplace, 0, sizeof *G->inplace * (size_t)G->n_ops);
+	}
+	FREE_ALL(lo, hi);
 	int64_t need = 0;
 	for (int i = 0; i < G->nw; i++)
 		need += cg_lane_bytes(cg, G->wt[i], -1, -1);
@@ -413,11 +550,50 @@ static void group_plan(const struct gen *cg, struct group *G, int n_slices, int 
 	G->need = need;
 }
 
-/* Local addresses from base: weights, broadcast inputs, intermediates, then
- * each buffer's inputs and output. */
-void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high)
+/* G's buffers of its inputs and stored results, placed from *at
+ * (cg_place). */
+static void lay_bufs(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
 {
-	int64_t at = base;
+	for (int b = 0; b < G->bufs; b++)
+		for (int j = 0; j < G->nt; j++) {
+			struct gten *x = &G->gt[j];
+			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
+				continue;
+			x->addr[b] = cg_place(at, gten_bytes(cg, x), base,
+					      G->need, high);
+		}
+	if (G->bufs == 1)
+		for (int j = 0; j < G->nt; j++)
+			G->gt[j].addr[1] = G->gt[j].addr[0];
+}
+
+/* The region of G's results kept local, placed from *at: they share it by
+ * lifetime (mid_pack). */
+static void lay_mids(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
+{
+	uint32_t mid = cg_place(at, mid_pack(cg, G), base, G->need, high);
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_MID)
+			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
+	}
+}
+
+/* G's broadcast inputs, placed from *at. */
+static void lay_bcast(const struct gen *cg, struct group *G, int64_t *at, int64_t base, int high)
+{
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role == GT_BCAST)
+			x->addr[0] = x->addr[1] = cg_place(at, cg_lane_bytes(cg, x->t, -1, -1),
+							   base, G->need, high);
+	}
+}
+
+/* G's weights placed from *at, in the order their ops first read them. */
+static void lay_weights(const struct gen *cg, struct group *G, int64_t *at, int64_t base,
+			int high)
+{
 	/* a coefficient run takes one block at its first weight's place,
 	 * its weights in run order upwards, so that one DMA loads it */
 	if (!G->rnext) {
@@ -434,37 +610,30 @@ void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int h
 		int64_t size = 0;
 		for (int j = i; j >= 0; j = G->rnext[j])
 			size += cg_lane_bytes(cg, G->wt[j], -1, -1);
-		int64_t a = cg_place(&at, size, base, G->need, high);
+		int64_t a = cg_place(at, size, base, G->need, high);
 		for (int j = i; j >= 0; j = G->rnext[j]) {
 			G->waddr[j] = (uint32_t)a;
 			a += cg_lane_bytes(cg, G->wt[j], -1, -1);
 		}
 	}
 	free(follows);
-	for (int j = 0; j < G->nt; j++) {
-		struct gten *x = &G->gt[j];
-		if (x->role == GT_BCAST)
-			x->addr[0] = x->addr[1] = cg_place(&at, cg_lane_bytes(cg, x->t, -1, -1),
-							   base, G->need, high);
+}
+
+void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high,
+		      int acts_first)
+{
+	int64_t at = base;
+	if (acts_first) {
+		lay_bufs(cg, G, &at, base, high);
+		lay_mids(cg, G, &at, base, high);
+		lay_bcast(cg, G, &at, base, high);
+		lay_weights(cg, G, &at, base, high);
+	} else {
+		lay_weights(cg, G, &at, base, high);
+		lay_bcast(cg, G, &at, base, high);
+		lay_mids(cg, G, &at, base, high);
+		lay_bufs(cg, G, &at, base, high);
 	}
-	/* the intermediates share one region by lifetime (mid_pack) */
-	uint32_t mid = cg_place(&at, mid_pack(cg, G), base, G->need, high);
-	for (int j = 0; j < G->nt; j++) {
-		struct gten *x = &G->gt[j];
-		if (x->role == GT_MID)
-			x->addr[0] = x->addr[1] = mid + (uint32_t)x->off;
-	}
-	for (int b = 0; b < G->bufs; b++)
-		for (int j = 0; j < G->nt; j++) {
-			struct gten *x = &G->gt[j];
-			if (x->role != GT_IN && x->role != GT_OUT && x->role != GT_MIDOUT)
-				continue;
-			x->addr[b] = cg_place(&at, gten_bytes(cg, x), base,
-					      G->need, high);
-		}
-	if (G->bufs == 1)
-		for (int j = 0; j < G->nt; j++)
-			G->gt[j].addr[1] = G->gt[j].addr[0];
 }
 
 /* Load weight i of G and the weights after it in its coefficient run that
@@ -592,6 +761,17 @@ static void group_cmp(struct gen *cg, const struct group *G, int k, int b, uint3
 		}
 		const struct gten *x = &G->gt[opnd_ix(G, k, i)];
 		c->addr[i] = x->addr[b];
+		if (i == op->n_in && G->inplace[k - G->first]) {
+			/* the slots of the inputs not in place (group_alias) */
+			int64_t w = G->inplace[k - G->first] - 1, c0 = w & 0xffff;
+			int64_t ls[4];
+			cg_lane_shape(g, t, ls);
+			c->ch0 = (int)c0;
+			c->chans = (int)((w >> 16) - c0);
+			c->chsplit = 1u << i;
+			c->addr[i] += (uint32_t)(c0 / cg->c->lanes * ls[0] * (y->hi - y->lo) *
+						 isa_pitch(cg->c, g->tensors[t].dtype, ls[3]));
+		}
 		if (x->role != GT_BCAST && !G->whole) {
 			c->sliced |= 1u << i;
 			c->row0[i] = x->lo;
@@ -622,6 +802,88 @@ static int midout_store(struct gen *cg, const struct group *G, const struct gten
 	return cg_emit_dma(cg, ISA_DMA_STORE, x->t, a, b, -1, -1, at, wait);
 }
 
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int freed_cmp(const void *a, const void *b)
+{
+	const struct freed *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* The local bytes of G that no DMA command reads and that a compute
+ * command reads last, once the last slice's are emitted (cmd[k - first]:
+ * op k's last compute so far): its weights, broadcast inputs, input
+ * buffers and the region of its results kept local (bytes two of those
+ * share by lifetime free after the later reader).  Into *out (malloc'd):
+ * disjoint spans sorted by address, each with the compute after which it
+ * is free; returns their count. */
+static int group_freed(const struct gen *cg, const struct group *G, const uint32_t *cmd,
+		       struct freed **out)
+{
+	const struct ir_graph *g = cg->g;
+	int *lastr = xmalloc(sizeof *lastr * ((size_t)G->nt + 1)), n = 0;
+	for (int j = 0; j < G->nt; j++)
+		lastr[j] = -1;
+	struct freed *raw = xcalloc((size_t)(G->nw + 2 * G->nt) + 1, sizeof *raw);
+	for (int k = G->first; k < G->first + G->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_in; i++) {
+			int t = g->ops[k].in[i];
+			if (t < 0)
+				continue;
+			int j = opnd_ix(G, k, i);
+			if (!cg_is_weight(g, t)) {
+				lastr[j] = k;
+				continue;
+			}
+			raw[j].lo = G->waddr[j];
+			raw[j].hi = G->waddr[j] + cg_lane_bytes(cg, t, -1, -1);
+			raw[j].cmd = cmd[k - G->first];
+		}
+	n = G->nw;
+	for (int j = 0; j < G->nt; j++) {
+		const struct gten *x = &G->gt[j];
+		if (lastr[j] < 0 || (x->role != GT_MID && x->role != GT_IN && x->role != GT_BCAST))
+			continue;
+		uint32_t c = cmd[lastr[j] - G->first];
+		if (x->role == GT_MID)
+			raw[n++] = (struct freed){ x->addr[0], x->addr[0] + x->size, c };
+		for (int b = 0; x->role != GT_MID && b < (x->role == GT_IN ? G->bufs : 1); b++)
+			raw[n++] = (struct freed){ x->addr[b], x->addr[b] + gten_bytes(cg, x), c };
+	}
+	free(lastr);
+	/* the pieces between every two span ends, each free after the latest
+	 * command of the spans over it */
+	int64_t *at = xmalloc(sizeof *at * (size_t)(2 * n + 1));
+	for (int k = 0; k < n; k++) {
+		at[2 * k] = raw[k].lo;
+		at[2 * k + 1] = raw[k].hi;
+	}
+	qsort(at, (size_t)(2 * n), sizeof *at, i64_cmp);
+	qsort(raw, (size_t)n, sizeof *raw, freed_cmp);
+	struct freed *fr = xcalloc((size_t)(2 * n) + 1, sizeof *fr);
+	int m = 0;
+	for (int e = 0; e + 1 < 2 * n; e++) {
+		if (at[e] == at[e + 1])
+			continue;
+		int over = 0;
+		uint32_t c = 0;
+		for (int k = 0; k < n && raw[k].lo <= at[e]; k++)
+			if (raw[k].hi > at[e]) {
+				over = 1;
+				c = raw[k].cmd > c ? raw[k].cmd : c;
+			}
+		if (over)
+			fr[m++] = (struct freed){ at[e], at[e + 1], c };
+	}
+	FREE_ALL(at, raw);
+	*out = fr;
+	return m;
+}
+
 /* Generate G: the first op's weights and the broadcast inputs (the first
  * load waits for `wait`), slice 0's input rows, the other ops' weights in
  * op order (each op's first compute waits for its own), then per slice the
@@ -638,6 +900,8 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *slice_last = xcalloc((size_t)n + 1, sizeof *slice_last);
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
+	struct freed *fr = NULL;
+	int nfr = 0;
 	if (cg_group_load(cg, G, wait, -1, G->first, wready, NULL, NULL) < 0)
 		goto out;
 	if (cg->n_dma > had)
@@ -671,11 +935,12 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		if (c < 0 || c >= n)
 			continue;
 		group_rows(cg, G, c);
-		uint32_t w = load_end[c];
+		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
 		int64_t spare = -(cg->dma_cycles - load_cy[c]);
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
-			if (y->hi <= y->lo)
+			int64_t win = G->inplace[k - G->first] - 1;
+			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
 				continue;
 			if (c == 0 && wready[k - G->first] > w)
 				w = wready[k - G->first];
@@ -688,10 +953,35 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		/* The DMA engine is free for what the computes leave over. */
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
-		for (int j = 0; j < G->nt; j++)
-			if (G->gt[j].role == GT_MIDOUT &&
-			    midout_store(cg, G, &G->gt[j], c, cmd[G->gt[j].p0 - G->first]) < 0)
+		if (c == n - 1 && pf->u && pf->freed)
+			nfr = group_freed(cg, G, cmd, &fr);
+		/* the compute cycles of the slice's ops from each on */
+		int64_t after = 0, pend = 0;
+		for (int k = G->first; nfr && k <= last_op; k++)
+			if (cmd[k - G->first] >= first_cmp)
+				after += cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cmd[k - G->first] - 1]);
+		/* the stored intermediates in the order they are computed; in
+		 * the last slice, after each op, the next unit's weights that
+		 * lie where the group's bytes read for the last time lay, for
+		 * as many DMA cycles as the ops after it leave (pend: those of
+		 * the loads before, not done by then) */
+		for (int k = G->first; k <= last_op; k++) {
+			for (int j = 0; j < G->nt; j++)
+				if (G->gt[j].role == GT_MIDOUT && G->gt[j].p0 == k &&
+				    midout_store(cg, G, &G->gt[j], c, cmd[k - G->first]) < 0)
+					goto out;
+			if (!nfr)
+				continue;
+			int64_t cy = cmd[k - G->first] >= first_cmp ?
+				     cost_cmp_cycles(cg->c, cg->g, &cg->cmp[cmd[k - G->first] - 1]) : 0;
+			after -= cy;
+			pend = pend > cy ? pend - cy : 0;
+			int64_t before = cg->dma_cycles;
+			if (after - pend > 0 &&
+			    cg_prefetch_freed(cg, pf, fr, nfr, cmd[k - G->first], after - pend) < 0)
 				goto out;
+			pend += cg->dma_cycles - before;
+		}
 		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
 			     slice_last[c]) < 0)
@@ -700,7 +990,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	*last_cmp = slice_last[n - 1];
 	rc = 0;
 out:
-	FREE_ALL(wready, cmd, slice_last, load_end, load_cy);
+	FREE_ALL(wready, cmd, slice_last, load_end, load_cy, fr);
 	return rc;
 }
 
@@ -711,7 +1001,7 @@ static int64_t group_cycles(const struct gen *cg, struct group *G)
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
 	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
-	cg_group_lay_out(cg, G, 0, 0);
+	cg_group_lay_out(cg, G, 0, 0, 0);
 	struct prefetch none = { 0 };
 	int64_t cy = cg_group_gen(&t, G, 0, &none, &last) < 0 ? -1 :
 		     cost_time(cg->c, cg->g, t.dma, t.n_dma, t.cmp, t.n_cmp);
@@ -939,6 +1229,11 @@ int cg_group_weight(const struct group *G, int i, int *state)
 		return -1;
 	*state = G->loaded[i] ? 2 : G->wdone[i] ? 1 : 0;
 	return G->wt[i];
+}
+
+int64_t cg_group_weight_at(const struct group *G, int i)
+{
+	return G->waddr[i];
 }
 
 int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,

@@ -24,6 +24,8 @@ int cg_group_weights_loaded(const struct group *G);
 /* The tensor of G's weight i (-1 past the last); *state 0 when none of it
  * is loaded, 1 when some channels are, 2 when all are. */
 int cg_group_weight(const struct group *G, int i, int *state);
+/* The local address of G's weight i. */
+int64_t cg_group_weight_at(const struct group *G, int i);
 /* Load (the rest of) G's weight i, at local address addr when addr >= 0
  * (outside G's region: a weight loaded ahead of its group, see codegen.c;
  * when some of it is loaded there), else where it is; the first command waits for `wait`; within *budget as
@@ -32,8 +34,13 @@ int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, u
 			 int64_t *budget);
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
-/* Local addresses from base (mirrored when high, see cg_place). */
-void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high);
+/* Local addresses from base (mirrored when high, see cg_place): the
+ * weights, in the order their ops first read them, the broadcast inputs,
+ * the region of the results kept local, the buffers of the inputs and
+ * stored results; with acts_first the other way round, the weights
+ * towards the far end. */
+void cg_group_lay_out(const struct gen *cg, struct group *G, int64_t base, int high,
+		      int acts_first);
 /* Weights of ops up to op `upto`, then broadcast inputs, not loaded yet
  * (only_before, budget and avoid as for cg_op_load); wready, when not NULL, gets
  * per op the last DMA command loading its weights. */

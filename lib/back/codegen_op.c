@@ -420,7 +420,10 @@ struct flat_step {
  * run fits one block row and half of local memory moves strided: run r
  * of a block is its channel r mod lanes, batch item r / lanes (cstride the
  * run's step, nstride lanes steps), so that one command moves up to
- * lanes x (half of local memory / row pitch) runs however short they are.
+ * lanes x (half of local memory / row pitch) runs however short they are;
+ * the runs left once that many fit one block (and C's 16 bits) move as
+ * one block [1, C, 1, L], run r in channel r, the same bytes in the same
+ * lane slots with no second command for a count not a multiple of lanes.
  * Otherwise each run moves in flat chunks. */
 /* 1 when copy piece pc finds its bytes in place: addr-assign put its
  * destination's run where the source's lies (lib/back/addr.c).  Before
@@ -467,6 +470,8 @@ static int64_t flat_steps(const struct gen *cg, const struct isa_piece *pc, enum
 			st->dst = pc->dst_at + r * ds + at;
 			if (strided) {
 				int64_t left = reps - r, k = left / lanes < most ? left / lanes : most;
+				if (left <= lanes * most && left < (1 << 16))
+					k = 0;  /* the rest in one block, run r in channel r */
 				st->blk[0] = k ? k : 1;
 				st->blk[1] = k ? lanes : left;
 				st->blk[2] = 1;
@@ -640,12 +645,18 @@ int cg_op_plan(const struct gen *cg, int oi, struct plan *best, int64_t *cycles)
 				}
 			}
 		}
-	if (best_t < 0 && npc > 0) {
+	if (npc > 0 && (best_t < 0 || best)) {
+		/* a copy: by the DMA engine alone when nothing else fits or
+		 * when that finishes first */
+		int64_t cy;
 		flat_plan(cg, op, &p);
-		if ((best_t = plan_cycles(cg, oi, &p)) < 0)
+		if ((cy = plan_cycles(cg, oi, &p)) < 0)
 			return -1;
-		if (best)
-			*best = p;
+		if (best_t < 0 || cy < best_t) {
+			best_t = cy;
+			if (best)
+				*best = p;
+		}
 	}
 	if (best_t >= 0) {
 		if (cycles)

@@ -404,3 +404,9 @@ int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final)
 {
 	return pf->u ? pf->load(cg, pf, budget, final) : 0;
 }
+
+int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
+		      uint32_t upto, int64_t budget)
+{
+	return pf->u && pf->freed ? pf->freed(cg, pf, fr, n, upto, budget) : 0;
+}

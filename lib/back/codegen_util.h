@@ -28,12 +28,25 @@ struct gen {
 	uint32_t host_wait;    /* a host command the next DMA command waits for, 0 none */
 };
 
+/* Local bytes [lo, hi) of the unit generating (a local group's weight)
+ * that no command reads after compute command `cmd`. */
+struct freed {
+	int64_t lo, hi;
+	uint32_t cmd;
+};
+
 /* The next unit's whole inputs, loaded while the current one computes: the
  * driver (codegen.c) knows what a unit is, so it passes the loader. */
 struct prefetch {
 	void *u;               /* the unit; NULL: none */
 	/* Load u's inputs within budget (see cg_prefetch). */
 	int (*load)(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
+	/* Load the next unit's weights that lie in [lo, hi) only where fr
+	 * (n disjoint spans sorted by lo, each free after its command) frees
+	 * bytes by compute command `upto`, each waiting for the last of
+	 * those, within `budget` DMA cycles (see cg_prefetch_freed). */
+	int (*freed)(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
+		     uint32_t upto, int64_t budget);
 	uint32_t wait;         /* compute command the first load waits for, then 0 */
 	int only_before;       /* activations only if written before this op */
 	int64_t lo, hi;        /* local bytes [lo, hi) still in use: not loaded into */
@@ -103,5 +116,10 @@ int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *
  * `final` set, the first op's weights whatever they cost.  Called while
  * the current unit computes, before its store. */
 int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
+/* Once the current unit's last computes are emitted: pf's freed loader
+ * (nothing when none) over the spans fr[0..n) freed by compute command
+ * upto, within budget DMA cycles. */
+int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
+		      uint32_t upto, int64_t budget);
 
 #endif

@@ -24,7 +24,10 @@
  * the run that ends the best cut before it; the greedy cut (from each op,
  * the run saving the most cycles against its ops one by one); the faster
  * refined by merging neighbouring runs or moving their boundary while the
- * whole gets faster.  A run of one op is placed PLACE_GLOBAL, a longer run
+ * whole gets faster; all this twice, with every schedule codegen chooses
+ * from and with its plain schedule alone (codegen_plain_schedule), and the
+ * cut faster with every schedule kept.  A run of one op is placed
+ * PLACE_GLOBAL, a longer run
  * PLACE_LOCAL.  MAX_OPS 1 gives every op its own group.  Returns 0. */
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops);
 

@@ -16,6 +16,8 @@
 #include "ir/op.h"
 #include "back/lower_dtype.h"
 #include "back/lower_cast.h"
+#include "back/lower_order.h"
+#include "back/lower_compose.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -970,15 +972,29 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
 	if (lower_dtype_check(top) < 0)
 		return -1;
+	/* a linear Conv and the 1x1 Conv reading it as one, where faster */
+	struct ir_graph *composed = NULL;
+	char *keep = NULL;
+	if (opts->qt) {
+		keep = xcalloc((size_t)top->n_ops + 1, 1);
+		for (int i = 0; i < top->n_ops; i++)
+			keep[i] = top->ops[i].name && name_index_get(&opts->qt->index, top->ops[i].name) >= 0;
+	}
+	lower_compose(top, chip_find(chip), m, keep, &composed);
+	free(keep);
+	if (composed)
+		top = composed;
 	enum ir_mode *opmode = xmalloc(sizeof *opmode * (size_t)(top->n_ops + 1));
 	if (op_modes(top, m, opts->qt, opmode) < 0) {
 		free(opmode);
+		graph_free(composed);
 		return -1;
 	}
 	if (tab)
 		f16_range_guard(top, tab, opts, opmode);
 	if (!tab && model_modes(top, opmode) < 0) {
 		free(opmode);
+		graph_free(composed);
 		return err_set("int8 lowering needs a calibration table");
 	}
 
@@ -1053,10 +1069,15 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = lower_fit(g, chip_find(chip));
 	if (rc == 0)
 		rc = lower_split_wide(g);
+	if (rc == 0) {
+		lower_cast_hoist(g);
+		lower_outputs_early(g);
+	}
 	if (rc == 0)
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
 	calib_table_free(shared);
+	graph_free(composed);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;

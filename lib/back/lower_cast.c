@@ -1,4 +1,5 @@
-/* lower_cast.c - float Casts moved before the copies they follow
+/* lower_cast.c - float Casts moved before the copies they follow, and
+ * Casts for host ops moved beside the chip op reading the same input
  * (lib/back/lower_cast.h).
  */
 #include <stdio.h>
@@ -110,4 +111,58 @@ int lower_cast_copies(struct ir_graph *g)
 	for (int pass = 0; pass < 16 && cast_pass(g); pass++)
 		;
 	return 0;
+}
+
+/* hostonly[t] for each tensor t of g (the caller frees it): 1 when t is
+ * read, only by ops placed on the host, and is no graph output. */
+static char *host_only(const struct ir_graph *g)
+{
+	char *h = xcalloc((size_t)g->n_tensors + 1, 1), *chip = xcalloc((size_t)g->n_tensors + 1, 1);
+	for (int o = 0; o < g->n_ops; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++)
+			if (g->ops[o].in[j] >= 0) {
+				h[g->ops[o].in[j]] = 1;
+				chip[g->ops[o].in[j]] |= g->ops[o].place != PLACE_HOST;
+			}
+	for (int i = 0; i < g->n_outputs; i++)
+		chip[g->outputs[i]] = 1;
+	for (int t = 0; t < g->n_tensors; t++)
+		h[t] &= !chip[t];
+	free(chip);
+	return h;
+}
+
+int lower_cast_hoist(struct ir_graph *g)
+{
+	int n = g->n_ops, moved = 0;
+	char *host = host_only(g);
+	for (int c = 0; c < n; c++) {
+		struct ir_op *cast = &g->ops[c];
+		if (cast->type != OP_CAST || cast->place == PLACE_HOST || cast->n_in != 1 ||
+		    cast->n_out != 1 || cast->in[0] < 0 || g->tensors[cast->in[0]].data ||
+		    !host[cast->out[0]])
+			continue;
+		/* q: the last op on the chip before the Cast reading its input,
+		 * after the input's producer */
+		int x = cast->in[0], q = -1;
+		for (int o = c - 1; o >= 0 && q < 0; o--) {
+			const struct ir_op *op = &g->ops[o];
+			int reads = 0;
+			for (int j = 0; j < op->n_in; j++)
+				reads |= op->in[j] == x;
+			for (int j = 0; j < op->n_out; j++)
+				if (op->out[j] == x)
+					o = -1;
+			if (o >= 0 && reads && op->place != PLACE_HOST)
+				q = o;
+		}
+		if (q < 0 || q == c - 1)
+			continue;
+		struct ir_op keep = g->ops[c];
+		memmove(&g->ops[q + 2], &g->ops[q + 1], sizeof keep * (size_t)(c - q - 1));
+		g->ops[q + 1] = keep;
+		moved++;
+	}
+	free(host);
+	return moved;
 }

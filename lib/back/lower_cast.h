@@ -1,5 +1,6 @@
 /* lower_cast.h - float Casts moved before the copies they follow, so that
- * the copies stay copies in place (lib/back/lower_cast.c). */
+ * the copies stay copies in place, and Casts for host ops moved beside the
+ * chip op reading the same input (lib/back/lower_cast.c). */
 #ifndef TPUC_LOWER_CAST_H
 #define TPUC_LOWER_CAST_H
 
@@ -16,5 +17,14 @@
  * input is transposed as int8, a quarter of the bytes.  The values are
  * unchanged: a Cast acts on each element alone.  Returns 0. */
 int lower_cast_copies(struct ir_graph *g);
+
+/* A Cast on the chip whose result only host ops read (lower_host's f32
+ * boundary, emitted just before the host op) moves back to just after the
+ * last op on the chip before it that reads the same input, so that the two
+ * ops stand side by side and layergroup can run them as one local group,
+ * the input loaded once (a detector's score column per class, compared to
+ * the threshold on the chip and widened for the host's GatherND).  Only
+ * the order changes.  Returns the number of Casts moved. */
+int lower_cast_hoist(struct ir_graph *g);
 
 #endif

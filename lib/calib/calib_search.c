@@ -91,6 +91,41 @@ static int class_kept(const float *ref, const float *out, int64_t n, double na, 
 	return o == a || b < 0 || (double)ref[a] - ref[b] < 4 * noise;
 }
 
+/* OUT [T, C] (a CTC recogniser's per-step class probabilities) as its
+ * text check should see it against REF: a copy in which each step whose
+ * reference top-1 is not clear takes the reference's scores.  Clear: ahead
+ * of the second by 4 times the noise per score a cosine of GOAL allows in
+ * that step, sqrt(2 (1 - goal)) times the step's norm spread over the
+ * classes that carry it, (sum |p|)^2 / sum p^2 of them: sqrt(2 (1 - goal))
+ * sum p^2 / sum |p|, as class_kept's rule for one class but on a
+ * distribution, whose noise sits on its few likely classes.  A step near
+ * a tie (blank or a space at 0.54 against 0.43) is the noise's to choose,
+ * and the cosine judges it; a flip of a clear step that changes the text
+ * is a changed answer. */
+static float *ctc_clear(const float *ref, const float *out, int64_t t, int64_t c, double goal)
+{
+	float *v = xmalloc(sizeof(float) * (size_t)(t * c + 1));
+	memcpy(v, out, sizeof(float) * (size_t)(t * c));
+	for (int64_t r = 0; r < t; r++) {
+		const float *x = ref + r * c;
+		double p1 = -INFINITY, p2 = -INFINITY, sq = 0, sum = 0;
+		for (int64_t i = 0; i < c; i++) {
+			sq += (double)x[i] * x[i];
+			sum += fabs(x[i]);
+			if (x[i] > p1) {
+				p2 = p1;
+				p1 = x[i];
+			} else if (x[i] > p2) {
+				p2 = x[i];
+			}
+		}
+		double noise = sum > 0 ? sqrt(2 * (1 - goal)) * sq / sum : 0;
+		if (!(p1 - p2 >= 4 * noise))
+			memcpy(v + r * c, x, sizeof(float) * (size_t)c);
+	}
+	return v;
+}
+
 /* The score of output J of sample SMP, OUT against the float reference:
  * the cosine, or for one number the absolute error scaled so that
  * CALIB_SCORE_ABS scores the goal; -1, and *CHANGED set, when the answer
@@ -116,16 +151,21 @@ static double score(const struct search *s, int j, int64_t smp, const float *out
 		}
 		c = na == 0 && nb == 0 ? 1 : na == 0 || nb == 0 ? 0 : dot / sqrt(na * nb);
 		/* the answer too (npz-compare --task auto): a class whose top-1
-		 * is clear, CTC text, a binary or class map */
+		 * is clear, CTC text read at its clear steps, a binary or class
+		 * map */
 		const struct ir_tensor *t = &s->top->tensors[s->top->outputs[j]];
 		enum task task = task_pick(t->shape, t->rank, ref, s->numel[j]);
 		char what[256];
+		float *seen = task == TASK_CTC ? ctc_clear(ref, out, t->shape[1], t->shape[2],
+							    s->o->expected_cos) : NULL;
 		if (task == TASK_CLASS ? !class_kept(ref, out, s->numel[j], na, s->o->expected_cos)
 		    : task != TASK_NONE && task != TASK_SCORE &&
-		      task_check(task, t->shape, t->rank, ref, out, s->numel[j], what, sizeof what) == 0) {
+		      task_check(task, t->shape, t->rank, ref, seen ? seen : out, s->numel[j], what,
+				 sizeof what) == 0) {
 			c = -1;
 			*changed = 1;
 		}
+		free(seen);
 	}
 	return c >= -1 ? c : -1;   /* NaN: the worst */
 }
@@ -408,6 +448,21 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		rc = err_set("no samples to search on");
 	if (rc == 0)
 		rc = run_graph(&s, top, s.ref);
+	/* the goal by the outputs' answers: CALIB_GOAL_MAPS when each is a
+	 * CTC text or a map, checked step by step or pixel by pixel, else
+	 * CALIB_GOAL_INT8 (calib_search.h) */
+	struct calib_search_opts oc = *o;
+	if (rc == 0 && oc.expected_cos <= -1) {
+		int maps = 1;
+		for (int j = 0; j < n; j++) {
+			const struct ir_tensor *t = &top->tensors[top->outputs[j]];
+			enum task task = task_pick(t->shape, t->rank, s.ref[j], s.numel[j]);
+			maps &= task == TASK_CTC || task == TASK_MAP || task == TASK_SEG;
+		}
+		oc.expected_cos = maps ? CALIB_GOAL_MAPS : CALIB_GOAL_INT8;
+	}
+	s.o = o = &oc;
+	res->goal = oc.expected_cos;
 
 	/* Candidates: in int8, ops whose lowering does more than copy the op
 	 * through, and ops with no int8 form, which int8 runs in the fallback

@@ -9,12 +9,14 @@
 #include "ir/convert.h"
 #include "ir/op.h"
 
-/* A Slice cutting at most one axis, with step 1 (the runs isa_copy_pieces
- * takes): that axis in *axis (-1: none cut) and its first index in
- * *start, as the Slice kernel resolves starts and ends (clamped, negative
- * from the end).  0 when the Slice is of another kind. */
+/* A Slice cutting at most one axis, by any positive step (the runs
+ * isa_copy_pieces takes): that axis in *axis (-1: none cut), its first
+ * index in *start, as the Slice kernel resolves starts and ends (clamped,
+ * negative from the end), and the step in *step (1 when the step takes
+ * one index: a box decoder's x[:, 0::4] of [N, 4] is x[:, 0:1]).  0 when
+ * the Slice is of another kind. */
 static int slice_one_axis(const struct ir_op *op, const struct ir_tensor *x, int *axis,
-			  int64_t *start)
+			  int64_t *start, int64_t *step)
 {
 	int64_t s[IR_MAX_RANK], e[IR_MAX_RANK], a[IR_MAX_RANK], p[IR_MAX_RANK];
 	int r = x->rank;
@@ -24,21 +26,26 @@ static int slice_one_axis(const struct ir_op *op, const struct ir_tensor *x, int
 		return 0;
 	*axis = -1;
 	*start = 0;
+	*step = 1;
 	for (int i = 0; i < ns; i++) {
 		int ax = norm_axis(na ? a[i] : i, r);
-		if (ax < 0 || (np && p[i] != 1))
+		int64_t st = np ? p[i] : 1;
+		if (ax < 0 || st < 1)
 			return 0;
 		int64_t dim = x->shape[ax], b = s[i], en = e[i];
 		b = b < 0 ? b + dim : b;
 		en = en < 0 ? en + dim : en;
 		b = b < 0 ? 0 : b > dim ? dim : b;
 		en = en < 0 ? 0 : en > dim ? dim : en;
-		if (b == 0 && en >= dim)
+		if (st > 1 && en - b <= st)   /* one index taken (or none) */
+			st = 1, en = en > b ? b + 1 : en;
+		if (st == 1 && b == 0 && en >= dim)
 			continue;
 		if (*axis >= 0)
 			return 0;
 		*axis = ax;
 		*start = b;
+		*step = st;
 	}
 	return 1;
 }
@@ -225,11 +232,27 @@ int isa_copy_pieces(const struct ir_graph *g, const struct ir_op *op, struct isa
 		return 0;
 	/* One cut axis a, step 1: one run per index of the axes before it
 	 * (a K part of a MatMul's rows, lib/back/lower_kin.c), one strided
-	 * piece. */
+	 * piece; a step of more: a piece per index taken, as for step 1 (a
+	 * box decoder's x[:, 0::2] of [N, 4]: x[:, 0:1] and x[:, 2:3]). */
 	int a;
-	int64_t first;
-	if (!slice_one_axis(op, x, &a, &first))
+	int64_t first, step;
+	if (!slice_one_axis(op, x, &a, &first, &step))
 		return 0;
+	if (step > 1) {
+		const struct ir_tensor *y = &g->tensors[op->out[0]];
+		int64_t outer = 1, k = y->shape[a];
+		for (int d = 0; d < a; d++)
+			outer *= x->shape[d];
+		for (int d = a + 1; d < x->rank; d++)
+			inner *= x->shape[d];
+		if (!outer || k > ISA_COPY_MAX_RUNS)
+			return 0;
+		for (int64_t j = 0; j < k; j++)
+			add(&v, &n, op->in[0], (first + j * step) * inner, op->out[0], j * inner, inner,
+			    outer, x->shape[a] * inner, k * inner);
+		*out = v;
+		return n;
+	}
 	if (a < 0) {
 		a = 0;
 		first = 0;

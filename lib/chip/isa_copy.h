@@ -20,7 +20,8 @@ struct isa_piece {
  * isa_is_copy, a Split along an axis with only axes of size 1 before it
  * (each output a run of the input), a Concat along any axis (per input, a
  * run per index of the axes before it), a Slice cutting one axis with
- * step 1 (a run per index of the axes before it), a Gather of constant
+ * step 1 (a run per index of the axes before it; by a larger step, that
+ * for each index taken, at most ISA_COPY_MAX_RUNS), a Gather of constant
  * indices (per run of consecutive indices, a run per index of the axes
  * before the gathered one; at most ISA_COPY_MAX_RUNS such index runs), a
  * Transpose that only moves axes of size 1 (one run); the runs per index

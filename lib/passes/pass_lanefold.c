@@ -12,8 +12,17 @@
  * view [1, B * heads, M, N], where every lane has work.  A Reshape between
  * the two is a view (a copy in place in the back end).
  *
+ * A YOLO head's decode is the same shape of problem: [1, anchors, H, W, K]
+ * after its Transpose, 3 lanes busy; its Sigmoid, Slices and Concat of the
+ * last axis and elementwise ops (Pow too) run on [1, anchors * H, W, K],
+ * its anchors [1, anchors, 1, 1, 2] tiled, its grid [1, 1, H, W, 2] on the
+ * row view [anchors, H * W, 2].
+ *
  * The fold starts at a batched MatMul of two activations or a Softmax (the
- * attention's own ops) and spreads to the ops next to a folded one: one
+ * attention's own ops), or at any op it folds whose output has rank 5 or
+ * more and that has no constant varying along the leading axes (the YOLO
+ * head's Sigmoid; a 5-D tensor keeps its axes past 3 in W and axis 1
+ * alone on the lanes), and spreads to the ops next to a folded one: one
  * reading a view of a folded tensor, or one whose output only such a view
  * reads.  A folded op reads views of its activation inputs and writes
  * through a view of its old output; merge-layout's other patterns then
@@ -150,7 +159,8 @@ static int on_last(const struct ir_op *op, const char *name, int64_t def, int r)
 /* May op run on the folded view of its output (which has one)?  Every
  * activation input is of the output's shape (a MatMul's: its leading
  * axes; a Transpose's: the last two swapped); a constant broadcasts as
- * the op says and is tiled by fold_op. */
+ * the op says and is tiled by fold_op; a Slice or Concat works on the last
+ * two axes only (renumbered on the view). */
 static int foldable(const struct ir_graph *g, const struct ir_op *op)
 {
 	int64_t f[4];
@@ -168,7 +178,7 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 	if (pass_is_pointwise(op->type))
 		return op->n_in == 1 && same_lead(x, y) && !x->data;
 	switch (op->type) {
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN: case OP_POW:
 		if (op->n_in != 2 || op_int(op, "do_relu", 0))
 			return 0;
 		for (int k = 0; k < 2; k++) {
@@ -183,6 +193,25 @@ static int foldable(const struct ir_graph *g, const struct ir_op *op)
 		return !g->tensors[op->in[0]].data || !g->tensors[op->in[1]].data;
 	case OP_SOFTMAX:
 		return op->n_in == 1 && !x->data && same_lead(x, y) && on_last(op, "axis", -1, r);
+	case OP_SLICE: {
+		int64_t a[IR_MAX_RANK];
+		int na = op_ints(op, "axes", a, IR_MAX_RANK);
+		if (op->n_in != 1 || x->data || !same_lead(x, y) || !na)
+			return 0;
+		for (int k = 0; k < na; k++)
+			if ((a[k] < 0 ? a[k] + r : a[k]) < r - 2)
+				return 0;
+		return 1;
+	}
+	case OP_CONCAT: {
+		int64_t a = op_int(op, "axis", 0);
+		if ((a < 0 ? a + r : a) < r - 2)
+			return 0;
+		for (int k = 0; k < op->n_in; k++)
+			if (g->tensors[op->in[k]].data || !same_lead(&g->tensors[op->in[k]], y))
+				return 0;
+		return 1;
+	}
 	case OP_LAYERNORM:
 		for (int k = 1; k < op->n_in; k++)
 			if (!g->tensors[op->in[k]].data || g->tensors[op->in[k]].rank > 1)
@@ -334,10 +363,21 @@ static int fold_op(struct ir_graph *g, int i)
 		g->ops[i].in[k] = nt;
 	}
 	struct ir_op *op = &g->ops[i];
-	if (op->type == OP_SOFTMAX || op->type == OP_LAYERNORM)
+	int r = g->tensors[y].rank;
+	if (op->type == OP_SOFTMAX || op->type == OP_LAYERNORM) {
 		op_set_int(op, "axis", 3);
-	else if (op->type == OP_TRANSPOSE)
+	} else if (op->type == OP_CONCAT) {
+		int64_t a = op_int(op, "axis", 0);
+		op_set_int(op, "axis", (a < 0 ? a + r : a) - (r - 4));
+	} else if (op->type == OP_SLICE) {
+		int64_t a[IR_MAX_RANK];
+		int na = op_ints(op, "axes", a, IR_MAX_RANK);
+		for (int k = 0; k < na; k++)
+			a[k] = (a[k] < 0 ? a[k] + r : a[k]) - (r - 4);
+		op_set_ints(op, "axes", na, a);
+	} else if (op->type == OP_TRANSPOSE) {
 		op_set_ints(op, "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
+	}
 	int yf = fold_tensor(g, y, rank, f);
 	g->ops[i].out[0] = yf;
 	char base[512];
@@ -433,7 +473,9 @@ int lanefold_pattern(struct ir_graph *g, int i)
 		return 1;
 	if (!foldable(g, op))
 		return 0;
-	int seed = op->type == OP_MATMUL || op->type == OP_SOFTMAX;
+	int c = const_input(g, op);
+	int seed = op->type == OP_MATMUL || op->type == OP_SOFTMAX ||
+		   (g->tensors[op->out[0]].rank >= 5 && (c < 0 || !tiled(&g->tensors[c])));
 	if (!seed && !next_to_fold(g, i))
 		return 0;
 	fold_op(g, i);

@@ -130,6 +130,18 @@ static int layout_pattern(struct ir_graph *g, int i)
 		 * not when that shape is known only at run time */
 		const struct ir_tensor *y = &g->tensors[op->out[0]];
 		int q = y->dyn ? -1 : inner_op(g, i, is_view);
+		if (q < 0 && !y->dyn) {
+			/* a view back to the shape a view of other readers
+			 * started from (lanefold's unfold, then a fold for each
+			 * reader): that view's input itself */
+			int p = pass_producer(g, op->in[0]);
+			if (p < 0 || !is_view(g->ops[p].type) || g->ops[p].n_out != 1 ||
+			    g->ops[p].in[0] < 0 || pass_is_output(g, op->out[0]) ||
+			    !pass_same_shape(&g->tensors[g->ops[p].in[0]], y))
+				return 0;
+			op->in[0] = g->ops[p].in[0];
+			return pass_bypass(g, i);
+		}
 		if (q < 0)
 			return 0;
 		op->in[0] = g->ops[q].in[0];
@@ -476,10 +488,60 @@ static int unit_chain_pattern(struct ir_graph *g, int i)
 	return 1;
 }
 
+/* A Transpose of [1, A, ...] of rank 5 or more that keeps axes 0 and 1
+ * (a YOLO head's [1, 3, 85, H, W] to [1, 3, H, W, 85]) transposes A
+ * independent blocks: it runs on the view [A, ...] with perm[2..] less one,
+ * batch first, whose lane axis is the input's axis 2 and the output's
+ * axis 2 (85 and H channels, not 3), between two views.  Only when both
+ * exceed A.  The values are the same. */
+static int batch_transpose_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t p[IR_MAX_RANK];
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int x = op->in[0], y = op->out[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
+	int r = xt->rank;
+	if (r < 5 || xt->dyn || yt->dyn || xt->data || op_ints(op, "perm", p, IR_MAX_RANK) != r ||
+	    p[0] != 0 || p[1] != 1 || xt->shape[0] != 1 || xt->shape[1] <= 1 ||
+	    xt->shape[2] <= xt->shape[1] || yt->shape[2] <= yt->shape[1])
+		return 0;
+	int64_t q[IR_MAX_RANK];
+	for (int d = 1; d < r; d++)
+		q[d - 1] = p[d] - 1;
+	char base[512];
+	snprintf(base, sizeof base, "%s_blocks", xt->name);
+	char *name = graph_unique_name(g, base, 1);
+	int xv = graph_add_tensor(g, name, xt->dtype, r - 1, xt->shape + 1);
+	free(name);
+	snprintf(base, sizeof base, "%s_blocks", g->tensors[y].name);
+	name = graph_unique_name(g, base, 1);
+	int yv = graph_add_tensor(g, name, g->tensors[y].dtype, r - 1, g->tensors[y].shape + 1);
+	free(name);
+	for (int k = 0; k < 2; k++) {   /* a view keeps its quantisation */
+		struct ir_tensor *to = &g->tensors[k ? yv : xv], *from = &g->tensors[k ? y : x];
+		to->scale = from->scale;
+		to->zero_point = from->zero_point;
+		to->qdtype = from->qdtype;
+	}
+	snprintf(base, sizeof base, "%s_view", g->ops[i].name);
+	int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, x, xv);
+	op_set_ints(&g->ops[v], "shape", r - 1, g->tensors[x].shape + 1);
+	i = v + 1;
+	g->ops[i].in[0] = xv;
+	g->ops[i].out[0] = yv;
+	op_set_ints(&g->ops[i], "perm", r - 1, q);
+	snprintf(base, sizeof base, "%s_unview", g->ops[i].name);
+	v = pass_insert_after(g, i, OP_RESHAPE, base, yv, y);
+	op_set_ints(&g->ops[v], "shape", r, g->tensors[y].shape);
+	return 1;
+}
+
 int pass_merge_layout(struct ir_graph *g)
 {
 	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern,
 					   unit_chain_pattern, lanefold_pattern, rowview_pattern,
-					   regroup_pattern };
-	return rewrite_run(g, "merge-layout", pats, 7);
+					   regroup_pattern, batch_transpose_pattern };
+	return rewrite_run(g, "merge-layout", pats, 8);
 }

@@ -310,6 +310,18 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 	kn.g = g;
 	kn.op = op;
 	kn.nthreads = 1;
+	/* A Concat writing some of its result's channels from whole inputs
+	 * runs whole; the command keeps channels [ch0, ch0 + chans). */
+	int part = op->type == OP_CONCAT && k->chsplit && !(k->chsplit & ((1u << op->n_in) - 1));
+	if (part) {
+		const struct ir_tensor *y = &g->tensors[op->out[0]];
+		int64_t ax = op_int(op, "axis", 1);
+		if (y->rank != 4 || y->shape[0] != 1 || (ax != 1 && ax != -3)) {
+			kern_done(&kn);
+			return err_set("'%s': compute command %u: a Concat computing some channels "
+				       "joins along axis 1 of a rank-4 result with N = 1", mc->file, k->id);
+		}
+	}
 	for (int i = 0; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
 		int64_t s[4], h0, nh;
@@ -317,6 +329,8 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		if (!t)
 			continue;
 		struct view *v = i < op->n_in ? &kn.in[i] : &kn.out[i - op->n_in];
+		if (part && i >= op->n_in)
+			s[1] = t->shape[1];   /* the whole result, kept in part below */
 		int64_t numel = s[0] * s[1] * nh * s[3];
 		v->data = scratch(mc, i, (size_t)numel * dtype_size(t->dtype) + 1);
 		v->dtype = t->dtype;
@@ -351,9 +365,19 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 		const struct ir_tensor *t;
 		int64_t s[4], h0, nh;
 		operand_shape(g, k, i, &t, s, &h0, &nh);
-		lmem_xfer(mc, k->addr[i], t->dtype, s, h0, nh, kn.out[i - op->n_in].data, 0);
-		if (mc->dump)
-			dump_rows(mc, op->out[i - op->n_in], k, i, kn.out[i - op->n_in].data, nh, s);
+		unsigned char *d = kn.out[i - op->n_in].data;
+		if (part) {
+			/* every channel computed is dumped, those in place too */
+			struct isa_cmp whole = *k;
+			int64_t ws[4] = { s[0], t->shape[1], s[2], s[3] };
+			whole.chsplit = 0;
+			if (mc->dump)
+				dump_rows(mc, op->out[i - op->n_in], &whole, i, d, nh, ws);
+			d += (size_t)(k->ch0 * nh * s[3]) * dtype_size(t->dtype);   /* N = 1 */
+		} else if (mc->dump) {
+			dump_rows(mc, op->out[i - op->n_in], k, i, d, nh, s);
+		}
+		lmem_xfer(mc, k->addr[i], t->dtype, s, h0, nh, d, 0);
 	}
 	kern_done(&kn);
 	return 0;
