@@ -627,6 +627,19 @@ static int row_region(const struct ir_graph *g, int i, int *out)
 	return ok ? m : 0;
 }
 
+/* A new rank-3 tensor of shape v named after t ("_rows"), with t's dtype
+ * and quantisation. */
+static int rows_tensor(struct ir_graph *g, int t, const int64_t v[3])
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", g->tensors[t].name);
+	char *name = graph_unique_name(g, base, 1);
+	int nt = graph_add_tensor(g, name, g->tensors[t].dtype, 3, v);
+	free(name);
+	copy_quant(&g->tensors[nt], &g->tensors[t]);
+	return nt;
+}
+
 /* The row view of activation t for op i: the source of the views that
  * produce t when it has that shape, else an existing Reshape of that
  * source to it before op i, else a new one right after the source's
@@ -649,12 +662,8 @@ static int row_input(struct ir_graph *g, int *i, int t)
 		    g->tensors[u->out[0]].rank == 3 && !memcmp(g->tensors[u->out[0]].shape, v, sizeof v))
 			return u->out[0];
 	}
+	int nt = rows_tensor(g, t, v);
 	char base[512];
-	snprintf(base, sizeof base, "%s_rows", g->tensors[t].name);
-	char *name = graph_unique_name(g, base, 1);
-	int nt = graph_add_tensor(g, name, g->tensors[t].dtype, 3, v);
-	free(name);
-	copy_quant(&g->tensors[nt], &g->tensors[t]);
 	snprintf(base, sizeof base, "%s_rows", g->ops[*i].name);
 	int k = pass_insert_after(g, pass_producer(g, s), OP_RESHAPE, base, s, nt);
 	op_set_ints(&g->ops[k], "shape", 3, v);
@@ -699,13 +708,9 @@ static int row_rewrite(struct ir_graph *g, int i)
 	int y = o->out[0];
 	int64_t v[3];
 	rows_shape(&g->tensors[y], v);
-	char base[512];
-	snprintf(base, sizeof base, "%s_rows", g->tensors[y].name);
-	char *name = graph_unique_name(g, base, 1);
-	int ny = graph_add_tensor(g, name, g->tensors[y].dtype, 3, v);
-	free(name);
-	copy_quant(&g->tensors[ny], &g->tensors[y]);
+	int ny = rows_tensor(g, y, v);
 	g->ops[i].out[0] = ny;
+	char base[512];
 	snprintf(base, sizeof base, "%s_unrows", g->ops[i].name);
 	int k = pass_insert_after(g, i, OP_RESHAPE, base, ny, y);
 	op_set_ints(&g->ops[k], "shape", r, g->tensors[y].shape);
