@@ -12,7 +12,8 @@
  * loads and one requantisation disappear.  The pair is composed only where
  * the cost model's cube time per position (output channels counted in
  * fractions of the lanes, as lane filling runs them) plus the weights'
- * DDR time is lower for the one Conv than for the two.
+ * DDR time is lower for the one Conv than for the two, and neither Conv
+ * touches a tensor with a pre-quantised model's own scale.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +55,28 @@ static int float_weight(const struct ir_graph *g, int t, int rank, int optional)
 	return x->data && x->dtype == DT_F32 && x->rank == rank;
 }
 
+/* Whether a tensor op reads or writes carries the model's own quantisation
+ * (fold-qdq: a pre-quantised model's scale, which the composed Conv would
+ * drop from between the two or lose on the composed weights). */
+static int model_quantised(const struct ir_graph *g, const struct ir_op *op)
+{
+	for (int j = 0; j < op->n_in + op->n_out; j++) {
+		int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+		if (t < 0)
+			continue;
+		const struct ir_tensor *x = &g->tensors[t];
+		if ((x->qdtype == DT_I8 || x->qdtype == DT_U8) && x->scale > 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether Conv a (its output read by b alone) and Conv b compose. */
 static int composable(const struct ir_graph *g, const struct ir_op *a, const struct ir_op *b)
 {
 	struct spatial sa, sb;
+	if (model_quantised(g, a) || model_quantised(g, b))
+		return 0;
 	if (a->type != OP_CONV || b->type != OP_CONV || a->n_out != 1 || b->n_in < 2 ||
 	    a->n_in < 2 || b->in[0] != a->out[0] || op_int(a, "do_relu", 0) ||
 	    !attrs_only(a, spatial_attrs) || !attrs_only(b, act_attrs) ||
