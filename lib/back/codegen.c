@@ -269,6 +269,18 @@ static int unit_load_weight(struct gen *cg, struct unit *u, int i, int t, int64_
 	return r;
 }
 
+/* Programs that left codegen's plain schedule since codegen_departs(1): a
+ * load into a group's freed bytes, or another layout timed faster. */
+static long departs;
+
+long codegen_departs(int reset)
+{
+	long n = departs;
+	if (reset)
+		departs = 0;
+	return n;
+}
+
 /* The freed loader of struct prefetch (cg_prefetch_freed): the weights of
  * the next unit not loaded yet that lie partly in the current unit's
  * region, where all those bytes are bytes of the current unit (weights,
@@ -313,7 +325,9 @@ static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *f
 		if (x < end || w > upto)
 			continue;
 		uint32_t rw = region_wait(a, a->i, lo, hi);
+		int had = cg->n_dma;
 		int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
+		departs += cg->n_dma > had;
 		if (r < 0)
 			return -1;
 		if (r == CG_STOP || budget <= 0)
@@ -586,6 +600,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
+			departs++;
 		} else {
 			cg_free(&alt);
 		}

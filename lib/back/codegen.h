@@ -56,6 +56,11 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * first: formats/tpuc-isa.5, CODE GENERATION) until called with 0;
  * layergroup searches once so as well. */
 void codegen_plain_schedule(int on);
+/* How many programs (estimates included) left the plain schedule since the
+ * last call with reset 1: a next group's weight loaded into a group's freed
+ * bytes, or another layout of the groups timed faster.  None: every time
+ * was the plain schedule's. */
+long codegen_departs(int reset);
 
 /* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of G (each a
  * single op placed PLACE_GLOBAL or a local group, as lg_groups gives them)

@@ -330,11 +330,15 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 		 * lead it elsewhere); the faster cut, timed as codegen will */
 		struct cut y = { 0 };
 		int w = search_window(n, max_ops);
+		codegen_departs(1);
 		cut_search(g, c, w, max_ops, &x);
-		codegen_plain_schedule(1);
-		cut_search(g, c, w, max_ops, &y);
-		codegen_plain_schedule(0);
-		if (cut_time(g, c, &y) < cut_time(g, c, &x)) {
+		/* every time the plain schedule's: the second search is the first */
+		if (codegen_departs(1)) {
+			codegen_plain_schedule(1);
+			cut_search(g, c, w, max_ops, &y);
+			codegen_plain_schedule(0);
+		}
+		if (y.r && cut_time(g, c, &y) < cut_time(g, c, &x)) {
 			free(x.r);
 			x = y;
 		} else {
