@@ -521,7 +521,9 @@ PYEOF
 # Softmax's result alive through the last class's group, whose Gather read
 # it last.  The first class's column is computed in the Softmax's group.
 # (In int8 the Softmax here runs in f32 and the host reads the column.)
-@test "a local group loads a copy's result straight from the copy's source; the copy takes no command" {
+# With every op alone (layergroup -n 1), a global op that is no copy (the
+# Mul of column 7) loads its input from the source the same way.
+@test "a local group, or a global op, loads a copy's result straight from the copy's source; the copy takes no command" {
 	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as TP
@@ -538,6 +540,10 @@ for c in (1, 4, 20):
               h.make_node('Transpose', [f'nz{c}'], [f'ix{c}'], name=f'ixt{c}'),
               h.make_node('GatherND', [f'col{c}', f'ix{c}'], [f'v{c}'], name=f'keep{c}')]
     outs.append(h.make_tensor_value_info(f'v{c}', TP.FLOAT, None))
+inits += [nh.from_array(np.array(7, np.int64), 'i7'), nh.from_array(np.float32(2), 'two')]
+nodes += [h.make_node('Gather', ['p', 'i7'], ['col7'], name='column7', axis=1),
+          h.make_node('Mul', ['col7', 'two'], ['w7'], name='twice7')]
+outs.append(h.make_tensor_value_info('w7', TP.FLOAT, [N]))
 g = h.make_graph(nodes, 'classes', [h.make_tensor_value_info('x', TP.FLOAT, [N, K])], outs, inits)
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/cls.onnx')
 def logits(*n):  # three classes of each row at 5, the rest near 0: p 0.32 or 0.002
@@ -554,9 +560,16 @@ PYEOF
 	run ir-print "$T/q/addressed.tpu"
 	assert_line --regexp '= Slice\(%p\).*loc\("column4"\).*global'
 	assert_line --regexp '= Greater\(%col4, @thr\).*local'
-	# the copies of columns 4 and 20 had one load and one store each (17)
+	# the copies of columns 4 and 20 had one load and one store each (18)
 	run tmodel-info "$T/q/model.tmodel"
-	assert_line 'commands dma 13 (load 6, store 7), compute 19'
+	assert_line 'commands dma 14 (load 6, store 8), compute 23'
+	layergroup -n 1 "$T/q/reordered.tpu" | addr-assign -q | codegen -o "$T/one.tmodel"
+	tpu-sim -q "$T/one.tmodel" -i "$T/in.npz" -o "$T/one.npz"
+	ir-run "$T/q/reordered.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/one.npz" "$T/ir.npz"
+	# column 7's copy for the Mul alone had a load and a store (32)
+	run tmodel-info "$T/one.tmodel"
+	assert_line --partial 'commands dma 30 (load 17, store 13)'
 }
 
 # A detector's heads come last in the exported graph, though each reads

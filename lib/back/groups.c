@@ -121,12 +121,19 @@ struct lg_fwd *lg_forwards(const struct ir_graph *g)
 		for (int j = 0; j < op->n_out; j++)
 			if (op->out[j] >= 0)
 				prod[op->out[j]] = k;
+		/* a local group's ops and a global op that is no copy (a copy
+		 * may move its input's bytes by address, alone) load their
+		 * inputs by rows and channels */
+		struct isa_piece *pc = NULL;
+		int loads = op->place == PLACE_LOCAL ? gsize[k] >= 2 :
+			    op->place == PLACE_GLOBAL && isa_copy_pieces(g, op, &pc) == 0;
+		free(pc);
 		for (int i = 0; i < op->n_in; i++) {
 			int t = op->in[i];
 			if (t < 0)
 				continue;
 			nread[t]++;
-			int ok = op->place == PLACE_LOCAL && gsize[k] >= 2 && isa_slice_axis(g, op, i) == 2;
+			int ok = loads && isa_slice_axis(g, op, i) == 2;
 			rgrp[t] = !ok ? -1 : rgrp[t] == -2 || rgrp[t] == op->group ? op->group : -1;
 		}
 	}
