@@ -49,6 +49,8 @@ struct group {
 	int whole;             /* some op is not sliced: one step over whole tensors,
 				  the group's inputs loaded once (GT_BCAST) */
 	int n_slices, rows, bufs;
+	int head;              /* rows of slice 0 when fewer than rows (a short
+				  first slice starts the computes sooner), else 0 */
 	int nt;                /* activations of the group */
 	struct gten *gt;
 	int nw;                /* weights of the group (each once) */
@@ -261,7 +263,14 @@ bad:
 	return NULL;
 }
 
-/* Rows each activation holds in slice s (output rows [s * rows, ...)). */
+/* The first output row of slice s: s * rows, or head + (s - 1) * rows
+ * after a short slice 0 of head rows. */
+static int slice_start(const struct group *G, int s)
+{
+	return G->head && s > 0 ? G->head + (s - 1) * G->rows : s * G->rows;
+}
+
+/* Rows each activation holds in slice s (output rows from slice_start). */
 static void group_rows(const struct gen *cg, struct group *G, int s)
 {
 	const struct ir_graph *g = cg->g;
@@ -281,8 +290,9 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = (int)g->tensors[last->out[0]].shape[2];
 	struct gten *y = &G->gt[opnd_ix(G, G->first + G->n_ops - 1, last->n_in)];
-	y->lo = s * G->rows;
-	y->hi = y->lo + G->rows < oh ? y->lo + G->rows : oh;
+	int rows = G->head && s == 0 ? G->head : G->rows;
+	y->lo = slice_start(G, s);
+	y->hi = y->lo + rows < oh ? y->lo + rows : oh;
 	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
 		const struct ir_op *op = &g->ops[k];
 		struct gten *o = &G->gt[opnd_ix(G, k, op->n_in)];
@@ -495,13 +505,17 @@ static int64_t gten_bytes(const struct gen *cg, const struct gten *x)
 				: cg_lane_bytes(cg, x->t, x->maxrows, -1);
 }
 
-/* Rows per slice, slices and buffers of G; fills maxrows and need. */
-static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
+/* Rows per slice, slices and buffers of G: n_slices of ceil(OH / n_slices)
+ * rows, or with head > 0 a first slice of head rows and n_slices - 1 of
+ * ceil((OH - head) / (n_slices - 1)); fills maxrows and need. */
+static void group_plan(const struct gen *cg, struct group *G, int n_slices, int head, int bufs)
 {
 	const struct ir_graph *g = cg->g;
 	int oh = G->whole ? 1 : (int)g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
 	G->n_slices = n_slices;
-	G->rows = (oh + n_slices - 1) / n_slices;
+	G->head = n_slices > 1 && head > 0 && head < oh ? head : 0;
+	G->rows = G->head ? (oh - G->head + n_slices - 2) / (n_slices - 1) :
+			    (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
 	group_cover(cg, G);
 	int nt = G->nt;
@@ -1020,7 +1034,7 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
 	if (cy_n[n] != -2)
 		return 0;
 	cy_n[n] = -1;
-	group_plan(cg, G, n, n > 1 ? 2 : 1);
+	group_plan(cg, G, n, 0, n > 1 ? 2 : 1);
 	if (G->need > cg->c->lmem_bytes)
 		return 0;
 	int64_t cy = group_cycles(cg, G);
@@ -1041,7 +1055,7 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
  * _end(): open addressing on (first, n); slices 0 for none that fits,
  * negative with no_runs. */
 struct memo {
-	int first, n, slices;
+	int first, n, slices, head;
 	int64_t cycles;
 };
 static struct memo *memo;
@@ -1055,7 +1069,7 @@ static struct memo *memo_slot(int first, int n)
 			return &memo[i];
 }
 
-static void memo_put(int first, int n, int slices, int64_t cycles)
+static void memo_put(int first, int n, int slices, int head, int64_t cycles)
 {
 	if (!memo)
 		return;
@@ -1067,7 +1081,8 @@ static void memo_put(int first, int n, int slices, int64_t cycles)
 		memo_used = 0;
 		for (int i = 0; i < cap; i++)
 			if (old[i].n)
-				memo_put(old[i].first, old[i].n, old[i].slices, old[i].cycles);
+				memo_put(old[i].first, old[i].n, old[i].slices, old[i].head,
+					 old[i].cycles);
 		free(old);
 	}
 	struct memo *m = memo_slot(first, n);
@@ -1076,6 +1091,7 @@ static void memo_put(int first, int n, int slices, int64_t cycles)
 	m->first = first;
 	m->n = n;
 	m->slices = slices;
+	m->head = head;
 	m->cycles = cycles;
 }
 
@@ -1104,7 +1120,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		}
 		int s = m->slices < 0 ? -m->slices : m->slices;
 		G->no_runs = m->slices < 0;
-		group_plan(cg, G, s, s > 1 ? 2 : 1);
+		group_plan(cg, G, s, m->head, s > 1 ? 2 : 1);
 		*cycles = m->cycles;
 		return 0;
 	}
@@ -1191,10 +1207,28 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
 		if (cg->g == uses_g)
-			memo_put(G->first, G->n_ops, 0, -1);
+			memo_put(G->first, G->n_ops, 0, 0, -1);
 		return -2;
 	}
-	group_plan(cg, G, best, best > 1 ? 2 : 1);
+	/* A short first slice (a half or a quarter of the others' rows, the
+	 * count kept): the computes start once fewer rows have loaded, where
+	 * the cost model times that faster and it fits. */
+	int head = 0, rows = (oh + best - 1) / best;
+	for (int q = 2; best > 1 && !G->whole && q <= 4; q *= 2) {
+		int hd = (rows + q - 1) / q;
+		if (hd >= rows || (oh - hd + best - 2) / (best - 1) * (best - 1) - (oh - hd) >=
+				 (oh - hd + best - 2) / (best - 1))
+			continue;   /* no shorter first slice, or a last slice empty */
+		group_plan(cg, G, best, hd, 2);
+		int64_t cy = G->need > cg->c->lmem_bytes ? -2 : group_cycles(cg, G);
+		if (cy == -1)
+			return -1;
+		if (cy >= 0 && cy < best_t) {
+			best_t = cy;
+			head = hd;
+		}
+	}
+	group_plan(cg, G, best, head, best > 1 ? 2 : 1);
 	/* Coefficient runs load later ops' weights ahead of the next op's:
 	 * where the compute engine then waits longer than the start-ups
 	 * saved, every weight loads alone. */
@@ -1211,7 +1245,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	}
 	*cycles = best_t;
 	if (cg->g == uses_g)
-		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, best_t);
+		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, head, best_t);
 	return 0;
 }
 
