@@ -39,6 +39,8 @@ struct gten {
 	int alias;             /* GT_MID held inside a Concat's result (group_alias):
 				  that result's index in gt, else -1 */
 	int64_t aoff;          /* then its bytes from that result's start */
+	int ahead;             /* GT_BCAST: its first rows loaded while the unit
+				  before stored them (cg_group_load_rows) */
 	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
 				  stores (cover[n_slices] = H): the slices' rows
 				  cover the tensor once every row is computed */
@@ -706,6 +708,55 @@ static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *
 	return 1;
 }
 
+/* Load rows [r0, r1) of tensor t (lane shape N = 1) into its whole
+ * layout at local address addr: one DMA command per channel slot, the
+ * first waiting for *wait (then 0). */
+static int load_rows(struct gen *cg, int t, int64_t addr, int r0, int r1, uint32_t *wait)
+{
+	int64_t s[4], lanes = cg->c->lanes;
+	cg_lane_shape(cg->g, t, s);
+	int64_t pitch = isa_pitch(cg->c, cg->g->tensors[t].dtype, s[3]);
+	for (int64_t c0 = 0; c0 < s[1]; c0 += lanes) {
+		int c1 = (int)(c0 + lanes < s[1] ? c0 + lanes : s[1]);
+		uint32_t at = (uint32_t)(addr + (c0 / lanes * s[2] + r0) * pitch);
+		if (cg_emit_dma(cg, ISA_DMA_LOAD, t, r0, r1, (int)c0, c1, at, *wait) < 0)
+			return -1;
+		*wait = 0;
+	}
+	return 0;
+}
+
+int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
+		       int64_t budget, const int64_t *avoid)
+{
+	const struct ir_tensor *x = &cg->g->tensors[t];
+	int64_t s[4];
+	cg_lane_shape(cg->g, t, s);
+	if (x->rank != 4 || s[0] != 1 || s[2] != x->shape[2] || s[3] != x->shape[3])
+		return 0;
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *y = &G->gt[j];
+		if (y->t != t || y->role != GT_BCAST || G->loaded[G->nw + j])
+			continue;
+		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, t, -1, -1);
+		if (avoid && lo < avoid[1] && avoid[0] < hi)
+			return 0;
+		/* as many rows as the budget leaves after a start-up per slot */
+		int64_t lanes = cg->c->lanes, slots = (s[1] + lanes - 1) / lanes;
+		int64_t row = s[1] * s[3] * (int64_t)dtype_size(x->dtype);
+		int64_t fit = (budget - slots * cg->c->dma_latency) * cg->c->ddr_bpc / row;
+		int r1 = fit < rows - y->ahead ? y->ahead + (int)(fit > 0 ? fit : 0) : rows;
+		if (r1 <= y->ahead || r1 >= s[2] ||
+		    (r1 - y->ahead) * row < PART_LATENCIES * slots * cg->c->dma_latency * cg->c->ddr_bpc)
+			return 0;
+		if (load_rows(cg, t, lo, y->ahead, r1, wait) < 0)
+			return -1;
+		y->ahead = r1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
  * only_before >= 0: broadcast inputs written by ops before that op only);
  * the first waits for `wait`.  wready[k - first], when not NULL, gets the
@@ -738,6 +789,17 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 			continue;
 		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
 			continue;
+		if (x->ahead) {
+			/* the rows the unit before stored last */
+			if (budget)
+				continue;
+			int64_t s[4];
+			cg_lane_shape(cg->g, x->t, s);
+			if (load_rows(cg, x->t, x->addr[0], x->ahead, (int)s[2], &wait) < 0)
+				return -1;
+			G->loaded[G->nw + j] = 1;
+			continue;
+		}
 		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid, NULL);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
@@ -950,7 +1012,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			continue;
 		group_rows(cg, G, c);
 		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
-		int64_t spare = -(cg->dma_cycles - load_cy[c]);
+		int64_t spare = -(cg->dma_cycles - load_cy[c]), dma0 = cg->dma_cycles;
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
@@ -964,7 +1026,13 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			w = 0;
 		}
 		slice_last[c] = (uint32_t)cg->n_cmp;
-		/* The DMA engine is free for what the computes leave over. */
+		/* The DMA engine is free for what the computes leave over: first
+		 * for the next unit's copy of the rows stored so far, then for
+		 * its other inputs. */
+		const struct gten *y = &G->gt[oj];
+		if (c > 0 && spare > 0 && cg_prefetch_rows(cg, pf, y->t, y->lo, spare) < 0)
+			goto out;
+		spare -= cg->dma_cycles - dma0;
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
 		if (c == n - 1 && pf->u && pf->freed)
@@ -996,7 +1064,6 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 				goto out;
 			pend += cg->dma_cycles - before;
 		}
-		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
 			     slice_last[c]) < 0)
 			goto out;
