@@ -64,6 +64,7 @@ struct ahead {
 	int far;                   /* unit_freed loads the weights of units after
 				      the next too */
 	int far_done;              /* it did */
+	int rows;                  /* loads of rows for the next unit (unit_rows) */
 };
 
 static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi);
@@ -468,6 +469,25 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 	return best;
 }
 
+/* The rows loader of struct prefetch (cg_prefetch_rows): the next unit,
+ * a local group, reads t whole. */
+static int unit_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64_t budget)
+{
+	struct ahead *a = pf->u;
+	struct unit *u = &a->un[a->i + 1];
+	if (!u->G)
+		return 0;
+	uint32_t wait = u->started ? 0 : pf->wait;
+	int64_t avoid[2] = { pf->lo, pf->hi };
+	int r = cg_group_load_rows(cg, u->G, t, rows, &wait, budget, avoid);
+	if (r > 0) {
+		u->started = 1;
+		pf->wait = 0;
+		a->rows++;
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /* Every layer group in order.  Consecutive units take their regions from
  * opposite ends of local memory; the second's weights that lie outside the
  * first's region are loaded while the first computes, and in the first's
@@ -475,15 +495,18 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
  * acts_first lays every local group out with its activations at its
  * base's end (cg_group_lay_out); `freed` 0: no weights load where a
  * group's bytes died, 1: the next unit's, 2: those of the units after it
- * too; *overlaps gets 1 when either can matter (the regions of two
- * neighbours, one a local group, overlap), plus 2 when weights of a unit
- * after the next loaded where a group's bytes died.  -2 when a group does not fit
- * local memory, -1 on other errors. */
+ * too; with `rows`, the rows a sliced group has stored of a result the
+ * next group reads whole load into that group's copy while the later
+ * slices compute (unit_rows), *rows getting how many loads did;
+ * *overlaps gets 1 when either layout choice can matter (the regions of
+ * two neighbours, one a local group, overlap), plus 2 when weights of a
+ * unit after the next loaded where a group's bytes died.  -2 when a
+ * group does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
-		   int freed, int *overlaps)
+		   int freed, int *rows, int *overlaps)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
-	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0, freed > 1, 0 };
+	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0, freed > 1, 0, 0 };
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
@@ -526,6 +549,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 			pf.u = &ah;
 			pf.load = unit_prefetch;
 			pf.freed = freed ? unit_freed : NULL;
+			pf.rows = rows ? unit_rows : NULL;
 			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
 			pf.only_before = u->first;
 			pf.lo = u->base;
@@ -553,6 +577,8 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 out:
 	for (int i = 0; i < n_grp; i++)
 		cg_group_free(un[i].G);
+	if (rows)
+		*rows = ah.rows;
 	free(ah.h);
 	free(un);
 	return rc;
@@ -597,8 +623,10 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * weights loaded so, the same with the next unit's alone (the DMA engine
  * runs its commands in order: a load for a later unit may hold up the
  * next one's).  Ties go to the earlier.  Between
- * codegen_plain_schedule(1) and (0), the third only.  *cycles gets its
- * time.  As gen_all returns. */
+ * codegen_plain_schedule(1) and (0), the third only.  Then, unless
+ * estimating for layergroup, the fastest with gen_all's early row loads,
+ * kept when faster and some rows loaded early.  *cycles gets its time.
+ * As gen_all returns. */
 static int plain_only;   /* codegen_plain_schedule */
 
 void codegen_plain_schedule(int on)
@@ -609,26 +637,35 @@ void codegen_plain_schedule(int on)
 static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
+	/* per variant: gen_all's freed (the layout: activations first for 1) */
 	static const int freed[] = { 2, 2, 0, 1 };
-	int differ, rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], &differ);
+	int differ, rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
+	int best = 0;
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
-	for (int v = 1; differ && !plain_only && v <= 3; v++) {
-		struct gen alt = init;
-		int ov;
-		if ((v < 3 && !(differ & 1)) || (v == 3 && !(differ & 2)))
+	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
+	 * dead bytes; v 4: the fastest of them with the rows the next unit
+	 * reads whole loading as they are stored (not when layergroup
+	 * estimates) */
+	for (int v = 1; v <= 4; v++) {
+		if (v < 3 ? !(differ & 1) || plain_only : v == 3 ? !(differ & 2) || plain_only :
+		    cg->estimate)
 			continue;
-		if (gen_all(&alt, grp, n_grp, v == 1, freed[v], &ov) < 0) {
+		struct gen alt = init;
+		int ov, k = v < 4 ? v : best, rows = 0;
+		if (gen_all(&alt, grp, n_grp, k == 1, plain_only ? 0 : freed[k],
+			    v == 4 ? &rows : NULL, &ov) < 0) {
 			cg_free(&alt);
 			return -1;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-		if (cy < *cycles) {
+		if (cy < *cycles && (v < 4 || rows)) {
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
-			departs++;
+			departs += v < 4;
+			best = v;
 		} else {
 			cg_free(&alt);
 		}
