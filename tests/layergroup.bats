@@ -251,6 +251,47 @@ PYEOF
 	done
 }
 
+@test "a side branch read only after a sliced group is computed in step with its slices, at the fastest slice count; tpu-sim as ir-run" {
+	need_tool addr-assign codegen tpu-sim ir-run
+	# a residual block's projection P beside the 3x3 Conv B, both over
+	# the Relu's 8 lanes of 625 KiB of f32, then a squeeze-and-excitation
+	# pool (whole) and the Add: P's result is read only after the group
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(5)
+n = [h.make_node("Relu", ["x"], ["a"]),
+     h.make_node("Conv", ["a", "wp"], ["p"], kernel_shape=[1, 1], strides=[2, 2]),
+     h.make_node("Conv", ["a", "wb"], ["b"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+     h.make_node("GlobalAveragePool", ["b"], ["m"]),
+     h.make_node("Mul", ["b", "m"], ["s"]),
+     h.make_node("Add", ["p", "s"], ["y"])]
+g = h.make_graph(n, "side", [h.make_tensor_value_info("x", P.FLOAT, [1, 8, 400, 400])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)],
+                 [nh.from_array(r.standard_normal((8, 8, 1, 1)).astype(np.float32), "wp"),
+                  nh.from_array(r.standard_normal((8, 8, 3, 3)).astype(np.float32), "wb")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/side.onnx")
+np.savez(d + "/in.npz", x=r.standard_normal((1, 8, 400, 400)).astype(np.float32))
+PYEOF
+	onnx2top "$T/side.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# the Relu, P and B: one local group (P's rows all in the last slice
+	# needed the Relu's whole result there, which does not fit)
+	run irq "$T/g.tpu" '[(o["type"], o["group"], o["place"]) for o in O][:3]'
+	assert_output "[('Relu', 0, 'local'), ('Conv', 0, 'local'), ('Conv', 0, 'local')]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	# P in as many slices as B; 34 slices, the fastest count, not the 100
+	# (two rows each) of least local memory within 3% of it, which finish
+	# the whole program later
+	run awk '$NF == "Conv_p" || $NF == "Conv_b" { print $3 }' <<<"$output"
+	assert_output "$(printf '34\n34')"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "tpu-b graphs, stdin to stdout, deterministic" {
 	layergroup <"$FX/b.int8.reordered.tpu" >"$T/a.tpu"
 	layergroup "$FX/b.int8.reordered.tpu" -o "$T/b.tpu"

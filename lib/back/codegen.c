@@ -622,7 +622,9 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * and the next unit's first loads); when a unit after the next had
  * weights loaded so, the same with the next unit's alone (the DMA engine
  * runs its commands in order: a load for a later unit may hold up the
- * next one's).  Ties go to the earlier.  Between
+ * next one's).  In codegen itself, where some group's slice count was not
+ * its fastest, each of those again with every group at its fastest count
+ * (cg_group_fastest).  Ties go to the earlier.  Between
  * codegen_plain_schedule(1) and (0), the third only.  Then, unless
  * estimating for layergroup, the fastest with gen_all's early row loads,
  * kept when faster and some rows loaded early.  *cycles gets its time.
@@ -639,37 +641,66 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	struct gen init = *cg;
 	/* per variant: gen_all's freed (the layout: activations first for 1) */
 	static const int freed[] = { 2, 2, 0, 1 };
-	int differ, rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
-	int best = 0;
+	int differ;
+	cg_group_slacked(1);
+	int rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
+	int best = 0, best_f = 0;
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
 	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
-	 * dead bytes; v 4: the fastest of them with the rows the next unit
-	 * reads whole loading as they are stored (not when layergroup
+	 * dead bytes; each again (from v 0) with every group at its fastest
+	 * slice count where some group's count was chosen for its smaller
+	 * need of local memory (the program itself, not layergroup's
 	 * estimates) */
-	for (int v = 1; v <= 4; v++) {
-		if (v < 3 ? !(differ & 1) || plain_only : v == 3 ? !(differ & 2) || plain_only :
-		    cg->estimate)
-			continue;
+	int fast_too = !cg->estimate && !plain_only && cg_group_slacked(0);
+	for (int f = 0; f <= fast_too; f++) {
+		cg_group_fastest(f);
+		for (int v = f ? 0 : 1; v <= 3; v++) {
+			if (v && (plain_only || !(differ & (v < 3 ? 1 : 2))))
+				continue;
+			struct gen alt = init;
+			int ov;
+			if (gen_all(&alt, grp, n_grp, v == 1, plain_only ? 0 : freed[v], NULL,
+				    v ? &ov : &differ) < 0) {
+				cg_group_fastest(0);
+				cg_free(&alt);
+				return -1;
+			}
+			int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
+			if (cy < *cycles) {
+				cg_free(cg);
+				*cg = alt;
+				*cycles = cy;
+				departs++;
+				best = v;
+				best_f = f;
+			} else {
+				cg_free(&alt);
+			}
+		}
+	}
+	/* the fastest with the rows the next unit reads whole loading as they
+	 * are stored (not when layergroup estimates) */
+	if (!cg->estimate) {
+		cg_group_fastest(best_f);
 		struct gen alt = init;
-		int ov, k = v < 4 ? v : best, rows = 0;
-		if (gen_all(&alt, grp, n_grp, k == 1, plain_only ? 0 : freed[k],
-			    v == 4 ? &rows : NULL, &ov) < 0) {
+		int ov, rows = 0;
+		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best], &rows, &ov) < 0) {
+			cg_group_fastest(0);
 			cg_free(&alt);
 			return -1;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-		if (cy < *cycles && (v < 4 || rows)) {
+		if (cy < *cycles && rows) {
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
-			departs += v < 4;
-			best = v;
 		} else {
 			cg_free(&alt);
 		}
 	}
+	cg_group_fastest(0);
 	return 0;
 }
 

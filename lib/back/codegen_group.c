@@ -462,8 +462,10 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 /* The rows each stored intermediate of a sliced G stores per slice: from
  * the first row slice s needs (0 for slice 0) to the first the next needs
  * (all of it for the last), so that the slices store every row once;
- * group_rows then computes those rows too.  A whole group stores them
- * whole. */
+ * group_rows then computes those rows too.  One that no op of G reads (a
+ * side branch, such as a residual block's projection before a cut) has its
+ * rows shared out in proportion to the slices' rows of G's result, not all
+ * computed by the last slice.  A whole group stores them whole. */
 static void group_cover(const struct gen *cg, struct group *G)
 {
 	int n = G->n_slices, any = 0;
@@ -474,6 +476,8 @@ static void group_cover(const struct gen *cg, struct group *G)
 	}
 	if (G->whole || !any)
 		return;
+	const struct ir_graph *g = cg->g;
+	int64_t oh = g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
 	int *lo = xmalloc(sizeof *lo * (size_t)G->nt * (size_t)n + 1);
 	for (int s = 0; s < n; s++) {
 		group_rows(cg, G, s);
@@ -488,8 +492,13 @@ static void group_cover(const struct gen *cg, struct group *G)
 		cg_lane_shape(cg->g, x->t, ls);
 		x->cover = xmalloc(sizeof *x->cover * (size_t)(n + 1));
 		x->cover[0] = 0;
+		int read = 0;
+		for (int s = 1; s < n; s++)
+			read |= lo[(size_t)j * n + s] >= 0;
 		for (int s = 1; s < n; s++) {
 			int a = lo[(size_t)j * n + s];
+			if (!read)   /* no op of G reads it: its rows in step with G's result's */
+				a = (int)(ls[2] * s * G->rows / oh);
 			x->cover[s] = a > x->cover[s - 1] ? a : x->cover[s - 1];
 		}
 		x->cover[n] = (int)ls[2];
@@ -1173,12 +1182,30 @@ static void memo_reset(int on)
 	}
 }
 
+static int fastest_only;   /* cg_group_fastest */
+static long slacked;       /* cg_group_slacked */
+
+void cg_group_fastest(int on)
+{
+	fastest_only = on;
+}
+
+long cg_group_slacked(int reset)
+{
+	long n = slacked;
+	if (reset)
+		slacked = 0;
+	return n;
+}
+
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
-	struct memo *m = memo && cg->g == uses_g ? memo_slot(G->first, G->n_ops) : NULL;
+	/* the memo holds the counts chosen with the slack */
+	int memo_on = memo && cg->g == uses_g && !fastest_only;
+	struct memo *m = memo_on ? memo_slot(G->first, G->n_ops) : NULL;
 	if (m && m->n) {
 		if (!m->slices) {
 			err_set("layer group of '%s' .. '%s' does not fit local memory",
@@ -1207,8 +1234,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		if ((oh + rows - 1) / rows == n)
 			cand[nc++] = n;
 	}
-	struct memo *h = memo && cg->g == uses_g && G->n_ops > 2 ?
-			 memo_slot(G->first, G->n_ops - 1) : NULL;
+	struct memo *h = memo_on && G->n_ops > 2 ? memo_slot(G->first, G->n_ops - 1) : NULL;
 	if (h && h->n && h->slices > 0) {
 		int i = 0;
 		while (i + 1 < nc && cand[i + 1] <= h->slices)
@@ -1261,11 +1287,14 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 			best = n;
 		}
 	/* Of the cuts within SLACK of the fastest, the one needing the least
-	 * local memory: room for later groups' weights to load early. */
-	int64_t slack = best_t * LG_SLACK_PCT / 100;
+	 * local memory: room for later groups' weights to load early (unless
+	 * cg_group_fastest). */
+	int64_t slack = fastest_only ? 0 : best_t * LG_SLACK_PCT / 100;
+	int fastest = best;
 	for (int n = 1; n <= oh && best_t >= 0; n++)
 		if (cy_n[n] >= 0 && cy_n[n] <= best_t + slack && need_n[n] < need_n[best])
 			best = n;
+	slacked += best != fastest;
 	if (best_t >= 0)
 		best_t = cy_n[best];
 	free(cy_n);
@@ -1273,7 +1302,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	if (best_t < 0) {
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
-		if (cg->g == uses_g)
+		if (memo_on)
 			memo_put(G->first, G->n_ops, 0, 0, -1);
 		return -2;
 	}
@@ -1311,7 +1340,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 			G->no_runs = 0;
 	}
 	*cycles = best_t;
-	if (cg->g == uses_g)
+	if (memo_on)
 		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, head, best_t);
 	return 0;
 }

@@ -16,7 +16,8 @@ struct group;
 struct group *cg_group_new(const struct ir_graph *g, int first, int n);
 void cg_group_free(struct group *G);
 /* Choose the slice count the cost model times fastest among those that
- * fit; *cycles gets its time.  -2 with a message when none fits, -1 on
+ * fit (of those within LG_SLACK_PCT of it, the one needing the least local
+ * memory, unless cg_group_fastest); *cycles gets its time.  -2 with a message when none fits, -1 on
  * other errors. */
 int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
 /* Whether all of G's weights are loaded. */
@@ -59,6 +60,13 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
  * none, -1 on errors. */
 int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
 		       int64_t budget, const int64_t *avoid);
+/* With on, cg_group_choose takes every group's fastest slice count, not
+ * the one needing the least local memory among those within LG_SLACK_PCT
+ * of it, and bypasses the memo below, until called with 0. */
+void cg_group_fastest(int on);
+/* How many groups cg_group_choose gave a count other than their fastest
+ * since the last call with reset 1. */
+long cg_group_slacked(int reset);
 
 /* Between these, G (which must not change) has its uses indexed once, so
  * that planning every run of ops stays linear in the graph, and each run's
