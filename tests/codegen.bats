@@ -279,6 +279,38 @@ open(dst, "wb").write(f)
 PYEOF
 }
 
+@test "a whole group loads each input before the first op reading it, and each op waits for its own; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# a squeeze-and-excitation pool and scale (whole: the pool does not
+	# slice), then a residual Add of a second input of 1 MiB
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P
+d = sys.argv[1]
+r = np.random.default_rng(5)
+n = [h.make_node("GlobalAveragePool", ["a"], ["m"]),
+     h.make_node("Mul", ["a", "m"], ["s"]),
+     h.make_node("Add", ["s", "b"], ["y"])]
+g = h.make_graph(n, "se", [h.make_tensor_value_info("a", P.FLOAT, [1, 64, 64, 64]),
+                           h.make_tensor_value_info("b", P.FLOAT, [1, 64, 64, 64])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/se.onnx")
+np.savez(d + "/in.npz", a=r.standard_normal((1, 64, 64, 64)).astype(np.float32),
+         b=r.standard_normal((1, 64, 64, 64)).astype(np.float32))
+PYEOF
+	onnx2top "$T/se.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q | codegen -o "$T/m.tmodel"
+	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	# the pool starts once its own input is in (its DMA
+	# cycles), not after the Add's input as well
+	run awk '$2 == "GlobalAveragePool" { p = $5; pd = $7 } $2 == "Add" { ad = $7 }
+		END { print (p == pd), (p < ad) }' <<<"$output"
+	assert_output "1 1"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "wrong stage: names the stage found and the one expected" {
 	run -1 codegen "$FX/int8.grouped.tpu" -o "$T/m.tmodel"
 	assert_output "codegen: '$FX/int8.grouped.tpu': wrong stage: got tpu IR at stage 'grouped', expected tpu IR at stage addressed"

@@ -624,7 +624,9 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * runs its commands in order: a load for a later unit may hold up the
  * next one's).  In codegen itself, where some group's slice count was not
  * its fastest, each of those again with every group at its fastest count
- * (cg_group_fastest).  Ties go to the earlier.  Between
+ * (cg_group_fastest), and where a slice followed a slice that prefetched,
+ * with the slices' prefetch budgets not charged for that prefetch
+ * (cg_group_credit), and both.  Ties go to the earlier.  Between
  * codegen_plain_schedule(1) and (0), the third only.  Then, unless
  * estimating for layergroup, the fastest with gen_all's early row loads,
  * kept when faster and some rows loaded early.  *cycles gets its time.
@@ -643,20 +645,27 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	static const int freed[] = { 2, 2, 0, 1 };
 	int differ;
 	cg_group_slacked(1);
+	cg_group_credits(1);
 	int rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
-	int best = 0, best_f = 0;
+	int best = 0, best_m = 0;
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
 	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
-	 * dead bytes; each again (from v 0) with every group at its fastest
-	 * slice count where some group's count was chosen for its smaller
-	 * need of local memory (the program itself, not layergroup's
-	 * estimates) */
+	 * dead bytes; each again (from v 0), in the program itself (not
+	 * layergroup's estimates), with every group at its fastest slice count
+	 * where some group's count was chosen for its smaller need of local
+	 * memory, and with the slices' prefetch budgets not charged for the
+	 * slice before's prefetch */
 	int fast_too = !cg->estimate && !plain_only && cg_group_slacked(0);
-	for (int f = 0; f <= fast_too; f++) {
+	int credit_too = !cg->estimate && !plain_only && cg_group_credits(0);
+	for (int m = 0; m < 4; m++) {
+		int f = m & 1, cr = m >> 1;
+		if ((f && !fast_too) || (cr && !credit_too))
+			continue;
 		cg_group_fastest(f);
-		for (int v = f ? 0 : 1; v <= 3; v++) {
+		cg_group_credit(cr);
+		for (int v = m ? 0 : 1; v <= 3; v++) {
 			if (v && (plain_only || !(differ & (v < 3 ? 1 : 2))))
 				continue;
 			struct gen alt = init;
@@ -664,6 +673,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 			if (gen_all(&alt, grp, n_grp, v == 1, plain_only ? 0 : freed[v], NULL,
 				    v ? &ov : &differ) < 0) {
 				cg_group_fastest(0);
+				cg_group_credit(0);
 				cg_free(&alt);
 				return -1;
 			}
@@ -674,7 +684,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 				*cycles = cy;
 				departs++;
 				best = v;
-				best_f = f;
+				best_m = m;
 			} else {
 				cg_free(&alt);
 			}
@@ -683,11 +693,13 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	/* the fastest with the rows the next unit reads whole loading as they
 	 * are stored (not when layergroup estimates) */
 	if (!cg->estimate) {
-		cg_group_fastest(best_f);
+		cg_group_fastest(best_m & 1);
+		cg_group_credit(best_m >> 1);
 		struct gen alt = init;
 		int ov, rows = 0;
 		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best], &rows, &ov) < 0) {
 			cg_group_fastest(0);
+			cg_group_credit(0);
 			cg_free(&alt);
 			return -1;
 		}
@@ -701,6 +713,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 		}
 	}
 	cg_group_fastest(0);
+	cg_group_credit(0);
 	return 0;
 }
 

@@ -35,6 +35,7 @@ struct gten {
 	uint32_t addr[2];      /* local address per buffer */
 	int lo, hi;            /* rows held in the slice being generated */
 	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
+	int r0;                /* GT_IN, GT_BCAST: first op of the group reading it */
 	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
 	int alias;             /* GT_MID held inside a Concat's result (group_alias):
 				  that result's index in gt, else -1 */
@@ -233,6 +234,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 			G->gt[G->nt].t = t;
 			G->gt[G->nt].role = sl ? GT_IN : GT_BCAST;
 			G->gt[G->nt].axis = ax;
+			G->gt[G->nt].r0 = k;
 			*e = (struct tix){ t, G->nt };
 			ix[i] = G->nt++;
 		}
@@ -766,17 +768,58 @@ int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_
 	return 0;
 }
 
-/* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
- * only_before >= 0: broadcast inputs written by ops before that op only);
- * the first waits for `wait`.  wready[k - first], when not NULL, gets the
- * last DMA command loading op k's weights.  A coefficient run's weights load
- * with one command where they can (load_run). */
+/* Broadcast inputs of G not loaded yet that ops before op `before` read
+ * first (with only_before >= 0: written by ops before that op only), as
+ * cg_group_load loads them. */
+static int load_bcast(struct gen *cg, struct group *G, uint32_t *wait, int only_before,
+		      int before, uint32_t *wready, int64_t *budget, const int64_t *avoid)
+{
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *x = &G->gt[j];
+		if (x->role != GT_BCAST || G->loaded[G->nw + j] || x->r0 >= before)
+			continue;
+		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
+			continue;
+		if (x->ahead) {
+			/* the rows the unit before stored last */
+			if (budget)
+				continue;
+			int64_t s[4];
+			cg_lane_shape(cg->g, x->t, s);
+			if (load_rows(cg, x->t, x->addr[0], x->ahead, (int)s[2], wait) < 0)
+				return -1;
+			G->loaded[G->nw + j] = 1;
+			if (wready)
+				wready[x->r0 - G->first] = (uint32_t)cg->n_dma;
+			continue;
+		}
+		int r = cg_load_whole(cg, x->t, x->addr[0], wait, budget, avoid, NULL);
+		if (r < 0 || r == CG_STOP)
+			return r < 0 ? -1 : 1;
+		G->loaded[G->nw + j] = r == CG_LOADED;
+		if (r == CG_LOADED && wready)
+			wready[x->r0 - G->first] = (uint32_t)cg->n_dma;
+	}
+	return 0;
+}
+
+/* Weights and broadcast inputs of ops up to op `upto` not loaded yet (with
+ * only_before >= 0: broadcast inputs written by ops before that op only),
+ * in the order of the ops that read them first, so that an op waits only
+ * for its own; the first waits for `wait`.  wready[k - first], when not
+ * NULL, gets the last DMA command loading op k's weights or broadcast
+ * inputs.  A coefficient run's weights load with one command where they
+ * can (load_run). */
 int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_before,
 		  int upto, uint32_t *wready, int64_t *budget, const int64_t *avoid)
 {
 	for (int i = 0; i < G->nw; i++) {
 		if (G->loaded[i] || G->wfirst[i] > upto)
 			continue;
+		/* the broadcast inputs of the ops before, in op order */
+		int b = load_bcast(cg, G, &wait, only_before, G->wfirst[i], wready, budget, avoid);
+		if (b)
+			return b < 0 ? -1 : 0;
 		int m = load_run(cg, G, i, upto, &wait, wready, budget, avoid);
 		if (m < 0)
 			return -1;
@@ -792,29 +835,8 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 		if (wready)
 			wready[G->wfirst[i] - G->first] = (uint32_t)cg->n_dma;
 	}
-	for (int j = 0; j < G->nt; j++) {
-		struct gten *x = &G->gt[j];
-		if (x->role != GT_BCAST || G->loaded[G->nw + j])
-			continue;
-		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
-			continue;
-		if (x->ahead) {
-			/* the rows the unit before stored last */
-			if (budget)
-				continue;
-			int64_t s[4];
-			cg_lane_shape(cg->g, x->t, s);
-			if (load_rows(cg, x->t, x->addr[0], x->ahead, (int)s[2], &wait) < 0)
-				return -1;
-			G->loaded[G->nw + j] = 1;
-			continue;
-		}
-		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid, NULL);
-		if (r < 0 || r == CG_STOP)
-			return r < 0 ? -1 : 0;
-		G->loaded[G->nw + j] = r == CG_LOADED;
-	}
-	return 0;
+	int b = load_bcast(cg, G, &wait, only_before, upto + 1, wready, budget, avoid);
+	return b < 0 ? -1 : 0;
 }
 
 /* One compute command for op k of G in slice s (buffer b). */
@@ -969,6 +991,22 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
 	return m;
 }
 
+static int credit;         /* cg_group_credit */
+static long credits;       /* cg_group_credits */
+
+void cg_group_credit(int on)
+{
+	credit = on;
+}
+
+long cg_group_credits(int reset)
+{
+	long n = credits;
+	if (reset)
+		credits = 0;
+	return n;
+}
+
 /* Generate G: the first op's weights and the broadcast inputs (the first
  * load waits for `wait`), slice 0's input rows, the other ops' weights in
  * op order (each op's first compute waits for its own), then per slice the
@@ -992,6 +1030,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	if (cg->n_dma > had)
 		wait = 0;
 	int oj = -1;
+	int64_t pf_prev = 0;
 	for (int j = 0; j < G->nt; j++)
 		if (G->gt[j].role == GT_OUT)
 			oj = j;
@@ -1021,7 +1060,11 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			continue;
 		group_rows(cg, G, c);
 		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
-		int64_t spare = -(cg->dma_cycles - load_cy[c]), dma0 = cg->dma_cycles;
+		/* with cg_group_credit, not counting the previous slice's own
+		 * prefetch, which ran under that slice's computes */
+		int64_t spare = -(cg->dma_cycles - load_cy[c]) + (credit ? pf_prev : 0);
+		int64_t dma0 = cg->dma_cycles;
+		credits += pf_prev > 0;
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
@@ -1039,11 +1082,13 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		 * for the next unit's copy of the rows stored so far, then for
 		 * its other inputs. */
 		const struct gten *y = &G->gt[oj];
+		int64_t pf_at = cg->dma_cycles;
 		if (c > 0 && spare > 0 && cg_prefetch_rows(cg, pf, y->t, y->lo, spare) < 0)
 			goto out;
 		spare -= cg->dma_cycles - dma0;
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
+		pf_prev = cg->dma_cycles - pf_at;
 		if (c == n - 1 && pf->u && pf->freed)
 			nfr = group_freed(cg, G, cmd, &fr);
 		/* the compute cycles of the slice's ops from each on */

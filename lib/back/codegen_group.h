@@ -68,6 +68,14 @@ void cg_group_fastest(int on);
  * since the last call with reset 1. */
 long cg_group_slacked(int reset);
 
+/* With on, a slice's prefetch budget (cg_group_gen) does not count the
+ * previous slice's prefetch among the DMA commands queued since its loads,
+ * until called with 0. */
+void cg_group_credit(int on);
+/* How many slices since the last call with reset 1 followed a slice that
+ * prefetched: where cg_group_credit can change the program. */
+long cg_group_credits(int reset);
+
 /* Between these, G (which must not change) has its uses indexed once, so
  * that planning every run of ops stays linear in the graph, and each run's
  * slicing, once chosen by cg_group_choose, is remembered (layergroup times
