@@ -599,6 +599,12 @@ with open('$T/big.table', 'w') as f:
 		--expected-cos 0.99999 --search-samples 3 --search-holdout 5
 	assert_success
 	assert_output --partial '(2 unseen by the search, lowest '
+	# chosen on two samples, which int8 alone serves: the 14 others say
+	# the goal does not hold
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/u.qt" \
+		--expected-cos 0.9999 --search-samples 1 --search-holdout 1
+	assert_success
+	assert_output --regexp '^calibrate: 0 of 8 ops in f32: .*, 0\.9998[0-9]+ expected on unseen input \(14 unseen by the search, lowest 0\.9998[0-9]+; 1 held out: 0\.9999[0-9]+, .*, goal 0\.9999; below the goal on the unseen samples$'
 }
 
 @test "--search-qtable: a set of more than 10 samples is judged by its 10th percentile" {

@@ -443,6 +443,10 @@ int main(int argc, char **argv)
 			 (long long)res.fit_samples,
 			 res.unseen_samples > 0 ? res.unseen_cos : res.held_cos, unseen,
 			 res.held_lowest, mode_name(so.mode), res.base_cos, res.goal, scored);
+		/* what no step of the search saw says the goal may not hold */
+		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
+			snprintf(note + strlen(note), sizeof note - strlen(note),
+				 "; below the goal on the unseen samples");
 		if (res.took_untuned)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; untuned (the whole graph scored higher)");
