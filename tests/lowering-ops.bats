@@ -513,6 +513,65 @@ PYEOF
 	printf '%s\n' "$output" | grep -A1 '= Greater(' | tail -1 | grep -q "= Cast(.*to=\"f32\".*group $grp, local"
 }
 
+# A detector's per-class loop: each class's score column (a Gather of
+# one index along axis 1 of the Softmax's [N, K]) is read only by the local
+# group of its Greater and the Cast for the host: the group loads the
+# column straight from the Softmax's result with the Gather's stride, and
+# the Gather takes no command (lg_forwards).  addr-assign keeps the
+# Softmax's result alive through the last class's group, whose Gather read
+# it last.  The first class's column is computed in the Softmax's group.
+# (In int8 the Softmax here runs in f32 and the host reads the column.)
+# With every op alone (layergroup -n 1), a global op that is no copy (the
+# Mul of column 7) loads its input from the source the same way.
+@test "a local group, or a global op, loads a copy's result straight from the copy's source; the copy takes no command" {
+	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(3)
+N, K = 700, 21
+nodes = [h.make_node('Softmax', ['x'], ['p'], name='softmax', axis=1)]
+outs, inits = [], [nh.from_array(np.float32(0.1), 'thr')]
+for c in (1, 4, 20):
+    inits.append(nh.from_array(np.array(c, np.int64), f'i{c}'))
+    nodes += [h.make_node('Gather', ['p', f'i{c}'], [f'col{c}'], name=f'column{c}', axis=1),
+              h.make_node('Greater', [f'col{c}', 'thr'], [f'm{c}'], name=f'above{c}'),
+              h.make_node('NonZero', [f'm{c}'], [f'nz{c}'], name=f'nonzero{c}'),
+              h.make_node('Transpose', [f'nz{c}'], [f'ix{c}'], name=f'ixt{c}'),
+              h.make_node('GatherND', [f'col{c}', f'ix{c}'], [f'v{c}'], name=f'keep{c}')]
+    outs.append(h.make_tensor_value_info(f'v{c}', TP.FLOAT, None))
+inits += [nh.from_array(np.array(7, np.int64), 'i7'), nh.from_array(np.float32(2), 'two')]
+nodes += [h.make_node('Gather', ['p', 'i7'], ['col7'], name='column7', axis=1),
+          h.make_node('Mul', ['col7', 'two'], ['w7'], name='twice7')]
+outs.append(h.make_tensor_value_info('w7', TP.FLOAT, [N]))
+g = h.make_graph(nodes, 'classes', [h.make_tensor_value_info('x', TP.FLOAT, [N, K])], outs, inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/cls.onnx')
+def logits(*n):  # three classes of each row at 5, the rest near 0: p 0.32 or 0.002
+    x = 0.05 * r.standard_normal(n)
+    hot = r.permuted(np.tile(np.arange(K), n[:-1] + (1,)), axis=-1)[..., :3]
+    np.put_along_axis(x, hot, 5, -1)
+    return x.astype(np.float32)
+np.savez(d + '/in.npz', x=logits(N, K))
+np.savez(d + '/cal.npz', x=logits(2, N, K))
+PYEOF
+	local T=$BATS_TEST_TMPDIR
+	deploy cls q MODE=bf16
+	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	run ir-print "$T/q/addressed.tpu"
+	assert_line --regexp '= Slice\(%p\).*loc\("column4"\).*global'
+	assert_line --regexp '= Greater\(%col4, @thr\).*local'
+	# the copies of columns 4 and 20 had one load and one store each (18)
+	run tmodel-info "$T/q/model.tmodel"
+	assert_line 'commands dma 14 (load 6, store 8), compute 23'
+	layergroup -n 1 "$T/q/reordered.tpu" | addr-assign -q | codegen -o "$T/one.tmodel"
+	tpu-sim -q "$T/one.tmodel" -i "$T/in.npz" -o "$T/one.npz"
+	ir-run "$T/q/reordered.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/one.npz" "$T/ir.npz"
+	# column 7's copy for the Mul alone had a load and a store (32)
+	run tmodel-info "$T/one.tmodel"
+	assert_line --partial 'commands dma 30 (load 17, store 13)'
+}
+
 # A detector's heads come last in the exported graph, though each reads
 # the trunk part way: each head's Conv and decode, whose result only the
 # output Concat reads, move up to just after the trunk op they read

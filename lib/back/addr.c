@@ -298,12 +298,18 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		idx[t] = n;
 		lv[n++] = (struct live){ t, -1, -1, 0, -1 };
 	}
+	/* a tensor a local group loads from a copy's source (lg_forwards)
+	 * keeps that source alive through the group */
+	struct lg_fwd *fwd = lg_forwards(g);
 	for (int o = 0; o < g->n_ops; o++) {
 		const struct ir_op *op = &g->ops[o];
 		for (int j = 0; j < op->n_in; j++) {
 			int t = op->in[j];
 			if (t >= 0 && idx[t] >= 0 && glast[o] > lv[idx[t]].last)
 				lv[idx[t]].last = glast[o];
+			if (t >= 0 && fwd[t].copy >= 0 && idx[fwd[t].src] >= 0 &&
+			    glast[o] > lv[idx[fwd[t].src]].last)
+				lv[idx[fwd[t].src]].last = glast[o];
 		}
 		/* Results a local group keeps in local memory need no DDR: those
 		 * of its ops but the last that no op after the group reads. */
@@ -378,6 +384,7 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 		g->tensors[lv[i].t].addr = g->tensors[r].addr + off;
 	}
 	g->neuron_bytes = top;
+	free(fwd);
 	free(par);
 	free(poff);
 	free(busy);

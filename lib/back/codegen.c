@@ -682,8 +682,10 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 	free(local);
 	struct gen cg = { .g = g, .c = c };
 	codegen_uses_begin(g);
+	cg_forward_begin(g);
 	int64_t cycles;
 	int rc = gen_best(&cg, grp, n_grp, &cycles);
+	cg_forward_end();
 	codegen_uses_end();
 	free(grp);
 	if (rc < 0) {

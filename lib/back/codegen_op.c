@@ -530,8 +530,8 @@ static int flat_gen(struct gen *cg, struct layout *L, uint32_t wait, struct pref
 {
 	const struct ir_op *op = &cg->g->ops[L->op];
 	uint32_t lmem = (uint32_t)L->base;
-	struct isa_piece *pc;
-	int np = isa_copy_pieces(cg->g, op, &pc), rc = 0;
+	struct isa_piece *pc = NULL;
+	int np = cg_copy_skipped(cg, L->op) ? 0 : isa_copy_pieces(cg->g, op, &pc), rc = 0;
 	for (int i = 0; i < np && !rc; i++) {
 		const struct ir_tensor *x = &cg->g->tensors[pc[i].src];
 		const struct ir_tensor *y = &cg->g->tensors[pc[i].dst];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "back/codegen_util.h"
+#include "back/groups.h"
 #include "chip/cost.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -245,6 +246,35 @@ static int emit_dma_parts(struct gen *cg, int kind, enum ir_dtype dt, int64_t dd
 	return 0;
 }
 
+static const struct ir_graph *fwd_g;
+static struct lg_fwd *fwd;
+static char *fwd_skip;   /* per op: a copy whose result loads from its source */
+
+void cg_forward_begin(const struct ir_graph *g)
+{
+	cg_forward_end();
+	fwd = lg_forwards(g);
+	fwd_skip = xcalloc((size_t)g->n_ops + 1, 1);
+	for (int t = 0; t < g->n_tensors; t++)
+		if (fwd[t].copy >= 0)
+			fwd_skip[fwd[t].copy] = 1;
+	fwd_g = g;
+}
+
+void cg_forward_end(void)
+{
+	free(fwd);
+	free(fwd_skip);
+	fwd = NULL;
+	fwd_skip = NULL;
+	fwd_g = NULL;
+}
+
+int cg_copy_skipped(const struct gen *cg, int k)
+{
+	return !cg->estimate && cg->g == fwd_g && fwd_skip[k];
+}
+
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
  * c0 < 0) of tensor t between DDR and local address lmem. */
 int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,
@@ -283,8 +313,14 @@ int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, in
 	}
 	if (h1 <= h0 || c1 <= c0)
 		return 0;
-	ddr += ((int64_t)c0 * s[2] * s[3] + (int64_t)h0 * s[3]) * es;
 	int64_t blk[4] = { s[0], c1 - c0, h1 - h0, s[3] };
+	if (kind == ISA_DMA_LOAD && axis == 2 && !cg->estimate && cg->g == fwd_g && fwd[t].copy >= 0) {
+		const struct lg_fwd *f = &fwd[t];
+		ddr = cg->g->tensors[f->src].addr + (f->at + c0 * f->cs + (int64_t)h0 * s[3]) * es;
+		return emit_dma_parts(cg, kind, x->dtype, ddr, lmem, blk, f->cs, f->ns, wait,
+				       x->name);
+	}
+	ddr += ((int64_t)c0 * s[2] * s[3] + (int64_t)h0 * s[3]) * es;
 	return emit_dma_parts(cg, kind, x->dtype, ddr, lmem, blk, s[2] * s[3], s[1] * s[2] * s[3],
 			       wait, x->name);
 }

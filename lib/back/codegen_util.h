@@ -68,6 +68,13 @@ void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, 
 int cg_sliceable(const struct ir_graph *g, const struct ir_op *op);
 /* Whether input i of a sliceable op holds slice rows. */
 int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
+/* Between cg_forward_begin(g) and _end(), in code generation (not
+ * estimates) of g: a load of a tensor lg_forwards names reads the copy's
+ * source in its place, and cg_copy_skipped(cg, k) says copy op k then
+ * needs no command. */
+void cg_forward_begin(const struct ir_graph *g);
+void cg_forward_end(void);
+int cg_copy_skipped(const struct gen *cg, int k);
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
  * c0 < 0) of tensor t between DDR and local address lmem. */
 int cg_emit_dma(struct gen *cg, int kind, int t, int h0, int h1, int c0, int c1,

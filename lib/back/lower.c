@@ -27,11 +27,6 @@ int lower_chip_known(const char *name)
 	return chip_find(name) != NULL;
 }
 
-enum ir_dtype lower_float_dtype(enum ir_mode m)
-{
-	return m == MODE_BF16 ? DT_BF16 : m == MODE_F16 ? DT_F16 : DT_F32;
-}
-
 static int is_float(enum ir_dtype dt)
 {
 	return dt == DT_F32 || dt == DT_BF16 || dt == DT_F16;

@@ -102,8 +102,6 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 int lower_model_quantised(const struct ir_graph *top);
 /* 1 if NAME is a chip lower_graph knows. */
 int lower_chip_known(const char *name);
-/* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
-enum ir_dtype lower_float_dtype(enum ir_mode m);
 
 /* --- helpers for the op hooks --- */
 

@@ -19,14 +19,10 @@
 #include <string.h>
 
 #include "back/lower_compose.h"
+#include "back/lower_dtype.h"
 #include "ir/base.h"
 #include "ir/op.h"
-
-/* The dtype the cube multiplies in under mode m. */
-static enum ir_dtype mode_cube_dtype(enum ir_mode m)
-{
-	return m == MODE_INT8 ? DT_I8 : m == MODE_BF16 ? DT_BF16 : m == MODE_F16 ? DT_F16 : DT_F32;
-}
+#include "passes/rewrite.h"
 
 /* Whether op's attributes are only the names in keep (NULL-ended). */
 static int attrs_only(const struct ir_op *op, const char *const *keep)
@@ -112,7 +108,7 @@ static int pays(const struct ir_graph *g, const struct chip *c, enum ir_mode m,
 		const struct ir_op *a, const struct ir_op *b)
 {
 	const struct ir_tensor *w1 = &g->tensors[a->in[1]], *y = &g->tensors[b->out[0]];
-	enum ir_dtype dt = mode_cube_dtype(m);
+	enum ir_dtype dt = m == MODE_INT8 ? DT_I8 : lower_float_dtype(m);
 	int64_t k1 = w1->shape[1] * w1->shape[2] * w1->shape[3], oc1 = w1->shape[0];
 	int64_t oc2 = y->shape[1];
 	double pos = (double)y->shape[0] * (double)y->shape[2] * (double)y->shape[3];
@@ -185,28 +181,16 @@ int lower_compose(const struct ir_graph *top, const struct chip *c, enum ir_mode
 	*out = NULL;
 	if (!c || m == MODE_F32)
 		return 0;
-	/* readers per tensor; a graph output counts as one more */
-	int *uses = xcalloc((size_t)top->n_tensors + 1, sizeof *uses);
-	int *reader = xmalloc(sizeof *reader * ((size_t)top->n_tensors + 1));
-	for (int t = 0; t < top->n_tensors; t++)
-		reader[t] = -1;
-	for (int k = 0; k < top->n_ops; k++)
-		for (int i = 0; i < top->ops[k].n_in; i++)
-			if (top->ops[k].in[i] >= 0) {
-				uses[top->ops[k].in[i]]++;
-				reader[top->ops[k].in[i]] = k;
-			}
-	for (int o = 0; o < top->n_outputs; o++)
-		uses[top->outputs[o]]++;
+	pass_index_drop();   /* top may have changed in place since the last question */
 	/* ib of each pair whose Conv ia folds into it, -1 none; a Conv
 	 * folded into one is no second's first */
 	int *into = xmalloc(sizeof *into * ((size_t)top->n_ops + 1)), n = 0;
 	for (int k = 0; k < top->n_ops; k++) {
 		const struct ir_op *a = &top->ops[k];
 		into[k] = -1;
-		if (a->type != OP_CONV || a->n_out != 1 || a->out[0] < 0 || uses[a->out[0]] != 1)
+		if (a->type != OP_CONV || a->n_out != 1 || a->out[0] < 0)
 			continue;
-		int b = reader[a->out[0]];
+		int b = pass_sole_reader(top, a->out[0], k + 1);
 		if (b < 0)
 			continue;
 		if ((keep && (keep[k] || keep[b])) || !composable(top, a, &top->ops[b]) || !pays(top, c, m, a, &top->ops[b]))
@@ -225,6 +209,6 @@ int lower_compose(const struct ir_graph *top, const struct chip *c, enum ir_mode
 		graph_compact(g);
 		*out = g;
 	}
-	FREE_ALL(uses, reader, into);
+	free(into);
 	return n;
 }

@@ -31,6 +31,11 @@ int lower_bodies(const struct ir_op *op, struct ir_graph **sub)
 	return n;
 }
 
+enum ir_dtype lower_float_dtype(enum ir_mode m)
+{
+	return m == MODE_BF16 ? DT_BF16 : m == MODE_F16 ? DT_F16 : DT_F32;
+}
+
 int lower_dtype_check(const struct ir_graph *top)
 {
 	for (int i = 0; i < top->n_tensors; i++) {

@@ -10,6 +10,9 @@
  * u64 tensor; else 0. */
 int lower_dtype_check(const struct ir_graph *top);
 
+/* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
+enum ir_dtype lower_float_dtype(enum ir_mode m);
+
 /* 1 when op of TOP runs on the host (PLACE_HOST): it has a float kernel
  * but no chip form (no lowering and no chip kernel: MaxUnpool, RoiAlign,
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or
