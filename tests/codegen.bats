@@ -97,6 +97,100 @@ PYEOF
 	done <<<"$conv1"
 }
 
+@test "a local group's first slice is short where that starts its computes sooner; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# A MobileNet-like stem on a 112x112 f32 image: the input's Cast, a
+	# 3x3 stride-2 Conv, a depthwise Conv and a 1x1 Conv in one local
+	# group, in slices.  The computes wait for the first slice's rows: a
+	# first slice of half the others' rows starts them sooner, so the
+	# cost model times the group faster.
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(11)
+inits = []
+def w(name, *s):
+    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
+    return name
+n = [h.make_node("Conv", ["x", w("w0", 32, 3, 3, 3)], ["a0"], strides=[2, 2], pads=[1, 1, 1, 1]),
+     h.make_node("Relu", ["a0"], ["a"]),
+     h.make_node("Conv", ["a", w("w1", 32, 1, 3, 3)], ["b0"], group=32, pads=[1, 1, 1, 1]),
+     h.make_node("Relu", ["b0"], ["b"]),
+     h.make_node("Conv", ["b", w("w2", 64, 32, 1, 1)], ["y"])]
+g = h.make_graph(n, "stem", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 112, 112])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/stem.onnx")
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 112, 112)).astype(np.float32))
+np.savez(d + "/in.npz", x=r.standard_normal((1, 3, 112, 112)).astype(np.float32))
+PYEOF
+	onnx2top "$T/stem.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/c.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/c.table" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q | codegen -o "$T/m.tmodel"
+	run tmodel_dump "$T/m.tmodel"
+	assert_success
+	# the group's last op in slices: the first of fewer rows than the
+	# next, every other but the last of the same rows, all rows once
+	run awk '/^cmp .* # y_dequant$/ { split($6, r, /[=+]/); printf "%d+%d ", r[2], r[3] }' <<<"$output"
+	assert_output '0+6 6+13 19+13 32+13 45+11 '
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
+@test "a group read whole by the next loads the rows the group before stored while it computes; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# A stem on a 128x128 image in slices (layergroup -n 6: its six ops
+	# one group), then a 1x1 Conv, a global pool and a Gemm in a group
+	# that runs whole: the whole group's copy of the stem's result loads
+	# in parts while the stem's later slices compute, not all of it after
+	# the stem's last store (23,296 -> 22,080 cycles).
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(11)
+inits = []
+def w(name, *s):
+    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
+    return name
+def conv(x, y, wn, co, ci, k, **a):
+    return [h.make_node("Conv", [x, w(wn, co, ci, k, k)], [y + "0"], **a), h.make_node("Relu", [y + "0"], [y])]
+n = (conv("x", "a", "w0", 32, 3, 3, strides=[2, 2], pads=[1, 1, 1, 1]) +
+     conv("a", "b", "w1", 32, 1, 3, group=32, pads=[1, 1, 1, 1]) + conv("b", "c", "w2", 64, 32, 1) +
+     conv("c", "d", "w3", 128, 64, 3, strides=[2, 2], pads=[1, 1, 1, 1]) + conv("d", "e", "w4", 256, 128, 1) +
+     [h.make_node("GlobalAveragePool", ["e"], ["p"]), h.make_node("Flatten", ["p"], ["f"]),
+      h.make_node("Gemm", ["f", w("w5", 10, 256)], ["y"], transB=1)])
+g = h.make_graph(n, "stem", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 128, 128])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/stem.onnx")
+np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 128, 128)).astype(np.float32))
+np.savez(d + "/in.npz", x=r.standard_normal((1, 3, 128, 128)).astype(np.float32))
+PYEOF
+	onnx2top "$T/stem.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/c.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/c.table" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -n 6 | addr-assign -q | codegen -o "$T/m.tmodel" -l "$T/list"
+	# a LOAD from where a STORE wrote before it, with a STORE into the
+	# same tensor (within its batch stride) after it
+	run $PY - "$T/list" <<'PYEOF'
+import re, sys
+ev = []
+for l in open(sys.argv[1]):
+    m = re.match(r"dma \d+ (LOAD|STORE) .*ddr 0x([0-9a-f]+) .* ns (\d+)", l)
+    if m:
+        ev.append((m.group(1), int(m.group(2), 16), int(m.group(3))))
+print(any(k == "LOAD" and any(e[:2] == ("STORE", a) for e in ev[:i]) and
+          any(e[0] == "STORE" and a < e[1] < a + ns for e in ev[i + 1:])
+          for i, (k, a, ns) in enumerate(ev)))
+PYEOF
+	assert_output True
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "the next group's weights load where the group's weights died; tpu-sim as ir-run" {
 	need_tool tpu-sim ir-run
 	# Four 192-channel Convs at 16x16 (compute-bound), then 256-channel
@@ -247,4 +341,66 @@ next(t for t in g["tensors"] if t["name"] == "logits")["addr"] = (1 << 63) - 1'
 	# several inputs make a bundle of static shapes (tests/shapes.bats)
 	run -1 codegen "$BATS_TEST_TMPDIR/a" b
 	assert_output "codegen: cannot open '$BATS_TEST_TMPDIR/a': No such file or directory"
+}
+
+@test "a group's dying bytes take the weights of a group two or more on, clear of the groups between; tpu-sim as ir-run" {
+	[ "${TPUC_QUICK:-0}" != 1 ] || skip "full suite only (TPUC_QUICK=1)"
+	need_tool tpu-sim ir-run
+	# A small MaxViT (torchvision's, random weights): its first stage's
+	# groups run whole, compute-bound, while the DMA engine waits; its last
+	# stages are weight-bound.  Some weight of a group two or more after
+	# another loads waiting for a compute of that group which is not its
+	# last: where the weights it read by then lay.
+	$PY - "$T" <<'PYEOF' 2>/dev/null
+import sys, torch, numpy as np
+from torchvision.models.maxvit import MaxVit
+d = sys.argv[1]
+torch.manual_seed(0)
+m = MaxVit(input_size=(224, 224), stem_channels=64, partition_size=7, block_channels=[64, 64, 128, 256],
+           block_layers=[2, 1, 1, 1], head_dim=32, stochastic_depth_prob=0.0, num_classes=10)
+m.train()
+with torch.no_grad():
+    for _ in range(3):
+        m(torch.randn(4, 3, 224, 224))
+m.eval()
+x = torch.randn(1, 3, 224, 224)
+torch.onnx.export(m, x, d + "/mvt.onnx", opset_version=17, input_names=["x"], output_names=["y"])
+np.savez(d + "/in.npz", x=x.numpy())
+np.savez(d + "/cal.npz", x=torch.randn(4, 3, 224, 224).numpy())
+PYEOF
+	onnx2top "$T/mvt.onnx" | top-opt -o "$T/c.top"
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -n 60 | addr-assign -q -o "$T/a.tpu"
+	codegen "$T/a.tpu" -o "$T/m.tmodel" -l "$T/list"
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	run $PY - "$T/a.tpu" "$T/list" <<'PYEOF'
+import re, struct, sys, msgpack
+b = open(sys.argv[1], "rb").read()
+g = msgpack.unpackb(b[64:64 + struct.unpack_from("<Q", b, 16)[0]], strict_map_key=False)
+T, O = g["tensors"], g["ops"]
+lst = open(sys.argv[2]).read().splitlines()
+op = {}             # per compute command: its op
+for l in lst:
+    m = re.match(r"cmp (\d+) \S+ wait d\d+ layer (\d+) ", l)
+    if m:
+        op[int(m.group(1))] = int(m.group(2))
+last = {}
+for c, k in op.items():
+    last[O[k]["group"]] = max(last.get(O[k]["group"], 0), c)
+far = 0
+for l in lst:
+    m = re.match(r"dma \d+ LOAD wait c(\d+) ddr 0x([0-9a-f]+) ", l)
+    if not m:
+        continue
+    c, ddr = int(m.group(1)), int(m.group(2), 16)
+    t = [i for i, x in enumerate(T) if "data" in x and x.get("addr") == ddr]
+    if not c or not t or c == last[O[op[c]]["group"]]:
+        continue
+    far += min(o["group"] for o in O if t[0] in o["in"]) >= O[op[c]]["group"] + 2
+print(far > 0)
+PYEOF
+	assert_output 'True'
 }

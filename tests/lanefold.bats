@@ -272,3 +272,47 @@ PYEOF
 	[ -n "$grp" ]
 	grep -q "= Concat(.*group $grp, local" <<<"$output"
 }
+
+# MaxViT's heads split for its one window at 7 x 7: [1, 49, C] viewed as
+# [1, 1, 49, heads, D] and transposed to [1, 1, heads, 49, D]: one lane of
+# 64 in use, 49 and heads rows in it.  The Transpose runs on the views
+# without the unit axis, [1, 49, heads, D] -> [1, heads, 49, D], and the
+# view after it goes.
+@test "a Transpose between views of [1, 1, 49, 4, 16] runs without the unit axis: 49 and 4 lanes, not 1; values unchanged, int8 tpu-sim as ir-run" {
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(5)
+i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
+nodes = [
+    h.make_node('Reshape', ['x', 'shp'], ['x5'], name='split'),
+    h.make_node('Transpose', ['x5'], ['xt'], name='tr', perm=[0, 1, 3, 2, 4]),
+    h.make_node('Reshape', ['xt', 'hshp'], ['xh'], name='heads'),
+    h.make_node('Softmax', ['xh'], ['y'], name='sm', axis=3),
+]
+g = h.make_graph(nodes, 'unitview', [h.make_tensor_value_info('x', TP.FLOAT, [1, 49, 64])],
+                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 4, 49, 16])],
+                 [i64('shp', [1, 1, 49, 4, 16]), i64('hshp', [1, 4, 49, 16])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/u.onnx')
+np.savez(d + '/in.npz', x=r.standard_normal((1, 49, 64)).astype(np.float32))
+np.savez(d + '/cal.npz', x=r.standard_normal((4, 49, 64)).astype(np.float32))
+PYEOF
+	onnx2top "$T/u.onnx" -o "$T/o.top"
+	top-opt "$T/o.top" -o "$T/c.top"
+	run ir-print "$T/c.top"
+	[[ "$output" == *'%x5_rows = Reshape(%x) {shape=[1,49,4,16]}'* ]]
+	[[ "$output" == *'Transpose(%x5_rows) {perm=[0,2,1,3]} : (f32[1,49,4,16]) -> f32[1,4,49,16]'* ]]
+	[[ "$output" == *'Softmax(%xt_rows) {axis=3}'* ]]
+	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 1 ]
+	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
+	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
+	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
+	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
+	sim_as_ir "$T/in.npz"
+	# without merge-layout the unit axis stays
+	top-opt --passes=remove-identity,fold-const "$T/o.top" -o "$T/n.top"
+	run ir-print "$T/n.top"
+	[[ "$output" == *'Transpose(%x5) {perm=[0,1,3,2,4]} : (f32[1,1,49,4,16]) -> f32[1,1,4,49,16]'* ]]
+}

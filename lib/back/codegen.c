@@ -61,6 +61,10 @@ struct ahead {
 	int scan;                  /* units before it have all their weights in */
 	uint32_t old_wait;         /* the latest last compute of the units of the
 				      weights held ahead dropped from h (prune) */
+	int far;                   /* unit_freed loads the weights of units after
+				      the next too */
+	int far_done;              /* it did */
+	int rows;                  /* loads of rows for the next unit (unit_rows) */
 };
 
 static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t hi);
@@ -176,14 +180,16 @@ static void held_prune(struct ahead *a, int before)
 }
 
 /* Whether local bytes [lo, hi) are free of the regions of units from..to
- * and of the weights held ahead for units from `from` on. */
-static int clear_of(const struct ahead *a, int64_t lo, int64_t hi, int from, int to)
+ * and of the weights held ahead for units from `from` on but unit `own`
+ * (-1: none). */
+static int clear_of(const struct ahead *a, int64_t lo, int64_t hi, int from, int to, int own)
 {
 	for (int k = from; k <= to && k < a->n; k++)
 		if (!a->un[k].host && a->un[k].base < hi && lo < a->un[k].base + a->un[k].need)
 			return 0;
 	for (int k = 0; k < a->nh; k++)
-		if (a->h[k].user >= from && a->h[k].lo < hi && lo < a->h[k].hi)
+		if (a->h[k].user >= from && a->h[k].user != own && a->h[k].lo < hi &&
+		    lo < a->h[k].hi)
 			return 0;
 	return 1;
 }
@@ -213,7 +219,7 @@ static int64_t held_place(const struct gen *cg, const struct ahead *a, int64_t s
 		}
 	for (int k = 0; k < n; k++) {
 		int64_t lo = cand[k];
-		if (lo < 0 || lo + size > lmem || !clear_of(a, lo, lo + size, from, user + 1))
+		if (lo < 0 || lo + size > lmem || !clear_of(a, lo, lo + size, from, user + 1, -1))
 			continue;
 		uint32_t w = region_wait(a, from, lo, lo + size);
 		if (best < 0 || w < best_w || (w == best_w && lo < best)) {
@@ -281,57 +287,71 @@ long codegen_departs(int reset)
 	return n;
 }
 
-/* The freed loader of struct prefetch (cg_prefetch_freed): the weights of
- * the next unit not loaded yet that lie partly in the current unit's
- * region, where all those bytes are bytes of the current unit (weights,
- * inputs, results kept local) read for the last time by compute command
- * `upto` or before: each loads once they are (and the units before it are
- * done with its bytes), in the next unit's order, within `budget` DMA
- * cycles (the last one in parts, as cg_load_whole). */
+/* The freed loader of struct prefetch (cg_prefetch_freed): the weights
+ * not loaded yet of the next unit, then of the units after it up to
+ * AHEAD on, that lie partly in the current unit's region, where all those
+ * bytes are bytes of the current unit (weights, inputs, results kept
+ * local) read for the last time by compute command `upto` or before, and,
+ * for a unit after the next, the whole weight is clear of the regions of
+ * the units between and of the weights held for them: each loads at its
+ * own place once those bytes are free (and the units before are done
+ * with them), in the units' order, within `budget` DMA cycles (the last
+ * one in parts, as cg_load_whole).  A weight of a unit after the next is
+ * held (struct held) until its unit runs, so that nothing loaded ahead
+ * meanwhile takes its bytes. */
 static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
 		      uint32_t upto, int64_t budget)
 {
 	struct ahead *a = pf->u;
 	if (a->i + 1 >= a->n || !n)
 		return 0;
-	struct unit *u = &a->un[a->i + 1];
-	for (int i = 0;; i++) {
-		int state;
-		int64_t lo = 0;
-		int t = unit_weight(cg, u, i, &state, &lo);
-		if (t == -2)
-			break;
-		if (state != 0)
-			continue;
-		int64_t hi = lo + cg_lane_bytes(cg, t, -1, -1);
-		int64_t x = lo > pf->lo ? lo : pf->lo, end = hi < pf->hi ? hi : pf->hi;
-		if (x >= end)
-			continue;   /* outside the region: the ordinary prefetch's */
-		/* the first span ending past x, then spans without a gap */
-		int k0 = 0, k1 = n;
-		while (k0 < k1) {
-			int m = (k0 + k1) / 2;
-			if (fr[m].hi <= x)
-				k0 = m + 1;
-			else
-				k1 = m;
+	for (int j = a->i + 1; j < a->n && j - a->i <= (a->far ? AHEAD : 1); j++) {
+		struct unit *u = &a->un[j];
+		for (int i = 0; !u->host; i++) {
+			int state;
+			int64_t lo = 0;
+			int t = unit_weight(cg, u, i, &state, &lo);
+			if (t == -2)
+				break;
+			if (state != 0)
+				continue;
+			int64_t hi = lo + cg_lane_bytes(cg, t, -1, -1);
+			int64_t x = lo > pf->lo ? lo : pf->lo, end = hi < pf->hi ? hi : pf->hi;
+			if (x >= end)
+				continue;   /* outside the region: the ordinary prefetch's */
+			if (j > a->i + 1 && !clear_of(a, lo, hi, a->i + 1, j - 1, -1))
+				continue;   /* a unit between uses its bytes */
+			/* the first span ending past x, then spans without a gap */
+			int k0 = 0, k1 = n;
+			while (k0 < k1) {
+				int m = (k0 + k1) / 2;
+				if (fr[m].hi <= x)
+					k0 = m + 1;
+				else
+					k1 = m;
+			}
+			uint32_t w = 0;
+			for (int k = k0; k < n && x < end && fr[k].lo <= x; k++) {
+				if (fr[k].cmd > w)
+					w = fr[k].cmd;
+				x = fr[k].hi;
+			}
+			if (x < end || w > upto)
+				continue;
+			uint32_t rw = region_wait(a, a->i, lo, hi);
+			int had = cg->n_dma;
+			int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
+			departs += cg->n_dma > had;
+			if (r < 0)
+				return -1;
+			if (j > a->i + 1 && cg->n_dma > had) {
+				grow_array((void **)&a->h, &a->caph, a->nh + 1, sizeof *a->h);
+				a->h[a->nh++] = (struct held){ lo, hi, a->i, j };
+				a->far_done = 1;
+			}
+			if (r == CG_STOP || budget <= 0)
+				return 0;
 		}
-		uint32_t w = 0;
-		for (int k = k0; k < n && x < end && fr[k].lo <= x; k++) {
-			if (fr[k].cmd > w)
-				w = fr[k].cmd;
-			x = fr[k].hi;
-		}
-		if (x < end || w > upto)
-			continue;
-		uint32_t rw = region_wait(a, a->i, lo, hi);
-		int had = cg->n_dma;
-		int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
-		departs += cg->n_dma > had;
-		if (r < 0)
-			return -1;
-		if (r == CG_STOP || budget <= 0)
-			return 0;
 	}
 	return 0;
 }
@@ -449,20 +469,44 @@ static int64_t unit_base(const struct gen *cg, const struct unit *un, int j)
 	return best;
 }
 
+/* The rows loader of struct prefetch (cg_prefetch_rows): the next unit,
+ * a local group, reads t whole. */
+static int unit_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64_t budget)
+{
+	struct ahead *a = pf->u;
+	struct unit *u = &a->un[a->i + 1];
+	if (!u->G)
+		return 0;
+	uint32_t wait = u->started ? 0 : pf->wait;
+	int64_t avoid[2] = { pf->lo, pf->hi };
+	int r = cg_group_load_rows(cg, u->G, t, rows, &wait, budget, avoid);
+	if (r > 0) {
+		u->started = 1;
+		pf->wait = 0;
+		a->rows++;
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /* Every layer group in order.  Consecutive units take their regions from
  * opposite ends of local memory; the second's weights that lie outside the
  * first's region are loaded while the first computes, and in the first's
  * last slice those over its weights read for the last time (unit_freed).
  * acts_first lays every local group out with its activations at its
- * base's end (cg_group_lay_out); without `freed`, no weights load where a
- * group's bytes died; *overlaps gets whether either can matter: the
- * regions of two neighbours, one a local group, overlap.  -2 when a
+ * base's end (cg_group_lay_out); `freed` 0: no weights load where a
+ * group's bytes died, 1: the next unit's, 2: those of the units after it
+ * too; with `rows`, the rows a sliced group has stored of a result the
+ * next group reads whole load into that group's copy while the later
+ * slices compute (unit_rows), *rows getting how many loads did;
+ * *overlaps gets 1 when either layout choice can matter (the regions of
+ * two neighbours, one a local group, overlap), plus 2 when weights of a
+ * unit after the next loaded where a group's bytes died.  -2 when a
  * group does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
-		   int freed, int *overlaps)
+		   int freed, int *rows, int *overlaps)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
-	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0 };
+	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0, freed > 1, 0, 0 };
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
@@ -491,10 +535,10 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		ah.last = i + 1;
 		held_prune(&ah, i - 1);
 		/* Units after the next whose regions no unit from i on uses, nor
-		 * a weight held for one. */
+		 * a weight held for another. */
 		while (ah.last + 1 < n_grp && ah.last + 1 - i <= AHEAD) {
 			const struct unit *v = &un[ah.last + 1];
-			int clear = clear_of(&ah, v->base, v->base + v->need, i, -1);
+			int clear = clear_of(&ah, v->base, v->base + v->need, i, -1, ah.last + 1);
 			for (int k = i; k <= ah.last && clear; k++)
 				clear = !overlap(&un[k], v);
 			if (!clear)
@@ -505,6 +549,7 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 			pf.u = &ah;
 			pf.load = unit_prefetch;
 			pf.freed = freed ? unit_freed : NULL;
+			pf.rows = rows ? unit_rows : NULL;
 			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
 			pf.only_before = u->first;
 			pf.lo = u->base;
@@ -527,10 +572,13 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		}
 		u->upto_cmp = i && un[i - 1].upto_cmp > u->last_cmp ? un[i - 1].upto_cmp : u->last_cmp;
 	}
+	*overlaps |= ah.far_done << 1;
 	rc = 0;
 out:
 	for (int i = 0; i < n_grp; i++)
 		cg_group_free(un[i].G);
+	if (rows)
+		*rows = ah.rows;
 	free(ah.h);
 	free(un);
 	return rc;
@@ -566,14 +614,19 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 }
 
 /* The program of the runs grp[0..n_grp) in *cg, the fastest by the cost
- * model of: the local groups laid out with their weights first, the next
- * unit's weights loading where a group's bytes died (gen_all's freed);
- * when neighbouring regions overlap (else the three are the same), the
- * activations first so, and the weights first without those loads (a
- * group's last slice then keeps the DMA engine for its stores and the
- * next unit's first loads).  Ties go to the earlier.  Between
- * codegen_plain_schedule(1) and (0), the last only.  *cycles gets its
- * time.  As gen_all returns. */
+ * model of: the local groups laid out with their weights first, the
+ * weights of the next units loading where a group's bytes died (gen_all's
+ * freed); when neighbouring regions overlap (else the three are the
+ * same), the activations first so and the weights first without those
+ * loads (a group's last slice then keeps the DMA engine for its stores
+ * and the next unit's first loads); when a unit after the next had
+ * weights loaded so, the same with the next unit's alone (the DMA engine
+ * runs its commands in order: a load for a later unit may hold up the
+ * next one's).  Ties go to the earlier.  Between
+ * codegen_plain_schedule(1) and (0), the third only.  Then, unless
+ * estimating for layergroup, the fastest with gen_all's early row loads,
+ * kept when faster and some rows loaded early.  *cycles gets its time.
+ * As gen_all returns. */
 static int plain_only;   /* codegen_plain_schedule */
 
 void codegen_plain_schedule(int on)
@@ -584,23 +637,35 @@ void codegen_plain_schedule(int on)
 static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
-	int differ, rc = gen_all(cg, grp, n_grp, 0, !plain_only, &differ);
+	/* per variant: gen_all's freed (the layout: activations first for 1) */
+	static const int freed[] = { 2, 2, 0, 1 };
+	int differ, rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
+	int best = 0;
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
-	for (int v = 1; differ && !plain_only && v <= 2; v++) {
+	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
+	 * dead bytes; v 4: the fastest of them with the rows the next unit
+	 * reads whole loading as they are stored (not when layergroup
+	 * estimates) */
+	for (int v = 1; v <= 4; v++) {
+		if (v < 3 ? !(differ & 1) || plain_only : v == 3 ? !(differ & 2) || plain_only :
+		    cg->estimate)
+			continue;
 		struct gen alt = init;
-		int ov;
-		if (gen_all(&alt, grp, n_grp, v == 1, v == 1, &ov) < 0) {
+		int ov, k = v < 4 ? v : best, rows = 0;
+		if (gen_all(&alt, grp, n_grp, k == 1, plain_only ? 0 : freed[k],
+			    v == 4 ? &rows : NULL, &ov) < 0) {
 			cg_free(&alt);
 			return -1;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-		if (cy < *cycles) {
+		if (cy < *cycles && (v < 4 || rows)) {
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
-			departs++;
+			departs += v < 4;
+			best = v;
 		} else {
 			cg_free(&alt);
 		}

@@ -39,6 +39,8 @@ struct gten {
 	int alias;             /* GT_MID held inside a Concat's result (group_alias):
 				  that result's index in gt, else -1 */
 	int64_t aoff;          /* then its bytes from that result's start */
+	int ahead;             /* GT_BCAST: its first rows loaded while the unit
+				  before stored them (cg_group_load_rows) */
 	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
 				  stores (cover[n_slices] = H): the slices' rows
 				  cover the tensor once every row is computed */
@@ -49,6 +51,8 @@ struct group {
 	int whole;             /* some op is not sliced: one step over whole tensors,
 				  the group's inputs loaded once (GT_BCAST) */
 	int n_slices, rows, bufs;
+	int head;              /* rows of slice 0 when fewer than rows (a short
+				  first slice starts the computes sooner), else 0 */
 	int nt;                /* activations of the group */
 	struct gten *gt;
 	int nw;                /* weights of the group (each once) */
@@ -261,7 +265,14 @@ bad:
 	return NULL;
 }
 
-/* Rows each activation holds in slice s (output rows [s * rows, ...)). */
+/* The first output row of slice s: s * rows, or head + (s - 1) * rows
+ * after a short slice 0 of head rows. */
+static int slice_start(const struct group *G, int s)
+{
+	return G->head && s > 0 ? G->head + (s - 1) * G->rows : s * G->rows;
+}
+
+/* Rows each activation holds in slice s (output rows from slice_start). */
 static void group_rows(const struct gen *cg, struct group *G, int s)
 {
 	const struct ir_graph *g = cg->g;
@@ -281,8 +292,9 @@ static void group_rows(const struct gen *cg, struct group *G, int s)
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = (int)g->tensors[last->out[0]].shape[2];
 	struct gten *y = &G->gt[opnd_ix(G, G->first + G->n_ops - 1, last->n_in)];
-	y->lo = s * G->rows;
-	y->hi = y->lo + G->rows < oh ? y->lo + G->rows : oh;
+	int rows = G->head && s == 0 ? G->head : G->rows;
+	y->lo = slice_start(G, s);
+	y->hi = y->lo + rows < oh ? y->lo + rows : oh;
 	for (int k = G->first + G->n_ops - 1; k >= G->first; k--) {
 		const struct ir_op *op = &g->ops[k];
 		struct gten *o = &G->gt[opnd_ix(G, k, op->n_in)];
@@ -495,13 +507,17 @@ static int64_t gten_bytes(const struct gen *cg, const struct gten *x)
 				: cg_lane_bytes(cg, x->t, x->maxrows, -1);
 }
 
-/* Rows per slice, slices and buffers of G; fills maxrows and need. */
-static void group_plan(const struct gen *cg, struct group *G, int n_slices, int bufs)
+/* Rows per slice, slices and buffers of G: n_slices of ceil(OH / n_slices)
+ * rows, or with head > 0 a first slice of head rows and n_slices - 1 of
+ * ceil((OH - head) / (n_slices - 1)); fills maxrows and need. */
+static void group_plan(const struct gen *cg, struct group *G, int n_slices, int head, int bufs)
 {
 	const struct ir_graph *g = cg->g;
 	int oh = G->whole ? 1 : (int)g->tensors[g->ops[G->first + G->n_ops - 1].out[0]].shape[2];
 	G->n_slices = n_slices;
-	G->rows = (oh + n_slices - 1) / n_slices;
+	G->head = n_slices > 1 && head > 0 && head < oh ? head : 0;
+	G->rows = G->head ? (oh - G->head + n_slices - 2) / (n_slices - 1) :
+			    (oh + n_slices - 1) / n_slices;
 	G->bufs = bufs;
 	group_cover(cg, G);
 	int nt = G->nt;
@@ -692,6 +708,55 @@ static int load_run(struct gen *cg, struct group *G, int i, int upto, uint32_t *
 	return 1;
 }
 
+/* Load rows [r0, r1) of tensor t (lane shape N = 1) into its whole
+ * layout at local address addr: one DMA command per channel slot, the
+ * first waiting for *wait (then 0). */
+static int load_rows(struct gen *cg, int t, int64_t addr, int r0, int r1, uint32_t *wait)
+{
+	int64_t s[4], lanes = cg->c->lanes;
+	cg_lane_shape(cg->g, t, s);
+	int64_t pitch = isa_pitch(cg->c, cg->g->tensors[t].dtype, s[3]);
+	for (int64_t c0 = 0; c0 < s[1]; c0 += lanes) {
+		int c1 = (int)(c0 + lanes < s[1] ? c0 + lanes : s[1]);
+		uint32_t at = (uint32_t)(addr + (c0 / lanes * s[2] + r0) * pitch);
+		if (cg_emit_dma(cg, ISA_DMA_LOAD, t, r0, r1, (int)c0, c1, at, *wait) < 0)
+			return -1;
+		*wait = 0;
+	}
+	return 0;
+}
+
+int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
+		       int64_t budget, const int64_t *avoid)
+{
+	const struct ir_tensor *x = &cg->g->tensors[t];
+	int64_t s[4];
+	cg_lane_shape(cg->g, t, s);
+	if (x->rank != 4 || s[0] != 1 || s[2] != x->shape[2] || s[3] != x->shape[3])
+		return 0;
+	for (int j = 0; j < G->nt; j++) {
+		struct gten *y = &G->gt[j];
+		if (y->t != t || y->role != GT_BCAST || G->loaded[G->nw + j])
+			continue;
+		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, t, -1, -1);
+		if (avoid && lo < avoid[1] && avoid[0] < hi)
+			return 0;
+		/* as many rows as the budget leaves after a start-up per slot */
+		int64_t lanes = cg->c->lanes, slots = (s[1] + lanes - 1) / lanes;
+		int64_t row = s[1] * s[3] * (int64_t)dtype_size(x->dtype);
+		int64_t fit = (budget - slots * cg->c->dma_latency) * cg->c->ddr_bpc / row;
+		int r1 = fit < rows - y->ahead ? y->ahead + (int)(fit > 0 ? fit : 0) : rows;
+		if (r1 <= y->ahead || r1 >= s[2] ||
+		    (r1 - y->ahead) * row < PART_LATENCIES * slots * cg->c->dma_latency * cg->c->ddr_bpc)
+			return 0;
+		if (load_rows(cg, t, lo, y->ahead, r1, wait) < 0)
+			return -1;
+		y->ahead = r1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Weights of ops up to op `upto` and broadcast inputs not loaded yet (with
  * only_before >= 0: broadcast inputs written by ops before that op only);
  * the first waits for `wait`.  wready[k - first], when not NULL, gets the
@@ -724,6 +789,17 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 			continue;
 		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
 			continue;
+		if (x->ahead) {
+			/* the rows the unit before stored last */
+			if (budget)
+				continue;
+			int64_t s[4];
+			cg_lane_shape(cg->g, x->t, s);
+			if (load_rows(cg, x->t, x->addr[0], x->ahead, (int)s[2], &wait) < 0)
+				return -1;
+			G->loaded[G->nw + j] = 1;
+			continue;
+		}
 		int r = cg_load_whole(cg, x->t, x->addr[0], &wait, budget, avoid, NULL);
 		if (r < 0 || r == CG_STOP)
 			return r < 0 ? -1 : 0;
@@ -936,7 +1012,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			continue;
 		group_rows(cg, G, c);
 		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
-		int64_t spare = -(cg->dma_cycles - load_cy[c]);
+		int64_t spare = -(cg->dma_cycles - load_cy[c]), dma0 = cg->dma_cycles;
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
@@ -950,7 +1026,13 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			w = 0;
 		}
 		slice_last[c] = (uint32_t)cg->n_cmp;
-		/* The DMA engine is free for what the computes leave over. */
+		/* The DMA engine is free for what the computes leave over: first
+		 * for the next unit's copy of the rows stored so far, then for
+		 * its other inputs. */
+		const struct gten *y = &G->gt[oj];
+		if (c > 0 && spare > 0 && cg_prefetch_rows(cg, pf, y->t, y->lo, spare) < 0)
+			goto out;
+		spare -= cg->dma_cycles - dma0;
 		if (cg_prefetch(cg, pf, spare > 0 ? spare : 0, c == n - 1) < 0)
 			goto out;
 		if (c == n - 1 && pf->u && pf->freed)
@@ -982,7 +1064,6 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 				goto out;
 			pend += cg->dma_cycles - before;
 		}
-		const struct gten *y = &G->gt[oj];
 		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
 			     slice_last[c]) < 0)
 			goto out;
@@ -1020,7 +1101,7 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
 	if (cy_n[n] != -2)
 		return 0;
 	cy_n[n] = -1;
-	group_plan(cg, G, n, n > 1 ? 2 : 1);
+	group_plan(cg, G, n, 0, n > 1 ? 2 : 1);
 	if (G->need > cg->c->lmem_bytes)
 		return 0;
 	int64_t cy = group_cycles(cg, G);
@@ -1041,7 +1122,7 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
  * _end(): open addressing on (first, n); slices 0 for none that fits,
  * negative with no_runs. */
 struct memo {
-	int first, n, slices;
+	int first, n, slices, head;
 	int64_t cycles;
 };
 static struct memo *memo;
@@ -1055,7 +1136,7 @@ static struct memo *memo_slot(int first, int n)
 			return &memo[i];
 }
 
-static void memo_put(int first, int n, int slices, int64_t cycles)
+static void memo_put(int first, int n, int slices, int head, int64_t cycles)
 {
 	if (!memo)
 		return;
@@ -1067,7 +1148,8 @@ static void memo_put(int first, int n, int slices, int64_t cycles)
 		memo_used = 0;
 		for (int i = 0; i < cap; i++)
 			if (old[i].n)
-				memo_put(old[i].first, old[i].n, old[i].slices, old[i].cycles);
+				memo_put(old[i].first, old[i].n, old[i].slices, old[i].head,
+					 old[i].cycles);
 		free(old);
 	}
 	struct memo *m = memo_slot(first, n);
@@ -1076,6 +1158,7 @@ static void memo_put(int first, int n, int slices, int64_t cycles)
 	m->first = first;
 	m->n = n;
 	m->slices = slices;
+	m->head = head;
 	m->cycles = cycles;
 }
 
@@ -1104,7 +1187,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		}
 		int s = m->slices < 0 ? -m->slices : m->slices;
 		G->no_runs = m->slices < 0;
-		group_plan(cg, G, s, s > 1 ? 2 : 1);
+		group_plan(cg, G, s, m->head, s > 1 ? 2 : 1);
 		*cycles = m->cycles;
 		return 0;
 	}
@@ -1191,10 +1274,28 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
 		if (cg->g == uses_g)
-			memo_put(G->first, G->n_ops, 0, -1);
+			memo_put(G->first, G->n_ops, 0, 0, -1);
 		return -2;
 	}
-	group_plan(cg, G, best, best > 1 ? 2 : 1);
+	/* A short first slice (a half or a quarter of the others' rows, the
+	 * count kept): the computes start once fewer rows have loaded, where
+	 * the cost model times that faster and it fits. */
+	int head = 0, rows = (oh + best - 1) / best;
+	for (int q = 2; best > 1 && !G->whole && q <= 4; q *= 2) {
+		int hd = (rows + q - 1) / q;
+		if (hd >= rows || (oh - hd + best - 2) / (best - 1) * (best - 1) - (oh - hd) >=
+				 (oh - hd + best - 2) / (best - 1))
+			continue;   /* no shorter first slice, or a last slice empty */
+		group_plan(cg, G, best, hd, 2);
+		int64_t cy = G->need > cg->c->lmem_bytes ? -2 : group_cycles(cg, G);
+		if (cy == -1)
+			return -1;
+		if (cy >= 0 && cy < best_t) {
+			best_t = cy;
+			head = hd;
+		}
+	}
+	group_plan(cg, G, best, head, best > 1 ? 2 : 1);
 	/* Coefficient runs load later ops' weights ahead of the next op's:
 	 * where the compute engine then waits longer than the start-ups
 	 * saved, every weight loads alone. */
@@ -1211,7 +1312,7 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 	}
 	*cycles = best_t;
 	if (cg->g == uses_g)
-		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, best_t);
+		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, head, best_t);
 	return 0;
 }
 

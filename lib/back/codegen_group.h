@@ -51,6 +51,15 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
 		 uint32_t *last_cmp);
 
+/* Load rows of t, a tensor G reads whole (lane shape N = 1) that the unit
+ * before G stores in slices and has stored up to row `rows`: those after
+ * the ones loaded so far that `budget` DMA cycles move, into G's copy
+ * unless it lies in avoid's [avoid[0], avoid[1]); G then loads the rest.
+ * The first load waits for *wait (then 0).  1 when some loaded, 0 when
+ * none, -1 on errors. */
+int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
+		       int64_t budget, const int64_t *avoid);
+
 /* Between these, G (which must not change) has its uses indexed once, so
  * that planning every run of ops stays linear in the graph, and each run's
  * slicing, once chosen by cg_group_choose, is remembered (layergroup times

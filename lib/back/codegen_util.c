@@ -330,10 +330,6 @@ int64_t cg_load_cycles(const struct gen *cg, int t)
 	return cost_dma(cg->c, (int64_t)tensor_bytes(&cg->g->tensors[t]));
 }
 
-/* Parts of a weight loaded within a budget are at least this many DMA
- * start-ups long: more, shorter parts would spend the time saved on them. */
-#define PART_LATENCIES 4
-
 int cg_load_whole(struct gen *cg, int t, int64_t addr, uint32_t *wait, int64_t *budget,
 		  const int64_t *avoid, int *done)
 {
@@ -445,4 +441,9 @@ int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *f
 		      uint32_t upto, int64_t budget)
 {
 	return pf->u && pf->freed ? pf->freed(cg, pf, fr, n, upto, budget) : 0;
+}
+
+int cg_prefetch_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64_t budget)
+{
+	return pf->u && pf->rows ? pf->rows(cg, pf, t, rows, budget) : 0;
 }

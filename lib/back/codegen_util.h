@@ -47,10 +47,18 @@ struct prefetch {
 	 * those, within `budget` DMA cycles (see cg_prefetch_freed). */
 	int (*freed)(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
 		     uint32_t upto, int64_t budget);
+	/* Load the next unit's copy of rows [0, rows) of t, which the current
+	 * unit has stored, within budget (see cg_prefetch_rows). */
+	int (*rows)(struct gen *cg, struct prefetch *pf, int t, int rows, int64_t budget);
 	uint32_t wait;         /* compute command the first load waits for, then 0 */
 	int only_before;       /* activations only if written before this op */
 	int64_t lo, hi;        /* local bytes [lo, hi) still in use: not loaded into */
 };
+
+/* A load in parts moves at least this many DMA start-ups' worth of bytes
+ * per command: more, shorter parts would spend the time they save on
+ * start-ups. */
+#define PART_LATENCIES 4
 
 /* ---- helpers (codegen_util.c) ---- */
 int cg_is_weight(const struct ir_graph *g, int t);
@@ -128,5 +136,9 @@ int cg_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, int final);
  * upto, within budget DMA cycles. */
 int cg_prefetch_freed(struct gen *cg, struct prefetch *pf, const struct freed *fr, int n,
 		      uint32_t upto, int64_t budget);
+/* After the current unit stored rows [0, rows) of t: pf's rows loader
+ * (nothing when none) loads those of them the next unit reads whole and
+ * has not loaded, within budget DMA cycles. */
+int cg_prefetch_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64_t budget);
 
 #endif

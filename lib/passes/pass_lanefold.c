@@ -44,6 +44,9 @@
  * The attention's output leaves the fold by a Transpose [0, 2, 1, 3] of
  * [B, heads, M, D] between two views; it runs on [1, B, heads, M, D]
  * (batch_view_transpose), the batch on the lanes, instead of the heads.
+ * A Transpose between two views whose tensors have unit axes (MaxViT's
+ * heads split for its one window at 7 x 7, [1, 1, 49, heads, D]) runs on
+ * the views without them, batch 1 first (unit_view_transpose).
  *
  * Ops that work row by row along the last axis (LayerNormalization, a
  * MatMul by a constant, biases, residual Adds, pointwise ops, a Slice of
@@ -409,26 +412,78 @@ static int64_t lane_cost(int r, const int64_t *shape, int64_t size)
 	return shape[0] * ((shape[1] + l - 1) / l) * shape[2] * ((w * size + v - 1) / v * v);
 }
 
-/* A Transpose between two views that leaves more leading rows than
- * lanes on axis 1 ([B, heads, M, D] -> [B, M, heads, D] after a folded
- * attention's MatMul: 3 of 64 lanes in use, every window a row of its own)
- * runs on the view [1, B, heads, M, D] with every axis moved one on: the
- * batch on the lanes, the move within a lane.  Only when its input and
- * output take fewer bytes per lane so, and views produce its input and
- * read its output alone (the new views merge with them: no copy more). */
-static int batch_view_transpose(struct ir_graph *g, int i)
+static int64_t lane_bytes(int r, const int64_t *shape, int64_t size);
+
+/* Is op i a Transpose between two views: a Reshape alone reads its
+ * output, and its input is a Reshape's output that op i alone reads (new
+ * views around it merge with those: no copy more)?  *p gets its perm. */
+static int viewed_transpose(const struct ir_graph *g, int i, int64_t *p)
 {
 	const struct ir_op *op = &g->ops[i];
-	int64_t p[IR_MAX_RANK], xv[IR_MAX_RANK], yv[IR_MAX_RANK], pv[IR_MAX_RANK];
 	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
 		return 0;
 	int x = op->in[0], y = op->out[0];
 	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
 	int r = xt->rank, px = pass_producer(g, x), ry = pass_sole_reader(g, y, i + 1);
-	if (r < 4 || r + 1 > IR_MAX_RANK || xt->dyn || yt->dyn || xt->data ||
-	    op_ints(op, "perm", p, IR_MAX_RANK) != r || xt->shape[0] <= xt->shape[1] ||
-	    px < 0 || g->ops[px].type != OP_RESHAPE || pass_sole_reader(g, x, px + 1) != i ||
-	    ry < 0 || g->ops[ry].type != OP_RESHAPE)
+	return r >= 3 && r < IR_MAX_RANK && !xt->dyn && !yt->dyn && !xt->data &&
+	       op_ints(op, "perm", p, IR_MAX_RANK) == r && px >= 0 &&
+	       g->ops[px].type == OP_RESHAPE && pass_sole_reader(g, x, px + 1) == i &&
+	       ry >= 0 && g->ops[ry].type == OP_RESHAPE;
+}
+
+/* Transpose i (between two views, viewed_transpose) runs on views of
+ * rank r of its input and output, xv and yv, with perm pv: only when they
+ * take fewer bytes per lane than its tensors do.  The values are the
+ * same. */
+static int transpose_on_views(struct ir_graph *g, int i, int r, const int64_t *xv,
+			      const int64_t *yv, const int64_t *pv)
+{
+	int x = g->ops[i].in[0], y = g->ops[i].out[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
+	int64_t es = (int64_t)dtype_size(xt->dtype);
+	if (lane_bytes(r, xv, es) + lane_bytes(r, yv, es) >=
+	    lane_bytes(xt->rank, xt->shape, es) + lane_bytes(yt->rank, yt->shape, es))
+		return 0;
+	char base[512];
+	snprintf(base, sizeof base, "%s_rows", xt->name);
+	char *name = graph_unique_name(g, base, 1);
+	int nx = graph_add_tensor(g, name, xt->dtype, r, xv);
+	free(name);
+	copy_quant(&g->tensors[nx], &g->tensors[x]);
+	snprintf(base, sizeof base, "%s_rows", g->tensors[y].name);
+	name = graph_unique_name(g, base, 1);
+	int ny = graph_add_tensor(g, name, g->tensors[y].dtype, r, yv);
+	free(name);
+	copy_quant(&g->tensors[ny], &g->tensors[y]);
+	snprintf(base, sizeof base, "%s_rows", g->ops[i].name);
+	int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, x, nx);
+	op_set_ints(&g->ops[v], "shape", r, xv);
+	i++;
+	g->ops[i].in[0] = nx;
+	g->ops[i].out[0] = ny;
+	op_set_ints(&g->ops[i], "perm", r, pv);
+	snprintf(base, sizeof base, "%s_unrows", g->ops[i].name);
+	v = pass_insert_after(g, i, OP_RESHAPE, base, ny, y);
+	op_set_ints(&g->ops[v], "shape", g->tensors[y].rank, g->tensors[y].shape);
+	pass_index_drop();
+	return 1;
+}
+
+/* A Transpose between two views that leaves more leading rows than
+ * lanes on axis 1 ([B, heads, M, D] -> [B, M, heads, D] after a folded
+ * attention's MatMul: 3 of 64 lanes in use, every window a row of its own)
+ * runs on the view [1, B, heads, M, D] with every axis moved one on: the
+ * batch on the lanes, the move within a lane.  Only when its input and
+ * output take fewer bytes per lane so. */
+static int batch_view_transpose(struct ir_graph *g, int i)
+{
+	int64_t p[IR_MAX_RANK], xv[IR_MAX_RANK], yv[IR_MAX_RANK], pv[IR_MAX_RANK];
+	if (!viewed_transpose(g, i, p))
+		return 0;
+	const struct ir_tensor *xt = &g->tensors[g->ops[i].in[0]];
+	const struct ir_tensor *yt = &g->tensors[g->ops[i].out[0]];
+	int r = xt->rank;
+	if (r < 4 || xt->shape[0] <= xt->shape[1])
 		return 0;
 	xv[0] = yv[0] = 1;
 	pv[0] = 0;
@@ -437,39 +492,44 @@ static int batch_view_transpose(struct ir_graph *g, int i)
 		yv[d + 1] = yt->shape[d];
 		pv[d + 1] = p[d] + 1;
 	}
-	int64_t es = (int64_t)dtype_size(xt->dtype);
-	if (lane_cost(r + 1, xv, es) + lane_cost(r + 1, yv, es) >=
-	    lane_cost(r, xt->shape, es) + lane_cost(r, yt->shape, es))
+	return transpose_on_views(g, i, r + 1, xv, yv, pv);
+}
+
+/* A Transpose between two views whose tensors have unit axes
+ * ([1, 1, 49, 16, 32] -> [1, 1, 16, 49, 32]: MaxViT's heads split for
+ * its one window at 7 x 7, one lane of 64 in use) runs on the views
+ * without them, batch 1 first ([1, 49, 16, 32] -> [1, 16, 49, 32]: 49
+ * and 16 lanes), the same elements in the same order.  Only when its
+ * input and output take fewer bytes per lane so. */
+static int unit_view_transpose(struct ir_graph *g, int i)
+{
+	int64_t p[IR_MAX_RANK], xv[IR_MAX_RANK], yv[IR_MAX_RANK], pv[IR_MAX_RANK];
+	int at[IR_MAX_RANK];
+	if (!viewed_transpose(g, i, p))
 		return 0;
-	char base[512];
-	snprintf(base, sizeof base, "%s_rows", xt->name);
-	char *name = graph_unique_name(g, base, 1);
-	int nx = graph_add_tensor(g, name, xt->dtype, r + 1, xv);
-	free(name);
-	copy_quant(&g->tensors[nx], &g->tensors[x]);
-	snprintf(base, sizeof base, "%s_rows", g->tensors[y].name);
-	name = graph_unique_name(g, base, 1);
-	int ny = graph_add_tensor(g, name, g->tensors[y].dtype, r + 1, yv);
-	free(name);
-	copy_quant(&g->tensors[ny], &g->tensors[y]);
-	snprintf(base, sizeof base, "%s_rows", g->ops[i].name);
-	int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, x, nx);
-	op_set_ints(&g->ops[v], "shape", r + 1, xv);
-	i++;
-	g->ops[i].in[0] = nx;
-	g->ops[i].out[0] = ny;
-	op_set_ints(&g->ops[i], "perm", r + 1, pv);
-	snprintf(base, sizeof base, "%s_unrows", g->ops[i].name);
-	v = pass_insert_after(g, i, OP_RESHAPE, base, ny, y);
-	op_set_ints(&g->ops[v], "shape", r, g->tensors[y].shape);
-	pass_index_drop();
-	return 1;
+	const struct ir_tensor *xt = &g->tensors[g->ops[i].in[0]];
+	int r = xt->rank, k = 1;
+	for (int d = 0; d < r; d++) {
+		at[d] = xt->shape[d] == 1 ? -1 : k;
+		if (at[d] > 0)
+			xv[k++] = xt->shape[d];
+	}
+	if (k < 3 || k == r)
+		return 0;   /* one axis left (merge-layout's), or no unit axis */
+	xv[0] = yv[0] = 1;
+	pv[0] = 0;
+	for (int d = 0, n = 1; d < r; d++)
+		if (at[p[d]] > 0) {
+			pv[n] = at[p[d]];
+			yv[n++] = xt->shape[p[d]];
+		}
+	return transpose_on_views(g, i, k, xv, yv, pv);
 }
 
 int lanefold_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if (batch_view_transpose(g, i))
+	if (batch_view_transpose(g, i) || unit_view_transpose(g, i))
 		return 1;
 	if (!foldable(g, op))
 		return 0;

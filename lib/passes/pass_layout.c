@@ -507,17 +507,21 @@ static int batch_transpose_pattern(struct ir_graph *g, int i)
 	    p[0] != 0 || p[1] != 1 || xt->shape[0] != 1 || xt->shape[1] <= 1 ||
 	    xt->shape[2] <= xt->shape[1] || yt->shape[2] <= yt->shape[1])
 		return 0;
-	int64_t q[IR_MAX_RANK];
-	for (int d = 1; d < r; d++)
+	/* the shapes copied: graph_add_tensor may move g->tensors */
+	int64_t q[IR_MAX_RANK], xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+	for (int d = 1; d < r; d++) {
 		q[d - 1] = p[d] - 1;
+		xs[d - 1] = xt->shape[d];
+		ys[d - 1] = yt->shape[d];
+	}
 	char base[512];
 	snprintf(base, sizeof base, "%s_blocks", xt->name);
 	char *name = graph_unique_name(g, base, 1);
-	int xv = graph_add_tensor(g, name, xt->dtype, r - 1, xt->shape + 1);
+	int xv = graph_add_tensor(g, name, xt->dtype, r - 1, xs);
 	free(name);
 	snprintf(base, sizeof base, "%s_blocks", g->tensors[y].name);
 	name = graph_unique_name(g, base, 1);
-	int yv = graph_add_tensor(g, name, g->tensors[y].dtype, r - 1, g->tensors[y].shape + 1);
+	int yv = graph_add_tensor(g, name, g->tensors[y].dtype, r - 1, ys);
 	free(name);
 	for (int k = 0; k < 2; k++) {   /* a view keeps its quantisation */
 		struct ir_tensor *to = &g->tensors[k ? yv : xv], *from = &g->tensors[k ? y : x];
