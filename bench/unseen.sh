@@ -38,7 +38,15 @@
 #   cycles, eff   tpu-sim's cycles and efficiency (roofline bound / cycles)
 #   build     seconds from onnx2top through codegen (calibration included)
 #   f32ops    auto: ops the searched qtable keeps in f32
-#   message   the failing tool's one line, or the first failed check
+#   message   the failing tool's one line, or the first failed check; for
+#             a bf16 or f16 row that ran, "F32 at MODE: C, stable|unstable":
+#             C the cosine of Top F32 with its input and weights rounded
+#             to MODE (ir-run --round) against Top F32, and stable when
+#             that spends at most a quarter of the goal's margin (C >=
+#             1 - (1 - goal) / 4), leaving the rest to the activations the
+#             mode stores: a network whose own F32 amplifies one rounding
+#             beyond that is judged "where F32 itself is stable" by it,
+#             not by the goal (ir-run(1) --round)
 # Needs Debian's /usr/bin/python3 (numpy, onnx, torch for the generator),
 # node with onnxruntime-node ($ORT_NODE or /work/ort/node_modules).
 set -u
@@ -199,9 +207,18 @@ for name in "${NAMES[@]}"; do
 			eff=$(sed -n 's/^tpu-sim: roofline.*efficiency \([0-9.]*%\).*/\1/p' "$o/deploy.log" | tail -n1)
 			[ -s "$o/auto.qtable" ] && nf=$(grep -c '[[:space:]]f32[[:space:]]*$' "$o/auto.qtable")
 			b=$(awk '{printf "%.0f", $2}' "$o/build.rc" 2>/dev/null)
+			msg=
+			[ "$st" = ok ] || msg=$(message "$o/deploy.log")
+			if [ "$st" = ok ] && { [ "$m" = bf16 ] || [ "$m" = f16 ]; } && [ -s "$o/canonical.top" ] &&
+				nice -n 10 "$BIN/ir-run" "$o/canonical.top" -i "$d/input.npz" --round "$m" \
+					-o "$o/round_out.npz" 2>/dev/null; then
+				fl=$(mincos "$o/top_out.npz" "$o/round_out.npz")
+				msg="F32 at $m: $fl, $(awk -v c="$fl" -v g="$([ "$m" = bf16 ] && echo 0.999 || echo 0.9999)" \
+					'BEGIN { print (c != "-" && 1 - c <= (1 - g) / 4 ? "stable" : "unstable") }')"
+			fi
 			printf '%-20s %-5s %-5s %-3s %-8s %-8s %-8s %-8s %-28s %-8s %10s %6s %6s %5s %s\n' "$name" "$chip" \
 				"$mode" $imp "$st" "$rt" "$rs" "$fs" "$(echo "$tk" | cut -c1-28)" "$eq" "${cyc:--}" "${eff:--}" \
-				"${b:--}" "$nf" "$([ "$st" = ok ] || message "$o/deploy.log")" | tee "$o/row.txt"
+				"${b:--}" "$nf" "$msg" | tee "$o/row.txt"
 			[ -n "$KEEP" ] || rm -f "$o"/*.top "$o"/*.tpu "$o"/model.tmodel
 		done
 	done

@@ -552,29 +552,40 @@ with open('$T/big.table', 'w') as f:
 }
 
 @test "--search-qtable selects on held-out samples and reports their cosine" {
+	# 16 samples: 3 fit, 5 held out, and 8 that only score the result
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" \
 		--expected-cos 0.99999 --search-samples 3 --search-holdout 5
 	assert_success
-	assert_output --regexp '^calibrate: [1-9][0-9]* of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 3 fit samples, 0\.[0-9]+ expected on unseen input \(5 held out, lowest 0\.[0-9]+; all int8: 0\.[0-9]+\), goal 0\.99999$'
+	assert_output --regexp '^calibrate: [1-9][0-9]* of [0-9]+ ops in f32: cosine 0\.[0-9]+ on 3 fit samples, 0\.[0-9]+ expected on unseen input \(8 unseen by the search, lowest 0\.[0-9]+; 5 held out: 0\.[0-9]+, lowest 0\.[0-9]+; all int8: 0\.[0-9]+\), goal 0\.99999$'
 	fit=$(printf '%s\n' "$output" | sed -n 's/.*: cosine \([0-9.]*\) on .*/\1/p')
-	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
-	head -2 "$T/q.qt" | tail -1 | grep -q "^# .*expected on unseen input (5 held out"
-	# what top2tpu and ir-run give on samples 0-2 and on the held-out 3-7
+	unseen=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	held=$(printf '%s\n' "$output" | sed -n 's/.*5 held out: \([0-9.]*\),.*/\1/p')
+	head -2 "$T/q.qt" | tail -1 | grep -q "^# .*expected on unseen input (8 unseen by the search"
+	# what top2tpu and ir-run give on samples 0-2, on the held-out 3-7
+	# and on 8-15, which no step of the search ran
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
-	for i in 0 1 2 3 4 5 6 7 8; do
+	for i in $(seq 0 15); do
 		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
 		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
 		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
 		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
 	done > "$T/cos"
-	run awk -v fit="$fit" -v held="$held" '
+	run awk -v fit="$fit" -v held="$held" -v unseen="$unseen" '
 		$1 < 3 && (f == "" || $2 < f) { f = $2 }
 		$1 >= 3 && $1 < 8 && (h == "" || $2 < h) { h = $2 }
-		END { d1 = f - fit; d2 = h - held
-		      print (d1 < 2e-6 && d1 > -2e-6 && d2 < 2e-6 && d2 > -2e-6 && h >= 0.99999) }' "$T/cos"
+		$1 >= 8 && (u == "" || $2 < u) { u = $2 }
+		END { d1 = f - fit; d2 = h - held; d3 = u - unseen
+		      print (d1 < 2e-6 && d1 > -2e-6 && d2 < 2e-6 && d2 > -2e-6 && h >= 0.99999 &&
+			     d3 < 2e-6 && d3 > -2e-6) }' "$T/cos"
 	assert_output 1
-	# --search-holdout 0: selected on the fit samples alone
+	# --search-holdout 0: selected on the fit samples alone, the other 13
+	# score it
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/z.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 0
+	assert_success
+	assert_output --partial 'expected on unseen input (13 unseen by the search, lowest '
+	assert_output --partial '; 0 held out: 1.000000, lowest 1.000000;'
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 3 -o "$T/t.table" --search-qtable "$T/z.qt" \
 		--expected-cos 0.99999 --search-samples 3 --search-holdout 0
 	assert_success
 	assert_output --partial 'on 3 fit samples, 1.000000 expected on unseen input (0 held out, lowest 1.000000;'
@@ -584,13 +595,23 @@ with open('$T/big.table', 'w') as f:
 	assert_success
 	assert_output --partial 'on 3 fit samples'
 	assert_output --partial '(2 held out, lowest '
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 10 -o "$T/t.table" --search-qtable "$T/n.qt" \
+		--expected-cos 0.99999 --search-samples 3 --search-holdout 5
+	assert_success
+	assert_output --partial '(2 unseen by the search, lowest '
+	# chosen on two samples, which int8 alone serves: the 14 others say
+	# the goal does not hold
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/u.qt" \
+		--expected-cos 0.9999 --search-samples 1 --search-holdout 1
+	assert_success
+	assert_output --regexp '^calibrate: 0 of 8 ops in f32: .*, 0\.9998[0-9]+ expected on unseen input \(14 unseen by the search, lowest 0\.9998[0-9]+; 1 held out: 0\.9999[0-9]+, .*, goal 0\.9999; below the goal on the unseen samples$'
 }
 
 @test "--search-qtable: a set of more than 10 samples is judged by its 10th percentile" {
 	# the 14 fit and held-out samples as one: at most one below the goal;
 	# reported, 11 held out: the second smallest of their cosines, and the
 	# lowest beside it; 3 fit samples: the smallest
-	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt" \
+	run calibrate "$QN/net.top" -d "$QN/calib.npz" -n 14 -o "$T/t.table" --search-qtable "$T/q.qt" \
 		--expected-cos 0.99999 --search-samples 3 --search-holdout 11
 	assert_success
 	fit=$(printf '%s\n' "$output" | sed -n 's/.*: cosine \([0-9.]*\) on .*/\1/p')
@@ -619,8 +640,9 @@ with open('$T/big.table', 'w') as f:
 	run calibrate "$T/sc.top" -d "$T/sc/calib.npz" -o "$T/t.table" --search-qtable "$T/q.qt"
 	assert_success
 	assert_output --regexp '^calibrate: 0 of 3 ops in f32: .*, goal 0\.99; 1 one-number output scored by error$'
-	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
-	low=$(printf '%s\n' "$output" | sed -n 's/.*(16 held out, lowest \([0-9.]*\);.*/\1/p')
+	unseen=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
+	held=$(printf '%s\n' "$output" | sed -n 's/.*16 held out: \([0-9.]*\),.*/\1/p')
+	low=$(printf '%s\n' "$output" | sed -n 's/.*16 held out: [0-9.]*, lowest \([0-9.]*\);.*/\1/p')
 	top2tpu "$T/sc.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
 	for i in $(seq 0 23); do
 		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$T/sc/calib.npz')['x'][$i])"
@@ -643,6 +665,11 @@ print(a, b)"
 	     NR > 4 && NR <= 20 { if (d > m) { m2 = m; m = d } else if (d > m2) m2 = d }
 	     END { s = 1 - 0.01 * m2 / 0.02; l = 1 - 0.01 * m / 0.02
 		   exit !(m2 > 0 && s - held < 2e-6 && held - s < 2e-6 && l - low < 2e-6 && low - l < 2e-6) }' "$T/p"
+	# and expected on unseen input: the largest error over samples 20-23,
+	# which no step of the search ran
+	awk -v u="$unseen" '{ d = $1 - $2; if (d < 0) d = -d }
+	     NR > 20 { if (d > m) m = d }
+	     END { s = 1 - 0.01 * m / 0.02; exit !(s - u < 2e-6 && u - s < 2e-6) }' "$T/p"
 }
 
 @test "--search-qtable: a CTC text is read at its clear steps, and its goal is 0.98" {

@@ -81,6 +81,44 @@ PYEOF
 	assert_close "$T/out.npz" "$T/expect.npz"
 }
 
+@test "--round: the inputs and the weights of rank 2 and more rounded to bf16 or f16, the run in f32" {
+	# the same model with its weights w, c, fw (not the biases b, fb) and
+	# its input rounded by numpy (to nearest even) gives the same numbers
+	$PY - "$FX/tiny.onnx" "$FX/tiny_in.npz" "$T" <<'EOF'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+def bf16(a):
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return (((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint32) << 16).view(np.float32)
+rnd = {"bf16": bf16, "f16": lambda a: a.astype(np.float16).astype(np.float32)}
+for tag, f in rnd.items():
+    m = onnx.load(sys.argv[1])
+    for t in m.graph.initializer:
+        a = numpy_helper.to_array(t)
+        if a.ndim >= 2:
+            t.CopyFrom(numpy_helper.from_array(f(a), t.name))
+    onnx.save(m, "%s/%s.onnx" % (sys.argv[3], tag))
+    z = np.load(sys.argv[2])
+    np.savez("%s/%s_in.npz" % (sys.argv[3], tag), **{k: f(z[k]) for k in z.files})
+EOF
+	ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/f32.npz"
+	for m in bf16 f16; do
+		onnx2top "$T/$m.onnx" -o "$T/$m.top"
+		ir-run "$T/$m.top" -i "$T/${m}_in.npz" -o "$T/want.npz"
+		run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --round $m -o "$T/got.npz"
+		assert_success
+		assert_output ''
+		run npz-compare "$T/got.npz" "$T/want.npz" --tolerance 1,1
+		assert_success
+		run npz-compare "$T/got.npz" "$T/f32.npz" --tolerance 1,1
+		assert_failure
+	done
+	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" --round int8 -o "$T/x.npz"
+	assert_failure 2
+	assert_line --index 0 "ir-run: --round: bf16 or f16, not 'int8'"
+	[ ! -e "$T/x.npz" ]
+}
+
 @test "--dump-all writes every activation in graph order, no weights" {
 	run ir-run "$FX/tiny.top" -i "$FX/tiny_in.npz" -o "$T/all.npz" --dump-all
 	assert_success

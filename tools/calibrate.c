@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 	static struct frames fr;
 	struct calib_search_opts so = {
 		.chip = "tpu-a", .mode = MODE_INT8, .keep = MODE_F32, .expected_cos = 0.99,
-		.samples = 4, .holdout = 16, .nthreads = 1, .prog = prog,
+		.samples = 4, .holdout = 16, .unseen = -1, .nthreads = 1, .prog = prog,
 	};
 	/* One thread by default: per-op work is small at batch 1, and idle
 	 * OpenMP threads spinning between ops cost more than they save on a
@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };
-		char note[400];
+		char note[512];
 		so.nthreads = opts.nthreads;
 		so.progress = opts.progress;
 		if (opts.max_samples > 0 && opts.max_samples < so.samples)
@@ -418,21 +418,35 @@ int main(int argc, char **argv)
 		/* -n bounds the samples the search holds out too */
 		if (opts.max_samples > 0 && so.holdout > opts.max_samples - so.samples)
 			so.holdout = opts.max_samples - so.samples;
+		if (opts.max_samples > 0)
+			so.unseen = opts.max_samples - so.samples - so.holdout;
 		so.untuned = t0;
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
 		}
-		char scored[80] = "";
+		char scored[80] = "", unseen[160] = "";
 		if (res.scores)
 			snprintf(scored, sizeof scored, "; %d one-number output%s scored by error",
 				 res.scores, res.scores > 1 ? "s" : "");
+		/* expected: the samples no step of the search saw, when any */
+		if (res.unseen_samples > 0)
+			snprintf(unseen, sizeof unseen, "%lld unseen by the search, lowest %.6f; "
+				 "%lld held out: %.6f", (long long)res.unseen_samples,
+				 res.unseen_lowest, (long long)res.held_samples, res.held_cos);
+		else
+			snprintf(unseen, sizeof unseen, "%lld held out", (long long)res.held_samples);
 		snprintf(note, sizeof note,
 			 "%d of %d ops in %s: cosine %.6f on %lld fit samples, %.6f expected on "
-			 "unseen input (%lld held out, lowest %.6f; all %s: %.6f), goal %g%s",
+			 "unseen input (%s, lowest %.6f; all %s: %.6f), goal %g%s",
 			 res.kept, res.candidates, mode_name(so.keep), res.cos,
-			 (long long)res.fit_samples, res.held_cos, (long long)res.held_samples,
+			 (long long)res.fit_samples,
+			 res.unseen_samples > 0 ? res.unseen_cos : res.held_cos, unseen,
 			 res.held_lowest, mode_name(so.mode), res.base_cos, res.goal, scored);
+		/* what no step of the search saw says the goal may not hold */
+		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
+			snprintf(note + strlen(note), sizeof note - strlen(note),
+				 "; below the goal on the unseen samples");
 		if (res.took_untuned)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; untuned (the whole graph scored higher)");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ir/base.h"
+#include "ir/convert.h"
 #include "tool/cli.h"
 #include "tool/heap.h"
 #include "run/interp.h"
@@ -21,9 +22,29 @@
 static const char prog[] = "ir-run";
 static const char usage[] =
 	"usage: ir-run IN -i INPUT.npz [-o OUT.npz] [--dump-all] [--threads N] [--repeat N]\n"
-	"       [--bench N] [--profile] [-v] [--max-memory SIZE]\n"
+	"       [--bench N] [--profile] [-v] [--max-memory SIZE] [--round bf16|f16]\n"
 	"       ir-run IN -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]] [-o OUT.npz]\n"
 	"       [--record-inputs SAMPLES.npz] [--dump-all] [--threads N] [-v] [--max-memory SIZE]\n";
+
+/* --round T: the f32 inputs of Z and the f32 weights of G of rank 2 and
+ * more (a Conv's, Gemm's or MatMul's; biases and scalars stay, as the
+ * float modes keep them) rounded to T, the rest of the run in f32: the
+ * error of a float mode's weights and inputs alone, none of its stored
+ * activations (ir-run(1), "Stable at a precision"). */
+static void round_to(struct ir_graph *g, struct npz *z, enum ir_dtype t)
+{
+	for (int i = 0; i < z->n; i++)
+		if (z->a[i].dtype == DT_F32)
+			dtype_round(z->a[i].data, (int64_t)(z->a[i].nbytes / sizeof(float)), t);
+	for (int i = 0; i < g->n_tensors; i++) {
+		struct ir_tensor *w = &g->tensors[i];
+		if (!w->data || w->dtype != DT_F32 || w->rank < 2)
+			continue;
+		if (!w->owns_data)
+			tensor_set_data(w, w->data, w->nbytes);
+		dtype_round(w->data, (int64_t)(w->nbytes / sizeof(float)), t);
+	}
+}
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after
  * a message on stderr when it is not one. */
@@ -148,12 +169,14 @@ int main(int argc, char **argv)
 		{ "frames", required_argument, NULL, 'F' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "record-inputs", required_argument, NULL, 'R' },
+		{ "round", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *in_npz = NULL, *out = NULL, *record = NULL;
 	int dump_all = 0, threads = 1, repeat = 1, bench = 0, profile = 0, verbose = 0, c;
 	struct frames fr = { 0 };
+	enum ir_dtype round = DT_F32;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:vh", longopts, NULL)) != -1) {
@@ -197,6 +220,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'R': record = optarg; break;
+		case 'u':
+			if (strcmp(optarg, "bf16") && strcmp(optarg, "f16")) {
+				frames_free(&fr);
+				return cli_usage_error(prog, usage, "--round: bf16 or f16, not '%s'",
+						       optarg);
+			}
+			round = !strcmp(optarg, "bf16") ? DT_BF16 : DT_F16;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return cli_missing_value(prog, usage, argv);
 		default: return cli_bad_option(prog, usage, argv, "");
@@ -236,6 +267,8 @@ int main(int argc, char **argv)
 	int rc = 1;
 	if (ir_read(in, &g) < 0 || npz_read(in_npz, &zin) < 0)
 		goto fail;
+	if (round != DT_F32)
+		round_to(g, &zin, round);
 	if (interp_init(&it, g, threads) < 0)
 		goto fail_graph;
 	it.keep_all = dump_all;   /* every activation stays readable */

@@ -13,7 +13,9 @@
 #include "ir/op.h"
 #include "ir/task_check.h"
 
-enum set { FIT, HELD, BOTH };   /* BOTH: the fit and held-out samples as one set */
+/* BOTH: the fit and held-out samples as one set; UNSEEN: the samples
+ * after them, which no choice of the search sees */
+enum set { FIT, HELD, BOTH, UNSEEN };
 
 /* One search: the graph, its samples and the float outputs to reach. */
 struct search {
@@ -22,8 +24,9 @@ struct search {
 	const char *const *files;
 	int nfiles;
 	int64_t *first;              /* per file: global index of its first sample */
-	int64_t nsamples;            /* samples evaluated: fit, then held out */
+	int64_t nsamples;            /* samples evaluated: fit, held out, unseen */
 	int64_t nfit;                /* the first nfit are the fit set */
+	int64_t nsel;                /* the first nsel the fit and held-out sets */
 	int64_t *order;              /* the order samples are tried in: the last
 					to fail first */
 	const struct calib_table *tab;
@@ -230,8 +233,9 @@ static double set_score(const struct search *s, double *v, int64_t n, int64_t to
 static int evaluate(struct search *s, const struct qtable *qt, enum set set, int early,
 		    double *cos, double *per, int *per_changed)
 {
-	int64_t n0 = set == HELD ? s->nfit : 0;
-	int64_t n = set == FIT ? s->nfit : set == HELD ? s->nsamples - s->nfit : s->nsamples;
+	int64_t n0 = set == HELD ? s->nfit : set == UNSEEN ? s->nsel : 0;
+	int64_t n = set == FIT ? s->nfit : set == HELD ? s->nsel - s->nfit
+		  : set == UNSEEN ? s->nsamples - s->nsel : s->nsel;
 	int64_t *order = s->order + n0, spare = spared(s, n), below = 0, done = 0;
 	*cos = 1;
 	if (n <= 0)
@@ -429,7 +433,12 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	}
 	if (held < 0)
 		held = 0;
-	s.nsamples = s.nfit + held;
+	s.nsel = s.nfit + held;
+	/* the rest, up to UNSEEN, only scores the result */
+	int64_t unseen = o->fr ? 0 : total - s.nsel;
+	if (o->unseen >= 0 && unseen > o->unseen)
+		unseen = o->unseen;
+	s.nsamples = s.nsel + unseen;
 	s.order = xmalloc(sizeof(int64_t) * (size_t)(s.nsamples + 1));
 	for (int64_t i = 0; i < s.nsamples; i++)
 		s.order[i] = i;
@@ -444,6 +453,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	}
 	res->fit_samples = s.nfit;
 	res->held_samples = held;
+	res->unseen_samples = unseen;
 	if (s.nsamples < 1)
 		rc = err_set("no samples to search on");
 	if (rc == 0)
@@ -548,9 +558,19 @@ report:
 		double all = 1;
 		q = make_qtable(top, ops, k, o->keep);
 		rc = evaluate_both(&s, q, 0, &all, per, ch);
+		res->unseen_cos = res->unseen_lowest = 1;
+		if (rc == 0 && unseen > 0) {
+			double u = 1;
+			rc = evaluate(&s, q, UNSEEN, 0, &u, per, ch);
+			int uch = 0;
+			for (int64_t i = s.nsel; i < s.nsamples; i++)
+				uch |= ch[i];
+			res->unseen_cos = set_score(&s, per + s.nsel, unseen, unseen, uch,
+						    &res->unseen_lowest);
+		}
 		if (rc == 0) {
 			int fch = 0, hch = 0;
-			for (int64_t i = 0; i < s.nsamples; i++)
+			for (int64_t i = 0; i < s.nsel; i++)
 				*(i < s.nfit ? &fch : &hch) |= ch[i];
 			res->cos = set_score(&s, per, s.nfit, s.nfit, fch, NULL);
 			res->held_cos = res->held_lowest = 1;

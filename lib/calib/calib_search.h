@@ -27,8 +27,11 @@
  *      k, least damaging first, goes back to MODE if the goal is still
  *      reached without it.
  * Both sets as one: an odd sample among the few fit samples is spared
- * too.  The score reported as expected on unseen input is the held-out
- * set's alone.
+ * too.  The held-out set chose the count and the pruning, so its score
+ * flatters the result (the pruning stops just above the goal there); the
+ * samples after the two sets (up to UNSEEN), which no step sees, score
+ * the result alone: theirs is the score expected on unseen input, the
+ * held-out set's when there are none.
  *
  * With state pairs (calibrate --frames N --state OUT=IN, lib/run/frames.h)
  * the samples are frames, recorded with the states the float graph meets
@@ -58,6 +61,9 @@ struct calib_search_opts {
 	int64_t samples;             /* fit on the first this many samples; <= 0 all */
 	int64_t holdout;             /* select on at most this many samples after
 					them (fewer when the files hold fewer) */
+	int64_t unseen;              /* score the result on at most this many
+					samples after those; < 0: all the files
+					hold (none with FR) */
 	int signed_only;             /* as lower_opts */
 	int asymmetric;              /* as lower_opts: search for --asymmetric */
 	int nthreads;
@@ -87,7 +93,10 @@ struct calib_search_result {
 	double held_cos;             /* with the qtable, on the held-out set: the
 					score expected on unseen input */
 	double held_lowest;          /* the smallest over the held-out samples */
-	int64_t fit_samples, held_samples;
+	double unseen_cos;           /* with the qtable, on the samples no step of
+					the search saw (1 when none) */
+	double unseen_lowest;        /* the smallest over them */
+	int64_t fit_samples, held_samples, unseen_samples;
 	int scores;                  /* outputs of one number, scored by error */
 	int kept;                    /* ops in the qtable */
 	int candidates;              /* ops the search could keep */

@@ -162,6 +162,14 @@ void dtype_set(void *p, enum ir_dtype t, int64_t i, double v)
 		put_int(p, t, i, (int64_t)v);
 }
 
+void dtype_round(float *v, int64_t n, enum ir_dtype t)
+{
+	for (int64_t i = 0; i < n && t == DT_BF16; i++)
+		v[i] = bf16_to_float(float_to_bf16(v[i]));
+	for (int64_t i = 0; i < n && t == DT_F16; i++)
+		v[i] = f16_to_float(float_to_f16(v[i]));
+}
+
 void dtype_convert(void *dst, enum ir_dtype dt, const void *src, enum ir_dtype st, int64_t n)
 {
 	if (dt == st) {

@@ -37,6 +37,10 @@ void dtype_set(void *p, enum ir_dtype t, int64_t i, double v);
  * integer arithmetic does), bool gives V != 0, float dtypes convert. */
 void dtype_set_int(void *p, enum ir_dtype t, int64_t i, int64_t v);
 
+/* Round the N f32 values of V in place to the nearest value of the float
+ * dtype T (bf16 or f16: nearest even; f32 and f64 leave them). */
+void dtype_round(float *v, int64_t n, enum ir_dtype t);
+
 float f16_to_float(uint16_t h);
 uint16_t float_to_f16(float f);
 float bf16_to_float(uint16_t h);
