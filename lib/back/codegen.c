@@ -624,9 +624,9 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * runs its commands in order: a load for a later unit may hold up the
  * next one's).  In codegen itself, where some group's slice count was not
  * its fastest, each of those again with every group at its fastest count
- * (cg_group_fastest), and where a slice followed a slice that prefetched,
- * with the slices' prefetch budgets not charged for that prefetch
- * (cg_group_credit), and both.  Ties go to the earlier.  Between
+ * (gen's fastest), and where a slice followed a slice that prefetched,
+ * with the slices' prefetch budgets not charged for that prefetch (gen's
+ * credit), and both.  Ties go to the earlier.  Between
  * codegen_plain_schedule(1) and (0), the third only.  Then, unless
  * estimating for layergroup, the fastest with gen_all's early row loads,
  * kept when faster and some rows loaded early.  *cycles gets its time.
@@ -644,8 +644,6 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	/* per variant: gen_all's freed (the layout: activations first for 1) */
 	static const int freed[] = { 2, 2, 0, 1 };
 	int differ;
-	cg_group_slacked(1);
-	cg_group_credits(1);
 	int rc = gen_all(cg, grp, n_grp, 0, plain_only ? 0 : freed[0], NULL, &differ);
 	int best = 0, best_m = 0;
 	if (rc < 0)
@@ -655,25 +653,22 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	 * dead bytes; each again (from v 0), in the program itself (not
 	 * layergroup's estimates), with every group at its fastest slice count
 	 * where some group's count was chosen for its smaller need of local
-	 * memory, and with the slices' prefetch budgets not charged for the
-	 * slice before's prefetch */
-	int fast_too = !cg->estimate && !plain_only && cg_group_slacked(0);
-	int credit_too = !cg->estimate && !plain_only && cg_group_credits(0);
+	 * memory (m & 1), and with the slices' prefetch budgets not charged for
+	 * the slice before's prefetch (m & 2) */
+	int fast_too = !cg->estimate && !plain_only && cg->slacked;
+	int credit_too = !cg->estimate && !plain_only && cg->credits;
 	for (int m = 0; m < 4; m++) {
-		int f = m & 1, cr = m >> 1;
-		if ((f && !fast_too) || (cr && !credit_too))
+		if (((m & 1) && !fast_too) || ((m & 2) && !credit_too))
 			continue;
-		cg_group_fastest(f);
-		cg_group_credit(cr);
 		for (int v = m ? 0 : 1; v <= 3; v++) {
 			if (v && (plain_only || !(differ & (v < 3 ? 1 : 2))))
 				continue;
 			struct gen alt = init;
+			alt.fastest = m & 1;
+			alt.credit = (m & 2) != 0;
 			int ov;
 			if (gen_all(&alt, grp, n_grp, v == 1, plain_only ? 0 : freed[v], NULL,
 				    v ? &ov : &differ) < 0) {
-				cg_group_fastest(0);
-				cg_group_credit(0);
 				cg_free(&alt);
 				return -1;
 			}
@@ -693,13 +688,11 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	/* the fastest with the rows the next unit reads whole loading as they
 	 * are stored (not when layergroup estimates) */
 	if (!cg->estimate) {
-		cg_group_fastest(best_m & 1);
-		cg_group_credit(best_m >> 1);
 		struct gen alt = init;
+		alt.fastest = best_m & 1;
+		alt.credit = (best_m & 2) != 0;
 		int ov, rows = 0;
 		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best], &rows, &ov) < 0) {
-			cg_group_fastest(0);
-			cg_group_credit(0);
 			cg_free(&alt);
 			return -1;
 		}
@@ -712,8 +705,6 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 			cg_free(&alt);
 		}
 	}
-	cg_group_fastest(0);
-	cg_group_credit(0);
 	return 0;
 }
 

@@ -991,22 +991,6 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
 	return m;
 }
 
-static int credit;         /* cg_group_credit */
-static long credits;       /* cg_group_credits */
-
-void cg_group_credit(int on)
-{
-	credit = on;
-}
-
-long cg_group_credits(int reset)
-{
-	long n = credits;
-	if (reset)
-		credits = 0;
-	return n;
-}
-
 /* Generate G: the first op's weights and the broadcast inputs (the first
  * load waits for `wait`), slice 0's input rows, the other ops' weights in
  * op order (each op's first compute waits for its own), then per slice the
@@ -1060,11 +1044,11 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			continue;
 		group_rows(cg, G, c);
 		uint32_t w = load_end[c], first_cmp = (uint32_t)cg->n_cmp + 1;
-		/* with cg_group_credit, not counting the previous slice's own
+		/* with cg->credit, not counting the previous slice's own
 		 * prefetch, which ran under that slice's computes */
-		int64_t spare = -(cg->dma_cycles - load_cy[c]) + (credit ? pf_prev : 0);
+		int64_t spare = -(cg->dma_cycles - load_cy[c]) + (cg->credit ? pf_prev : 0);
 		int64_t dma0 = cg->dma_cycles;
-		credits += pf_prev > 0;
+		cg->credits += pf_prev > 0;
 		for (int k = G->first; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
@@ -1227,29 +1211,13 @@ static void memo_reset(int on)
 	}
 }
 
-static int fastest_only;   /* cg_group_fastest */
-static long slacked;       /* cg_group_slacked */
-
-void cg_group_fastest(int on)
-{
-	fastest_only = on;
-}
-
-long cg_group_slacked(int reset)
-{
-	long n = slacked;
-	if (reset)
-		slacked = 0;
-	return n;
-}
-
-int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
+int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
 	/* the memo holds the counts chosen with the slack */
-	int memo_on = memo && cg->g == uses_g && !fastest_only;
+	int memo_on = memo && cg->g == uses_g && !cg->fastest;
 	struct memo *m = memo_on ? memo_slot(G->first, G->n_ops) : NULL;
 	if (m && m->n) {
 		if (!m->slices) {
@@ -1333,13 +1301,13 @@ int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles)
 		}
 	/* Of the cuts within SLACK of the fastest, the one needing the least
 	 * local memory: room for later groups' weights to load early (unless
-	 * cg_group_fastest). */
-	int64_t slack = fastest_only ? 0 : best_t * LG_SLACK_PCT / 100;
+	 * cg->fastest). */
+	int64_t slack = cg->fastest ? 0 : best_t * LG_SLACK_PCT / 100;
 	int fastest = best;
 	for (int n = 1; n <= oh && best_t >= 0; n++)
 		if (cy_n[n] >= 0 && cy_n[n] <= best_t + slack && need_n[n] < need_n[best])
 			best = n;
-	slacked += best != fastest;
+	cg->slacked += best != fastest;
 	if (best_t >= 0)
 		best_t = cy_n[best];
 	free(cy_n);

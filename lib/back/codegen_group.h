@@ -17,9 +17,9 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n);
 void cg_group_free(struct group *G);
 /* Choose the slice count the cost model times fastest among those that
  * fit (of those within LG_SLACK_PCT of it, the one needing the least local
- * memory, unless cg_group_fastest); *cycles gets its time.  -2 with a message when none fits, -1 on
+ * memory, unless cg->fastest); *cycles gets its time.  -2 with a message when none fits, -1 on
  * other errors. */
-int cg_group_choose(const struct gen *cg, struct group *G, int64_t *cycles);
+int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles);
 /* Whether all of G's weights are loaded. */
 int cg_group_weights_loaded(const struct group *G);
 /* The tensor of G's weight i (-1 past the last); *state 0 when none of it
@@ -60,22 +60,6 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
  * none, -1 on errors. */
 int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
 		       int64_t budget, const int64_t *avoid);
-/* With on, cg_group_choose takes every group's fastest slice count, not
- * the one needing the least local memory among those within LG_SLACK_PCT
- * of it, and bypasses the memo below, until called with 0. */
-void cg_group_fastest(int on);
-/* How many groups cg_group_choose gave a count other than their fastest
- * since the last call with reset 1. */
-long cg_group_slacked(int reset);
-
-/* With on, a slice's prefetch budget (cg_group_gen) does not count the
- * previous slice's prefetch among the DMA commands queued since its loads,
- * until called with 0. */
-void cg_group_credit(int on);
-/* How many slices since the last call with reset 1 followed a slice that
- * prefetched: where cg_group_credit can change the program. */
-long cg_group_credits(int reset);
-
 /* Between these, G (which must not change) has its uses indexed once, so
  * that planning every run of ops stays linear in the graph, and each run's
  * slicing, once chosen by cg_group_choose, is remembered (layergroup times

@@ -26,6 +26,17 @@ struct gen {
 	int n_cmp, cap_cmp;
 	char **loc;            /* per compute command: its op's name */
 	uint32_t host_wait;    /* a host command the next DMA command waits for, 0 none */
+	/* variants of the program (codegen.c's gen_best) */
+	int fastest;           /* cg_group_choose: every group at its fastest slice
+				  count, not the one needing the least local memory
+				  among those within LG_SLACK_PCT of it; no memo */
+	int credit;            /* cg_group_gen: a slice's prefetch budget does not
+				  count the previous slice's prefetch among the DMA
+				  commands queued since its loads */
+	long slacked;          /* groups cg_group_choose gave a count other than
+				  their fastest */
+	long credits;          /* slices that followed a slice that prefetched:
+				  where credit can change the program */
 };
 
 /* Local bytes [lo, hi) of the unit generating (a local group's weight)
