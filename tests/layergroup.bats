@@ -292,6 +292,33 @@ PYEOF
 	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
+@test "a chain longer than the search's window: runs merge three or more at a time, past the pairwise refinement; tpu-sim as ir-run" {
+	need_tool addr-assign codegen tpu-sim ir-run
+	# 1300 Relu ops on [1, 3136] in bf16 and two Casts: the search times
+	# runs of at most sqrt(1500000 / 1302) = 33 ops, the refinement's three
+	# sweeps merge pairs up to runs of 264 ops, five in all; one run of
+	# three of them loads and stores fewer rows, and finishes sooner
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/fixtures/make_chain.py" 1300 "$T" >/dev/null
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+d = sys.argv[1]
+m = onnx.load(d + "/chain.onnx")
+for v in list(m.graph.input) + list(m.graph.output):
+    v.type.tensor_type.shape.dim[1].dim_value = 3136
+onnx.save(m, d + "/chain.onnx")
+np.savez(d + "/in.npz", x=np.random.default_rng(4).standard_normal((1, 3136)).astype(np.float32))
+PYEOF
+	onnx2top "$T/chain.onnx" | top-opt | top2tpu --chip tpu-a --mode bf16 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	# two local groups, the first of three runs of 264: 792 ops
+	run irq "$T/g.tpu" '[(k, p, sum(1 for o in O if o["group"] == k)) for k, p in sorted({(o["group"], o["place"]) for o in O})]'
+	assert_output "[(0, 'local', 792), (1, 'local', 510)]"
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "tpu-b graphs, stdin to stdout, deterministic" {
 	layergroup <"$FX/b.int8.reordered.tpu" >"$T/a.tpu"
 	layergroup "$FX/b.int8.reordered.tpu" -o "$T/b.tpu"

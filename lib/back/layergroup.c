@@ -2,7 +2,8 @@
  * runs of consecutive ops, each a single op or a local group, by a search
  * over the cost model: an interval dynamic program, the greedy cut, and a
  * local search that moves, merges and splits the boundaries of the better
- * one, every candidate timed by codegen as it would generate it.
+ * one, then merges of three or more runs, every candidate timed by codegen
+ * as it would generate it.
  */
 #include <math.h>
 #include <stdint.h>
@@ -26,7 +27,7 @@ static int groupable(const struct ir_graph *g, int k)
 	return op_defs[g->ops[k].type]->run_tpu != NULL && g->ops[k].place != PLACE_HOST;
 }
 
-/* The search's budget of op timings (search_window, cut_refine). */
+/* The search's budget of op timings (search_window, cut_refine, cut_merge). */
 #define LG_SEARCH_WORK 1500000.0
 
 static const int64_t unknown = INT64_MAX / 4;
@@ -288,6 +289,73 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 	}
 }
 
+/* Runs merged at most by cut_merge: window_time holds the merged run's
+ * window, MERGE_RUNS + 2 runs, in its array of 16. */
+#define MERGE_RUNS 8
+
+/* Local search over x for merges of three to MERGE_RUNS neighbouring runs
+ * into one, which cut_refine's merges of two do not reach: its three
+ * sweeps at most double a run's length each, and where no merge of two
+ * finishes sooner it stops (MaxViT's attention stages, cut by the search's
+ * window into runs of a block or less: one run over several blocks loads
+ * and stores fewer activations, and leaves the DMA engine time for later
+ * weights).  For each run, of the merges of it and the 2 to
+ * MERGE_RUNS - 1 runs after it, the one that saves the most time in the
+ * runs around it (one before, one after) is kept when the whole cut
+ * finishes sooner too.  Only while timing the
+ * whole cut stays within LG_SEARCH_WORK op timings, as cut_refine's
+ * whole-cut check: on a long cut (a chain of 100,000 ops) the work would
+ * grow with the number of runs times their length.  At most `passes`
+ * sweeps; returns whether x changed. */
+static int cut_merge(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x,
+		     int passes)
+{
+	if ((double)g->n_ops * x->n > LG_SEARCH_WORK)
+		return 0;
+	int any = 0;
+	int64_t total = cut_time(g, c, x);
+	for (int p = 0; p < passes; p++) {
+		int changed = 0;
+		for (int k = 0; k + 2 < x->n; k++) {
+			int64_t best = unknown;
+			int bm = 0;
+			struct lg_group pick;
+			for (int m = 3; m <= MERGE_RUNS && k + m <= x->n; m++) {
+				const struct lg_group *last = &x->r[k + m - 1];
+				int nops = last->first + last->n_ops - x->r[k].first;
+				if (!may_join(g, x->r[k].first, nops, max_ops))
+					break;
+				struct lg_group rep = run(x->r[k].first, nops);
+				int64_t now = window_time(g, c, x, k - 1, k + m + 1, k, m, &x->r[k], m);
+				int64_t t = window_time(g, c, x, k - 1, k + m + 1, k, m, &rep, 1);
+				if (t < now && (bm == 0 || now - t > best)) {
+					best = now - t;
+					bm = m;
+					pick = rep;
+				}
+			}
+			if (!bm)
+				continue;
+			struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
+			memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
+			cut_replace(&y, k, bm, &pick, 1);
+			int64_t t = cut_time(g, c, &y);
+			if (t < total) {
+				free(x->r);
+				*x = y;
+				total = t;
+				changed = 1;
+			} else {
+				free(y.r);
+			}
+		}
+		any |= changed;
+		if (!changed)
+			break;
+	}
+	return any;
+}
+
 /* The dynamic program and the greedy cut each time about n * w runs of up
  * to w ops: n * w^2 op timings.  Past LG_SEARCH_WORK of them (graphs of
  * more than a thousand ops or so) their runs are shortened so that the
@@ -317,6 +385,8 @@ static void cut_search(const struct ir_graph *g, const struct chip *c, int w, in
 		free(y.r);
 	}
 	cut_refine(g, c, max_ops, x, 4, 3);
+	if (cut_merge(g, c, max_ops, x, 3))
+		cut_refine(g, c, max_ops, x, 4, 1);
 }
 
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
