@@ -197,6 +197,51 @@ PYEOF
 	[ "$(npz_maxdiff "$T/c.npz" "$T/g.onnx.ref.npz")" = 0.0 ]
 }
 
+@test "a grid departition's swap before its splitting view and Transpose: the input splits, one Transpose; the token-wise ops before run on the row view" {
+	# [1,64,8] viewed as 4 windows of 16 tokens, a MatMul and bias per
+	# token, the swap [0,2,1,3] -> [1,16,4,8], the view [1,4,4,2,2,8]
+	# that splits both axes and the Transpose back to channels first
+	$PY - "$T/d.onnx" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+r = np.random.default_rng(2)
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 8])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+w = r.standard_normal((8, 8)).astype(np.float32)
+b = r.standard_normal(8).astype(np.float32)
+inits = [numpy_helper.from_array(np.array([1, 4, 16, 8], np.int64), "s0"),
+         numpy_helper.from_array(np.array([1, 4, 4, 2, 2, 8], np.int64), "s1"),
+         numpy_helper.from_array(np.array([1, 8, 8, 8], np.int64), "s2"),
+         numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+nodes = [helper.make_node("Reshape", ["x", "s0"], ["v"]),
+         helper.make_node("MatMul", ["v", "w"], ["m"]),
+         helper.make_node("Add", ["m", "b"], ["a"]),
+         helper.make_node("Transpose", ["a"], ["t"], perm=[0, 2, 1, 3]),
+         helper.make_node("Reshape", ["t", "s1"], ["u"]),
+         helper.make_node("Transpose", ["u"], ["z"], perm=[0, 5, 1, 3, 2, 4]),
+         helper.make_node("Reshape", ["z", "s2"], ["y"])]
+m = helper.make_model(helper.make_graph(nodes, "grid", [x], [y], inits),
+                      opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, sys.argv[1])
+xv = r.standard_normal((1, 64, 8)).astype(np.float32)
+np.savez(sys.argv[1] + ".in.npz", x=xv)
+PYEOF
+	onnx2top "$T/d.onnx" -o "$T/o.top"
+	ir-run "$T/o.top" -i "$T/d.onnx.in.npz" -o "$T/o.npz"
+	top-opt "$T/o.top" -o "$T/c.top"
+	run ir-print "$T/c.top"
+	# the MatMul and its bias on [1,64,8] (64 lanes, not 4); the swap's
+	# runs (4) and (4,4) trade places in the one Transpose left
+	[[ "$output" == *'MatMul(%x, @w) : (f32[1,64,8], f32[8,8]) -> f32[1,64,8]'* ]]
+	[[ "$output" == *'Reshape(%'*') {shape=[1,2,2,4,4,8]} : (f32[1,64,8]) -> f32[1,2,2,4,4,8]'* ]]
+	[[ "$output" == *'Transpose(%'*') {perm=[0,5,3,1,4,2]} : (f32[1,2,2,4,4,8]) -> f32[1,8,4,2,4,2]'* ]]
+	[ "$(grep -c 'Transpose(' <<<"$output")" -eq 1 ]
+	ir-run "$T/c.top" -i "$T/d.onnx.in.npz" -o "$T/c.npz"
+	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+}
+
 # A YOLO head: the Conv's [1, 3*K, H, W] viewed as [1, 3, K, H, W] and
 # transposed to [1, 3, H, W, K], then decoded by Sigmoid, Slices of the
 # last axis, elementwise ops with a grid [1, 1, H, W, 2] and anchors

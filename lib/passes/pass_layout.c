@@ -9,7 +9,9 @@
  * The inner op must have no other reader and not be a graph output.
  * A Transpose of a view that merges runs of adjacent axes of a Transpose's
  * output permutes the runs before the view, where the two Transposes merge
- * (regroup_pattern).
+ * (regroup_pattern).  A Transpose of a view that splits axes of a
+ * Transpose's output into runs of adjacent axes reads the first one's
+ * input split the same way, and the two become one (split_pattern).
  *
  * A Reshape that keeps the last axis but leaves 1 on axis 1, where x had
  * more ([1,197,256] -> [197,1,256]: torchvision's attention works with the
@@ -217,6 +219,92 @@ static int regroup_pattern(struct ir_graph *g, int i)
 	snprintf(base, sizeof base, "%s_view", o->name);
 	int v = pass_insert_after(g, i, OP_RESHAPE, base, t, out);
 	op_set_ints(&g->ops[v], "shape", g->tensors[out].rank, g->tensors[out].shape);
+	pass_index_drop();
+	return 1;
+}
+
+/* Transpose(Reshape(Transpose(x, p1)), p2) where the Reshape only splits
+ * axes of the first Transpose's output into runs of adjacent axes
+ * (MaxViT's grid departition: [1,4,49,C] -> [1,49,4,C] by its swap, then
+ * [1,7,7,2,2,C] and the Transpose back to channels first): x splits the
+ * same way instead, a view, and one Transpose of the split x makes the
+ * second one's output.  One Transpose goes, and x's producers meet a view
+ * (the row view of the ops before it: rowview_pattern). */
+static int split_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	int64_t p1[IR_MAX_RANK], p2[IR_MAX_RANK];
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	int rv = inner_op(g, i, is_view);
+	if (rv < 0 || g->ops[rv].in[0] < 0)
+		return 0;
+	int t1 = inner_op(g, rv, is_transpose);
+	if (t1 < 0 || g->ops[t1].in[0] < 0)
+		return 0;
+	int x = g->ops[t1].in[0], y = g->ops[rv].in[0], z = op->in[0];
+	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y], *zt = &g->tensors[z];
+	int m = yt->rank, n = zt->rank;
+	if (xt->dyn || yt->dyn || zt->dyn || xt->data || g->tensors[op->out[0]].dyn ||
+	    xt->rank != m || op_ints(&g->ops[t1], "perm", p1, IR_MAX_RANK) != m ||
+	    op_ints(op, "perm", p2, IR_MAX_RANK) != n)
+		return 0;
+	/* axes [first[j], first[j + 1]) of z split axis j of y */
+	int first[IR_MAX_RANK + 1], a = 0;
+	for (int j = 0; j < m; j++) {
+		int64_t prod = a < n ? zt->shape[a] : 0;
+		first[j] = a++;
+		while (a < n && prod < yt->shape[j])
+			prod *= zt->shape[a++];
+		if (prod != yt->shape[j])
+			return 0;
+	}
+	while (a < n && zt->shape[a] == 1)
+		a++;
+	if (a != n)
+		return 0;
+	first[m] = n;
+	for (int j = 0; j < m; j++)
+		if (p1[j] < 0 || p1[j] >= m)
+			return 0;
+	/* x's axis p1[j] splits as y's axis j: its run starts at xs[p1[j]] */
+	int inv[IR_MAX_RANK], xs[IR_MAX_RANK], src[IR_MAX_RANK], k = 0;
+	for (int j = 0; j < m; j++)
+		inv[p1[j]] = j;
+	int64_t shape[IR_MAX_RANK];
+	for (int d = 0; d < m; d++) {
+		int j = inv[d];
+		xs[d] = k;
+		for (int e = first[j]; e < first[j + 1]; e++)
+			shape[k++] = zt->shape[e];
+	}
+	/* z's axis e of run j is x''s axis xs[p1[j]] + (e - first[j]) */
+	for (int j = 0; j < m; j++)
+		for (int e = first[j]; e < first[j + 1]; e++)
+			src[e] = xs[p1[j]] + e - first[j];
+	int64_t p[IR_MAX_RANK];
+	for (int d = 0; d < n; d++) {
+		if (p2[d] < 0 || p2[d] >= n)
+			return 0;
+		p[d] = src[p2[d]];
+	}
+	char base[512];
+	snprintf(base, sizeof base, "%s_split", xt->name);
+	char *name = graph_unique_name(g, base, 1);
+	int xv = graph_add_tensor(g, name, g->tensors[x].dtype, n, shape);
+	free(name);
+	g->tensors[xv].scale = g->tensors[x].scale;
+	g->tensors[xv].zero_point = g->tensors[x].zero_point;
+	g->tensors[xv].qdtype = g->tensors[x].qdtype;
+	/* the first Transpose becomes the view; the Reshape goes */
+	struct ir_op *v = &g->ops[t1];
+	v->type = OP_RESHAPE;
+	clear_attrs(v);
+	v->out[0] = xv;
+	op_set_ints(v, "shape", n, shape);
+	g->ops[rv].type = OP_COUNT;
+	g->ops[i].in[0] = xv;
+	op_set_ints(&g->ops[i], "perm", n, p);
 	pass_index_drop();
 	return 1;
 }
@@ -546,6 +634,6 @@ int pass_merge_layout(struct ir_graph *g)
 {
 	static const pattern_fn pats[] = { layout_pattern, sink_pattern, gather_pattern,
 					   unit_chain_pattern, lanefold_pattern, rowview_pattern,
-					   regroup_pattern, batch_transpose_pattern };
-	return rewrite_run(g, "merge-layout", pats, 8);
+					   regroup_pattern, split_pattern, batch_transpose_pattern };
+	return rewrite_run(g, "merge-layout", pats, 9);
 }
