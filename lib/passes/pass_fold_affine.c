@@ -156,7 +156,8 @@ static int affine_step(const struct ir_graph *g, int i, int64_t ch, float *a, fl
 
 /* A chain of constant Add, Sub, Mul and Div steps along axis 1 of a 4-D
  * tensor whose result only a Conv reads (an image network's input
- * normalisation, (x - mean) / std): one Scale, which fold-bn then folds
+ * normalisation, (x - mean) / std; one step alone only on the network's
+ * input): one Scale, which fold-bn then folds
  * into the conv where that is exact (no padding, or no shift), so the
  * chain costs one op on the chip, or none.  Op i is the chain's last step. */
 static int chain_pattern(struct ir_graph *g, int i)
@@ -171,7 +172,7 @@ static int chain_pattern(struct ir_graph *g, int i)
 	if (ch <= 0)
 		return 0;
 	float *s = xmalloc(sizeof(float) * 4 * (size_t)ch), *t = s + ch, *a = t + ch, *b = a + ch;
-	int y = affine_step(g, i, ch, s, t);
+	int y = affine_step(g, i, ch, s, t), steps = 1;
 	/* walk back through steps whose result only the next step reads */
 	for (int p; y >= 0 && (p = pass_producer(g, y)) >= 0 && pass_uses(g, y) == 1 &&
 		    !pass_is_output(g, y) && g->ops[p].n_out == 1 && !op_int(&g->ops[p], "do_relu", 0);) {
@@ -184,8 +185,12 @@ static int chain_pattern(struct ir_graph *g, int i)
 		}
 		g->ops[p].type = OP_COUNT;
 		y = x;
+		steps++;
 	}
-	if (y < 0) {
+	/* one step alone only on the network's input (x / 255): inside a
+	 * network a lone constant step before a conv may be the end of an
+	 * activation fuse-swish or fuse-gelu matches later (HardSwish's / 6) */
+	if (y < 0 || (steps == 1 && !pass_is_input(g, y))) {
 		free(s);
 		return 0;
 	}
