@@ -264,13 +264,15 @@ static int split_pattern(struct ir_graph *g, int i)
 	if (a != n)
 		return 0;
 	first[m] = n;
-	for (int j = 0; j < m; j++)
-		if (p1[j] < 0 || p1[j] >= m)
-			return 0;
 	/* x's axis p1[j] splits as y's axis j: its run starts at xs[p1[j]] */
 	int inv[IR_MAX_RANK], xs[IR_MAX_RANK], src[IR_MAX_RANK], k = 0;
-	for (int j = 0; j < m; j++)
+	for (int d = 0; d < m; d++)
+		inv[d] = -1;
+	for (int j = 0; j < m; j++) {
+		if (p1[j] < 0 || p1[j] >= m || inv[p1[j]] >= 0)
+			return 0;
 		inv[p1[j]] = j;
+	}
 	int64_t shape[IR_MAX_RANK];
 	for (int d = 0; d < m; d++) {
 		int j = inv[d];
