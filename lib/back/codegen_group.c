@@ -65,6 +65,9 @@ struct group {
 	int *rnext;            /* per weight: the next of its coefficient run
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
+	int keep_out;          /* its result, which the next group reads where it
+				  lies and nothing after reads, is not stored
+				  (cg_group_hand_over) */
 	int64_t need;          /* bytes per lane */
 	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
 				  lie in its result (group_alias): 0 none; else
@@ -1102,8 +1105,9 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 				goto out;
 			pend += cg->dma_cycles - before;
 		}
-		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
-			     slice_last[c]) < 0)
+		if (!G->keep_out &&
+		    cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
+				slice_last[c]) < 0)
 			goto out;
 	}
 	*last_cmp = slice_last[n - 1];
@@ -1392,6 +1396,33 @@ int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, u
 	if (r == CG_LOADED)
 		G->loaded[i] = 1;
 	return r;
+}
+
+int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, int64_t b_base,
+		       int64_t *lo, int64_t *hi)
+{
+	int oj = -1, bj = -1;
+	if (A->n_slices != 1 || !B->whole || B->first != A->first + A->n_ops)
+		return 0;
+	for (int j = 0; j < A->nt; j++)
+		if (A->gt[j].role == GT_OUT)
+			oj = j;
+	if (oj < 0)
+		return 0;
+	for (int j = 0; j < B->nt; j++)
+		if (B->gt[j].t == A->gt[oj].t)
+			bj = j;
+	if (bj < 0 || B->gt[bj].role != GT_BCAST || B->gt[bj].ahead || B->loaded[B->nw + bj])
+		return 0;
+	int64_t a = A->gt[oj].addr[0], size = cg_lane_bytes(cg, A->gt[oj].t, -1, -1);
+	if (size > gten_bytes(cg, &A->gt[oj]) || (a < b_base + B->need && b_base < a + size))
+		return 0;
+	B->gt[bj].addr[0] = B->gt[bj].addr[1] = (uint32_t)a;
+	B->loaded[B->nw + bj] = 1;
+	A->keep_out = !used_from(cg->g, A->gt[oj].t, B->first + B->n_ops);
+	*lo = a;
+	*hi = a + size;
+	return 1;
 }
 
 int64_t cg_group_need(const struct group *G)
