@@ -543,8 +543,8 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		if (i && (un[i].G || un[i - 1].G) && overlap(&un[i - 1], &un[i]))
 			*overlaps = 1;
 	}
-	/* with cg->keep, a group's result that only the next group reads
-	 * stays where it is for it */
+	/* with cg->keep, a group's result that the next group reads whole is
+	 * read where it lies (cg_group_hand_over) */
 	for (int i = 0; cg->keep && i + 1 < n_grp; i++)
 		if (un[i].G && un[i + 1].G &&
 		    cg_group_hand_over(cg, un[i].G, un[i + 1].G, un[i + 1].base, &un[i + 1].xlo,
@@ -651,8 +651,9 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * credit), and both.  Ties go to the earlier.  Between
  * codegen_plain_schedule(1) and (0), the third only.  Then, unless
  * estimating for layergroup, the fastest with gen_all's early row loads,
- * kept when faster and some rows loaded early.  *cycles gets its time.
- * As gen_all returns. */
+ * kept when faster and some rows loaded early, then that with results
+ * handed over in local memory (gen's keep), kept when faster and some
+ * were.  *cycles gets its time.  As gen_all returns. */
 static int plain_only;   /* codegen_plain_schedule */
 
 void codegen_plain_schedule(int on)
@@ -710,8 +711,9 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	/* not when layergroup estimates (its runs timed in pairs do not see
 	 * what a result kept for the next group costs the units after it):
 	 * the fastest with the rows the next unit reads whole loading as they
-	 * are stored, then that with the results the next group alone reads
-	 * kept in local memory for it (gen's keep), each kept when faster */
+	 * are stored, then that with the results the next group reads whole
+	 * read where they lie in local memory (gen's keep), each kept when
+	 * faster */
 	int with_rows = 0;
 	for (int keep = 0; keep < 2 && !cg->estimate; keep++) {
 		struct gen alt = init;

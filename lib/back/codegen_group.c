@@ -60,7 +60,9 @@ struct group {
 	int *wt;               /* their tensors */
 	int *wfirst;           /* op index of each weight's first user */
 	uint32_t *waddr;       /* their local addresses */
-	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
+	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt):
+				  loaded; a GT_IN one: read where the group before
+				  left it (cg_group_hand_over) */
 	int *wdone;            /* per weight: channels loaded so far (in parts) */
 	int *rnext;            /* per weight: the next of its coefficient run
 				  (addr_runs), -1 none; NULL until laid out */
@@ -1027,7 +1029,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			group_rows(cg, G, s);
 			for (int j = 0; j < G->nt; j++) {
 				const struct gten *x = &G->gt[j];
-				if (x->role != GT_IN || x->hi <= x->lo)
+				if (x->role != GT_IN || x->hi <= x->lo || G->loaded[G->nw + j])
 					continue;
 				if (cg_emit_dma_ax(cg, ISA_DMA_LOAD, x->t, x->axis, x->lo, x->hi, -1, -1,
 					     x->addr[s % G->bufs], w) < 0)
@@ -1402,7 +1404,7 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
 		       int64_t *lo, int64_t *hi)
 {
 	int oj = -1, bj = -1;
-	if (A->n_slices != 1 || !B->whole || B->first != A->first + A->n_ops)
+	if (A->n_slices != 1 || B->n_slices != 1 || B->first != A->first + A->n_ops)
 		return 0;
 	for (int j = 0; j < A->nt; j++)
 		if (A->gt[j].role == GT_OUT)
@@ -1412,9 +1414,14 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
 	for (int j = 0; j < B->nt; j++)
 		if (B->gt[j].t == A->gt[oj].t)
 			bj = j;
-	if (bj < 0 || B->gt[bj].role != GT_BCAST || B->gt[bj].ahead || B->loaded[B->nw + bj])
+	if (bj < 0 || B->gt[bj].ahead || B->loaded[B->nw + bj])
 		return 0;
-	int64_t a = A->gt[oj].addr[0], size = cg_lane_bytes(cg, A->gt[oj].t, -1, -1);
+	/* read whole: broadcast, or in B's one slice every row along H */
+	int64_t a = A->gt[oj].addr[0], size = cg_lane_bytes(cg, A->gt[oj].t, -1, -1), ls[4];
+	cg_lane_shape(cg->g, A->gt[oj].t, ls);
+	if (B->gt[bj].role != GT_BCAST &&
+	    (B->gt[bj].role != GT_IN || B->gt[bj].axis != 2 || B->gt[bj].maxrows != ls[2]))
+		return 0;
 	if (size > gten_bytes(cg, &A->gt[oj]) || (a < b_base + B->need && b_base < a + size))
 		return 0;
 	B->gt[bj].addr[0] = B->gt[bj].addr[1] = (uint32_t)a;

@@ -53,9 +53,9 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		 uint32_t *last_cmp);
 
 /* Whether B, the local group right after A, reads A's result where A
- * leaves it: A runs in one slice, B over whole tensors (the result one of
- * its broadcast inputs, not loaded yet), and A's copy lies outside B's
- * region, bytes [b_base, b_base + B's need).  Then B does not load it but
+ * leaves it: both run in one slice, B reads the result whole (a broadcast
+ * input not loaded yet, or every row along H), and A's copy lies outside
+ * B's region, bytes [b_base, b_base + B's need).  Then B does not load it but
  * reads A's copy, A does not store it when nothing after B reads it and
  * it is no graph output, and *lo, *hi get that copy's bytes; else 0 and
  * neither changes.  Call after both are laid out. */
