@@ -608,8 +608,9 @@ static int unit_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64
  * slices compute (unit_rows), *rows getting how many loads did;
  * *overlaps gets 1 when either layout choice can matter (the regions of
  * two neighbours, one a local group, overlap), plus 2 when weights of a
- * unit after the next loaded where a group's bytes died.  -2 when a
- * group does not fit local memory, -1 on other errors. */
+ * unit after the next loaded where a group's bytes died.  With cg->keep,
+ * weights kept (kept_plan), or 1 with nothing generated when none is.
+ * -2 when a group does not fit local memory, -1 on other errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
 		   int freed, int *rows, int *overlaps)
 {
@@ -638,8 +639,10 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 			*overlaps = 1;
 	}
 	int nk = 0, kq = 0;
-	if (cg->keep)
-		kp = kept_plan(cg, un, n_grp, &nk);
+	if (cg->keep && !(kp = kept_plan(cg, un, n_grp, &nk))) {
+		rc = 1;    /* nothing kept: the program without */
+		goto out;
+	}
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
 		struct prefetch pf = { 0 };
@@ -815,10 +818,13 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 		alt.credit = (best_m & 2) != 0;
 		alt.keep = k;
 		int ov, rows = 0;
-		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best],
-			    k == 0 || with_rows ? &rows : NULL, &ov) < 0) {
+		int r = gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best],
+				k == 0 || with_rows ? &rows : NULL, &ov);
+		if (r != 0) {
 			cg_free(&alt);
-			return -1;
+			if (r < 0)
+				return -1;
+			continue;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
 		if (cy < *cycles && (k || rows)) {
