@@ -1394,12 +1394,6 @@ int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, u
 	return r;
 }
 
-void cg_group_weight_kept(struct group *G, int i, int64_t addr)
-{
-	G->waddr[i] = (uint32_t)addr;
-	G->loaded[i] = 1;
-}
-
 int64_t cg_group_need(const struct group *G)
 {
 	return G->need;
