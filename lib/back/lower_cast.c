@@ -10,6 +10,7 @@
 #include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
+#include "quant/quant.h"
 
 /* 1 when dtype dt is a float type. */
 static int float_dt(enum ir_dtype dt)
@@ -47,8 +48,8 @@ static int cast_pass(struct ir_graph *g)
 			continue;
 		int m = cast->in[0], y = cast->out[0], p = prod[m];
 		enum ir_dtype yd = g->tensors[y].dtype;
-		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].type == OP_TRANSPOSE &&
-			    g->ops[p].n_in == 1;
+		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].n_in == 1 &&
+			    (g->ops[p].type == OP_TRANSPOSE || g->ops[p].type == OP_PAD);
 		if (p < 0 || uses[m] != 1 || g->tensors[m].data ||
 		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
 			continue;
@@ -86,6 +87,12 @@ static int cast_pass(struct ir_graph *g)
 			owner[k - n0] = p;
 		}
 		if (ok) {
+			/* a constant Pad now fills codes: its value quantised on
+			 * the Cast's scale, as int8 lowering stores a Pad's */
+			if (quant && g->ops[p].type == OP_PAD && !strcmp(op_str(&g->ops[p], "mode", "constant"), "constant"))
+				op_set_float(&g->ops[p], "value",
+					     quant_f32_to_qz_one((float)op_float(&g->ops[p], "value", 0),
+								 g->tensors[y].scale, g->tensors[y].zero_point, yd));
 			op_set_inputs(&g->ops[p], nin, in);
 			g->ops[p].out[0] = y;
 			g->ops[c].type = OP_COUNT;    /* dropped by graph_compact */
