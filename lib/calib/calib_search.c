@@ -494,21 +494,22 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
 		rc = evaluate_both(&s, q, 0, &res->base_cos, NULL, NULL);
-	/* tuned thresholds are kept only when the whole graph scores at
-	 * least as well with them: tuning judges each tensor alone, and may
-	 * change an answer the untuned table kept */
-	res->took_untuned = 0;
-	if (rc == 0 && o->untuned) {
-		double bu = -1;
-		s.tab = o->untuned;
-		rc = evaluate_both(&s, q, 0, &bu, NULL, NULL);
-		if (rc == 0 && bu > res->base_cos) {
-			res->base_cos = bu;
-			res->took_untuned = 1;
-		} else {
-			s.tab = tab;
+	/* another table is taken only when the whole graph scores higher
+	 * with it: tuning judges each tensor alone and may change an answer
+	 * the untuned table kept; the samples' quartiles clip the loud
+	 * samples the pooled search lets set a threshold, and a network
+	 * whose outliers are a few regressors scores higher so */
+	res->took = -1;
+	for (int a = 0; rc == 0 && a < o->nalts; a++) {
+		double ba = -1;
+		s.tab = o->alts[a];
+		rc = evaluate_both(&s, q, 0, &ba, NULL, NULL);
+		if (rc == 0 && ba > res->base_cos) {
+			res->base_cos = ba;
+			res->took = a;
 		}
 	}
+	s.tab = res->took < 0 ? tab : o->alts[res->took];
 	qtable_free(q);
 	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;
