@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 	/* the search also tries the samples' upper quartile, untuned and
 	 * tuned: the pooled search lets a loud sample's outliers (a box
 	 * regressor's) set the threshold and round the other values to zero */
-	if (qfile && st->method == CALIB_KLD) {
+	if (qfile && st->method == CALIB_KLD && so.mode == MODE_INT8) {
 		st->pooled = 0;
 		int qrc = calib_stats_table(st, opts.nthreads, &tq);
 		if (qrc == 0 && tune)
@@ -448,6 +448,7 @@ int main(int argc, char **argv)
 			alt_names[so.nalts] = "untuned";
 			alts[so.nalts++] = t0;
 		}
+		so.nsame = so.nalts;
 		if (tq) {
 			alt_names[so.nalts] = "the samples' quartiles";
 			alts[so.nalts++] = tq;

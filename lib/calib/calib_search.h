@@ -74,12 +74,15 @@ struct calib_search_opts {
 					graph runs over each set's frames in order
 					with its own state fed back */
 	const struct calib_table *const *alts;   /* NULL, or NALTS other tables
-					for the same graph (calibrate: TAB before
-					--tune; the samples' quartiles): the search
-					takes the first that scores the whole graph
-					in MODE higher than TAB and those before it
-					(ties: the earlier) */
+					for the same graph: the search takes the
+					one that scores the whole graph in MODE
+					highest (ties: the earlier, TAB first) */
 	int nalts;
+	int nsame;                   /* alts[0 .. nsame) are of TAB's kind (TAB
+					before calibrate --tune); the rest of
+					another (the samples' quartiles), taken
+					only when higher than the best of TAB's
+					kind by more than 1 - the goal */
 };
 
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
