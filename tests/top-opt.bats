@@ -346,9 +346,9 @@ EOF
 	done
 }
 
-@test "folded pads, pair-made Scales, unit transposes, ConvTransposes made Convs, sunk Reshapes, Gathers made Slices and nested Concats run on the chip (f32 and int8, both chips)" {
+@test "folded pads, pair-made Scales, input normalisations, unit transposes, ConvTransposes made Convs, sunk Reshapes, Gathers made Slices and nested Concats run on the chip (f32 and int8, both chips)" {
 	local bad=
-	for c in pad_conv pad_avgpool act_mul_add transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar dense_concat; do
+	for c in pad_conv pad_avgpool act_mul_add norm_conv norm_conv_channels transpose_units deconv_bn_relu deconv_overlap_bn deconv_4_one seq_first_rows gather_scalar dense_concat; do
 		onnx2top "$FF/$c.onnx" -o "$T/$c.top"
 		top-opt "$T/$c.top" -o "$T/$c.opt.top"
 		# eight samples near the test input for the int8 table
@@ -376,4 +376,29 @@ np.savez(sys.argv[2], x=np.stack([x * r.uniform(0.8, 1.2) for _ in range(8)]).as
 		done
 	done
 	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+}
+
+@test "an input normalisation folded into a Pad: int8 quantises the input first, the Pad fills codes" {
+	onnx2top "$FF/norm_conv.onnx" | top-opt -o "$T/n.top"
+	run irdump "$T/n.top"
+	[ "$(grep '^op ' <<<"$output" | cut -d' ' -f2 | tr '\n' ' ')" = "Pad Conv " ]
+	$PY -c 'import sys, numpy as np
+x = np.load(sys.argv[1])["x"]
+np.savez(sys.argv[2], x=np.stack([x * s for s in (0.9, 1.0, 1.1)]).astype(np.float32))' "$FF/norm_conv.in.npz" "$T/cal.npz"
+	calibrate "$T/n.top" -d "$T/cal.npz" -o "$T/n.table" 2>/dev/null
+	top2tpu "$T/n.top" --chip tpu-a --mode int8 --calib "$T/n.table" -o "$T/n.tpu"
+	run irdump "$T/n.tpu"
+	# Cast, Pad, Conv, Cast: the Pad runs on the codes, its fill the code of
+	# the mean (0.5 on the input's scale), not on 3 lanes of f32
+	[ "$(grep '^op ' <<<"$output" | cut -d' ' -f2 | tr '\n' ' ')" = "Cast Pad Conv Cast " ]
+	pad=$(grep '^op Pad' <<<"$output" | sed 's/.*value=\([0-9.]*\).*/\1/')
+	scale=$(ir-print "$T/n.tpu" | grep ' = Cast(%x)' | sed 's/.*scale=\([0-9.e-]*\)>.*/\1/')
+	[ -n "$scale" ] && [ -n "$pad" ]
+	$PY -c 'import sys; s, v = float(sys.argv[1]), float(sys.argv[2]); assert v == round(0.5 / s), (s, v)' "$scale" "$pad"
+	weight-reorder "$T/n.tpu" | layergroup | addr-assign -q | codegen -o "$T/n.tmodel"
+	tpu-sim "$T/n.tmodel" -i "$FF/norm_conv.in.npz" -o "$T/sim.npz" 2>/dev/null
+	ir-run "$T/n.tpu" -i "$FF/norm_conv.in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	run npz-compare "$FF/norm_conv.ref.npz" "$T/sim.npz" --tolerance 0.99
+	assert_success
 }

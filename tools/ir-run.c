@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "back/lower_dtype.h"
 #include "ir/base.h"
 #include "ir/convert.h"
 #include "tool/cli.h"
@@ -26,24 +27,34 @@ static const char usage[] =
 	"       ir-run IN -i FRAMES.npz --frames N [--state OUT=IN[,OUT=IN...]] [-o OUT.npz]\n"
 	"       [--record-inputs SAMPLES.npz] [--dump-all] [--threads N] [-v] [--max-memory SIZE]\n";
 
-/* --round T: the f32 inputs of Z and the f32 weights of G of rank 2 and
- * more (a Conv's, Gemm's or MatMul's; biases and scalars stay, as the
- * float modes keep them) rounded to T, the rest of the run in f32: the
- * error of a float mode's weights and inputs alone, none of its stored
- * activations (ir-run(1), "Stable at a precision"). */
+/* --round T: the f32 inputs of Z and the f32 weights of G that a float
+ * mode stores in T rounded to T, the rest of the run in f32: the error of
+ * a float mode's weights and inputs alone, none of its stored activations
+ * (ir-run(1), "Stable at a precision").  Those weights are the ones of
+ * rank 2 and more (a Conv's, Gemm's or MatMul's, a Gather's table) that no
+ * op keeping its constants in f32 reads (lower_f32_constants: biases,
+ * scales, a LayerNormalization's Scale; a scalar or a bias of rank 1 is
+ * kept anyway). */
 static void round_to(struct ir_graph *g, struct npz *z, enum ir_dtype t)
 {
 	for (int i = 0; i < z->n; i++)
 		if (z->a[i].dtype == DT_F32)
 			dtype_round(z->a[i].data, (int64_t)(z->a[i].nbytes / sizeof(float)), t);
+	char *keep = xcalloc((size_t)g->n_tensors + 1, 1);
+	for (int o = 0; o < g->n_ops; o++)
+		if (lower_f32_constants(g->ops[o].type))
+			for (int j = 0; j < g->ops[o].n_in; j++)
+				if (g->ops[o].in[j] >= 0)
+					keep[g->ops[o].in[j]] = 1;
 	for (int i = 0; i < g->n_tensors; i++) {
 		struct ir_tensor *w = &g->tensors[i];
-		if (!w->data || w->dtype != DT_F32 || w->rank < 2)
+		if (!w->data || w->dtype != DT_F32 || w->rank < 2 || keep[i])
 			continue;
 		if (!w->owns_data)
 			tensor_set_data(w, w->data, w->nbytes);
 		dtype_round(w->data, (int64_t)(w->nbytes / sizeof(float)), t);
 	}
+	free(keep);
 }
 
 /* The value of option OPT, S, as a whole number from MIN to 4096; -1 after

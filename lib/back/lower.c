@@ -386,27 +386,9 @@ static int lower_copy(struct lower_ctx *lc, const struct ir_op *op, unsigned f32
 	return 0;
 }
 
-/* 1 for the arithmetic of the vector unit whose constant operands (a
- * bias, a scale, LayerNormalization's Scale and B, a box decode's grid)
- * stay f32 in float modes: the kernel computes in f32 and only the result
- * is rounded to bf16 or f16, as for Conv's and Gemm's bias.  The cube's
- * weights (Conv, Gemm, MatMul) and tables that are only read (Gather)
- * take the mode's dtype. */
-static int f32_constants(enum op_type t)
-{
-	switch (t) {
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_SUM:
-	case OP_MEAN: case OP_PRELU: case OP_SCALE: case OP_LAYERNORM: case OP_INSTANCENORM:
-	case OP_BATCHNORM:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 int lower_default(struct lower_ctx *lc, const struct ir_op *op)
 {
-	return lower_copy(lc, op, f32_constants(op->type) ? ~0u : 0, 0, 0);
+	return lower_copy(lc, op, lower_f32_constants(op->type) ? ~0u : 0, 0, 0);
 }
 
 int lower_float_state(struct lower_ctx *lc, const struct ir_op *op, unsigned acts, unsigned outs)

@@ -10,6 +10,7 @@
 #include "chip/isa.h"
 #include "ir/base.h"
 #include "ir/op.h"
+#include "quant/quant.h"
 
 /* 1 when dtype dt is a float type. */
 static int float_dt(enum ir_dtype dt)
@@ -47,8 +48,8 @@ static int cast_pass(struct ir_graph *g)
 			continue;
 		int m = cast->in[0], y = cast->out[0], p = prod[m];
 		enum ir_dtype yd = g->tensors[y].dtype;
-		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].type == OP_TRANSPOSE &&
-			    g->ops[p].n_in == 1;
+		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].n_in == 1 &&
+			    (g->ops[p].type == OP_TRANSPOSE || g->ops[p].type == OP_PAD);
 		if (p < 0 || uses[m] != 1 || g->tensors[m].data ||
 		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
 			continue;
@@ -86,6 +87,12 @@ static int cast_pass(struct ir_graph *g)
 			owner[k - n0] = p;
 		}
 		if (ok) {
+			/* a constant Pad now fills codes: its value quantised on
+			 * the Cast's scale, as int8 lowering stores a Pad's */
+			if (quant && g->ops[p].type == OP_PAD && !strcmp(op_str(&g->ops[p], "mode", "constant"), "constant"))
+				op_set_float(&g->ops[p], "value",
+					     quant_f32_to_qz_one((float)op_float(&g->ops[p], "value", 0),
+								 g->tensors[y].scale, g->tensors[y].zero_point, yd));
 			op_set_inputs(&g->ops[p], nin, in);
 			g->ops[p].out[0] = y;
 			g->ops[c].type = OP_COUNT;    /* dropped by graph_compact */
@@ -132,37 +139,80 @@ static char *host_only(const struct ir_graph *g)
 	return h;
 }
 
+/* Appends op o, then the Casts placed after it (after[o], a chain through
+ * next[], latest first), each followed by its own, to order[*k]; stack has
+ * room for every op. */
+static void emit_after(int o, const int *after, const int *next, int *order, int *k,
+		       int *stack)
+{
+	int sp = 0;
+	stack[sp++] = o;
+	while (sp > 0) {
+		int v = stack[--sp], base = sp;
+		order[(*k)++] = v;
+		for (int c = after[v]; c >= 0; c = next[c])
+			stack[sp++] = c;
+		for (int i = base, j = sp - 1; i < j; i++, j--) {   /* the first on top */
+			int t = stack[i];
+			stack[i] = stack[j];
+			stack[j] = t;
+		}
+	}
+}
+
 int lower_cast_hoist(struct ir_graph *g)
 {
-	int n = g->n_ops, moved = 0;
+	int n = g->n_ops, nt = g->n_tensors, moved = 0;
 	char *host = host_only(g);
+	/* last[t]: the last op on the chip so far reading t after its
+	 * producer; after[q]: the Casts to put just after op q */
+	int *last = xmalloc(sizeof(int) * (size_t)(nt + 1));
+	int *after = xmalloc(sizeof(int) * (size_t)(n + 1));
+	int *next = xmalloc(sizeof(int) * (size_t)(n + 1));
+	char *gone = xcalloc((size_t)n + 1, 1);
+	for (int t = 0; t < nt; t++)
+		last[t] = -1;
+	for (int o = 0; o < n; o++)
+		after[o] = next[o] = -1;
 	for (int c = 0; c < n; c++) {
-		struct ir_op *cast = &g->ops[c];
-		if (cast->type != OP_CAST || cast->place == PLACE_HOST || cast->n_in != 1 ||
-		    cast->n_out != 1 || cast->in[0] < 0 || g->tensors[cast->in[0]].data ||
-		    !host[cast->out[0]])
-			continue;
-		/* q: the last op on the chip before the Cast reading its input,
-		 * after the input's producer */
-		int x = cast->in[0], q = -1;
-		for (int o = c - 1; o >= 0 && q < 0; o--) {
-			const struct ir_op *op = &g->ops[o];
-			int reads = 0;
-			for (int j = 0; j < op->n_in; j++)
-				reads |= op->in[j] == x;
-			for (int j = 0; j < op->n_out; j++)
-				if (op->out[j] == x)
-					o = -1;
-			if (o >= 0 && reads && op->place != PLACE_HOST)
-				q = o;
+		const struct ir_op *op = &g->ops[c];
+		if (op->type == OP_CAST && op->place != PLACE_HOST && op->n_in == 1 &&
+		    op->n_out == 1 && op->in[0] >= 0 && !g->tensors[op->in[0]].data &&
+		    host[op->out[0]]) {
+			int q = last[op->in[0]];
+			if (q >= 0 && q != c - 1) {
+				next[c] = after[q];   /* a later Cast goes first */
+				after[q] = c;
+				gone[c] = 1;
+				moved++;
+			}
 		}
-		if (q < 0 || q == c - 1)
-			continue;
-		struct ir_op keep = g->ops[c];
-		memmove(&g->ops[q + 2], &g->ops[q + 1], sizeof keep * (size_t)(c - q - 1));
-		g->ops[q + 1] = keep;
-		moved++;
+		if (op->place != PLACE_HOST)
+			for (int j = 0; j < op->n_in; j++)
+				if (op->in[j] >= 0)
+					last[op->in[j]] = c;
+		for (int j = 0; j < op->n_out; j++)
+			if (op->out[j] >= 0)
+				last[op->out[j]] = -1;
 	}
+	if (moved) {
+		int *order = xmalloc(sizeof(int) * (size_t)(n + 1)), k = 0;
+		int *stack = xmalloc(sizeof(int) * (size_t)(n + 1));
+		struct ir_op *ops = xmalloc(sizeof *ops * (size_t)(n + 1));
+		for (int o = 0; o < n; o++)
+			if (!gone[o])
+				emit_after(o, after, next, order, &k, stack);
+		for (int i = 0; i < n; i++)
+			ops[i] = g->ops[order[i]];
+		memcpy(g->ops, ops, sizeof *ops * (size_t)n);
+		free(ops);
+		free(stack);
+		free(order);
+	}
+	free(gone);
+	free(next);
+	free(after);
+	free(last);
 	free(host);
 	return moved;
 }

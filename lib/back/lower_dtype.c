@@ -106,3 +106,15 @@ int lower_on_host(const struct ir_graph *top, const struct ir_op *op, const char
 	}
 	return 0;
 }
+
+int lower_f32_constants(enum op_type t)
+{
+	switch (t) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_SUM:
+	case OP_MEAN: case OP_PRELU: case OP_SCALE: case OP_LAYERNORM: case OP_INSTANCENORM:
+	case OP_BATCHNORM:
+		return 1;
+	default:
+		return 0;
+	}
+}

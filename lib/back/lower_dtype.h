@@ -13,6 +13,14 @@ int lower_dtype_check(const struct ir_graph *top);
 /* The float dtype a mode computes in: f32, bf16 or f16 (int8: f32). */
 enum ir_dtype lower_float_dtype(enum ir_mode m);
 
+/* 1 for the arithmetic of the vector unit whose constant operands (a
+ * bias, a scale, LayerNormalization's Scale and B, a box decode's grid)
+ * stay f32 in float modes unless exact in the mode: the kernel computes in
+ * f32 and only the result is rounded to bf16 or f16, as for Conv's and
+ * Gemm's bias.  The cube's weights (Conv, Gemm, MatMul) and tables that
+ * are only read (Gather) take the mode's dtype. */
+int lower_f32_constants(enum op_type t);
+
 /* 1 when op of TOP runs on the host (PLACE_HOST): it has a float kernel
  * but no chip form (no lowering and no chip kernel: MaxUnpool, RoiAlign,
  * DFT, GridSample, ...), it is 3-D (a rank-5 Conv, ConvTranspose or

@@ -130,7 +130,9 @@ static int pad_run(struct kern *k)
 
 /* Int8 lowering: the output keeps the input's scale (reflect and edge only
  * move values) and the fill value is stored quantised with it (so the Tpu
- * op's value is in int8 units). */
+ * op's value is in int8 units), when the Pad runs on codes: a Pad of a
+ * float input (the network's input, quantised after the Pad) keeps its
+ * value. */
 static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 {
 	if (lower_default(lc, op) < 0)
@@ -138,8 +140,9 @@ static int pad_lower(struct lower_ctx *lc, const struct ir_op *op)
 	if (lc->mode == MODE_INT8) {
 		struct ir_op *o = &lc->tpu->ops[lc->tpu->n_ops - 1];
 		const struct ir_tensor *x = &lc->tpu->tensors[o->in[0]];
-		op_set_float(o, "value", quant_f32_to_qz_one((float)op_float(op, "value", 0),
-							     x->scale, x->zero_point, x->dtype));
+		if (!dtype_is_float(x->dtype))
+			op_set_float(o, "value", quant_f32_to_qz_one((float)op_float(op, "value", 0),
+								     x->scale, x->zero_point, x->dtype));
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
  *   learnable affine blocks after each activation write it), become one
  *   Scale, so the pair costs one op (and one requantisation in INT8).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,86 @@ static int conv_pattern(struct ir_graph *g, int i)
 	return 0;
 }
 
+/* Op i as y * a[k] + b[k] along axis 1 of its non-constant input y (the
+ * other input a constant of 1 or C values): Add, Sub (either side), Mul,
+ * or Div by the constant (as a product by its reciprocal, which must be
+ * finite).  Fills a and b (ch values each) and returns y, else -1. */
+static int affine_step(const struct ir_graph *g, int i, int64_t ch, float *a, float *b)
+{
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_ADD && op->type != OP_SUB && op->type != OP_MUL && op->type != OP_DIV) ||
+	    op->n_in != 2)
+		return -1;
+	for (int s = 0; s < 2; s++) {
+		int y = op->in[s], c = g->tensors[y].data ? -1 : per_axis_const(g, i, y, 1);
+		if (c < 0 || g->tensors[y].rank != 4 || g->tensors[y].shape[1] != ch ||
+		    (op->type == OP_DIV && s != 0))
+			continue;
+		const struct ir_tensor *ct = &g->tensors[c];
+		for (int64_t k = 0; k < ch; k++) {
+			float v = cval(ct, k);
+			switch (op->type) {
+			case OP_ADD: a[k] = 1.0f; b[k] = v; break;
+			case OP_SUB: a[k] = s ? -1.0f : 1.0f; b[k] = s ? v : -v; break;
+			case OP_MUL: a[k] = v; b[k] = 0.0f; break;
+			default:     a[k] = 1.0f / v; b[k] = 0.0f; break;
+			}
+			if (!isfinite(a[k]) || !isfinite(b[k]))
+				return -1;
+		}
+		return y;
+	}
+	return -1;
+}
+
+/* A chain of constant Add, Sub, Mul and Div steps along axis 1 of a 4-D
+ * tensor whose result only a Conv reads (an image network's input
+ * normalisation, (x - mean) / std; one step alone only on the network's
+ * input): one Scale, which fold-bn then folds
+ * into the conv where that is exact (no padding, or no shift), so the
+ * chain costs one op on the chip, or none.  Op i is the chain's last step. */
+static int chain_pattern(struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->n_out != 1 || op->n_in != 2 || op_int(op, "do_relu", 0) || g->tensors[op->out[0]].rank != 4)
+		return 0;
+	int out = op->out[0], r = pass_sole_reader(g, out, i + 1);
+	if (r < 0 || g->ops[r].type != OP_CONV || g->ops[r].in[0] != out)
+		return 0;
+	int64_t ch = g->tensors[out].shape[1];
+	if (ch <= 0)
+		return 0;
+	float *s = xmalloc(sizeof(float) * 4 * (size_t)ch), *t = s + ch, *a = t + ch, *b = a + ch;
+	int y = affine_step(g, i, ch, s, t), steps = 1;
+	/* walk back through steps whose result only the next step reads */
+	for (int p; y >= 0 && (p = pass_producer(g, y)) >= 0 && pass_uses(g, y) == 1 &&
+		    !pass_is_output(g, y) && g->ops[p].n_out == 1 && !op_int(&g->ops[p], "do_relu", 0);) {
+		int x = affine_step(g, p, ch, a, b);
+		if (x < 0)
+			break;
+		for (int64_t k = 0; k < ch; k++) {   /* s (a y + b) + t */
+			t[k] = s[k] * b[k] + t[k];
+			s[k] *= a[k];
+		}
+		g->ops[p].type = OP_COUNT;
+		y = x;
+		steps++;
+	}
+	/* one step alone only on the network's input (x / 255): inside a
+	 * network a lone constant step before a conv may be the end of an
+	 * activation fuse-swish or fuse-gelu matches later (HardSwish's / 6) */
+	if (y < 0 || (steps == 1 && !pass_is_input(g, y))) {
+		free(s);
+		return 0;
+	}
+	float *sv, *bv;
+	pass_make_scale(g, i, y, ch, &sv, &bv);
+	memcpy(sv, s, sizeof(float) * (size_t)ch);
+	memcpy(bv, t, sizeof(float) * (size_t)ch);
+	free(s);
+	return 1;
+}
+
 /* Add(Mul(y, a), b), constants along axis 1 of a 4-D y: Scale(y, a, b). */
 static int mul_add_pattern(struct ir_graph *g, int i)
 {
@@ -209,6 +290,6 @@ static int gemm_pattern(struct ir_graph *g, int i)
 
 int pass_fold_affine(struct ir_graph *g)
 {
-	static const pattern_fn pats[] = { conv_pattern, gemm_pattern, mul_add_pattern };
-	return rewrite_run(g, "fold-affine", pats, 3);
+	static const pattern_fn pats[] = { conv_pattern, gemm_pattern, mul_add_pattern, chain_pattern };
+	return rewrite_run(g, "fold-affine", pats, 4);
 }
