@@ -322,6 +322,76 @@ PYEOF
 	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
+@test "a group run whole reads the result the group before left in local memory, stored only when read later; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# two squeeze-and-excitation blocks in two whole groups (-n 2): the
+	# second reads the first's result s where the first left it, so s is
+	# neither loaded again nor, when nothing else reads it, stored
+	# (17,216 -> 8,768 cycles); as a graph output too, s is stored but
+	# still not loaded
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P
+d = sys.argv[1]
+n = [h.make_node("GlobalAveragePool", ["a"], ["m"]), h.make_node("Mul", ["a", "m"], ["s"]),
+     h.make_node("GlobalMaxPool", ["s"], ["q"]), h.make_node("Mul", ["s", "q"], ["y"])]
+for name, outs in (("one", ["y"]), ("two", ["y", "s"])):
+    g = h.make_graph(n, "se2", [h.make_tensor_value_info("a", P.FLOAT, [1, 64, 32, 32])],
+                     [h.make_tensor_value_info(o, P.FLOAT, None) for o in outs])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/" + name + ".onnx")
+np.savez(d + "/in.npz", a=np.random.default_rng(7).standard_normal((1, 64, 32, 32)).astype(np.float32))
+PYEOF
+	for m in one two; do
+		onnx2top "$T/$m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/$m.tpu"
+		weight-reorder "$T/$m.tpu" | layergroup -n 2 | tee "$T/$m.g.tpu" | addr-assign -q |
+			codegen -o "$T/$m.tmodel" -l "$T/$m.list"
+		run ir-print "$T/$m.g.tpu"
+		assert_output --partial "group 1, local"
+		tpu-sim -q "$T/$m.tmodel" -i "$T/in.npz" -o "$T/$m.sim.npz"
+		ir-run "$T/$m.tpu" -i "$T/in.npz" -o "$T/$m.ir.npz"
+		cmp "$T/$m.sim.npz" "$T/$m.ir.npz"
+	done
+	# loads and stores: a alone is loaded; y stored, and s only as an output
+	run awk '$1 == "dma" { n[$3]++ } END { print n["LOAD"] + 0, n["STORE"] + 0 }' "$T/one.list"
+	assert_output "1 1"
+	run awk '$1 == "dma" { n[$3]++ } END { print n["LOAD"] + 0, n["STORE"] + 0 }' "$T/two.list"
+	assert_output "1 2"
+}
+
+@test "a group run in one slice reads every row of the result the group before, in one slice, left in local memory; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# four 3x3 Convs on 16x16 in two groups of two (-n 2), each in one
+	# slice: the second reads the first's result where it lies, neither
+	# stored nor loaded again (21,760 -> 20,480 cycles)
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng(3)
+n = [h.make_node("Conv", [a, "w%d" % i], [b], pads=[1, 1, 1, 1])
+     for i, (a, b) in enumerate([("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")])]
+ws = [nh.from_array((r.standard_normal((32, 32, 3, 3)) / 17).astype(np.float32), "w%d" % i) for i in range(4)]
+g = h.make_graph(n, "cc", [h.make_tensor_value_info("x", P.FLOAT, [1, 32, 16, 16])],
+                 [h.make_tensor_value_info("y", P.FLOAT, None)], ws)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/cc.onnx")
+np.savez(d + "/in.npz", x=r.standard_normal((1, 32, 16, 16)).astype(np.float32))
+PYEOF
+	onnx2top "$T/cc.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -n 2 | tee "$T/g.tpu" | addr-assign -q |
+		codegen -o "$T/m.tmodel" -l "$T/list"
+	run ir-print "$T/g.tpu"
+	assert_output --partial "group 1, local"
+	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	run awk '$2 == "Conv" { print $3 }' <<<"$output"
+	assert_output "$(printf '1\n1\n1\n1')"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	# x and the four weights loaded; y alone stored
+	run awk '$1 == "dma" { n[$3]++ } END { print n["LOAD"] + 0, n["STORE"] + 0 }' "$T/list"
+	assert_output "5 1"
+}
+
 @test "wrong stage: names the stage found and the one expected" {
 	run -1 codegen "$FX/int8.grouped.tpu" -o "$T/m.tmodel"
 	assert_output "codegen: '$FX/int8.grouped.tpu': wrong stage: got tpu IR at stage 'grouped', expected tpu IR at stage addressed"

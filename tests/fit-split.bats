@@ -105,3 +105,47 @@ for k in t.files:
     assert np.array_equal(t[k], s[k]), k
 PYEOF
 }
+
+# A detector's box decode: elementwise ops on a column [N, 1] (one
+# element per lane row: no cut fits) each run refolded to [1, C, H, W];
+# where one reads another's result, the Reshape back and the Reshape in
+# cancel, so that the chain meets only folded tensors and layergroup keeps
+# it in one local group.  The same bits as ir-run on the Tpu IR.
+@test "a chain of refolded elementwise ops reads each other's folded results, in one local group" {
+	local T=$BATS_TEST_TMPDIR
+	/usr/bin/python3 - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d = sys.argv[1]
+r = np.random.default_rng(3)
+N = 3234
+nodes = [h.make_node('Div', ['x', 'ten'], ['dv'], name='dv'),
+         h.make_node('Clip', ['dv', '', 'four'], ['cl'], name='cl'),
+         h.make_node('Exp', ['cl'], ['ex'], name='ex'),
+         h.make_node('Mul', ['ex', 'a'], ['z'], name='mz')]
+inits = [nh.from_array(np.array(10, np.float32), 'ten'), nh.from_array(np.array(4, np.float32), 'four')]
+g = h.make_graph(nodes, 'decode', [h.make_tensor_value_info('x', TP.FLOAT, [N, 1]),
+                                   h.make_tensor_value_info('a', TP.FLOAT, [N, 1])],
+                 [h.make_tensor_value_info('z', TP.FLOAT, [N, 1])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/m.onnx')
+f = lambda *s: r.standard_normal(s).astype(np.float32) * 8
+np.savez(d + '/in.npz', x=f(N, 1), a=f(N, 1))
+np.savez(d + '/cal.npz', x=f(4, N, 1), a=f(4, N, 1))
+PYEOF
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-a \
+		OUT="$T/o" compare
+	assert_success
+	cmp "$T/o/tpu_out.npz" "$T/o/sim_out.npz"
+	run ir-print "$T/o/grouped.tpu"
+	assert_output --regexp 'cl_refold = Clip\(%dv_refold\)'
+	assert_output --regexp 'ex_refold = Exp\(%cl_i8_refold\)'
+	# Reshapes only at the chain's ends: the inputs in, the result out
+	[ "$(printf '%s\n' "$output" | grep -c '= Reshape(')" -eq 3 ]
+	# the chain's first ops share a local group
+	local grp
+	grp=$(printf '%s\n' "$output" | sed -n 's/.*cl_refold = Clip.*\/\/ group \([0-9]*\), local.*/\1/p')
+	[ -n "$grp" ]
+	assert_output --regexp "ex_refold = Exp.*// group $grp, local"
+	assert_output --regexp "dv_refold = Div.*// group $grp, local"
+}

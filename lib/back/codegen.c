@@ -28,6 +28,9 @@ struct unit {
 	struct layout L;           /* single op */
 	struct group *G;           /* local group, else NULL */
 	int64_t base, need;        /* region: bytes [base, base + need) of every lane */
+	int64_t xlo, xhi;          /* xhi > xlo: the unit before's result it reads
+				      where that unit left it (gen's keep), bytes
+				      [xlo, xhi) outside its region */
 	uint32_t last_cmp;         /* its last compute command, once generated */
 	uint32_t upto_cmp;         /* the largest last_cmp of the units up to this one */
 	int started;               /* a load of its inputs has been emitted */
@@ -138,9 +141,21 @@ static int unit_prefetch(struct gen *cg, struct prefetch *pf, int64_t budget, in
 	return b ? load_ahead(cg, a, b, start) : 0;
 }
 
+/* The bytes unit u uses while it runs: its region, and with the result
+ * of the unit before it reads in place, the span over both. */
+static int64_t unit_lo(const struct unit *u)
+{
+	return u->xhi > u->xlo && u->xlo < u->base ? u->xlo : u->base;
+}
+
+static int64_t unit_hi(const struct unit *u)
+{
+	return u->xhi > u->xlo && u->xhi > u->base + u->need ? u->xhi : u->base + u->need;
+}
+
 static int overlap(const struct unit *a, const struct unit *b)
 {
-	return a->base < b->base + b->need && b->base < a->base + a->need;
+	return unit_lo(a) < unit_hi(b) && unit_lo(b) < unit_hi(a);
 }
 
 /* The last compute command of a unit before `upto` that uses local bytes
@@ -152,7 +167,7 @@ static uint32_t region_wait(const struct ahead *a, int upto, int64_t lo, int64_t
 	const struct unit *un = a->un;
 	uint32_t w = 0;
 	for (int j = upto - 1; j >= 0 && un[j].upto_cmp > w; j--)
-		if (un[j].base < hi && lo < un[j].base + un[j].need && un[j].last_cmp > w)
+		if (unit_lo(&un[j]) < hi && lo < unit_hi(&un[j]) && un[j].last_cmp > w)
 			w = un[j].last_cmp;
 	for (int k = a->nh - 1; k >= 0; k--) {
 		const struct held *h = &a->h[k];
@@ -185,7 +200,7 @@ static void held_prune(struct ahead *a, int before)
 static int clear_of(const struct ahead *a, int64_t lo, int64_t hi, int from, int to, int own)
 {
 	for (int k = from; k <= to && k < a->n; k++)
-		if (!a->un[k].host && a->un[k].base < hi && lo < a->un[k].base + a->un[k].need)
+		if (!a->un[k].host && unit_lo(&a->un[k]) < hi && lo < unit_hi(&a->un[k]))
 			return 0;
 	for (int k = 0; k < a->nh; k++)
 		if (a->h[k].user >= from && a->h[k].user != own && a->h[k].lo < hi &&
@@ -209,8 +224,8 @@ static int64_t held_place(const struct gen *cg, const struct ahead *a, int64_t s
 	cand[n++] = 0;
 	cand[n++] = (lmem - size) / LMEM_ALIGN * LMEM_ALIGN;
 	for (int k = from; k <= user + 1 && k < a->n; k++) {
-		cand[n++] = align_to(a->un[k].base + a->un[k].need, LMEM_ALIGN);
-		cand[n++] = (a->un[k].base - size) / LMEM_ALIGN * LMEM_ALIGN;
+		cand[n++] = align_to(unit_hi(&a->un[k]), LMEM_ALIGN);
+		cand[n++] = (unit_lo(&a->un[k]) - size) / LMEM_ALIGN * LMEM_ALIGN;
 	}
 	for (int k = 0; k < a->nh; k++)
 		if (a->h[k].user >= from) {
@@ -528,6 +543,13 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		if (i && (un[i].G || un[i - 1].G) && overlap(&un[i - 1], &un[i]))
 			*overlaps = 1;
 	}
+	/* with cg->keep, a group's result that the next group reads whole is
+	 * read where it lies (cg_group_hand_over) */
+	for (int i = 0; cg->keep && i + 1 < n_grp; i++)
+		if (un[i].G && un[i + 1].G &&
+		    cg_group_hand_over(cg, un[i].G, un[i + 1].G, un[i + 1].base, &un[i + 1].xlo,
+				       &un[i + 1].xhi))
+			cg->kept++;
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
 		struct prefetch pf = { 0 };
@@ -552,8 +574,8 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 			pf.rows = rows ? unit_rows : NULL;
 			pf.wait = region_wait(&ah, i, un[i + 1].base, un[i + 1].base + un[i + 1].need);
 			pf.only_before = u->first;
-			pf.lo = u->base;
-			pf.hi = u->base + u->need;
+			pf.lo = unit_lo(u);
+			pf.hi = unit_hi(u);
 		}
 		uint32_t wait = region_wait(&ah, i, u->base, u->base + u->need);
 		if (u->host) {
@@ -629,8 +651,9 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * credit), and both.  Ties go to the earlier.  Between
  * codegen_plain_schedule(1) and (0), the third only.  Then, unless
  * estimating for layergroup, the fastest with gen_all's early row loads,
- * kept when faster and some rows loaded early.  *cycles gets its time.
- * As gen_all returns. */
+ * kept when faster and some rows loaded early, then that with results
+ * handed over in local memory (gen's keep), kept when faster and some
+ * were.  *cycles gets its time.  As gen_all returns. */
 static int plain_only;   /* codegen_plain_schedule */
 
 void codegen_plain_schedule(int on)
@@ -685,22 +708,30 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 			}
 		}
 	}
-	/* the fastest with the rows the next unit reads whole loading as they
-	 * are stored (not when layergroup estimates) */
-	if (!cg->estimate) {
+	/* not when layergroup estimates (its runs timed in pairs do not see
+	 * what a result kept for the next group costs the units after it):
+	 * the fastest with the rows the next unit reads whole loading as they
+	 * are stored, then that with the results the next group reads whole
+	 * read where they lie in local memory (gen's keep), each kept when
+	 * faster */
+	int with_rows = 0;
+	for (int keep = 0; keep < 2 && !cg->estimate; keep++) {
 		struct gen alt = init;
 		alt.fastest = best_m & 1;
 		alt.credit = (best_m & 2) != 0;
+		alt.keep = keep;
 		int ov, rows = 0;
-		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best], &rows, &ov) < 0) {
+		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best],
+			    keep && !with_rows ? NULL : &rows, &ov) < 0) {
 			cg_free(&alt);
 			return -1;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-		if (cy < *cycles && rows) {
+		if (cy < *cycles && (keep ? alt.kept > 0 : rows > 0)) {
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
+			with_rows |= !keep;
 		} else {
 			cg_free(&alt);
 		}

@@ -60,11 +60,16 @@ struct group {
 	int *wt;               /* their tensors */
 	int *wfirst;           /* op index of each weight's first user */
 	uint32_t *waddr;       /* their local addresses */
-	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt): loaded */
+	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt):
+				  loaded; a GT_IN one: read where the group before
+				  left it (cg_group_hand_over) */
 	int *wdone;            /* per weight: channels loaded so far (in parts) */
 	int *rnext;            /* per weight: the next of its coefficient run
 				  (addr_runs), -1 none; NULL until laid out */
 	int no_runs;           /* every weight loads alone: G times faster so */
+	int keep_out;          /* its result, which the next group reads where it
+				  lies and nothing after reads, is not stored
+				  (cg_group_hand_over) */
 	int64_t need;          /* bytes per lane */
 	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
 				  lie in its result (group_alias): 0 none; else
@@ -1024,7 +1029,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 			group_rows(cg, G, s);
 			for (int j = 0; j < G->nt; j++) {
 				const struct gten *x = &G->gt[j];
-				if (x->role != GT_IN || x->hi <= x->lo)
+				if (x->role != GT_IN || x->hi <= x->lo || G->loaded[G->nw + j])
 					continue;
 				if (cg_emit_dma_ax(cg, ISA_DMA_LOAD, x->t, x->axis, x->lo, x->hi, -1, -1,
 					     x->addr[s % G->bufs], w) < 0)
@@ -1102,8 +1107,9 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 				goto out;
 			pend += cg->dma_cycles - before;
 		}
-		if (cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
-			     slice_last[c]) < 0)
+		if (!G->keep_out &&
+		    cg_emit_dma(cg, ISA_DMA_STORE, y->t, y->lo, y->hi, -1, -1, y->addr[c % G->bufs],
+				slice_last[c]) < 0)
 			goto out;
 	}
 	*last_cmp = slice_last[n - 1];
@@ -1392,6 +1398,38 @@ int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, u
 	if (r == CG_LOADED)
 		G->loaded[i] = 1;
 	return r;
+}
+
+int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, int64_t b_base,
+		       int64_t *lo, int64_t *hi)
+{
+	int oj = -1, bj = -1;
+	if (A->n_slices != 1 || B->n_slices != 1 || B->first != A->first + A->n_ops)
+		return 0;
+	for (int j = 0; j < A->nt; j++)
+		if (A->gt[j].role == GT_OUT)
+			oj = j;
+	if (oj < 0)
+		return 0;
+	for (int j = 0; j < B->nt; j++)
+		if (B->gt[j].t == A->gt[oj].t)
+			bj = j;
+	if (bj < 0 || B->gt[bj].ahead || B->loaded[B->nw + bj])
+		return 0;
+	/* read whole: broadcast, or in B's one slice every row along H */
+	int64_t a = A->gt[oj].addr[0], size = cg_lane_bytes(cg, A->gt[oj].t, -1, -1), ls[4];
+	cg_lane_shape(cg->g, A->gt[oj].t, ls);
+	if (B->gt[bj].role != GT_BCAST &&
+	    (B->gt[bj].role != GT_IN || B->gt[bj].axis != 2 || B->gt[bj].maxrows != ls[2]))
+		return 0;
+	if (size > gten_bytes(cg, &A->gt[oj]) || (a < b_base + B->need && b_base < a + size))
+		return 0;
+	B->gt[bj].addr[0] = B->gt[bj].addr[1] = (uint32_t)a;
+	B->loaded[B->nw + bj] = 1;
+	A->keep_out = !used_from(cg->g, A->gt[oj].t, B->first + B->n_ops);
+	*lo = a;
+	*hi = a + size;
+	return 1;
 }
 
 int64_t cg_group_need(const struct group *G)

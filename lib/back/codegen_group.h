@@ -52,6 +52,16 @@ int cg_group_load(struct gen *cg, struct group *G, uint32_t wait, int only_befor
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
 		 uint32_t *last_cmp);
 
+/* Whether B, the local group right after A, reads A's result where A
+ * leaves it: both run in one slice, B reads the result whole (a broadcast
+ * input not loaded yet, or every row along H), and A's copy lies outside
+ * B's region, bytes [b_base, b_base + B's need).  Then B does not load it but
+ * reads A's copy, A does not store it when nothing after B reads it and
+ * it is no graph output, and *lo, *hi get that copy's bytes; else 0 and
+ * neither changes.  Call after both are laid out. */
+int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, int64_t b_base,
+		       int64_t *lo, int64_t *hi);
+
 /* Load rows of t, a tensor G reads whole (lane shape N = 1) that the unit
  * before G stores in slices and has stored up to row `rows`: those after
  * the ones loaded so far that `budget` DMA cycles move, into G's copy

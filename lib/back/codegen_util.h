@@ -37,6 +37,10 @@ struct gen {
 				  their fastest */
 	long credits;          /* slices that followed a slice that prefetched:
 				  where credit can change the program */
+	int keep;              /* gen_all: a group's result that the next group
+				  reads whole is read where it lies in local
+				  memory (cg_group_hand_over) */
+	long kept;             /* results read so */
 };
 
 /* Local bytes [lo, hi) of the unit generating (a local group's weight)

@@ -10,7 +10,11 @@
  *    the element count) and W at most REFOLD_W: Reshape its inputs, the op,
  *    Reshape the result back.  The values do not move, so the results are
  *    the same bits.  An operand with as many elements as the output, a
- *    weight too (MaxViT's relative position bias), folds the same way;
+ *    weight too (MaxViT's relative position bias), folds the same way.
+ *    Where one refolded op reads another's result, the Reshape back and
+ *    the Reshape in cancel (refold_cancel): the second op reads the
+ *    first's folded result itself, so that layergroup can keep a chain
+ *    of them (a detector's box decode) in one local group;
  *  - a commutative binary op whose first operand is a weight takes its
  *    activation first, as codegen slices along the first operand's rows;
  *  - a MatMul of a 2-D B whose A has batch axes before its rows runs on A
@@ -61,6 +65,7 @@
 #include "ir/convert.h"
 #include "ir/base.h"
 #include "ir/op.h"
+#include "passes/rewrite.h"
 #include "quant/quant.h"
 
 #define REFOLD_W 1024   /* elements per row of a refolded tensor, at most */
@@ -517,9 +522,49 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
  * (a MatMul's part of K) may need another (its columns), a Softmax's
  * stages their own splits.  Each pass only makes smaller ops, and a few
  * suffice; the bound keeps a bug from looping. */
+/* The Reshapes on the chip that undo a Reshape before them: each whose
+ * input is a Reshape's result and whose result has that Reshape's input's
+ * shape, dtype, scale and zero point, and is no graph output, is dropped,
+ * its readers reading the first Reshape's input; the first Reshape goes
+ * too once nothing reads its result.  Views both, so the values are the
+ * same bits.  Returns how many were dropped. */
+static int refold_cancel(struct ir_graph *g)
+{
+	int dropped = 0;
+	pass_index_drop();
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *r2 = &g->ops[i];
+		if (r2->type != OP_RESHAPE || r2->place == PLACE_HOST || r2->n_out != 1 ||
+		    r2->n_in < 1 || r2->in[0] < 0)
+			continue;
+		int p = pass_producer(g, r2->in[0]);
+		if (p < 0 || g->ops[p].type != OP_RESHAPE || g->ops[p].place == PLACE_HOST ||
+		    g->ops[p].n_in < 1 || g->ops[p].in[0] < 0)
+			continue;
+		int x = g->ops[p].in[0], y = r2->out[0];
+		const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
+		if (!pass_same_shape(tx, ty) || tx->dtype != ty->dtype || tx->scale != ty->scale ||
+		    tx->zero_point != ty->zero_point || pass_is_output(g, y))
+			continue;
+		int mid = r2->in[0];
+		g->ops[i].type = OP_COUNT;
+		pass_index_drop();
+		pass_replace_uses(g, y, x);
+		if (pass_uses(g, mid) == 0)
+			g->ops[p].type = OP_COUNT;
+		pass_index_drop();
+		dropped++;
+	}
+	if (dropped)
+		graph_compact(g);
+	pass_index_drop();
+	return dropped;
+}
+
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
 	for (int pass = 0; pass < 8 && fit_pass(g, chip); pass++)
 		;
+	refold_cancel(g);
 	return 0;
 }
