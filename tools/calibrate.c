@@ -315,6 +315,8 @@ int main(int argc, char **argv)
 	struct calib_stats *st = NULL;
 	struct calib_table *t = NULL;
 	struct calib_table *t0 = NULL;   /* the table before --tune, for the search */
+	struct calib_table *tq = NULL;   /* kld: the samples' quartiles, for the search */
+	struct calib_table *tqt = NULL;  /* the same, tuned */
 	struct qtable *qt = NULL;
 	char *report = NULL;
 	size_t report_len = 0;
@@ -371,6 +373,20 @@ int main(int argc, char **argv)
 		err_prefix("'%s'", cli_shown(in));
 		goto fail;
 	}
+	/* the search also tries the samples' upper quartile, untuned and
+	 * tuned: the pooled search lets a loud sample's outliers (a box
+	 * regressor's) set the threshold and round the other values to zero */
+	if (qfile && st->method == CALIB_KLD && so.mode == MODE_INT8) {
+		st->pooled = 0;
+		int qrc = calib_stats_table(st, opts.nthreads, &tq);
+		if (qrc == 0 && tune)
+			qrc = calib_stats_table(st, opts.nthreads, &tqt);
+		st->pooled = 1;
+		if (qrc < 0) {
+			err_prefix("'%s'", cli_shown(in));
+			goto fail;
+		}
+	}
 	if (tune) {
 		struct calib_tune_opts to = {
 			.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
@@ -380,6 +396,10 @@ int main(int argc, char **argv)
 		};
 		struct calib_tune_result tr;
 		if (calib_tune(g, ndata, z, data, t, &to, &tr) < 0) {
+			err_prefix("'%s': tune", cli_shown(in));
+			goto fail;
+		}
+		if (tqt && calib_tune(g, ndata, z, data, tqt, &to, &tr) < 0) {
 			err_prefix("'%s': tune", cli_shown(in));
 			goto fail;
 		}
@@ -420,7 +440,23 @@ int main(int argc, char **argv)
 			so.holdout = opts.max_samples - so.samples;
 		if (opts.max_samples > 0)
 			so.unseen = opts.max_samples - so.samples - so.holdout;
-		so.untuned = t0;
+		const struct calib_table *alts[3];
+		const char *alt_names[3];
+		so.alts = alts;
+		so.nalts = 0;
+		if (t0) {
+			alt_names[so.nalts] = "untuned";
+			alts[so.nalts++] = t0;
+		}
+		so.nsame = so.nalts;
+		if (tq) {
+			alt_names[so.nalts] = "the samples' quartiles";
+			alts[so.nalts++] = tq;
+		}
+		if (tqt) {
+			alt_names[so.nalts] = "the samples' quartiles, tuned";
+			alts[so.nalts++] = tqt;
+		}
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
 			goto fail;
@@ -447,9 +483,9 @@ int main(int argc, char **argv)
 		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; below the goal on the unseen samples");
-		if (res.took_untuned)
+		if (res.took >= 0)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
-				 "; untuned (the whole graph scored higher)");
+				 "; %s (the whole graph scored higher)", alt_names[res.took]);
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)
@@ -458,7 +494,7 @@ int main(int argc, char **argv)
 			out_abort(&ot);
 			goto fail;
 		}
-		calib_table_print(ot.fp, res.took_untuned ? t0 : t, g->name);
+		calib_table_print(ot.fp, res.took >= 0 ? alts[res.took] : t, g->name);
 		qtable_print(oq.fp, qt, note);
 		if (out_commit_pair(&ot, &oq) < 0)
 			goto fail;
@@ -483,6 +519,8 @@ done:
 	free(report);
 	calib_table_free(t);
 	calib_table_free(t0);
+	calib_table_free(tq);
+	calib_table_free(tqt);
 	qtable_free(qt);
 	calib_stats_free(st);
 	for (int i = 0; i < ndata; i++)

@@ -494,21 +494,29 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	struct qtable *q = make_qtable(top, NULL, 0, o->keep);
 	if (rc == 0)
 		rc = evaluate_both(&s, q, 0, &res->base_cos, NULL, NULL);
-	/* tuned thresholds are kept only when the whole graph scores at
-	 * least as well with them: tuning judges each tensor alone, and may
-	 * change an answer the untuned table kept */
-	res->took_untuned = 0;
-	if (rc == 0 && o->untuned) {
-		double bu = -1;
-		s.tab = o->untuned;
-		rc = evaluate_both(&s, q, 0, &bu, NULL, NULL);
-		if (rc == 0 && bu > res->base_cos) {
-			res->base_cos = bu;
-			res->took_untuned = 1;
-		} else {
-			s.tab = tab;
+	/* another table is taken only when the whole graph scores higher
+	 * with it: tuning judges each tensor alone and may change an answer
+	 * the untuned table kept.  A table of the other kind (the samples'
+	 * quartiles beside the pooled search) must score higher by more than
+	 * the goal's margin, 1 - goal: a difference within it is the noise of
+	 * 20 samples, and the search's count of ops follows it no better */
+	res->took = -1;
+	double best[2] = { res->base_cos, -2 };
+	int took[2] = { -1, -1 };
+	for (int a = 0; rc == 0 && a < o->nalts; a++) {
+		double ba = -1;
+		int f = a >= o->nsame;
+		s.tab = o->alts[a];
+		rc = evaluate_both(&s, q, 0, &ba, NULL, NULL);
+		if (rc == 0 && ba > best[f]) {
+			best[f] = ba;
+			took[f] = a;
 		}
 	}
+	int other = took[1] >= 0 && best[1] > best[0] + (1 - o->expected_cos);
+	res->took = took[other];
+	res->base_cos = best[other];
+	s.tab = res->took < 0 ? tab : o->alts[res->took];
 	qtable_free(q);
 	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;

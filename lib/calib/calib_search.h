@@ -73,10 +73,16 @@ struct calib_search_opts {
 					frames of sequences (one per file), and a
 					graph runs over each set's frames in order
 					with its own state fed back */
-	const struct calib_table *untuned;   /* NULL, or TAB before calibrate
-					--tune: the search takes it instead when
-					the whole graph in MODE scores higher with
-					it (ties: TAB) */
+	const struct calib_table *const *alts;   /* NULL, or NALTS other tables
+					for the same graph: the search takes the
+					one that scores the whole graph in MODE
+					highest (ties: the earlier, TAB first) */
+	int nalts;
+	int nsame;                   /* alts[0 .. nsame) are of TAB's kind (TAB
+					before calibrate --tune); the rest of
+					another (the samples' quartiles), taken
+					only when higher than the best of TAB's
+					kind by more than 1 - the goal */
 };
 
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
@@ -104,7 +110,8 @@ struct calib_search_result {
 	double goal;                 /* the goal searched for (expected_cos, or
 					the one the outputs' answers chose) */
 	int reached;                 /* 1 if both sets as one reach the goal */
-	int took_untuned;            /* 1 if the search ran on o->untuned */
+	int took;                    /* -1: the search ran on TAB; else on
+					o->alts[took] */
 };
 
 /* The samples of NFILES sample files (a stack along a new first axis, or
