@@ -214,6 +214,25 @@ static void cut_replace(struct cut *x, int k, int m, const struct lg_group *rep,
 	x->n = x->n - m + nrep;
 }
 
+/* x with runs k..k+m-1 replaced by rep[0 .. nrep), kept when the whole
+ * cut finishes sooner than *total (then the new time): returns 1 if so. */
+static int cut_try(const struct ir_graph *g, const struct chip *c, struct cut *x, int k, int m,
+		   const struct lg_group *rep, int nrep, int64_t *total)
+{
+	struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
+	memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
+	cut_replace(&y, k, m, rep, nrep);
+	int64_t t = cut_time(g, c, &y);
+	if (t >= *total) {
+		free(y.r);
+		return 0;
+	}
+	free(x->r);
+	*x = y;
+	*total = t;
+	return 1;
+}
+
 /* Local search over x: for each pair of neighbouring runs, merging them,
  * moving their boundary by up to `shift` ops either way, or splitting the
  * first in two; a change is kept when the runs around it (one before, one
@@ -270,18 +289,7 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 				}
 			} else if (npick && best < now) {
 				/* the window sped up; keep it when the whole does too */
-				struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
-				memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
-				cut_replace(&y, k, 2, pick, npick);
-				int64_t t = cut_time(g, c, &y);
-				if (t < total) {
-					free(x->r);
-					*x = y;
-					total = t;
-					changed = 1;
-				} else {
-					free(y.r);
-				}
+				changed |= cut_try(g, c, x, k, 2, pick, npick, &total);
 			}
 		}
 		if (!changed)
@@ -336,18 +344,7 @@ static int cut_merge(const struct ir_graph *g, const struct chip *c, int max_ops
 			}
 			if (!bm)
 				continue;
-			struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
-			memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
-			cut_replace(&y, k, bm, &pick, 1);
-			int64_t t = cut_time(g, c, &y);
-			if (t < total) {
-				free(x->r);
-				*x = y;
-				total = t;
-				changed = 1;
-			} else {
-				free(y.r);
-			}
+			changed |= cut_try(g, c, x, k, bm, &pick, 1, &total);
 		}
 		any |= changed;
 		if (!changed)
