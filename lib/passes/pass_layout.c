@@ -158,6 +158,26 @@ static int layout_pattern(struct ir_graph *g, int i)
 	return 0;
 }
 
+/* 1 when the axes of FINE, in order, split the axes of COARSE: axes
+ * [first[j], first[j + 1]) of FINE multiply to axis j of COARSE (unit axes
+ * of FINE after the last run allowed); fills first[0 .. rank + 1). */
+static int axis_runs(const struct ir_tensor *coarse, const struct ir_tensor *fine, int *first)
+{
+	int m = coarse->rank, n = fine->rank, a = 0;
+	for (int j = 0; j < m; j++) {
+		int64_t prod = a < n ? fine->shape[a] : 0;
+		first[j] = a++;
+		while (a < n && prod < coarse->shape[j])
+			prod *= fine->shape[a++];
+		if (prod != coarse->shape[j])
+			return 0;
+	}
+	while (a < n && fine->shape[a] == 1)
+		a++;
+	first[m] = n;
+	return a == n;
+}
+
 /* Transpose(Reshape(Transpose(x))) where the Reshape only merges runs of
  * adjacent axes (MaxViT's grid partition, [1,7,7,4,4,C] -> [1,49,16,C],
  * then its swap of the two merged axes): the second Transpose moves the
@@ -180,20 +200,9 @@ static int regroup_pattern(struct ir_graph *g, int i)
 	    op_ints(op, "perm", q, IR_MAX_RANK) != m || inner_op(g, rv, is_transpose) < 0)
 		return 0;
 	/* axes [first[j], first[j + 1]) of y make axis j of z */
-	int first[IR_MAX_RANK + 1], a = 0;
-	for (int j = 0; j < m; j++) {
-		int64_t prod = a < n ? yt->shape[a] : 0;
-		first[j] = a++;
-		while (a < n && prod < zt->shape[j])
-			prod *= yt->shape[a++];
-		if (prod != zt->shape[j])
-			return 0;
-	}
-	while (a < n && yt->shape[a] == 1)
-		a++;
-	if (a != n)
+	int first[IR_MAX_RANK + 1];
+	if (!axis_runs(zt, yt, first))
 		return 0;
-	first[m] = n;
 	int k = 0;
 	for (int j = 0; j < m; j++)
 		for (int d = first[q[j]]; d < first[q[j] + 1]; d++)
@@ -250,20 +259,9 @@ static int split_pattern(struct ir_graph *g, int i)
 	    op_ints(op, "perm", p2, IR_MAX_RANK) != n)
 		return 0;
 	/* axes [first[j], first[j + 1]) of z split axis j of y */
-	int first[IR_MAX_RANK + 1], a = 0;
-	for (int j = 0; j < m; j++) {
-		int64_t prod = a < n ? zt->shape[a] : 0;
-		first[j] = a++;
-		while (a < n && prod < yt->shape[j])
-			prod *= zt->shape[a++];
-		if (prod != yt->shape[j])
-			return 0;
-	}
-	while (a < n && zt->shape[a] == 1)
-		a++;
-	if (a != n)
+	int first[IR_MAX_RANK + 1];
+	if (!axis_runs(yt, zt, first))
 		return 0;
-	first[m] = n;
 	/* x's axis p1[j] splits as y's axis j: its run starts at xs[p1[j]] */
 	int inv[IR_MAX_RANK], xs[IR_MAX_RANK], src[IR_MAX_RANK], k = 0;
 	for (int d = 0; d < m; d++)
