@@ -517,3 +517,40 @@ print(far > 0)
 PYEOF
 	assert_output 'True'
 }
+
+@test "a weight with the values of one an earlier unit loaded, still in place, loads no more; tpu-sim as ir-run" {
+	need_tool tpu-sim ir-run
+	# A detector's per-class threshold: a column, a Greater with its own
+	# constant 0.25 (six tensors, one value), a NonZero on the host, per
+	# class.  One DMA command loads a threshold; each Greater reads it.
+	$PY - "$T" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+r = np.random.default_rng(7)
+N, C = 3234, 6
+nodes, inits, outs = [], [], []
+for c in range(C):
+    inits += [nh.from_array(np.array(c, np.int64), "i%d" % c),
+              nh.from_array(np.array(0.25, np.float32), "thr%d" % c)]
+    nodes += [h.make_node("Gather", ["x", "i%d" % c], ["g%d" % c], axis=1),
+              h.make_node("Greater", ["g%d" % c, "thr%d" % c], ["b%d" % c]),
+              h.make_node("NonZero", ["b%d" % c], ["n%d" % c])]
+    outs.append(h.make_tensor_value_info("n%d" % c, P.INT64, [1, None]))
+g = h.make_graph(nodes, "perclass", [h.make_tensor_value_info("x", P.FLOAT, [N, C])], outs, inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/pc.onnx")
+np.savez(sys.argv[1] + "/in.npz", x=r.random((N, C)).astype(np.float32))
+PYEOF
+	onnx2top "$T/pc.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" --trace "$T/t.json"
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+	run $PY - "$T/t.json" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(sorted(e["args"]["tensor"] for e in ev if e.get("ph") == "X" and e["tid"] == 1 and
+             e["args"].get("tensor", "").startswith("thr")))
+PYEOF
+	assert_output "['thr0']"
+}

@@ -1432,6 +1432,12 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
 	return 1;
 }
 
+void cg_group_weight_kept(struct group *G, int i, int64_t addr)
+{
+	G->waddr[i] = (uint32_t)addr;
+	G->loaded[i] = 1;
+}
+
 int64_t cg_group_need(const struct group *G)
 {
 	return G->need;
