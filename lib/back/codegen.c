@@ -482,9 +482,11 @@ static int kept_by_k(const void *a, const void *b)
 
 /* Weights that a unit reads where an earlier unit, at most FAR before,
  * loads the same values (a detector's score threshold, one per class, all
- * equal), when no unit in between nor the unit itself uses those bytes:
- * the later unit loads nothing and reads them there, and the earlier one
- * loads its weight where it is laid out (load_ahead moves it nowhere).
+ * equal), when no unit in between uses those bytes, nor the unit itself
+ * and the one after it unless the unit lays that weight out there itself
+ * (struct held's rule): the later unit loads nothing and reads them
+ * there, and the earlier one loads its weight where it is laid out
+ * (load_ahead moves it nowhere).
  * Returns the pairs (struct kept) by k, *n of them. */
 static struct kept *kept_plan(const struct gen *cg, struct unit *un, int n_un, int *n)
 {
