@@ -217,6 +217,33 @@ static void requant(struct ir_graph *g, const char *base, int oc, int *ids)
 	ids[2] = weight_raw(g, name, DT_I32, 1, (int64_t[]){ oc }, 38, 40);
 }
 
+/* A Cast NAME of in to out, to dtype TO ("i8", "f32"); its op. */
+static int cast_to(struct ir_graph *g, const char *name, int in, int out, const char *to)
+{
+	int o = graph_add_op(g, OP_CAST, name, 1, &in, 1, &out);
+	op_set_str(&g->ops[o], "to", to);
+	return o;
+}
+
+/* An INT8 Conv NAME of in by weight w, requant inputs q (requant()), to
+ * out; kernel k, stride, pad and group as conv_attrs(); its op. */
+static int conv_i8(struct ir_graph *g, const char *name, int in, int w, const int *q, int out,
+		   int k, int stride, int pad, int group)
+{
+	int o = graph_add_op(g, OP_CONV, name, 5, (int[]){ in, w, q[0], q[1], q[2] }, 1, &out);
+	conv_attrs(g, o, k, stride, pad, group);
+	return o;
+}
+
+/* G's last op, the dequantising cast of yq to its output y, x its input:
+ * the graph built by BUILDER (no shape inference: every shape is set). */
+static struct ir_graph *dequant_built(struct ir_graph *g, int x, int yq, int y, const char *builder)
+{
+	cast_to(g, "y_dequant", yq, y, "f32");
+	graph_set_io(g, 1, &x, 1, &y);
+	return built(g, builder, 0);
+}
+
 /* INT8: quantising cast, conv (relu), conv, add, maxpool, depthwise conv,
  * gap, flatten, gemm, dequantising cast. */
 static struct ir_graph *build_int8(int h, int w)
@@ -239,30 +266,23 @@ static struct ir_graph *build_int8(int h, int w)
 	int d = act_i8(g, "d", 0.05f, 4, 70, ph, pw), gp = act_i8(g, "gp", 0.05f, 4, 70, 1, 1);
 	int f = act_i8(g, "f", 0.05f, 2, 70, 0, 0), yq = act_i8(g, "y_i8", 0.1f, 2, 10, 0, 0);
 	int y = graph_add_tensor(g, "y", DT_F32, 2, (int64_t[]){ 1, 10 });
-	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
-	op_set_str(&g->ops[o], "to", "i8");
-	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
-	conv_attrs(g, o, 3, 1, 1, 1);
+	int o = cast_to(g, "x_quant", x, xq, "i8");
+	o = conv_i8(g, "conv1", xq, w1, q1, c1, 3, 1, 1, 1);
 	op_set_int(&g->ops[o], "do_relu", 1);
-	o = graph_add_op(g, OP_CONV, "conv2", 5, (int[]){ c1, w2, q2[0], q2[1], q2[2] }, 1, &c2);
-	conv_attrs(g, o, 3, 1, 1, 1);
+	conv_i8(g, "conv2", c1, w2, q2, c2, 3, 1, 1, 1);
 	o = graph_add_op(g, OP_ADD, "add", 2, (int[]){ c2, c1 }, 1, &a);
 	op_set_ints(&g->ops[o], "multipliers", 2, (int64_t[]){ 1288490189, 1288490189 });
 	op_set_int(&g->ops[o], "rshift", 31);
 	o = graph_add_op(g, OP_MAXPOOL, "pool", 1, &a, 1, &p);
 	conv_attrs(g, o, 3, 2, 1, 1);
-	o = graph_add_op(g, OP_CONV, "dw", 5, (int[]){ p, wd, qd[0], qd[1], qd[2] }, 1, &d);
-	conv_attrs(g, o, 3, 1, 1, 70);
+	conv_i8(g, "dw", p, wd, qd, d, 3, 1, 1, 70);
 	o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &d, 1, &gp);
 	op_set_int(&g->ops[o], "multiplier", 1374389535);
 	op_set_int(&g->ops[o], "rshift", 38);
 	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
 	op_set_int(&g->ops[o], "axis", 1);
 	graph_add_op(g, OP_GEMM, "fc", 5, (int[]){ f, wg, qg[0], qg[1], qg[2] }, 1, &yq);
-	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
-	op_set_str(&g->ops[o], "to", "f32");
-	graph_set_io(g, 1, &x, 1, &y);
-	return built(g, "build_int8", 0);
+	return dequant_built(g, x, yq, y, "build_int8");
 }
 
 /* INT8: quantising cast, conv 3 -> 64, a grouped conv of 16 groups of 4
@@ -279,17 +299,11 @@ static struct ir_graph *build_gconv(int h, int w)
 	requant(g, "gconv", 64, qg);
 	int c1 = act_i8(g, "c1", 0.05f, 4, 64, h, w), c2 = act_i8(g, "c2", 0.05f, 4, 64, h, w);
 	int y = graph_add_tensor(g, "y", DT_F32, 4, (int64_t[]){ 1, 64, h, w });
-	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
-	op_set_str(&g->ops[o], "to", "i8");
-	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
-	conv_attrs(g, o, 3, 1, 1, 1);
-	o = graph_add_op(g, OP_CONV, "gconv", 5, (int[]){ c1, wg, qg[0], qg[1], qg[2] }, 1, &c2);
-	conv_attrs(g, o, 3, 1, 1, 16);
+	int o = cast_to(g, "x_quant", x, xq, "i8");
+	conv_i8(g, "conv1", xq, w1, q1, c1, 3, 1, 1, 1);
+	o = conv_i8(g, "gconv", c1, wg, qg, c2, 3, 1, 1, 16);
 	op_set_int(&g->ops[o], "do_relu", 1);
-	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &c2, 1, &y);
-	op_set_str(&g->ops[o], "to", "f32");
-	graph_set_io(g, 1, &x, 1, &y);
-	return built(g, "build_gconv", 0);
+	return dequant_built(g, x, c2, y, "build_gconv");
 }
 
 /* INT8: a long conv at full resolution, then a classifier whose weights
@@ -314,12 +328,9 @@ static struct ir_graph *build_tail(int h, int w)
 	int gp = act_i8(g, "gp", 0.05f, 4, 256, 1, 1), f = act_i8(g, "f", 0.05f, 2, 256, 0, 0);
 	int y1 = act_i8(g, "y1", 0.1f, 2, 512, 0, 0), yq = act_i8(g, "y_i8", 0.1f, 2, 256, 0, 0);
 	int y = graph_add_tensor(g, "y", DT_F32, 2, (int64_t[]){ 1, 256 });
-	int o = graph_add_op(g, OP_CAST, "x_quant", 1, &x, 1, &xq);
-	op_set_str(&g->ops[o], "to", "i8");
-	o = graph_add_op(g, OP_CONV, "conv1", 5, (int[]){ xq, w1, q1[0], q1[1], q1[2] }, 1, &c1);
-	conv_attrs(g, o, 3, 1, 1, 1);
-	o = graph_add_op(g, OP_CONV, "conv2", 5, (int[]){ c1, w2, q2[0], q2[1], q2[2] }, 1, &c2);
-	conv_attrs(g, o, 3, 1, 1, 1);
+	int o = cast_to(g, "x_quant", x, xq, "i8");
+	conv_i8(g, "conv1", xq, w1, q1, c1, 3, 1, 1, 1);
+	conv_i8(g, "conv2", c1, w2, q2, c2, 3, 1, 1, 1);
 	/* nine Relu: fc2 is more groups ahead than codegen loads in regions */
 	for (int i = 0; i < 9; i++) {
 		char name[16];
@@ -335,10 +346,7 @@ static struct ir_graph *build_tail(int h, int w)
 	op_set_int(&g->ops[o], "axis", 1);
 	graph_add_op(g, OP_GEMM, "fc1", 5, (int[]){ f, f1, qf1[0], qf1[1], qf1[2] }, 1, &y1);
 	graph_add_op(g, OP_GEMM, "fc2", 5, (int[]){ y1, f2, qf2[0], qf2[1], qf2[2] }, 1, &yq);
-	o = graph_add_op(g, OP_CAST, "y_dequant", 1, &yq, 1, &y);
-	op_set_str(&g->ops[o], "to", "f32");
-	graph_set_io(g, 1, &x, 1, &y);
-	return built(g, "build_tail", 0);
+	return dequant_built(g, x, yq, y, "build_tail");
 }
 
 static void input(struct npz *z, int h, int w)
