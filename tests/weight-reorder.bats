@@ -23,7 +23,30 @@ def load(p, dt):
         t = g["tensors"][i]; off, n = t["data"]
         return np.frombuffer(b[doff + off:doff + off + n], dt).reshape(t["shape"])
     return g, data
+# save_net(d, nodes, name, xs, ys, weights, r): d/n.onnx (opset 13), graph
+# name of nodes from float input x of shape xs to output y of shape ys, the
+# weights {name: array} as initialisers in that order; d/in.npz one standard
+# normal x from r, d/cal.npz four
+def save_net(d, nodes, name, xs, ys, weights, r):
+    import onnx
+    from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info('x', TP.FLOAT, xs)],
+                     [h.make_tensor_value_info('y', TP.FLOAT, ys)],
+                     [nh.from_array(a, k) for k, a in weights.items()])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
+    np.savez(d + '/in.npz', x=r.standard_normal(xs).astype(np.float32))
+    np.savez(d + '/cal.npz', x=r.standard_normal([4] + xs).astype(np.float32))
 PYEOF
+}
+
+# deploy_int8 DIR: DIR/n.onnx with DIR/{in,cal}.npz through deploy.mk in
+# INT8 to DIR/q; asserts success and tpu-sim's output equal to ir-run's on
+# the lowered IR (DIR/q/tpu_out.npz, before weight-reorder)
+deploy_int8() {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$1/n.onnx" INPUT="$1/in.npz" CALIB="$1/cal.npz" MODE=int8 OUT="$1/q" compare
+	assert_success
+	cmp "$1/q/tpu_out.npz" "$1/q/sim_out.npz"
 }
 
 setup() {
@@ -144,8 +167,10 @@ irdump_values() {
 @test "int8: a Conv of few output channels computes neighbouring columns as blocks of channels, a DepthToWidth puts them back, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare
 	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+import os, sys, numpy as np
+from onnx import helper as h
+sys.path.insert(0, os.environ["FX"])
+from tpuir import save_net
 d = sys.argv[1]
 r = np.random.default_rng(11)
 w1 = r.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)
@@ -156,18 +181,10 @@ nodes = [
     h.make_node('Relu', ['c1'], ['r1'], name='relu'),
     h.make_node('Conv', ['r1', 'w2', 'b2'], ['y'], name='point'),
 ]
-g = h.make_graph(nodes, 'narrow', [h.make_tensor_value_info('x', TP.FLOAT, [1, 3, 64, 63])],
-                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 16, 32, 32])],
-                 [nh.from_array(w1, 'w1'), nh.from_array(w2, 'w2'), nh.from_array(b2, 'b2')])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
-np.savez(d + '/in.npz', x=r.standard_normal((1, 3, 64, 63)).astype(np.float32))
-np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 3, 64, 63)).astype(np.float32))
+save_net(d, nodes, 'narrow', [1, 3, 64, 63], [1, 16, 32, 32], {'w1': w1, 'w2': w2, 'b2': b2}, r)
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
-	assert_success
 	# tpu_out: ir-run on the lowered Conv, before weight-reorder
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_int8 "$T"
 	# 16 of 64 lanes: 4 columns per position, the kernel 3 + 3 strides wide,
 	# block j at columns 2j .. 2j + 2 of the weights and zeros elsewhere
 	run irq "$T/q/reordered.tpu" '[(o["type"], T[o["in"][1]]["shape"] if o["type"] == "Conv" else o["attrs"]["blocksize"], o["attrs"].get("strides"), T[o["out"][0]]["shape"]) for o in O if o["type"] in ("Conv", "DepthToWidth")]'
@@ -192,8 +209,10 @@ PYEOF
 @test "int8: a depthwise Conv over narrow rows runs on blocks of rows packed side by side, unpacked after, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare tmodel-info
 	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+import os, sys, numpy as np
+from onnx import helper as h
+sys.path.insert(0, os.environ["FX"])
+from tpuir import save_net
 d = sys.argv[1]
 r = np.random.default_rng(12)
 w1 = r.normal(0, 0.3, (128, 1, 5, 5)).astype(np.float32)
@@ -205,18 +224,10 @@ nodes = [
     h.make_node('Conv', ['r1', 'w2'], ['y'], name='dws2', group=128, strides=[2, 2],
                 pads=[1, 1, 1, 1]),
 ]
-g = h.make_graph(nodes, 'dw', [h.make_tensor_value_info('x', TP.FLOAT, [1, 128, 14, 14])],
-                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 128, 7, 7])],
-                 [nh.from_array(w1, 'w1'), nh.from_array(b1, 'b1'), nh.from_array(w2, 'w2')])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
-np.savez(d + '/in.npz', x=r.standard_normal((1, 128, 14, 14)).astype(np.float32))
-np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 128, 14, 14)).astype(np.float32))
+save_net(d, nodes, 'dw', [1, 128, 14, 14], [1, 128, 7, 7], {'w1': w1, 'b1': b1, 'w2': w2}, r)
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
-	assert_success
 	# tpu_out: ir-run on the lowered Convs, before weight-reorder
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_int8 "$T"
 	# 14 columns of 64: 4 blocks of 4 rows (2 halo rows above and below),
 	# 16 columns apart (2 zero columns after each); the stride-2 Conv stays
 	run irq "$T/q/reordered.tpu" '[(o["type"], o["attrs"].get("starts"), o["attrs"].get("ends"), o["attrs"].get("axis"), o["attrs"].get("pads"), T[o["out"][0]]["shape"]) for o in O if o["type"] in ("Pad", "Slice", "Concat", "Conv")]'
@@ -229,26 +240,20 @@ PYEOF
 @test "int8: a Conv of 13 groups merges 7 of them in one Conv and the other 6 in a second, over Slices of its input, a Concat after, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare tmodel-info
 	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+import os, sys, numpy as np
+from onnx import helper as h
+sys.path.insert(0, os.environ["FX"])
+from tpuir import save_net
 d = sys.argv[1]
 r = np.random.default_rng(14)
 w = r.normal(0, 0.3, (104, 8, 3, 3)).astype(np.float32)
 b = r.normal(0, 0.1, 104).astype(np.float32)
 nodes = [h.make_node('Conv', ['x', 'w', 'b'], ['c'], name='grouped', group=13, pads=[1, 1, 1, 1]),
          h.make_node('Relu', ['c'], ['y'], name='relu')]
-g = h.make_graph(nodes, 'g13', [h.make_tensor_value_info('x', TP.FLOAT, [1, 104, 28, 28])],
-                 [h.make_tensor_value_info('y', TP.FLOAT, [1, 104, 28, 28])],
-                 [nh.from_array(w, 'w'), nh.from_array(b, 'b')])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/n.onnx')
-np.savez(d + '/in.npz', x=r.standard_normal((1, 104, 28, 28)).astype(np.float32))
-np.savez(d + '/cal.npz', x=r.standard_normal((4, 1, 104, 28, 28)).astype(np.float32))
+save_net(d, nodes, 'g13', [1, 104, 28, 28], [1, 104, 28, 28], {'w': w, 'b': b}, r)
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/n.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 OUT="$T/q" compare
-	assert_success
 	# tpu_out: ir-run on the grouped Conv, before weight-reorder
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_int8 "$T"
 	# 13 is prime: k = 13 takes 2 lane tiles x 4 K tiles per position; k = 7
 	# merges groups 0-6 (56 channels, K 504: 1 x 2 tiles) and 7-12 (48, K
 	# 432: 1 x 2), each part's own its share (7/13, 6/13) of the work
