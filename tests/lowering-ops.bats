@@ -10,6 +10,16 @@ load helpers
 
 bats_require_minimum_version 1.5.0
 
+# onnx_gen DIR SEED: run the Python on stdin, which writes its fixtures to d
+# (= DIR), after the imports every generator here uses (np, onnx, h =
+# onnx.helper, nh = onnx.numpy_helper, TP = onnx.TensorProto) and with r =
+# numpy's default_rng(SEED)
+onnx_gen() {
+	{ printf '%s\n' 'import sys, numpy as np, onnx' \
+		'from onnx import helper as h, numpy_helper as nh, TensorProto as TP' \
+		'd = sys.argv[1]' "r = np.random.default_rng($2)"; cat; } | /usr/bin/python3 - "$1"
+}
+
 setup_file() {
 	export DC="$BATS_FILE_TMPDIR/dc"
 	mkdir -p "$DC"
@@ -18,11 +28,7 @@ setup_file() {
 	#         bias (d1) -> GlobalMaxPool (n)
 	#   d1 -> Relu -> ConvTranspose k2 s2 dilation 2, no bias (y)
 	# ref.npz: numpy's ConvTranspose and GlobalMaxPool on input.npz.
-	/usr/bin/python3 - "$DC" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(7)
+	onnx_gen "$DC" 7 <<'PYEOF'
 w1 = r.normal(0, 0.3, (8, 4, 3, 3)).astype(np.float32)
 b1 = r.normal(0, 0.1, 8).astype(np.float32)
 wt1 = r.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
@@ -201,11 +207,7 @@ PYEOF
 # TopK / CumSum / GatherElements; in int8 around quantised neighbours,
 # tpu-sim bit-identical to ir-run.
 @test "masks, predicates, TopK, CumSum, GatherElements lower in every mode and run on tpu-sim" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(3)
+	onnx_gen "$BATS_TEST_TMPDIR" 3 <<'PYEOF'
 vi = lambda n, t, s: h.make_tensor_value_info(n, t, s)
 nodes = [
     h.make_node('Cast', ['mask'], ['mf'], name='castmask', to=TP.FLOAT),
@@ -248,11 +250,8 @@ PYEOF
 # along its last axis needs MiBs of local memory whole; it runs in row
 # slices like Slice.
 @test "a Split too large for local memory runs in row slices" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d, hw = sys.argv[1], 80
-r = np.random.default_rng(5)
+	onnx_gen "$BATS_TEST_TMPDIR" 5 <<'PYEOF'
+hw = 80
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 nodes = [
     h.make_node('Conv', ['x', 'w'], ['c'], name='conv'),
@@ -282,11 +281,7 @@ PYEOF
 }
 
 @test "attention shapes (Swin's windows, ViT's and MaxViT's bias Adds): ops over many windows or tokens split along N, a Transpose moving axis 0 along its output's axis 0 on tpu-b, a weight operand goes second or folds with the activation; a Gather by constant index and a Transpose of unit axes are copies" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(3)
+	onnx_gen "$BATS_TEST_TMPDIR" 3 <<'PYEOF'
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 bias = r.standard_normal(2304).astype(np.float32)
 rel = r.standard_normal((1, 16, 49, 49)).astype(np.float32)
@@ -370,11 +365,7 @@ PYEOF
 # infinity: in int8 both ops run in float, the rest quantised, tpu-sim
 # bit-identical to ir-run and close to numpy (the future never attended).
 @test "int8: an Add or Mul of a weight holding infinities (a causal -inf mask) runs in float" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(9)
+	onnx_gen "$BATS_TEST_TMPDIR" 9 <<'PYEOF'
 T, D = 12, 16
 wq, wk, wv = (r.normal(0, 0.3, (D, D)).astype(np.float32) for _ in range(3))
 mask = np.triu(np.full((T, T), -np.inf, np.float32), 1)
@@ -421,11 +412,7 @@ PYEOF
 # ops (N rows of one 64-byte slot per lane): as copies, each input's runs of
 # one element move strided, all 5000 in one block (tpuc-isa(5)).
 @test "a copy of many short runs (a Gather of one column, a Concat along the last axis) moves in strided blocks, bit for bit" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(5)
+	onnx_gen "$BATS_TEST_TMPDIR" 5 <<'PYEOF'
 N = 5000
 nodes = [
     h.make_node('Gather', ['x', 'i5'], ['g'], name='column', axis=1),
@@ -467,11 +454,7 @@ PYEOF
 # same column, and the two run as one local group: the column is loaded
 # once (lower_cast_hoist).
 @test "a Slice taking one index by its step is a DMA copy; a Cast for the host joins the chip op reading its input" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(9)
+	onnx_gen "$BATS_TEST_TMPDIR" 9 <<'PYEOF'
 N = 1000
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 nodes = [
@@ -524,11 +507,7 @@ PYEOF
 # With every op alone (layergroup -n 1), a global op that is no copy (the
 # Mul of column 7) loads its input from the source the same way.
 @test "a local group, or a global op, loads a copy's result straight from the copy's source; the copy takes no command" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(3)
+	onnx_gen "$BATS_TEST_TMPDIR" 3 <<'PYEOF'
 N, K = 700, 21
 nodes = [h.make_node('Softmax', ['x'], ['p'], name='softmax', axis=1)]
 outs, inits = [], [nh.from_array(np.float32(0.1), 'thr')]
@@ -578,11 +557,7 @@ PYEOF
 # (lower_outputs_early), so that their bytes leave for DDR while the rest
 # of the trunk computes.  The trunk's own order stays.
 @test "ops that only feed the graph output move up beside what they read; tpu-sim as ir-run" {
-	/usr/bin/python3 - "$BATS_TEST_TMPDIR" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, numpy_helper as nh, TensorProto as TP
-d = sys.argv[1]
-r = np.random.default_rng(4)
+	onnx_gen "$BATS_TEST_TMPDIR" 4 <<'PYEOF'
 w = lambda n, *s: nh.from_array((r.standard_normal(s) * 0.3).astype(np.float32), n)
 i64 = lambda n, v: nh.from_array(np.array(v, np.int64), n)
 nodes = [
