@@ -21,6 +21,26 @@ sim_as_ir() {
 	[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
 }
 
+# chip_as_ir CALIB INPUT MODE...: calibrate $T/c.top on CALIB, lower it to
+# $T/l.tpu in each MODE on tpu-a and sim_as_ir INPUT
+chip_as_ir() {
+	local cal=$1 in=$2 mode
+	shift 2
+	calibrate "$T/c.top" -d "$cal" -o "$T/t.table" 2>/dev/null
+	for mode; do
+		top2tpu "$T/c.top" --chip tpu-a --mode $mode --calib "$T/t.table" -o "$T/l.tpu"
+		sim_as_ir "$in"
+	done
+}
+
+# same_values INPUT: ir-run $T/o.top and $T/c.top (before and after
+# top-opt) on INPUT to $T/o.npz and $T/c.npz: bit-identical outputs
+same_values() {
+	ir-run "$T/o.top" -i "$1" -o "$T/o.npz"
+	ir-run "$T/c.top" -i "$1" -o "$T/c.npz"
+	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+}
+
 @test "Swin's shifted-window attention folds its 8 windows of 3 heads onto 24 channels, values unchanged" {
 	$PY "$BATS_TEST_DIRNAME/fixtures/make_winattn.py" "$T/m"
 	onnx2top "$T/m/model.onnx" -o "$T/o.top"
@@ -45,9 +65,7 @@ sim_as_ir() {
 	[[ "$output" == *'Add(%'*', @mask_fold) : (f32[1,24,16,16], f32[1,24,16,16])'* ]]
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 8 ]
 	# the same values as the unfolded graph, and numpy's within rounding
-	ir-run "$T/o.top" -i "$T/m/input.npz" -o "$T/o.npz"
-	ir-run "$T/c.top" -i "$T/m/input.npz" -o "$T/c.npz"
-	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+	same_values "$T/m/input.npz"
 	awk -v d="$(npz_maxdiff "$T/c.npz" "$T/m/ref.npz")" 'BEGIN { exit !(d < 1e-5) }'
 	# without merge-layout nothing folds
 	top-opt --passes=remove-identity,fold-const "$T/o.top" -o "$T/n.top"
@@ -90,9 +108,7 @@ sim_as_ir() {
 	[[ "$output" == *'Add(%sv, @mask) : (f32[2,64,3,16,16], f32[1,64,1,16,16])'* ]]
 	[[ "$output" == *'Add(%'*', @relbias_rows) : (f32[128,48,16], f32[1,48,16])'* ]]
 	[[ "$output" == *'Softmax('*') {axis=3} : (f32[1,384,16,16])'* ]]
-	ir-run "$T/o.top" -i "$T/m/input.npz" -o "$T/o.npz"
-	ir-run "$T/c.top" -i "$T/m/input.npz" -o "$T/c.npz"
-	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+	same_values "$T/m/input.npz"
 }
 
 @test "a block on 8 windows of 16 tokens runs on the row view [1,128,24]: every op between the two views, values unchanged" {
@@ -111,22 +127,10 @@ sim_as_ir() {
 	# two views, as before: none added
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 2 ]
 	[[ "$output" != *'[1,8,16,'* ]]
-	ir-run "$T/o.top" -i "$T/m/input.npz" -o "$T/o.npz"
-	ir-run "$T/c.top" -i "$T/m/input.npz" -o "$T/c.npz"
-	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
+	same_values "$T/m/input.npz"
 	awk -v d="$(npz_maxdiff "$T/c.npz" "$T/m/ref.npz")" 'BEGIN { exit !(d < 1e-5) }'
 	# on the chip: tpu-sim and ir-run bit-identical
-	calibrate "$T/c.top" -d "$T/m/calib.npz" -o "$T/t.table" 2>/dev/null
-	for mode in int8 bf16; do
-		top2tpu "$T/c.top" --chip tpu-a --mode $mode --calib "$T/t.table" -o "$T/l.tpu"
-		weight-reorder "$T/l.tpu" -o "$T/r.tpu"
-		layergroup "$T/r.tpu" -o "$T/g.tpu"
-		addr-assign "$T/g.tpu" -o "$T/a.tpu" 2>/dev/null
-		codegen "$T/a.tpu" -o "$T/m.tmodel"
-		tpu-sim -q "$T/m.tmodel" -i "$T/m/input.npz" -o "$T/sim.npz"
-		ir-run "$T/l.tpu" -i "$T/m/input.npz" -o "$T/ir.npz"
-		[ "$(npz_maxdiff "$T/sim.npz" "$T/ir.npz")" = 0.0 ]
-	done
+	chip_as_ir "$T/m/calib.npz" "$T/m/input.npz" int8 bf16
 }
 
 @test "a Conv also reading the block's LayerNorm: the block stays on [1,8,16,24]" {
@@ -304,12 +308,8 @@ PYEOF
 	# folded, into and out of the grid's row view, the Concat's to the
 	# output
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 5 ]
-	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
-	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
-	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
-	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
-	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
-	sim_as_ir "$T/in.npz"
+	same_values "$T/in.npz"
+	chip_as_ir "$T/cal.npz" "$T/in.npz" int8
 	# the Transpose and the whole decode in one local group
 	run ir-print "$T/a.tpu"
 	local grp
@@ -350,12 +350,8 @@ PYEOF
 	[[ "$output" == *'Transpose(%x5_rows) {perm=[0,2,1,3]} : (f32[1,49,4,16]) -> f32[1,4,49,16]'* ]]
 	[[ "$output" == *'Softmax(%xt_rows) {axis=3}'* ]]
 	[ "$(grep -c 'Reshape(' <<<"$output")" -eq 1 ]
-	ir-run "$T/o.top" -i "$T/in.npz" -o "$T/o.npz"
-	ir-run "$T/c.top" -i "$T/in.npz" -o "$T/c.npz"
-	[ "$(npz_maxdiff "$T/c.npz" "$T/o.npz")" = 0.0 ]
-	calibrate "$T/c.top" -d "$T/cal.npz" -o "$T/t.table" 2>/dev/null
-	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
-	sim_as_ir "$T/in.npz"
+	same_values "$T/in.npz"
+	chip_as_ir "$T/cal.npz" "$T/in.npz" int8
 	# without merge-layout the unit axis stays
 	top-opt --passes=remove-identity,fold-const "$T/o.top" -o "$T/n.top"
 	run ir-print "$T/n.top"
