@@ -19,6 +19,27 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# group_onnx MODE ONNX [TOP-OPT-OPTION...]: ONNX imported, top-opt'd and
+# lowered for tpu-a in MODE to $T/l.tpu; reordered and grouped to $T/g.tpu
+group_onnx() {
+	local mode=$1 onnx=$2
+	shift 2
+	onnx2top "$onnx" | top-opt "$@" | top2tpu --chip tpu-a --mode "$mode" -o "$T/l.tpu"
+	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+}
+
+# run_grouped [TPU-SIM-OPTION...]: $T/g.tpu addressed and compiled to
+# $T/m.tmodel, run by tpu-sim -q with the options on $T/in.npz (its output
+# left in $output); it succeeds, and its outputs are ir-run's on $T/l.tpu
+# bit for bit
+run_grouped() {
+	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run tpu-sim -q "$@" "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "-n 1: each op is its own group, placed in global memory" {
 	run layergroup -n 1 "$FX/int8.reordered.tpu" -o "$T/g.tpu"
 	assert_success
@@ -121,16 +142,12 @@ g = h.make_graph(n, "att", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 32])]
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/att.onnx")
 np.savez(d + "/in.npz", x=r.standard_normal((1, 16, 32)).astype(np.float32))
 PYEOF
-	onnx2top "$T/att.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
-	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	group_onnx f32 "$T/att.onnx"
 	# the Split is in a local group with the MatMul before it and the op
 	# after it
 	run irq "$T/g.tpu" '[(O[i - 1]["group"] == o["group"] == O[i + 1]["group"], o["place"]) for i, o in enumerate(O) if o["type"] == "Split"]'
 	assert_output "[(True, 'local')]"
-	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
-	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" -q
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	run_grouped
 }
 
 @test "int8: the inputs of a Concat in a local group that start on whole channel slots are written in place; its command writes the other slots only, or is none; tpu-sim as ir-run" {
@@ -167,14 +184,11 @@ PYEOF
 	# both Concats copy codes, in one local group with their inputs
 	run irq "$T/g.tpu" '[(o["name"], o["place"], O[i - 1]["group"] == o["group"] == O[i + 1]["group"], set(o["attrs"]["shifts"])) for i, o in enumerate(O) if o["type"] == "Concat"]'
 	assert_output "[('catA', 'local', True, {30}), ('catB', 'local', True, {30})]"
-	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
+	run_grouped
 	run tmodel_dump "$T/m.tmodel"
 	refute_line --partial '# catA'
 	assert_line --regexp ' ch=64\+64 chsplit=4 .*# catB$'
 	refute_line --regexp ' ch=0\+0 .*# catB$'
-	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" -q
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
 	# every tensor too, the Concats' results among them
 	tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sima.npz" -q --dump-all
 	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ira.npz" --dump-all
@@ -202,20 +216,14 @@ np.savez(d + "/in.npz", x=np.random.default_rng(3).standard_normal((1, 3, 85, 40
 PYEOF
 	# without merge-layout, which would run the Transpose on the blocks
 	# [3, 85, 40, 40] and the Mul on [1, 120, 40, 85] (lanefold.bats)
-	onnx2top "$T/tr.onnx" | top-opt --passes=remove-identity,fold-const |
-		top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
-	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	group_onnx f32 "$T/tr.onnx" --passes=remove-identity,fold-const
 	# the Transpose and the Mul after it: one local group
 	run irq "$T/g.tpu" '[(o["type"], o["group"], o["place"]) for o in O]'
 	assert_output "[('Relu', 0, 'global'), ('Transpose', 1, 'local'), ('Mul', 1, 'local')]"
-	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
-	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	assert_success
+	run_grouped -p
 	# in slices, the Mul's result never leaving local memory in between
 	run awk '$2 == "Transpose" { print ($3 > 1) }' <<<"$output"
 	assert_output 1
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
 @test "a constant Pad runs in slices with the Conv it feeds; a reflect Pad runs whole; tpu-sim as ir-run" {
@@ -240,14 +248,10 @@ np.savez(d + "/in.npz", x=np.random.default_rng(3).standard_normal((1, 4, 200, 2
 PYEOF
 	local m s
 	for m in constant reflect; do
-		onnx2top "$T/$m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
-		weight-reorder "$T/l.tpu" | layergroup | addr-assign -q | codegen -o "$T/m.tmodel"
-		run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-		assert_success
+		group_onnx f32 "$T/$m.onnx"
+		run_grouped -p
 		s=$(awk '$2 == "Pad" && $3 > 1 { s = 1 } END { print s + 0 }' <<<"$output")
 		[ "$s" = "$([ $m = constant ] && echo 1 || echo 0)" ] || { echo "$m: $output"; false; }
-		ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-		cmp "$T/sim.npz" "$T/ir.npz"
 	done
 }
 
@@ -274,22 +278,17 @@ g = h.make_graph(n, "side", [h.make_tensor_value_info("x", P.FLOAT, [1, 8, 400, 
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/side.onnx")
 np.savez(d + "/in.npz", x=r.standard_normal((1, 8, 400, 400)).astype(np.float32))
 PYEOF
-	onnx2top "$T/side.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
-	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	group_onnx f32 "$T/side.onnx"
 	# the Relu, P and B: one local group (P's rows all in the last slice
 	# needed the Relu's whole result there, which does not fit)
 	run irq "$T/g.tpu" '[(o["type"], o["group"], o["place"]) for o in O][:3]'
 	assert_output "[('Relu', 0, 'local'), ('Conv', 0, 'local'), ('Conv', 0, 'local')]"
-	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
-	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	assert_success
+	run_grouped -p
 	# P in as many slices as B; 34 slices, the fastest count, not the 100
 	# (two rows each) of least local memory within 3% of it, which finish
 	# the whole program later
 	run awk '$NF == "Conv_p" || $NF == "Conv_b" { print $3 }' <<<"$output"
 	assert_output "$(printf '34\n34')"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
 }
 
 @test "a chain longer than the search's window: runs merge three or more at a time, past the pairwise refinement; tpu-sim as ir-run" {
@@ -308,16 +307,12 @@ for v in list(m.graph.input) + list(m.graph.output):
 onnx.save(m, d + "/chain.onnx")
 np.savez(d + "/in.npz", x=np.random.default_rng(4).standard_normal((1, 3136)).astype(np.float32))
 PYEOF
-	onnx2top "$T/chain.onnx" | top-opt | top2tpu --chip tpu-a --mode bf16 -o "$T/l.tpu"
-	weight-reorder "$T/l.tpu" | layergroup -o "$T/g.tpu"
+	group_onnx bf16 "$T/chain.onnx"
 	# two local groups, the first over three or more of the refinement's
 	# runs of 264 ops
 	run irq "$T/g.tpu" 'sorted({o["place"] for o in O}), len({o["group"] for o in O}), sum(1 for o in O if o["group"] == 0) >= 792'
 	assert_output "(['local'], 2, True)"
-	addr-assign -q "$T/g.tpu" | codegen -o "$T/m.tmodel"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	run_grouped
 }
 
 @test "tpu-b graphs, stdin to stdout, deterministic" {
