@@ -92,6 +92,25 @@ print("ok", cb, nb)
 PYEOF
 }
 
+# assign_each ONNX: ONNX imported, top-opt'd, lowered for tpu-a in f32, one
+# op per group (layergroup -n 1) and addressed to $T/a.tpu; its addresses
+# pass check_addresses
+assign_each() {
+	onnx2top "$1" | top-opt | top2tpu --chip tpu-a --mode f32 | weight-reorder |
+		layergroup -n 1 | addr-assign -q -o "$T/a.tpu"
+	run check_addresses "$T/a.tpu"
+	assert_success
+}
+
+# sim_addressed [TPU-SIM-OPTION...]: $T/a.tpu compiled to $T/m.tmodel and
+# run by tpu-sim with the options on $T/in.npz to $T/sim.npz; it succeeds,
+# its output left in $output
+sim_addressed() {
+	codegen "$T/a.tpu" -o "$T/m.tmodel"
+	run tpu-sim "$@" "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
+	assert_success
+}
+
 @test "int8: packed coefficients, activations reuse memory by lifetime" {
 	# One op per group, so that every activation needs DDR.
 	weight-reorder "$FX/int8.lowered.tpu" | layergroup -n 1 -o "$T/g.tpu"
@@ -187,17 +206,12 @@ onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx"
 np.savez(d + "/in.npz", x=np.random.default_rng(1).standard_normal((1, 16, 16, 16)).astype(np.float32))
 PYEOF
 	# one op per group: every tensor in DDR, every copy a layer of its own
-	onnx2top "$T/m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 | weight-reorder |
-		layergroup -n 1 | addr-assign -q -o "$T/a.tpu"
-	run check_addresses "$T/a.tpu"
-	assert_success
+	assign_each "$T/m.onnx"
 	# a and b at the start and the middle of c, c and r at one address,
 	# the Slice s at r's second half (16 x 256 f32)
 	run irq "$T/a.tpu" '" ".join(str(t["addr"] - [u for u in T if u["name"] == "r"][0]["addr"]) for n in "abcrs" for t in T if t["name"] == n)'
 	assert_output '0 16384 0 0 16384'
-	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	assert_success
+	sim_addressed -q -p
 	# the three copies: no step, no DMA cycle
 	run awk '$2 ~ /^(Concat|Reshape|Slice)$/ { print $2, $3, $7 }' <<<"$output"
 	assert_output $'Concat 0 0\nReshape 0 0\nSlice 0 0'
@@ -236,9 +250,7 @@ PYEOF
 	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
 	run check_addresses "$T/a.tpu"
 	assert_success
-	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	run tpu-sim "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	assert_success
+	sim_addressed
 	# the parts are stored straight into the output: DDR moved is the minimum
 	run $PY -c 'import re, sys
 m = re.search(r"DDR ([0-9.]+ \w+) moved \(minimum ([0-9.]+ \w+)\)", sys.stdin.read())
@@ -265,17 +277,12 @@ g = h.make_graph(n, "chain", [h.make_tensor_value_info("x", P.FLOAT, [3, 4, 16, 
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
 np.savez(d + "/in.npz", x=np.random.default_rng(1).standard_normal((3, 4, 16, 16)).astype(np.float32))
 PYEOF
-	onnx2top "$T/m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 | weight-reorder |
-		layergroup -n 1 | addr-assign -q -o "$T/a.tpu"
-	run check_addresses "$T/a.tpu"
-	assert_success
+	assign_each "$T/m.onnx"
 	# q and k (the Reshapes' outputs) and their Slices at r's first and
 	# third image (4 x 16 x 16 f32 each)
 	run irq "$T/a.tpu" '" ".join(str(t["addr"] - [u for u in T if u["name"] == "r"][0]["addr"]) for n in ("q_slice", "q", "k_slice", "k") for t in T if t["name"] == n)'
 	assert_output '0 0 8192 8192'
-	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	run tpu-sim -q -p "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	assert_success
+	sim_addressed -q -p
 	run awk '$2 ~ /^(Reshape|Slice)$/ { print $2, $3, $7 }' <<<"$output"
 	assert_output $'Slice 0 0\nReshape 0 0\nSlice 0 0\nReshape 0 0'
 	ir-run "$T/a.tpu" -i "$T/in.npz" -o "$T/ref.npz"
