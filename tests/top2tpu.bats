@@ -42,6 +42,24 @@ int8_of() {
 	top2tpu "$T/$2.top" --chip tpu-a --mode int8 --calib "$T/$2.table" -o "$T/$2.tpu"
 }
 
+# uniform_net NAME SEED CALS: the Python on stdin builds the graph g of one
+# float input x, given np, onnx, h (onnx.helper), TP, nh and r = numpy's
+# default_rng(SEED); g is saved (opset 13, IR version 8) as $T/NAME.onnx,
+# one x drawn by r uniform in [-1, 1) as $T/in.npz, then CALS as $T/cal.npz
+uniform_net() {
+	{
+		printf '%s\n' 'import sys, numpy as np, onnx' \
+			'from onnx import helper as h, TensorProto as TP, numpy_helper as nh' \
+			"r = np.random.default_rng($2)"
+		cat
+		printf '%s\n' 'm = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])' \
+			'm.ir_version = 8' "onnx.save(m, sys.argv[1] + \"/$1.onnx\")" \
+			'xs = tuple(v.dim_value for v in g.input[0].type.tensor_type.shape.dim)' \
+			'np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, xs).astype(np.float32))' \
+			"np.savez(sys.argv[1] + \"/cal.npz\", x=r.uniform(-1, 1, ($3,) + xs).astype(np.float32))"
+	} | $PY - "$T"
+}
+
 @test "f32 lowering keeps every op and tensor name" {
 	run top2tpu "$QN/net.top" --chip tpu-b --mode f32 -o "$T/f.tpu"
 	assert_success
@@ -463,20 +481,12 @@ sys.exit(not (c > 0.999 and c2 > 0.999))"
 # integers only, which calibration gives no threshold (nothing to
 # quantise), lowers as in f32, its integers kept.
 @test "int8: the quantising Cast of a transposed NHWC input goes before the Transpose, tpu-sim bit-identical" {
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as TP, numpy_helper as nh
-r = np.random.default_rng(3)
+	uniform_net nhwc 3 8 <<'PYEOF'
 w = (r.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
 g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
                   h.make_node("Conv", ["t", "w"], ["c"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c"], ["y"])],
                  "nhwc", [h.make_tensor_value_info("x", TP.FLOAT, [1, 8, 8, 3])],
                  [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 8, 8])], [nh.from_array(w, "w")])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-m.ir_version = 8
-onnx.save(m, sys.argv[1] + "/nhwc.onnx")
-np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 8, 8, 3)).astype(np.float32))
-np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (8, 1, 8, 8, 3)).astype(np.float32))
 PYEOF
 	int8_of "$T/nhwc.onnx" n
 	run irdump "$T/n.tpu"
@@ -491,10 +501,7 @@ PYEOF
 }
 
 @test "int8: a nearest Resize copies codes at its input's scale (no float detour), sliced, tpu-sim bit-identical; a linear one runs in bf16" {
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as TP, numpy_helper as nh
-r = np.random.default_rng(4)
+	uniform_net up 4 4 <<'PYEOF'
 w = (r.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
 sc = nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
 g = h.make_graph([h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
@@ -504,11 +511,6 @@ g = h.make_graph([h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
                   h.make_node("Add", ["n", "l"], ["y"])],
                  "up", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 256, 256])],
                  [h.make_tensor_value_info("y", TP.FLOAT, [1, 8, 512, 512])], [nh.from_array(w, "w"), sc])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-m.ir_version = 8
-onnx.save(m, sys.argv[1] + "/up.onnx")
-np.savez(sys.argv[1] + "/in.npz", x=r.uniform(-1, 1, (1, 3, 256, 256)).astype(np.float32))
-np.savez(sys.argv[1] + "/cal.npz", x=r.uniform(-1, 1, (4, 1, 3, 256, 256)).astype(np.float32))
 PYEOF
 	int8_of "$T/up.onnx" u
 	run irdump "$T/u.tpu"
