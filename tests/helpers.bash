@@ -95,3 +95,20 @@ ort_outputs() {
 	[ -n "$ok" ] || skip "onnxruntime-node is not installed"
 	$PY "$REPO/tests/qcompare.py" ort "$@"
 }
+
+# cases_match_numpy DIR: each case C listed in DIR/cases (DIR/C.onnx with
+# DIR/C.in.npz) through onnx2top | top-opt | ir-run to $T/C.npz matches
+# numpy's DIR/C.ref.npz (npz-compare 0.999999,0.99999); fails naming the
+# cases that do not, their logs on fd 3.
+cases_match_numpy() {
+	local d=$1 c bad=
+	for c in $(cat "$d/cases"); do
+		if ! onnx2top "$d/$c.onnx" | top-opt | ir-run - -i "$d/$c.in.npz" -o "$T/$c.npz" \
+			>"$T/log" 2>&1 ||
+		   ! npz-compare "$d/$c.ref.npz" "$T/$c.npz" --tolerance 0.999999,0.99999 >>"$T/log" 2>&1; then
+			bad="$bad $c"
+			cat "$T/log" >&3
+		fi
+	done
+	[ -z "$bad" ] || { echo "failed:$bad"; false; }
+}
