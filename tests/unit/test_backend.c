@@ -235,6 +235,33 @@ static int conv_i8(struct ir_graph *g, const char *name, int in, int w, const in
 	return o;
 }
 
+/* An INT8 Gemm NAME of in by weight w, requant inputs q, to out. */
+static void gemm_i8(struct ir_graph *g, const char *name, int in, int w, const int *q, int out)
+{
+	graph_add_op(g, OP_GEMM, name, 5, (int[]){ in, w, q[0], q[1], q[2] }, 1, &out);
+}
+
+/* INT8 global average pool "gap" of in to gp (multiplier and shift of a
+ * 1/H*W mean), then "flat": gp flattened to f from axis 1. */
+static void gap_flatten(struct ir_graph *g, int in, int gp, int f)
+{
+	int o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &in, 1, &gp);
+	op_set_int(&g->ops[o], "multiplier", 1374389535);
+	op_set_int(&g->ops[o], "rshift", 38);
+	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
+	op_set_int(&g->ops[o], "axis", 1);
+}
+
+/* An empty lowered INT8 graph NAME with its input x, f32 [1,3,H,W], and
+ * x's quantised form xq ("x_i8", scale 0.02), tensors made in that order. */
+static struct ir_graph *new_int8(const char *name, int h, int w, int *x, int *xq)
+{
+	struct ir_graph *g = new_graph(name, MODE_INT8);
+	*x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
+	*xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	return g;
+}
+
 /* G's last op, the dequantising cast of yq to its output y, x its input:
  * the graph built by BUILDER (no shape inference: every shape is set). */
 static struct ir_graph *dequant_built(struct ir_graph *g, int x, int yq, int y, const char *builder)
@@ -248,9 +275,8 @@ static struct ir_graph *dequant_built(struct ir_graph *g, int x, int yq, int y, 
  * gap, flatten, gemm, dequantising cast. */
 static struct ir_graph *build_int8(int h, int w)
 {
-	struct ir_graph *g = new_graph("small8", MODE_INT8);
-	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
-	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int x, xq;
+	struct ir_graph *g = new_int8("small8", h, w, &x, &xq);
 	int ph = (h - 1) / 2 + 1, pw = (w - 1) / 2 + 1;
 	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 70, 3, 3, 3 }, -127, 127);
 	int w2 = weight_raw(g, "w2", DT_I8, 4, (int64_t[]){ 70, 70, 3, 3 }, -127, 127);
@@ -276,12 +302,8 @@ static struct ir_graph *build_int8(int h, int w)
 	o = graph_add_op(g, OP_MAXPOOL, "pool", 1, &a, 1, &p);
 	conv_attrs(g, o, 3, 2, 1, 1);
 	conv_i8(g, "dw", p, wd, qd, d, 3, 1, 1, 70);
-	o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &d, 1, &gp);
-	op_set_int(&g->ops[o], "multiplier", 1374389535);
-	op_set_int(&g->ops[o], "rshift", 38);
-	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
-	op_set_int(&g->ops[o], "axis", 1);
-	graph_add_op(g, OP_GEMM, "fc", 5, (int[]){ f, wg, qg[0], qg[1], qg[2] }, 1, &yq);
+	gap_flatten(g, d, gp, f);
+	gemm_i8(g, "fc", f, wg, qg, yq);
 	return dequant_built(g, x, yq, y, "build_int8");
 }
 
@@ -289,9 +311,8 @@ static struct ir_graph *build_int8(int h, int w)
  * channels (relu), dequantising cast. */
 static struct ir_graph *build_gconv(int h, int w)
 {
-	struct ir_graph *g = new_graph("gconv", MODE_INT8);
-	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
-	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int x, xq;
+	struct ir_graph *g = new_int8("gconv", h, w, &x, &xq);
 	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
 	int wg = weight_raw(g, "wg", DT_I8, 4, (int64_t[]){ 64, 4, 3, 3 }, -127, 127);
 	int q1[3], qg[3];
@@ -312,9 +333,8 @@ static struct ir_graph *build_gconv(int h, int w)
  * cast. */
 static struct ir_graph *build_tail(int h, int w)
 {
-	struct ir_graph *g = new_graph("tail", MODE_INT8);
-	int x = graph_add_tensor(g, "x", DT_F32, 4, (int64_t[]){ 1, 3, h, w });
-	int xq = act_i8(g, "x_i8", 0.02f, 4, 3, h, w);
+	int x, xq;
+	struct ir_graph *g = new_int8("tail", h, w, &x, &xq);
 	int w1 = weight_raw(g, "w1", DT_I8, 4, (int64_t[]){ 64, 3, 3, 3 }, -127, 127);
 	int w2 = weight_raw(g, "w2", DT_I8, 4, (int64_t[]){ 256, 64, 3, 3 }, -127, 127);
 	int f1 = weight_raw(g, "f1", DT_I8, 2, (int64_t[]){ 256, 512 }, -127, 127);
@@ -328,7 +348,7 @@ static struct ir_graph *build_tail(int h, int w)
 	int gp = act_i8(g, "gp", 0.05f, 4, 256, 1, 1), f = act_i8(g, "f", 0.05f, 2, 256, 0, 0);
 	int y1 = act_i8(g, "y1", 0.1f, 2, 512, 0, 0), yq = act_i8(g, "y_i8", 0.1f, 2, 256, 0, 0);
 	int y = graph_add_tensor(g, "y", DT_F32, 2, (int64_t[]){ 1, 256 });
-	int o = cast_to(g, "x_quant", x, xq, "i8");
+	cast_to(g, "x_quant", x, xq, "i8");
 	conv_i8(g, "conv1", xq, w1, q1, c1, 3, 1, 1, 1);
 	conv_i8(g, "conv2", c1, w2, q2, c2, 3, 1, 1, 1);
 	/* nine Relu: fc2 is more groups ahead than codegen loads in regions */
@@ -339,13 +359,9 @@ static struct ir_graph *build_tail(int h, int w)
 		graph_add_op(g, OP_RELU, name, 1, &c2, 1, &r);
 		c2 = r;
 	}
-	o = graph_add_op(g, OP_GAVGPOOL, "gap", 1, &c2, 1, &gp);
-	op_set_int(&g->ops[o], "multiplier", 1374389535);
-	op_set_int(&g->ops[o], "rshift", 38);
-	o = graph_add_op(g, OP_FLATTEN, "flat", 1, &gp, 1, &f);
-	op_set_int(&g->ops[o], "axis", 1);
-	graph_add_op(g, OP_GEMM, "fc1", 5, (int[]){ f, f1, qf1[0], qf1[1], qf1[2] }, 1, &y1);
-	graph_add_op(g, OP_GEMM, "fc2", 5, (int[]){ y1, f2, qf2[0], qf2[1], qf2[2] }, 1, &yq);
+	gap_flatten(g, c2, gp, f);
+	gemm_i8(g, "fc1", f, f1, qf1, y1);
+	gemm_i8(g, "fc2", y1, f2, qf2, yq);
 	return dequant_built(g, x, yq, y, "build_tail");
 }
 
