@@ -39,6 +39,15 @@ def save_net(d, nodes, name, xs, ys, weights, r):
 PYEOF
 }
 
+# int8_net SEED: the Python on stdin, given np, h (onnx.helper), save_net,
+# d = $T and r = numpy's default_rng(SEED), writes $T/n.onnx with
+# $T/{in,cal}.npz by save_net
+int8_net() {
+	{ printf '%s\n' 'import os, sys, numpy as np' 'from onnx import helper as h' \
+		'sys.path.insert(0, os.environ["FX"])' 'from tpuir import save_net' \
+		'd = sys.argv[1]' "r = np.random.default_rng($1)"; cat; } | $PY - "$T"
+}
+
 # deploy_int8 DIR: DIR/n.onnx with DIR/{in,cal}.npz through deploy.mk in
 # INT8 to DIR/q; asserts success and tpu-sim's output equal to ir-run's on
 # the lowered IR (DIR/q/tpu_out.npz, before weight-reorder)
@@ -166,13 +175,7 @@ irdump_values() {
 
 @test "int8: a Conv of few output channels computes neighbouring columns as blocks of channels, a DepthToWidth puts them back, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare
-	$PY - "$T" <<'PYEOF'
-import os, sys, numpy as np
-from onnx import helper as h
-sys.path.insert(0, os.environ["FX"])
-from tpuir import save_net
-d = sys.argv[1]
-r = np.random.default_rng(11)
+	int8_net 11 <<'PYEOF'
 w1 = r.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)
 w2 = r.normal(0, 0.3, (16, 16, 1, 1)).astype(np.float32)
 b2 = r.normal(0, 0.1, 16).astype(np.float32)
@@ -208,13 +211,7 @@ PYEOF
 
 @test "int8: a depthwise Conv over narrow rows runs on blocks of rows packed side by side, unpacked after, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare tmodel-info
-	$PY - "$T" <<'PYEOF'
-import os, sys, numpy as np
-from onnx import helper as h
-sys.path.insert(0, os.environ["FX"])
-from tpuir import save_net
-d = sys.argv[1]
-r = np.random.default_rng(12)
+	int8_net 12 <<'PYEOF'
 w1 = r.normal(0, 0.3, (128, 1, 5, 5)).astype(np.float32)
 b1 = r.normal(0, 0.1, 128).astype(np.float32)
 w2 = r.normal(0, 0.3, (128, 1, 3, 3)).astype(np.float32)
@@ -239,13 +236,7 @@ PYEOF
 
 @test "int8: a Conv of 13 groups merges 7 of them in one Conv and the other 6 in a second, over Slices of its input, a Concat after, bit for bit" {
 	need_tool layergroup addr-assign codegen tpu-sim ir-run npz-compare tmodel-info
-	$PY - "$T" <<'PYEOF'
-import os, sys, numpy as np
-from onnx import helper as h
-sys.path.insert(0, os.environ["FX"])
-from tpuir import save_net
-d = sys.argv[1]
-r = np.random.default_rng(14)
+	int8_net 14 <<'PYEOF'
 w = r.normal(0, 0.3, (104, 8, 3, 3)).astype(np.float32)
 b = r.normal(0, 0.1, 104).astype(np.float32)
 nodes = [h.make_node('Conv', ['x', 'w', 'b'], ['c'], name='grouped', group=13, pads=[1, 1, 1, 1]),
