@@ -92,6 +92,21 @@ print("ok", cb, nb)
 PYEOF
 }
 
+# copy_net SEED: the Python on stdin, given np, onnx, h (onnx.helper), P
+# (TensorProto), nh and d = $T, builds the graph g of one float input x;
+# g is saved (opset 17) as $T/m.onnx, and one standard normal x drawn by
+# numpy's default_rng(SEED) as $T/in.npz
+copy_net() {
+	{
+		printf '%s\n' 'import sys, numpy as np, onnx' \
+			'from onnx import helper as h, TensorProto as P, numpy_helper as nh' 'd = sys.argv[1]'
+		cat
+		printf '%s\n' 'onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")' \
+			'xs = tuple(v.dim_value for v in g.input[0].type.tensor_type.shape.dim)' \
+			"np.savez(d + \"/in.npz\", x=np.random.default_rng($1).standard_normal(xs).astype(np.float32))"
+	} | $PY - "$T"
+}
+
 # assign_each ONNX: ONNX imported, top-opt'd, lowered for tpu-a in f32, one
 # op per group (layergroup -n 1) and addressed to $T/a.tpu; its addresses
 # pass check_addresses
@@ -186,10 +201,7 @@ PYEOF
 @test "copies in place: a Concat's inputs, a Reshape and a Slice share the bytes; no DMA, tpu-sim as ir-run" {
 	need_tool codegen tpu-sim ir-run
 	# y = Relu(Reshape(Concat(Relu(x), x * 0.5))), z = Slice(that Reshape) * 0.5
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
+	copy_net 1 <<'PYEOF'
 c = [nh.from_array(np.array(0.5, np.float32), "half"),
      nh.from_array(np.array([1, 32, 256], np.int64), "shp")]
 c += [nh.from_array(np.array([v], np.int64), k) for k, v in (("st", 16), ("en", 32), ("ax", 1))]
@@ -202,8 +214,6 @@ n = [h.make_node("Relu", ["x"], ["a"]),
      h.make_node("Mul", ["s", "half"], ["z"])]
 g = h.make_graph(n, "inplace", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 16, 16])],
                  [h.make_tensor_value_info(k, P.FLOAT, None) for k in "yz"], c)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
-np.savez(d + "/in.npz", x=np.random.default_rng(1).standard_normal((1, 16, 16, 16)).astype(np.float32))
 PYEOF
 	# one op per group: every tensor in DDR, every copy a layer of its own
 	assign_each "$T/m.onnx"
@@ -228,10 +238,7 @@ print(sorted(a.files) == sorted(b.files), len(a.files), all(np.array_equal(a[k],
 @test "a bf16 model's output widened to f32 before its Concat and Reshape: they move nothing" {
 	need_tool codegen tpu-sim ir-run
 	# y = Reshape(Concat(Relu(x), x * 0.5)), the model's f32 output
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
+	copy_net 2 <<'PYEOF'
 c = [nh.from_array(np.array(0.5, np.float32), "half"),
      nh.from_array(np.array([1, 32, 256], np.int64), "shp")]
 n = [h.make_node("Relu", ["x"], ["a"]),
@@ -240,8 +247,6 @@ n = [h.make_node("Relu", ["x"], ["a"]),
      h.make_node("Reshape", ["c", "shp"], ["y"])]
 g = h.make_graph(n, "widen", [h.make_tensor_value_info("x", P.FLOAT, [1, 16, 16, 16])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)], c)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
-np.savez(d + "/in.npz", x=np.random.default_rng(2).standard_normal((1, 16, 16, 16)).astype(np.float32))
 PYEOF
 	onnx2top "$T/m.onnx" | top-opt | top2tpu --chip tpu-a --mode bf16 -o "$T/l.tpu"
 	# each part widened, the Concat and Reshape of f32 giving the output
@@ -263,10 +268,7 @@ print(m and m.group(1) == m.group(2))' <<<"$output"
 @test "copies in place through a chain: a Gather of one index (a Slice, then a Reshape dropping the axis) reads its input's bytes; no DMA, tpu-sim as ir-run" {
 	need_tool codegen tpu-sim ir-run
 	# r = Relu(x) [3,4,16,16]; y = r[0] * 0.5, z = r[2] * 0.5 (Gathers of scalar indices)
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
+	copy_net 1 <<'PYEOF'
 c = [nh.from_array(np.array(0.5, np.float32), "half"), nh.from_array(np.array(0, np.int64), "i0"),
      nh.from_array(np.array(2, np.int64), "i2")]
 n = [h.make_node("Relu", ["x"], ["r"]),
@@ -274,8 +276,6 @@ n = [h.make_node("Relu", ["x"], ["r"]),
      h.make_node("Gather", ["r", "i2"], ["k"], axis=0), h.make_node("Mul", ["k", "half"], ["z"])]
 g = h.make_graph(n, "chain", [h.make_tensor_value_info("x", P.FLOAT, [3, 4, 16, 16])],
                  [h.make_tensor_value_info(k, P.FLOAT, None) for k in "yz"], c)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/m.onnx")
-np.savez(d + "/in.npz", x=np.random.default_rng(1).standard_normal((3, 4, 16, 16)).astype(np.float32))
 PYEOF
 	assign_each "$T/m.onnx"
 	# q and k (the Reshapes' outputs) and their Slices at r's first and
