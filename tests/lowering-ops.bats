@@ -107,6 +107,13 @@ deploy() {
 	assert_success
 }
 
+# deploy_exact NAME OUT [VAR=VALUE...]: deploy, then tpu-sim's outputs
+# equal ir-run's on the lowered IR (tpu_out.npz) byte for byte
+deploy_exact() {
+	deploy "$@"
+	cmp "$T/$2/tpu_out.npz" "$T/$2/sim_out.npz"
+}
+
 # lower_run NAME [top2tpu options]: lower $DC/net.top into $T/NAME.tpu, run it
 # with ir-run into $T/NAME.npz, compile it into $T/NAME.tmodel (layergroup
 # options from $LG_OPTS) and run that on tpu-sim into $T/NAME.sim.npz.
@@ -235,8 +242,7 @@ np.savez(d + '/in.npz', **{k: v[0] for k, v in smp(1).items()})
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 bf16 f16 int8; do
-		deploy m $m MODE=$m
-		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
+		deploy_exact m $m MODE=$m
 	done
 	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/int8/lowered.tpu"
 	assert_line 'op Cast castmask in=mask out=mf to="f32"'
@@ -344,8 +350,7 @@ PYEOF
 	cmp "$T/int8/tpu_out.npz" "$T/int8/sim_out.npz"
 	# tpu-b (128 KiB lanes): the head split's Transpose, which moves axis
 	# 0, runs on parts of its output's axis 0 (its input's axis 2)
-	deploy w b8 MODE=int8 CHIP=tpu-b
-	cmp "$T/b8/tpu_out.npz" "$T/b8/sim_out.npz"
+	deploy_exact w b8 MODE=int8 CHIP=tpu-b
 	run ir-print "$T/b8/lowered.tpu"
 	assert_output --regexp 't5 = Concat\(%t5_p0'
 	assert_output --regexp 't5_p0 = Transpose\(%r5_p0\).*\[64,49,1,3,32\]'
@@ -397,8 +402,7 @@ p = np.exp(s - s.max(-1, keepdims=True))
 np.savez(d + '/ref.npz', y=(p / p.sum(-1, keepdims=True)) @ (x @ wv), z=np.clip(x * big, -6, 6))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	deploy c q MODE=int8
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_exact c q MODE=int8
 	run npz-compare "$T/ref.npz" "$T/q/sim_out.npz" --tolerance 0.99,0.9
 	assert_success
 	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/q/lowered.tpu"
@@ -435,8 +439,7 @@ np.savez(d + '/ref.npz', g=x[:, 5], c=np.concatenate([a, b, a], 2))
 PYEOF
 	local T=$BATS_TEST_TMPDIR m
 	for m in f32 int8; do
-		deploy s $m REF="$T/ref.npz" MODE=$m
-		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
+		deploy_exact s $m REF="$T/ref.npz" MODE=$m
 		# 5000 runs of one element fit one block [1, 5000, 1, 1] (run r
 		# in channel r; not 78 blocks of 64 lanes and one of 8): one
 		# load and one store for the Gather and per input of the Concat
@@ -482,8 +485,7 @@ np.savez(d + '/in.npz', x=x, s=s)
 np.savez(d + '/cal.npz', x=r.standard_normal((2, N, 4)).astype(np.float32), s=score(2, N))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	deploy dec q MODE=bf16
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_exact dec q MODE=bf16
 	# the Slices: no compute command (x[:, 1::2]: x[:, 1:2] and x[:, 3:4])
 	run tmodel-info "$T/q/model.tmodel"
 	assert_line --regexp '^[0-9]+ +Slice +0 +0 +every4$'
@@ -534,8 +536,7 @@ np.savez(d + '/in.npz', x=logits(N, K))
 np.savez(d + '/cal.npz', x=logits(2, N, K))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	deploy cls q MODE=bf16
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_exact cls q MODE=bf16
 	run ir-print "$T/q/addressed.tpu"
 	assert_line --regexp '= Slice\(%p\).*loc\("column4"\).*global'
 	assert_line --regexp '= Greater\(%col4, @thr\).*local'
@@ -588,8 +589,7 @@ np.savez(d + '/in.npz', x=r.standard_normal((1, 8, 32, 32)).astype(np.float32))
 np.savez(d + '/cal.npz', x=r.standard_normal((4, 8, 32, 32)).astype(np.float32))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	deploy heads q MODE=int8
-	cmp "$T/q/tpu_out.npz" "$T/q/sim_out.npz"
+	deploy_exact heads q MODE=int8
 	run $PY "$BATS_TEST_DIRNAME/irdump.py" "$T/q/lowered.tpu"
 	local order
 	order=$(awk '$1 == "op" { print $3 }' <<<"$output" | grep -E '^(trunk|head)[123]$' | tr '\n' ' ')
