@@ -22,6 +22,12 @@ enum { GT_IN, GT_MID, GT_OUT, GT_BCAST, GT_MIDOUT };
 #define LG_SLACK_PCT 3
 #endif
 
+/* Most row pieces a whole group's head runs in (head_pipe). */
+#define HEAD_MAX_PIECES 8
+/* Most ops of that head: its pieces overlap the input's load only, which
+ * a few ops' computes already cover. */
+#define HEAD_MAX_OPS 8
+
 struct gten {
 	int t;                 /* tensor index */
 	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
@@ -1003,6 +1009,190 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
  * for single ops.  Between a slice's computes and its store, the next
  * unit's whole inputs (pf) load for as many DMA cycles as the computes
  * leave the DMA engine free; at the last slice, at least its first op's. */
+/* The head of a whole group in row pieces: ops first .. first + m - 1, a
+ * chain whose op k + 1 reads op k's result as its only activation (input
+ * 0), each sliceable along H, the first reading a group input x that is
+ * not loaded yet (N = 1, held whole).  Their tensors stay whole in local
+ * memory; x loads in n pieces of rows and each op computes its rows not
+ * computed yet that the rows ready so far give, so that the computes of
+ * one piece run under the load of the next.  Returns m, 0 when G has no
+ * such head; *xj gets x's index in gt. */
+static int head_chain(const struct gen *cg, const struct group *G, int *xj)
+{
+	const struct ir_graph *g = cg->g;
+	if (!G->whole || G->n_slices != 1)
+		return 0;
+	int m = 0;
+	for (int k = G->first; k < G->first + G->n_ops - 1; k++) {
+		const struct ir_op *op = &g->ops[k];
+		if (!cg_sliceable(g, op) || op->n_out != 1 || isa_slice_axis(g, op, 0) != 2 ||
+		    G->inplace[k - G->first])
+			break;
+		int act = 0;
+		for (int i = 1; i < op->n_in; i++)
+			act += op->in[i] >= 0 && !cg_is_weight(g, op->in[i]);
+		const struct gten *x = &G->gt[opnd_ix(G, k, 0)], *y = &G->gt[opnd_ix(G, k, op->n_in)];
+		if (act || y->role != GT_MID || y->alias >= 0 || g->tensors[y->t].shape[0] != 1)
+			break;
+		if (k == G->first) {
+			int64_t s[4];
+			cg_lane_shape(g, x->t, s);
+			if (x->role != GT_BCAST || G->loaded[G->nw + opnd_ix(G, k, 0)] || x->ahead ||
+			    s[0] != 1 || s[2] != g->tensors[x->t].shape[2])
+				return 0;
+			*xj = opnd_ix(G, k, 0);
+		} else if (op->in[0] != g->ops[k - 1].out[0]) {
+			break;
+		}
+		/* The pieces interleave the chain's ops, so that the bytes the
+		 * plan lets a result share with a tensor read before it
+		 * (mid_pack) may still be read: its bytes must be its own. */
+		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, y->t, -1, -1);
+		int clash = 0;
+		for (int i = 0; i <= m && !clash; i++) {
+			const struct gten *z = i < m ? &G->gt[opnd_ix(G, G->first + i, g->ops[G->first + i].n_in)]
+						     : &G->gt[*xj];
+			int64_t zlo = z->addr[0], zhi = zlo + cg_lane_bytes(cg, z->t, -1, -1);
+			clash = lo < zhi && zlo < hi;
+		}
+		if (clash)
+			break;
+		m++;
+	}
+	return m;
+}
+
+/* The rows of each of the chain's m results that piece p of n needs
+ * (need[i], op first + i), and the input rows *xin. */
+static void head_rows(const struct gen *cg, const struct group *G, int m, int p, int n,
+		      int *need, int *xin)
+{
+	const struct ir_graph *g = cg->g;
+	int H = (int)g->tensors[g->ops[G->first + m - 1].out[0]].shape[2];
+	need[m - 1] = (int)((int64_t)H * (p + 1) / n);
+	for (int i = m - 1; i >= 0; i--) {
+		const struct ir_op *op = &g->ops[G->first + i];
+		int a, e, h = (int)g->tensors[op->in[0]].shape[2];
+		cg_in_rows(cg, op, 0, need[i], &a, &e);
+		e = e > h ? h : e;
+		if (p == n - 1)
+			e = h;
+		if (i > 0)
+			need[i - 1] = e;
+		else
+			*xin = e;
+	}
+}
+
+/* Emit (gen) or time (gen 0) the chain's ops over n pieces: DMA piece
+ * loads of x and compute commands; returns the estimated cycles from the
+ * first load to the last compute, or -1 on errors. */
+static int64_t head_pipe(struct gen *cg, struct group *G, int m, int xj, int n, int gen,
+			 uint32_t *wait, uint32_t *wready, uint32_t *cmd)
+{
+	const struct ir_graph *g = cg->g;
+	int *need = xcalloc((size_t)m + 1, sizeof *need), *done = xcalloc((size_t)m + 1, sizeof *done);
+	int xdone = 0;
+	int64_t dma_t = 0, cmp_t = 0, rc = -1;
+	const struct gten *x = &G->gt[xj];
+	int64_t s[4];
+	cg_lane_shape(g, x->t, s);
+	int64_t row = s[1] * s[3] * (int64_t)dtype_size(g->tensors[x->t].dtype);
+	int64_t slots = (s[1] + cg->c->lanes - 1) / cg->c->lanes;
+	for (int p = 0; p < n; p++) {
+		int xin = 0;
+		head_rows(cg, G, m, p, n, need, &xin);
+		uint32_t w = 0;
+		if (xin > xdone) {
+			dma_t += slots * cost_dma(cg->c, (xin - xdone) * row / slots);
+			for (int i = 0; p == 0 && i < G->nw; i++)
+				if (!G->loaded[i] && G->wfirst[i] < G->first + m)
+					dma_t += cg_load_cycles(cg, G->wt[i]);
+			if (gen) {
+				if (load_rows(cg, x->t, x->addr[0], xdone, xin, wait) < 0)
+					goto out;
+				w = (uint32_t)cg->n_dma;
+				if (p == 0) {
+					/* the chain's weights, after its first rows */
+					G->loaded[G->nw + xj] = 1;
+					uint32_t z = 0;
+					if (cg_group_load(cg, G, z, -1, G->first + m - 1, wready, NULL,
+							  NULL) < 0)
+						goto out;
+					w = (uint32_t)cg->n_dma;
+				}
+			}
+			xdone = xin;
+		}
+		if (cmp_t < dma_t)
+			cmp_t = dma_t;
+		for (int i = 0; i < m; i++) {
+			int k = G->first + i;
+			const struct ir_op *op = &g->ops[k];
+			if (need[i] <= done[i])
+				continue;
+			int a, e, h = (int)g->tensors[op->in[0]].shape[2];
+			cg_in_rows(cg, op, done[i], need[i], &a, &e);
+			e = e > h ? h : e;
+			struct isa_cmp tc, *c = &tc;
+			if (gen) {
+				c = cg_new_cmp(cg, k, w);
+				w = 0;
+			} else {
+				memset(c, 0, sizeof *c);
+				c->layer = (uint32_t)k;
+			}
+			c->out_row0 = done[i];
+			c->out_rows = need[i] - done[i];
+			c->in_row0 = a;
+			c->in_rows = e - a;
+			for (int j = 0; j < op->n_in + op->n_out; j++) {
+				int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
+				if (t < 0)
+					continue;
+				if (cg_is_weight(g, t)) {
+					c->addr[j] = G->waddr[opnd_ix(G, k, j)];
+					continue;
+				}
+				c->addr[j] = G->gt[opnd_ix(G, k, j)].addr[0];
+				c->sliced |= 1u << j;
+				c->row0[j] = 0;
+				c->rows[j] = (int)g->tensors[t].shape[2];
+			}
+			cmp_t += cost_cmp_cycles(cg->c, g, c);
+			if (gen)
+				cmd[i] = (uint32_t)cg->n_cmp;
+			done[i] = need[i];
+		}
+	}
+	rc = cmp_t;
+out:
+	FREE_ALL(need, done);
+	return rc;
+}
+
+/* The pieces (*n) and the ops of the chain (*m, at most HEAD_MAX_OPS of
+ * the m ops head_chain found) that head_pipe times fastest against the
+ * chain run whole; *n 1 when none is faster. */
+static void head_pieces(struct gen *cg, struct group *G, int *m, int xj, int *n)
+{
+	int bm = *m > HEAD_MAX_OPS ? HEAD_MAX_OPS : *m;
+	int64_t best_gain = 0;
+	*n = 1;
+	for (int k = 1; k <= bm; k++) {
+		int64_t one = head_pipe(cg, G, k, xj, 1, 0, NULL, NULL, NULL);
+		int H = (int)cg->g->tensors[cg->g->ops[G->first + k - 1].out[0]].shape[2];
+		for (int p = 2; p <= HEAD_MAX_PIECES && p <= H; p++) {
+			int64_t cy = head_pipe(cg, G, k, xj, p, 0, NULL, NULL, NULL);
+			if (cy >= 0 && one - cy > best_gain) {
+				best_gain = one - cy;
+				*n = p;
+				*m = k;
+			}
+		}
+	}
+}
+
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
 		 uint32_t *last_cmp)
 {
@@ -1013,7 +1203,16 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
 	struct freed *fr = NULL;
-	int nfr = 0;
+	int nfr = 0, xj = -1, hm = head_chain(cg, G, &xj);
+	int hn = 1;
+	if (hm)
+		head_pieces(cg, G, &hm, xj, &hn);
+	if (hn > 1) {
+		if (head_pipe(cg, G, hm, xj, hn, 1, &wait, wready, cmd) < 0)
+			goto out;
+	} else {
+		hm = 0;
+	}
 	if (cg_group_load(cg, G, wait, -1, G->first, wready, NULL, NULL) < 0)
 		goto out;
 	if (cg->n_dma > had)
@@ -1054,7 +1253,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		int64_t spare = -(cg->dma_cycles - load_cy[c]) + (cg->credit ? pf_prev : 0);
 		int64_t dma0 = cg->dma_cycles;
 		cg->credits += pf_prev > 0;
-		for (int k = G->first; k <= last_op; k++) {
+		for (int k = G->first + hm; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
 			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
