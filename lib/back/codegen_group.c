@@ -1037,7 +1037,7 @@ static int head_chain(const struct gen *cg, const struct group *G, int *xj)
 		if (k == G->first) {
 			int64_t s[4];
 			cg_lane_shape(g, x->t, s);
-			if (x->role != GT_BCAST || G->loaded[G->nw + opnd_ix(G, k, 0)] || x->ahead ||
+			if (x->role != GT_BCAST || G->loaded[G->nw + opnd_ix(G, k, 0)] ||
 			    s[0] != 1 || s[2] != g->tensors[x->t].shape[2])
 				return 0;
 			*xj = opnd_ix(G, k, 0);
@@ -1092,7 +1092,7 @@ static int64_t head_pipe(struct gen *cg, struct group *G, int m, int xj, int n, 
 {
 	const struct ir_graph *g = cg->g;
 	int *need = xcalloc((size_t)m + 1, sizeof *need), *done = xcalloc((size_t)m + 1, sizeof *done);
-	int xdone = 0;
+	int xdone = G->gt[xj].ahead;
 	int64_t dma_t = 0, cmp_t = 0, rc = -1;
 	const struct gten *x = &G->gt[xj];
 	int64_t s[4];
@@ -1105,24 +1105,25 @@ static int64_t head_pipe(struct gen *cg, struct group *G, int m, int xj, int n, 
 		uint32_t w = 0;
 		if (xin > xdone) {
 			dma_t += slots * cost_dma(cg->c, (xin - xdone) * row / slots);
-			for (int i = 0; p == 0 && i < G->nw; i++)
+			if (gen && load_rows(cg, x->t, x->addr[0], xdone, xin, wait) < 0)
+				goto out;
+			w = (uint32_t)cg->n_dma;
+			xdone = xin;
+		}
+		if (p == 0) {
+			/* the chain's weights, after its first rows */
+			for (int i = 0; i < G->nw; i++)
 				if (!G->loaded[i] && G->wfirst[i] < G->first + m)
 					dma_t += cg_load_cycles(cg, G->wt[i]);
 			if (gen) {
-				if (load_rows(cg, x->t, x->addr[0], xdone, xin, wait) < 0)
+				G->loaded[G->nw + xj] = 1;
+				if (cg_group_load(cg, G, *wait, -1, G->first + m - 1, wready, NULL,
+						  NULL) < 0)
 					goto out;
+				*wait = 0;
+				/* also the rows the unit before loaded (x->ahead) */
 				w = (uint32_t)cg->n_dma;
-				if (p == 0) {
-					/* the chain's weights, after its first rows */
-					G->loaded[G->nw + xj] = 1;
-					uint32_t z = 0;
-					if (cg_group_load(cg, G, z, -1, G->first + m - 1, wready, NULL,
-							  NULL) < 0)
-						goto out;
-					w = (uint32_t)cg->n_dma;
-				}
 			}
-			xdone = xin;
 		}
 		if (cmp_t < dma_t)
 			cmp_t = dma_t;
@@ -1203,13 +1204,14 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
 	struct freed *fr = NULL;
-	int nfr = 0, xj = -1, hm = head_chain(cg, G, &xj);
+	int nfr = 0, xj = -1, hm = cg->head ? head_chain(cg, G, &xj) : 0;
 	int hn = 1;
 	if (hm)
 		head_pieces(cg, G, &hm, xj, &hn);
 	if (hn > 1) {
 		if (head_pipe(cg, G, hm, xj, hn, 1, &wait, wready, cmd) < 0)
 			goto out;
+		cg->heads++;
 	} else {
 		hm = 0;
 	}
