@@ -419,11 +419,70 @@ static void group_alias(const struct gen *cg, struct group *G, const int *lo, co
 	}
 }
 
+/* The head of a whole group in row pieces: ops first .. first + m - 1, a
+ * chain whose op k + 1 reads op k's result as its only activation (input
+ * 0), each sliceable along H, the first reading a group input x that is
+ * not loaded yet (N = 1, held whole).  Their tensors stay whole in local
+ * memory; x loads in n pieces of rows and each op computes its rows not
+ * computed yet that the rows ready so far give, so that the computes of
+ * one piece run under the load of the next.  Returns m, 0 when G has no
+ * such head; *xj gets x's index in gt.  With laid 0, before G is laid
+ * out: the chain its ops would make, its bytes and x's state unseen. */
+static int head_chain(const struct gen *cg, const struct group *G, int *xj, int laid)
+{
+	const struct ir_graph *g = cg->g;
+	if (!G->whole || (laid && G->n_slices != 1))
+		return 0;
+	int m = 0;
+	for (int k = G->first; k < G->first + G->n_ops - 1; k++) {
+		const struct ir_op *op = &g->ops[k];
+		if (!cg_sliceable(g, op) || op->n_out != 1 || isa_slice_axis(g, op, 0) != 2 ||
+		    G->inplace[k - G->first])
+			break;
+		int act = 0;
+		for (int i = 1; i < op->n_in; i++)
+			act += op->in[i] >= 0 && !cg_is_weight(g, op->in[i]);
+		const struct gten *x = &G->gt[opnd_ix(G, k, 0)], *y = &G->gt[opnd_ix(G, k, op->n_in)];
+		if (act || y->role != GT_MID || y->alias >= 0 || g->tensors[y->t].shape[0] != 1)
+			break;
+		if (k == G->first) {
+			int64_t s[4];
+			cg_lane_shape(g, x->t, s);
+			if (x->role != GT_BCAST || (laid && G->loaded[G->nw + opnd_ix(G, k, 0)]) ||
+			    s[0] != 1 || s[2] != g->tensors[x->t].shape[2])
+				return 0;
+			*xj = opnd_ix(G, k, 0);
+		} else if (op->in[0] != g->ops[k - 1].out[0]) {
+			break;
+		}
+		/* The pieces interleave the chain's ops, so that the bytes the
+		 * plan lets a result share with a tensor read before it
+		 * (mid_pack) may still be read: its bytes must be its own. */
+		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, y->t, -1, -1);
+		int clash = 0;
+		if (!laid) {
+			m++;
+			continue;
+		}
+		for (int i = 0; i <= m && !clash; i++) {
+			const struct gten *z = i < m ? &G->gt[opnd_ix(G, G->first + i, g->ops[G->first + i].n_in)]
+						     : &G->gt[*xj];
+			int64_t zlo = z->addr[0], zhi = zlo + cg_lane_bytes(cg, z->t, -1, -1);
+			clash = lo < zhi && zlo < hi;
+		}
+		if (clash)
+			break;
+		m++;
+	}
+	return m;
+}
+
 /* Offsets of G's intermediates in one region, by lifetime: two share
  * bytes only when one is last read before the other is written (the ops
  * of a slice run in order on the compute engine, and no DMA command
- * touches them).  Returns the region's bytes. */
-static int64_t mid_pack(const struct gen *cg, struct group *G)
+ * touches them); the results of G's first m ops live until the last of
+ * them.  Returns the region's bytes. */
+static int64_t mid_pack_live(const struct gen *cg, struct group *G, int m)
 {
 	int64_t total = 0;
 	/* an intermediate held in a Concat's result (group_alias) lives in
@@ -439,6 +498,9 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 		lo[r] = lo[r] < G->gt[j].p0 ? lo[r] : G->gt[j].p0;
 		hi[r] = hi[r] > G->gt[j].p1 ? hi[r] : G->gt[j].p1;
 	}
+	for (int j = 0; j < G->nt; j++)
+		if (G->gt[j].p0 < G->first + m && hi[j] < G->first + m - 1)
+			hi[j] = G->first + m - 1;
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role != GT_MID || x->alias >= 0)
@@ -470,6 +532,21 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 	}
 	FREE_ALL(lo, hi);
 	return total;
+}
+
+/* mid_pack_live, with the results of a whole group's head (head_chain) each
+ * in bytes of its own, so that its pieces (head_pipe) may interleave its
+ * ops, where that takes no more bytes. */
+static int64_t mid_pack(const struct gen *cg, struct group *G)
+{
+	int xj, m = head_chain(cg, G, &xj, 0);
+	int64_t plain = mid_pack_live(cg, G, 0);
+	for (m = m > HEAD_MAX_OPS ? HEAD_MAX_OPS : m; m >= 2; m--) {
+		int64_t own = mid_pack_live(cg, G, m);
+		if (own <= plain)
+			return own;
+	}
+	return mid_pack_live(cg, G, 0);
 }
 
 /* The rows each stored intermediate of a sliced G stores per slice: from
@@ -1009,59 +1086,6 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
  * for single ops.  Between a slice's computes and its store, the next
  * unit's whole inputs (pf) load for as many DMA cycles as the computes
  * leave the DMA engine free; at the last slice, at least its first op's. */
-/* The head of a whole group in row pieces: ops first .. first + m - 1, a
- * chain whose op k + 1 reads op k's result as its only activation (input
- * 0), each sliceable along H, the first reading a group input x that is
- * not loaded yet (N = 1, held whole).  Their tensors stay whole in local
- * memory; x loads in n pieces of rows and each op computes its rows not
- * computed yet that the rows ready so far give, so that the computes of
- * one piece run under the load of the next.  Returns m, 0 when G has no
- * such head; *xj gets x's index in gt. */
-static int head_chain(const struct gen *cg, const struct group *G, int *xj)
-{
-	const struct ir_graph *g = cg->g;
-	if (!G->whole || G->n_slices != 1)
-		return 0;
-	int m = 0;
-	for (int k = G->first; k < G->first + G->n_ops - 1; k++) {
-		const struct ir_op *op = &g->ops[k];
-		if (!cg_sliceable(g, op) || op->n_out != 1 || isa_slice_axis(g, op, 0) != 2 ||
-		    G->inplace[k - G->first])
-			break;
-		int act = 0;
-		for (int i = 1; i < op->n_in; i++)
-			act += op->in[i] >= 0 && !cg_is_weight(g, op->in[i]);
-		const struct gten *x = &G->gt[opnd_ix(G, k, 0)], *y = &G->gt[opnd_ix(G, k, op->n_in)];
-		if (act || y->role != GT_MID || y->alias >= 0 || g->tensors[y->t].shape[0] != 1)
-			break;
-		if (k == G->first) {
-			int64_t s[4];
-			cg_lane_shape(g, x->t, s);
-			if (x->role != GT_BCAST || G->loaded[G->nw + opnd_ix(G, k, 0)] ||
-			    s[0] != 1 || s[2] != g->tensors[x->t].shape[2])
-				return 0;
-			*xj = opnd_ix(G, k, 0);
-		} else if (op->in[0] != g->ops[k - 1].out[0]) {
-			break;
-		}
-		/* The pieces interleave the chain's ops, so that the bytes the
-		 * plan lets a result share with a tensor read before it
-		 * (mid_pack) may still be read: its bytes must be its own. */
-		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, y->t, -1, -1);
-		int clash = 0;
-		for (int i = 0; i <= m && !clash; i++) {
-			const struct gten *z = i < m ? &G->gt[opnd_ix(G, G->first + i, g->ops[G->first + i].n_in)]
-						     : &G->gt[*xj];
-			int64_t zlo = z->addr[0], zhi = zlo + cg_lane_bytes(cg, z->t, -1, -1);
-			clash = lo < zhi && zlo < hi;
-		}
-		if (clash)
-			break;
-		m++;
-	}
-	return m;
-}
-
 /* The rows of each of the chain's m results that piece p of n needs
  * (need[i], op first + i), and the input rows *xin. */
 static void head_rows(const struct gen *cg, const struct group *G, int m, int p, int n,
@@ -1204,7 +1228,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
 	struct freed *fr = NULL;
-	int nfr = 0, xj = -1, hm = cg->head ? head_chain(cg, G, &xj) : 0;
+	int nfr = 0, xj = -1, hm = cg->head ? head_chain(cg, G, &xj, 1) : 0;
 	int hn = 1;
 	if (hm)
 		head_pieces(cg, G, &hm, xj, &hn);
@@ -1323,7 +1347,7 @@ out:
 /* Cycles of G at n slices, generated alone; -1 on error. */
 static int64_t group_cycles(const struct gen *cg, struct group *G)
 {
-	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate };
+	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate, .head = cg->head };
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
 	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
