@@ -536,17 +536,20 @@ static int64_t mid_pack_live(const struct gen *cg, struct group *G, int m)
 
 /* mid_pack_live, with the results of a whole group's head (head_chain) each
  * in bytes of its own, so that its pieces (head_pipe) may interleave its
- * ops, where that takes no more bytes. */
+ * ops, where that fits the bytes the region takes without (which it
+ * keeps, so that the footprint is layergroup's): in code generation only,
+ * as heads run in pieces only there. */
 static int64_t mid_pack(const struct gen *cg, struct group *G)
 {
-	int xj, m = head_chain(cg, G, &xj, 0);
 	int64_t plain = mid_pack_live(cg, G, 0);
-	for (m = m > HEAD_MAX_OPS ? HEAD_MAX_OPS : m; m >= 2; m--) {
-		int64_t own = mid_pack_live(cg, G, m);
-		if (own <= plain)
-			return own;
-	}
-	return mid_pack_live(cg, G, 0);
+	int xj, m = cg->estimate ? 0 : head_chain(cg, G, &xj, 0);
+	if (m < 2)
+		return plain;
+	for (m = m > HEAD_MAX_OPS ? HEAD_MAX_OPS : m; m >= 2; m--)
+		if (mid_pack_live(cg, G, m) <= plain)
+			return plain;
+	mid_pack_live(cg, G, 0);   /* the offsets without */
+	return plain;
 }
 
 /* The rows each stored intermediate of a sliced G stores per slice: from
