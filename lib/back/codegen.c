@@ -745,7 +745,7 @@ static int gen_variants(struct gen *cg, const struct lg_group *grp, int n_grp, i
 
 /* The fastest of gen_variants' programs, in code generation (not
  * layergroup's estimates, whose grouping stays as without) with the heads
- * of whole groups in row pieces (head_pipe) and, when some group's was,
+ * of whole groups in row pieces (codegen_head.c) and, when some group's was,
  * without: the pieces time only the head's own load and computes, not the
  * loads they delay. */
 static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)

@@ -13,86 +13,14 @@
 #include "ir/base.h"
 #include "back/addr.h"
 #include "back/codegen_group.h"
+#include "back/codegen_gten.h"
+#include "back/codegen_head.h"
 #include "ir/op.h"
 #include "chip/cost.h"
-
-enum { GT_IN, GT_MID, GT_OUT, GT_BCAST, GT_MIDOUT };
 
 #ifndef LG_SLACK_PCT
 #define LG_SLACK_PCT 3
 #endif
-
-/* Most row pieces a whole group's head runs in (head_pipe). */
-#define HEAD_MAX_PIECES 8
-/* Most ops of that head: its pieces overlap the input's load only, which
- * a few ops' computes already cover. */
-#define HEAD_MAX_OPS 8
-
-struct gten {
-	int t;                 /* tensor index */
-	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
-	                        * GT_OUT: stored per slice; GT_BCAST: whole, loaded once;
-	                        * GT_MIDOUT: an intermediate also read after the group
-	                        * or a graph output: kept as GT_MID is and stored per
-	                        * slice as GT_OUT is */
-	int maxrows;           /* most rows held in any slice */
-	int axis;              /* GT_IN: the IR axis its rows run along, 2, or 3
-				  for a Transpose's input (isa_slice_axis) */
-	uint32_t addr[2];      /* local address per buffer */
-	int lo, hi;            /* rows held in the slice being generated */
-	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
-	int r0;                /* GT_IN, GT_BCAST: first op of the group reading it */
-	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
-	int alias;             /* GT_MID held inside a Concat's result (group_alias):
-				  that result's index in gt, else -1 */
-	int64_t aoff;          /* then its bytes from that result's start */
-	int ahead;             /* GT_BCAST: its first rows loaded while the unit
-				  before stored them (cg_group_load_rows) */
-	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
-				  stores (cover[n_slices] = H): the slices' rows
-				  cover the tensor once every row is computed */
-};
-
-struct group {
-	int first, n_ops;
-	int whole;             /* some op is not sliced: one step over whole tensors,
-				  the group's inputs loaded once (GT_BCAST) */
-	int n_slices, rows, bufs;
-	int head;              /* rows of slice 0 when fewer than rows (a short
-				  first slice starts the computes sooner), else 0 */
-	int nt;                /* activations of the group */
-	struct gten *gt;
-	int nw;                /* weights of the group (each once) */
-	int *wt;               /* their tensors */
-	int *wfirst;           /* op index of each weight's first user */
-	uint32_t *waddr;       /* their local addresses */
-	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt):
-				  loaded; a GT_IN one: read where the group before
-				  left it (cg_group_hand_over) */
-	int *wdone;            /* per weight: channels loaded so far (in parts) */
-	int *rnext;            /* per weight: the next of its coefficient run
-				  (addr_runs), -1 none; NULL until laid out */
-	int no_runs;           /* every weight loads alone: G times faster so */
-	int keep_out;          /* its result, which the next group reads where it
-				  lies and nothing after reads, is not stored
-				  (cg_group_hand_over) */
-	int64_t need;          /* bytes per lane */
-	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
-				  lie in its result (group_alias): 0 none; else
-				  the result's channels [lo, hi) its command
-				  writes, as 1 + lo + (hi << 16); lo = hi: no
-				  command */
-	int *ix;               /* per op k and operand i (inputs, then results):
-				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
-				  index in gt of the activation, or in wt of the
-				  weight, -1 for none */
-};
-
-/* Index in gt (activation) or wt (weight) of operand i of op k. */
-static int opnd_ix(const struct group *G, int k, int i)
-{
-	return G->ix[(size_t)(k - G->first) * ISA_MAX_OPERANDS + (size_t)i];
-}
 
 void cg_group_free(struct group *G)
 {
@@ -419,64 +347,6 @@ static void group_alias(const struct gen *cg, struct group *G, const int *lo, co
 	}
 }
 
-/* The head of a whole group in row pieces: ops first .. first + m - 1, a
- * chain whose op k + 1 reads op k's result as its only activation (input
- * 0), each sliceable along H, the first reading a group input x that is
- * not loaded yet (N = 1, held whole).  Their tensors stay whole in local
- * memory; x loads in n pieces of rows and each op computes its rows not
- * computed yet that the rows ready so far give, so that the computes of
- * one piece run under the load of the next.  Returns m, 0 when G has no
- * such head; *xj gets x's index in gt.  With laid 0, before G is laid
- * out: the chain its ops would make, its bytes and x's state unseen. */
-static int head_chain(const struct gen *cg, const struct group *G, int *xj, int laid)
-{
-	const struct ir_graph *g = cg->g;
-	if (!G->whole || (laid && G->n_slices != 1))
-		return 0;
-	int m = 0;
-	for (int k = G->first; k < G->first + G->n_ops - 1; k++) {
-		const struct ir_op *op = &g->ops[k];
-		if (!cg_sliceable(g, op) || op->n_out != 1 || isa_slice_axis(g, op, 0) != 2 ||
-		    G->inplace[k - G->first])
-			break;
-		int act = 0;
-		for (int i = 1; i < op->n_in; i++)
-			act += op->in[i] >= 0 && !cg_is_weight(g, op->in[i]);
-		const struct gten *x = &G->gt[opnd_ix(G, k, 0)], *y = &G->gt[opnd_ix(G, k, op->n_in)];
-		if (act || y->role != GT_MID || y->alias >= 0 || g->tensors[y->t].shape[0] != 1)
-			break;
-		if (k == G->first) {
-			int64_t s[4];
-			cg_lane_shape(g, x->t, s);
-			if (x->role != GT_BCAST || (laid && G->loaded[G->nw + opnd_ix(G, k, 0)]) ||
-			    s[0] != 1 || s[2] != g->tensors[x->t].shape[2])
-				return 0;
-			*xj = opnd_ix(G, k, 0);
-		} else if (op->in[0] != g->ops[k - 1].out[0]) {
-			break;
-		}
-		/* The pieces interleave the chain's ops, so that the bytes the
-		 * plan lets a result share with a tensor read before it
-		 * (mid_pack) may still be read: its bytes must be its own. */
-		int64_t lo = y->addr[0], hi = lo + cg_lane_bytes(cg, y->t, -1, -1);
-		int clash = 0;
-		if (!laid) {
-			m++;
-			continue;
-		}
-		for (int i = 0; i <= m && !clash; i++) {
-			const struct gten *z = i < m ? &G->gt[opnd_ix(G, G->first + i, g->ops[G->first + i].n_in)]
-						     : &G->gt[*xj];
-			int64_t zlo = z->addr[0], zhi = zlo + cg_lane_bytes(cg, z->t, -1, -1);
-			clash = lo < zhi && zlo < hi;
-		}
-		if (clash)
-			break;
-		m++;
-	}
-	return m;
-}
-
 /* Offsets of G's intermediates in one region, by lifetime: two share
  * bytes only when one is last read before the other is written (the ops
  * of a slice run in order on the compute engine, and no DMA command
@@ -534,15 +404,15 @@ static int64_t mid_pack_live(const struct gen *cg, struct group *G, int m)
 	return total;
 }
 
-/* mid_pack_live, with the results of a whole group's head (head_chain) each
- * in bytes of its own, so that its pieces (head_pipe) may interleave its
+/* mid_pack_live, with the results of a whole group's head (cg_head_chain)
+ * each in bytes of its own, so that its pieces (head_emit) may interleave its
  * ops, where that fits the bytes the region takes without (which it
  * keeps, so that the footprint is layergroup's): in code generation only,
  * as heads run in pieces only there. */
 static int64_t mid_pack(const struct gen *cg, struct group *G)
 {
 	int64_t plain = mid_pack_live(cg, G, 0);
-	int xj, m = cg->estimate ? 0 : head_chain(cg, G, &xj, 0);
+	int xj, m = cg->estimate ? 0 : cg_head_chain(cg, G, &xj, 0);
 	if (m < 2)
 		return plain;
 	for (m = m > HEAD_MAX_OPS ? HEAD_MAX_OPS : m; m >= 2; m--)
@@ -1089,136 +959,38 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
  * for single ops.  Between a slice's computes and its store, the next
  * unit's whole inputs (pf) load for as many DMA cycles as the computes
  * leave the DMA engine free; at the last slice, at least its first op's. */
-/* The rows of each of the chain's m results that piece p of n needs
- * (need[i], op first + i), and the input rows *xin. */
-static void head_rows(const struct gen *cg, const struct group *G, int m, int p, int n,
-		      int *need, int *xin)
+/* G's first m ops in n pieces of rows under the loads of input xj
+ * (cg_head_plan); cmd[k - first] gets op k's last command; the first load
+ * waits for *wait (then 0). */
+static int head_emit(struct gen *cg, struct group *G, int m, int xj, int n, uint32_t *wait,
+		     uint32_t *wready, uint32_t *cmd)
 {
-	const struct ir_graph *g = cg->g;
-	int H = (int)g->tensors[g->ops[G->first + m - 1].out[0]].shape[2];
-	need[m - 1] = (int)((int64_t)H * (p + 1) / n);
-	for (int i = m - 1; i >= 0; i--) {
-		const struct ir_op *op = &g->ops[G->first + i];
-		int a, e, h = (int)g->tensors[op->in[0]].shape[2];
-		cg_in_rows(cg, op, 0, need[i], &a, &e);
-		e = e > h ? h : e;
-		if (p == n - 1)
-			e = h;
-		if (i > 0)
-			need[i - 1] = e;
-		else
-			*xin = e;
-	}
-}
-
-/* Emit (gen) or time (gen 0) the chain's ops over n pieces: DMA piece
- * loads of x and compute commands; returns the estimated cycles from the
- * first load to the last compute, or -1 on errors. */
-static int64_t head_pipe(struct gen *cg, struct group *G, int m, int xj, int n, int gen,
-			 uint32_t *wait, uint32_t *wready, uint32_t *cmd)
-{
-	const struct ir_graph *g = cg->g;
-	int *need = xcalloc((size_t)m + 1, sizeof *need), *done = xcalloc((size_t)m + 1, sizeof *done);
-	int xdone = G->gt[xj].ahead;
-	int64_t dma_t = 0, cmp_t = 0, rc = -1;
-	const struct gten *x = &G->gt[xj];
-	int64_t s[4];
-	cg_lane_shape(g, x->t, s);
-	int64_t row = s[1] * s[3] * (int64_t)dtype_size(g->tensors[x->t].dtype);
-	int64_t slots = (s[1] + cg->c->lanes - 1) / cg->c->lanes;
-	for (int p = 0; p < n; p++) {
-		int xin = 0;
-		head_rows(cg, G, m, p, n, need, &xin);
-		uint32_t w = 0;
-		if (xin > xdone) {
-			dma_t += slots * cost_dma(cg->c, (xin - xdone) * row / slots);
-			if (gen && load_rows(cg, x->t, x->addr[0], xdone, xin, wait) < 0)
+	struct head_step *st;
+	int ns = cg_head_plan(cg, G, m, xj, n, &st), rc = -1;
+	uint32_t w = 0;
+	for (int i = 0; i < ns; i++) {
+		if (st[i].op == HEAD_LOAD) {
+			if (load_rows(cg, G->gt[xj].t, G->gt[xj].addr[0], st[i].r0, st[i].r1, wait) < 0)
 				goto out;
 			w = (uint32_t)cg->n_dma;
-			xdone = xin;
-		}
-		if (p == 0) {
-			/* the chain's weights, after its first rows */
-			for (int i = 0; i < G->nw; i++)
-				if (!G->loaded[i] && G->wfirst[i] < G->first + m)
-					dma_t += cg_load_cycles(cg, G->wt[i]);
-			if (gen) {
-				G->loaded[G->nw + xj] = 1;
-				if (cg_group_load(cg, G, *wait, -1, G->first + m - 1, wready, NULL,
-						  NULL) < 0)
-					goto out;
-				*wait = 0;
-				/* also the rows the unit before loaded (x->ahead) */
-				w = (uint32_t)cg->n_dma;
-			}
-		}
-		if (cmp_t < dma_t)
-			cmp_t = dma_t;
-		for (int i = 0; i < m; i++) {
-			int k = G->first + i;
-			const struct ir_op *op = &g->ops[k];
-			if (need[i] <= done[i])
-				continue;
-			int a, e, h = (int)g->tensors[op->in[0]].shape[2];
-			cg_in_rows(cg, op, done[i], need[i], &a, &e);
-			e = e > h ? h : e;
-			struct isa_cmp tc, *c = &tc;
-			if (gen) {
-				c = cg_new_cmp(cg, k, w);
-				w = 0;
-			} else {
-				memset(c, 0, sizeof *c);
-				c->layer = (uint32_t)k;
-			}
-			c->out_row0 = done[i];
-			c->out_rows = need[i] - done[i];
-			c->in_row0 = a;
-			c->in_rows = e - a;
-			for (int j = 0; j < op->n_in + op->n_out; j++) {
-				int t = j < op->n_in ? op->in[j] : op->out[j - op->n_in];
-				if (t < 0)
-					continue;
-				if (cg_is_weight(g, t)) {
-					c->addr[j] = G->waddr[opnd_ix(G, k, j)];
-					continue;
-				}
-				c->addr[j] = G->gt[opnd_ix(G, k, j)].addr[0];
-				c->sliced |= 1u << j;
-				c->row0[j] = 0;
-				c->rows[j] = (int)g->tensors[t].shape[2];
-			}
-			cmp_t += cost_cmp_cycles(cg->c, g, c);
-			if (gen)
-				cmd[i] = (uint32_t)cg->n_cmp;
-			done[i] = need[i];
+		} else if (st[i].op == HEAD_WEIGHTS) {
+			G->loaded[G->nw + xj] = 1;
+			if (cg_group_load(cg, G, *wait, -1, G->first + m - 1, wready, NULL, NULL) < 0)
+				goto out;
+			*wait = 0;
+			/* also the rows the unit before loaded (ahead) */
+			w = (uint32_t)cg->n_dma;
+		} else {
+			struct isa_cmp *c = cg_new_cmp(cg, st[i].op, w);
+			w = 0;
+			cg_head_cmd(cg, G, &st[i], c);
+			cmd[st[i].op - G->first] = (uint32_t)cg->n_cmp;
 		}
 	}
-	rc = cmp_t;
+	rc = 0;
 out:
-	FREE_ALL(need, done);
+	free(st);
 	return rc;
-}
-
-/* The pieces (*n) and the ops of the chain (*m, at most HEAD_MAX_OPS of
- * the m ops head_chain found) that head_pipe times fastest against the
- * chain run whole; *n 1 when none is faster. */
-static void head_pieces(struct gen *cg, struct group *G, int *m, int xj, int *n)
-{
-	int bm = *m > HEAD_MAX_OPS ? HEAD_MAX_OPS : *m;
-	int64_t best_gain = 0;
-	*n = 1;
-	for (int k = 1; k <= bm; k++) {
-		int64_t one = head_pipe(cg, G, k, xj, 1, 0, NULL, NULL, NULL);
-		int H = (int)cg->g->tensors[cg->g->ops[G->first + k - 1].out[0]].shape[2];
-		for (int p = 2; p <= HEAD_MAX_PIECES && p <= H; p++) {
-			int64_t cy = head_pipe(cg, G, k, xj, p, 0, NULL, NULL, NULL);
-			if (cy >= 0 && one - cy > best_gain) {
-				best_gain = one - cy;
-				*n = p;
-				*m = k;
-			}
-		}
-	}
 }
 
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
@@ -1231,12 +1003,12 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
 	struct freed *fr = NULL;
-	int nfr = 0, xj = -1, hm = cg->head ? head_chain(cg, G, &xj, 1) : 0;
+	int nfr = 0, xj = -1, hm = cg->head ? cg_head_chain(cg, G, &xj, 1) : 0;
 	int hn = 1;
 	if (hm)
-		head_pieces(cg, G, &hm, xj, &hn);
+		cg_head_choose(cg, G, &hm, xj, &hn);
 	if (hn > 1) {
-		if (head_pipe(cg, G, hm, xj, hn, 1, &wait, wready, cmd) < 0)
+		if (head_emit(cg, G, hm, xj, hn, &wait, wready, cmd) < 0)
 			goto out;
 		cg->heads++;
 	} else {

@@ -42,7 +42,7 @@ struct gen {
 				  memory (cg_group_hand_over) */
 	long kept;             /* results read so */
 	int head;              /* cg_group_gen: a whole group's first ops compute
-				  its input's rows as they load (head_pipe) */
+				  its input's rows as they load (codegen_head.c) */
 	long heads;            /* groups whose head ran so */
 };
 
