@@ -798,7 +798,7 @@ void codegen_plain_schedule(int on)
 	plain_only = on;
 }
 
-static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
+static int gen_variants(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
 	/* per variant: gen_all's freed (the layout: activations first for 1) */
@@ -809,6 +809,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
+	long heads = cg->heads;   /* in every variant tried */
 	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
 	 * dead bytes; each again (from v 0), in the program itself (not
 	 * layergroup's estimates), with every group at its fastest slice count
@@ -833,6 +834,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 				return -1;
 			}
 			int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
+			heads += alt.heads;
 			if (cy < *cycles) {
 				cg_free(cg);
 				*cg = alt;
@@ -879,6 +881,36 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 		} else {
 			cg_free(&alt);
 		}
+	}
+	cg->heads = heads;
+	return 0;
+}
+
+/* The fastest of gen_variants' programs, in code generation (not
+ * layergroup's estimates, whose grouping stays as without) with the heads
+ * of whole groups in row pieces (codegen_head.c) and, when some group's was,
+ * without: the pieces time only the head's own load and computes, not the
+ * loads they delay. */
+static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
+{
+	struct gen init = *cg;
+	cg->head = !cg->estimate;
+	int rc = gen_variants(cg, grp, n_grp, cycles);
+	if (rc < 0 || !cg->heads)
+		return rc;
+	struct gen alt = init;
+	int64_t cy;
+	rc = gen_variants(&alt, grp, n_grp, &cy);
+	if (rc < 0) {
+		cg_free(&alt);
+		return rc;
+	}
+	if (cy < *cycles) {
+		cg_free(cg);
+		*cg = alt;
+		*cycles = cy;
+	} else {
+		cg_free(&alt);
 	}
 	return 0;
 }

@@ -44,6 +44,9 @@ struct gen {
 				  reads whole is read where it lies in local
 				  memory (cg_group_hand_over) */
 	long kept;             /* results read so */
+	int head;              /* cg_group_gen: a whole group's first ops compute
+				  its input's rows as they load (codegen_head.c) */
+	long heads;            /* groups whose head ran so */
 };
 
 /* Local bytes [lo, hi) of the unit generating (a local group's weight)
