@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 		if (res.reselected)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; chosen again with the unseen samples held out (the first choice "
-				 "fell below the goal on them)");
+				 "fell below the goal by more than 1 - goal on them)");
 		/* what no step of the search saw says the goal may not hold */
 		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
 			snprintf(note + strlen(note), sizeof note - strlen(note),

@@ -599,16 +599,18 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		k = m;
 		/* 4. the count and the pruning stop just above the goal on the
 		 * held-out samples, which they fitted: when the samples no
-		 * step saw fall below it, select once more (the same ranking)
+		 * step saw score it below the goal by more than the goal's
+		 * margin, 1 - goal (less is the noise of a few samples, as
+		 * between two tables), select once more (the same ranking)
 		 * with those in the held-out samples' place, and let the
 		 * held-out samples, which that choice does not see, judge it */
 		if (rc != 0 || pass > 0 || !found || unseen < 1 || o->fr)
 			break;
 		q = make_qtable(top, ops, k, o->keep);
 		double u = -1;
-		rc = evaluate(&s, q, UNSEEN, 1, &u, NULL, NULL);
+		rc = evaluate(&s, q, UNSEEN, 0, &u, NULL, NULL);
 		qtable_free(q);
-		if (rc != 0 || u >= o->expected_cos)
+		if (rc != 0 || u >= o->expected_cos - (1 - o->expected_cos))
 			break;
 		int64_t p = 0;
 		for (int64_t i = 0; i < s.nfit; i++)

@@ -27,7 +27,7 @@
  *      k, least damaging first, goes back to MODE if the goal is still
  *      reached without it;
  *   4. when the samples after the two sets (below) score that choice
- *      below the goal, step 3 once more with those samples in the
+ *      below the goal by more than 1 - goal, step 3 once more with those samples in the
  *      held-out set's place, and the held-out samples, which that choice
  *      does not see, score it.
  * Both sets as one: an odd sample among the few fit samples is spared
