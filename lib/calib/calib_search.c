@@ -479,7 +479,7 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	res->reselected = 0;
 	/* the first sample index of the held-out and of the unseen set (step
 	 * 4 swaps them) */
-	int64_t h0 = s.nfit, u0 = s.nsel;
+	const int64_t h0 = s.nfit, u0 = s.nsel;
 	if (s.nsamples < 1)
 		rc = err_set("no samples to search on");
 	if (rc == 0)
@@ -601,9 +601,12 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		 * held-out samples, which they fitted: when the samples no
 		 * step saw score it below the goal by more than the goal's
 		 * margin, 1 - goal (less is the noise of a few samples, as
-		 * between two tables), select once more (the same ranking)
-		 * with those in the held-out samples' place, and let the
-		 * held-out samples, which that choice does not see, judge it */
+		 * between two tables), the held-out set was too small to
+		 * choose on; select once more (the same ranking) with those
+		 * samples held out too.  Swapping the two sets instead would
+		 * choose on the samples that failed without the ones that
+		 * chose first, and could keep fewer ops than the choice that
+		 * failed.  No sample is left unseen after. */
 		if (rc != 0 || pass > 0 || !found || unseen < 1 || o->fr)
 			break;
 		q = make_qtable(top, ops, k, o->keep);
@@ -612,19 +615,13 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		qtable_free(q);
 		if (rc != 0 || u >= o->expected_cos - (1 - o->expected_cos))
 			break;
-		int64_t p = 0;
-		for (int64_t i = 0; i < s.nfit; i++)
-			s.order[p++] = i;
-		for (int64_t i = s.nsel; i < s.nsamples; i++)
-			s.order[p++] = i;
-		for (int64_t i = s.nfit; i < s.nsel; i++)
-			s.order[p++] = i;
-		h0 = s.nsel;
-		u0 = s.nfit;
-		int64_t t = held;
-		held = unseen;
-		unseen = t;
-		s.nsel = s.nfit + held;
+		/* the held-out positions run on into the unseen ones, so the
+		 * sets stay as positions of s.order and as index ranges */
+		res->first_unseen_cos = u;
+		res->first_unseen_samples = unseen;
+		held += unseen;
+		unseen = 0;
+		s.nsel = s.nsamples;
 		res->reselected = 1;
 	}
 report:

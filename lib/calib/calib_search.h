@@ -129,10 +129,12 @@ struct calib_search_result {
 	int took;                    /* -1: the search ran on TAB; else on
 					o->alts[took] */
 	int tuned_last;              /* 1 if alts[nalts - 1] was tuned (tuned_last) */
-	int reselected;              /* 1 if step 4 selected again, the unseen
-					samples held out and the held-out ones
-					unseen (held_samples, unseen_samples and
-					their scores say which is which after) */
+	int reselected;              /* 1 if step 4 selected again with the
+					unseen samples held out too (then
+					unseen_samples is 0) */
+	double first_unseen_cos;     /* if reselected: the first choice's score
+					on its first_unseen_samples unseen */
+	int64_t first_unseen_samples;
 };
 
 /* The samples of NFILES sample files (a stack along a new first axis, or
