@@ -104,17 +104,18 @@ static int add_reshape(struct fit *f, int x, int y, int owner, int after)
 	return k;
 }
 
-/* Elementwise op i (slice_h_same, not Scale) whose inputs are of its
- * output's shape or single values: refolded as above.  0 when it is not
- * such an op. */
-static int refold(struct fit *f, int i, const struct chip *c)
+/* The shape elementwise op i (slice_h_same, not Scale) whose inputs are
+ * of its output's shape or single values runs on refolded, into shape;
+ * 0 when it is not such an op or already has that shape. */
+static int refold_shape(const struct ir_graph *g, int i, const struct chip *c, int64_t shape[4])
 {
-	struct ir_graph *g = f->g;
 	const struct ir_op *op = &g->ops[i];
 	if (op_defs[op->type]->slice_h != slice_h_same || op->type == OP_SCALE || op->n_out != 1)
 		return 0;
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	int64_t e = tensor_numel(y);
+	if (e < 1)
+		return 0;
 	for (int j = 0; j < op->n_in; j++) {
 		if (op->in[j] < 0)
 			continue;
@@ -130,8 +131,46 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	rest = e / ch;
 	for (w = rest < REFOLD_W ? rest : REFOLD_W; w > 1 && rest % w; w--)
 		;
-	int64_t shape[4] = { 1, ch, rest / w, w };
-	if (y->rank == 4 && !memcmp(shape, y->shape, sizeof shape))
+	shape[0] = 1;
+	shape[1] = ch;
+	shape[2] = rest / w;
+	shape[3] = w;
+	return !(y->rank == 4 && !memcmp(shape, y->shape, 4 * sizeof *shape));
+}
+
+/* Vector cycles of elementwise op i over lane shape s (cost_vector on the
+ * wider of input 0 and the output). */
+static int64_t refold_cost(const struct ir_graph *g, int i, const struct chip *c, const int64_t s[4])
+{
+	const struct ir_op *op = &g->ops[i];
+	enum ir_dtype dt = g->tensors[op->out[0]].dtype;
+	if (op->n_in > 0 && op->in[0] >= 0 && dtype_size(g->tensors[op->in[0]].dtype) > dtype_size(dt))
+		dt = g->tensors[op->in[0]].dtype;
+	return cost_vector(c, dt, s[1], s[0], s[2], s[3], 1);
+}
+
+/* Whether elementwise op i on the chip, which fits, leaves most lanes idle
+ * where refolded it would not: a tensor of rank 2 or 3 has its first axis
+ * in N, one row per element of it ([450, 4] boxes: 450 rows of 4 lanes),
+ * so it runs refolded when that at least halves its vector cycles. */
+static int refold_spreads(const struct ir_graph *g, int i, const struct chip *c, const int64_t shape[4])
+{
+	const struct ir_op *op = &g->ops[i];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	if (op->place == PLACE_HOST || y->rank < 2 || y->rank > 3 || y->shape[0] < 2 || tensor_dyn(y))
+		return 0;
+	int64_t s[4];
+	isa_lane_shape(y->rank, y->shape, 0, s);
+	return 2 * refold_cost(g, i, c, shape) < refold_cost(g, i, c, s);
+}
+
+/* Elementwise op i refolded as above, when it does not fit or (SPREAD)
+ * when refold_spreads.  0 when it is not such an op. */
+static int refold(struct fit *f, int i, const struct chip *c, int spread)
+{
+	struct ir_graph *g = f->g;
+	int64_t shape[4];
+	if (!refold_shape(g, i, c, shape) || (spread && !refold_spreads(g, i, c, shape)))
 		return 0;
 	for (int j = 0; j < g->ops[i].n_in; j++) {
 		int t = g->ops[i].in[j];
@@ -160,6 +199,87 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	int r = split_new_tensor(g, base, &g->tensors[out], 4, shape);
 	g->ops[i].out[0] = r;
 	add_reshape(f, r, out, i, 1);
+	return 1;
+}
+
+/* Concat or Slice i on the chip, of rank 2 or 3, that copies along axes
+ * other than the first while the first is long ([675, 1, 1] box
+ * coordinates joined into [675, 1, 4]): the first axis is N, one row per
+ * element of it, on a few lanes.  It runs on its tensors with a leading
+ * axis of 1 ([1, 675, 1, 1]), the first axis then over the lanes, its axis
+ * attributes one further, when that at least halves its vector cycles:
+ * Reshape the inputs, the op, Reshape the result back.  The values do not
+ * move, so the results are the same bits.  0 when it is not such an op. */
+static int spread_copy(struct fit *f, int i, const struct chip *c)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_CONCAT && op->type != OP_SLICE) || op->place == PLACE_HOST ||
+	    op->n_out != 1 || op->out[0] < 0)
+		return 0;
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int r = y->rank;
+	if (r < 2 || r > 3 || y->shape[0] < 2 || tensor_dyn(y))
+		return 0;
+	int64_t ax[IR_MAX_RANK];
+	int n_ax;
+	if (op->type == OP_CONCAT) {
+		ax[0] = op_int(op, "axis", 1);
+		n_ax = 1;
+	} else {
+		if (op->n_in != 1)
+			return 0;   /* starts and ends as inputs: not lowered so */
+		n_ax = op_ints(op, "axes", ax, IR_MAX_RANK);
+	}
+	if (n_ax < 1)
+		return 0;
+	for (int k = 0; k < n_ax; k++) {
+		if (ax[k] < 0)
+			ax[k] += r;
+		if (ax[k] <= 0 || ax[k] >= r)
+			return 0;   /* along the first axis: rows of N already */
+		ax[k]++;
+	}
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] < 0 || tensor_dyn(&g->tensors[op->in[j]]) || g->tensors[op->in[j]].rank != r)
+			return 0;
+	int64_t shape[IR_MAX_RANK + 1], s[4], t[4];
+	shape[0] = 1;
+	memcpy(shape + 1, y->shape, sizeof *shape * (size_t)r);
+	isa_lane_shape(r, y->shape, 0, s);
+	isa_lane_shape(r + 1, shape, 0, t);
+	if (2 * cost_vector(c, y->dtype, t[1], t[0], t[2], t[3], 1) >=
+	    cost_vector(c, y->dtype, s[1], s[0], s[2], s[3], 1))
+		return 0;
+	for (int j = 0; j < g->ops[i].n_in; j++) {
+		int x = g->ops[i].in[j];
+		memcpy(shape + 1, g->tensors[x].shape, sizeof *shape * (size_t)r);
+		char base[512];
+		snprintf(base, sizeof base, "%s_spread", g->tensors[x].name);
+		int q;
+		if (g->tensors[x].data) {
+			char *name = graph_unique_name(g, base, 1);
+			q = graph_add_weight(g, name, g->tensors[x].dtype, r + 1, shape, g->tensors[x].data);
+			free(name);
+			g->tensors[q].scale = g->tensors[x].scale;
+			g->tensors[q].zero_point = g->tensors[x].zero_point;
+		} else {
+			q = split_new_tensor(g, base, &g->tensors[x], r + 1, shape);
+			add_reshape(f, x, q, i, 0);
+		}
+		g->ops[i].in[j] = q;
+	}
+	if (g->ops[i].type == OP_CONCAT)
+		op_set_int(&g->ops[i], "axis", ax[0]);
+	else
+		op_set_ints(&g->ops[i], "axes", n_ax, ax);
+	int out = g->ops[i].out[0];
+	memcpy(shape + 1, g->tensors[out].shape, sizeof *shape * (size_t)r);
+	char base[512];
+	snprintf(base, sizeof base, "%s_spread", g->tensors[out].name);
+	int q = split_new_tensor(g, base, &g->tensors[out], r + 1, shape);
+	g->ops[i].out[0] = q;
+	add_reshape(f, q, out, i, 1);
 	return 1;
 }
 
@@ -459,16 +579,21 @@ static int has_weight(const struct ir_graph *g, int i)
 	return 0;
 }
 
-/* One pass over the graph's ops: each that does not fit is rewritten,
+/* One pass over the graph's ops: each that does not fit is rewritten
+ * (SPREAD: each elementwise op that refold_spreads is refolded instead),
  * and the new ops are put before or after the op they serve, in the order
  * made (a stable bucket sort by owner).  Returns 1 if any op changed. */
-static int fit_pass(struct ir_graph *g, const struct chip *chip)
+static int fit_pass(struct ir_graph *g, const struct chip *chip, int spread)
 {
 	struct chip c = *chip;
 	c.lmem_bytes = chip->lmem_bytes / 8 * 7;
 	struct fit f = { .g = g, .n0 = g->n_ops };
 	int any = 0;
 	for (int i = 0; i < f.n0; i++) {
+		if (spread) {
+			any |= refold(&f, i, chip, 1) || spread_copy(&f, i, chip);
+			continue;
+		}
 		/* the margin only where weight-reorder adds to the op */
 		const struct chip *cc = has_weight(g, i) ? &c : chip;
 		int rc = split_fits(g, cc, i, NULL);
@@ -476,7 +601,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || refold_matmul(&f, i) ||
+		if (swap_operands(g, i) || refold(&f, i, chip, 0) || refold_matmul(&f, i) ||
 		    lower_axsplit(g, i, cc, kin_note, &f) ||
 		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
 		    lower_wsplit(g, i, cc, kin_note, &f) ||
@@ -563,7 +688,8 @@ static int refold_cancel(struct ir_graph *g)
 
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
-	for (int pass = 0; pass < 8 && fit_pass(g, chip); pass++)
+	fit_pass(g, chip, 1);
+	for (int pass = 0; pass < 8 && fit_pass(g, chip, 0); pass++)
 		;
 	refold_cancel(g);
 	return 0;
