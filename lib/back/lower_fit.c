@@ -152,7 +152,10 @@ static int64_t refold_cost(const struct ir_graph *g, int i, const struct chip *c
 /* Whether elementwise op i on the chip, which fits, leaves most lanes idle
  * where refolded it would not: a tensor of rank 2 or 3 has its first axis
  * in N, one row per element of it ([450, 4] boxes: 450 rows of 4 lanes),
- * so it runs refolded when that at least halves its vector cycles. */
+ * so where its second axis fills at most half the lanes it runs refolded
+ * when that at least halves its vector cycles.  (A long second axis
+ * already fills the lanes: the Reshapes a local group copies would cost
+ * more than the shorter rows save.) */
 static int refold_spreads(const struct ir_graph *g, int i, const struct chip *c, const int64_t shape[4])
 {
 	const struct ir_op *op = &g->ops[i];
@@ -161,7 +164,7 @@ static int refold_spreads(const struct ir_graph *g, int i, const struct chip *c,
 		return 0;
 	int64_t s[4];
 	isa_lane_shape(y->rank, y->shape, 0, s);
-	return 2 * refold_cost(g, i, c, shape) < refold_cost(g, i, c, s);
+	return 2 * s[1] <= c->lanes && 2 * refold_cost(g, i, c, shape) < refold_cost(g, i, c, s);
 }
 
 /* Elementwise op i refolded as above, when it does not fit or (SPREAD)
@@ -207,7 +210,8 @@ static int refold(struct fit *f, int i, const struct chip *c, int spread)
  * coordinates joined into [675, 1, 4]): the first axis is N, one row per
  * element of it, on a few lanes.  It runs on its tensors with a leading
  * axis of 1 ([1, 675, 1, 1]), the first axis then over the lanes, its axis
- * attributes one further, when that at least halves its vector cycles:
+ * attributes one further, when the second axis fills at most half the
+ * lanes and the spread at least halves its vector cycles:
  * Reshape the inputs, the op, Reshape the result back.  The values do not
  * move, so the results are the same bits.  0 when it is not such an op. */
 static int spread_copy(struct fit *f, int i, const struct chip *c)
@@ -248,7 +252,7 @@ static int spread_copy(struct fit *f, int i, const struct chip *c)
 	memcpy(shape + 1, y->shape, sizeof *shape * (size_t)r);
 	isa_lane_shape(r, y->shape, 0, s);
 	isa_lane_shape(r + 1, shape, 0, t);
-	if (2 * cost_vector(c, y->dtype, t[1], t[0], t[2], t[3], 1) >=
+	if (2 * s[1] > c->lanes || 2 * cost_vector(c, y->dtype, t[1], t[0], t[2], t[3], 1) >=
 	    cost_vector(c, y->dtype, s[1], s[0], s[2], s[3], 1))
 		return 0;
 	for (int j = 0; j < g->ops[i].n_in; j++) {
