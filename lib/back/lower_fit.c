@@ -651,35 +651,54 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip, int spread)
  * (a MatMul's part of K) may need another (its columns), a Softmax's
  * stages their own splits.  Each pass only makes smaller ops, and a few
  * suffice; the bound keeps a bug from looping. */
-/* The Reshapes on the chip that undo a Reshape before them: each whose
- * input is a Reshape's result and whose result has that Reshape's input's
- * shape, dtype, scale and zero point, and is no graph output, is dropped,
- * its readers reading the first Reshape's input; the first Reshape goes
- * too once nothing reads its result.  Views both, so the values are the
- * same bits.  Returns how many were dropped. */
+/* Whether op is a view on the chip: a Reshape (its shape an attribute),
+ * Flatten, Squeeze or Unsqueeze of one input, of static shapes, whose
+ * result is its input's bytes in the same order. */
+static int chip_view(const struct ir_graph *g, const struct ir_op *op)
+{
+	return (op->type == OP_RESHAPE || op->type == OP_FLATTEN || op->type == OP_SQUEEZE ||
+		op->type == OP_UNSQUEEZE) && op->place != PLACE_HOST && op->n_in == 1 &&
+	       op->n_out == 1 && op->in[0] >= 0 && op->out[0] >= 0 &&
+	       !tensor_dyn(&g->tensors[op->in[0]]) && !tensor_dyn(&g->tensors[op->out[0]]);
+}
+
+/* Views on the chip that follow a view (refold_cancel): a Reshape,
+ * Flatten, Squeeze or Unsqueeze whose input is another's result.  Where
+ * the second's result has the first's input's shape, dtype, scale and zero
+ * point and is no graph output, the second is dropped, its readers reading
+ * the first's input; otherwise a second Reshape reads the first's input
+ * itself (one view for two).  The first goes too once nothing reads its
+ * result.  A chain of refolded ops with views between them (a detector's
+ * box decode: the refold's Reshape back, an Unsqueeze, the next op's
+ * Reshape in) then reads the folded tensors, and a local group copies one
+ * Reshape where it copied several.  Views all, so the values are the same
+ * bits.  Returns how many views were dropped or shortened. */
 static int refold_cancel(struct ir_graph *g)
 {
 	int dropped = 0;
 	pass_index_drop();
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *r2 = &g->ops[i];
-		if (r2->type != OP_RESHAPE || r2->place == PLACE_HOST || r2->n_out != 1 ||
-		    r2->n_in < 1 || r2->in[0] < 0)
+		if (!chip_view(g, r2))
 			continue;
 		int p = pass_producer(g, r2->in[0]);
-		if (p < 0 || g->ops[p].type != OP_RESHAPE || g->ops[p].place == PLACE_HOST ||
-		    g->ops[p].n_in < 1 || g->ops[p].in[0] < 0)
+		if (p < 0 || !chip_view(g, &g->ops[p]))
 			continue;
-		int x = g->ops[p].in[0], y = r2->out[0];
+		int x = g->ops[p].in[0], y = r2->out[0], mid = r2->in[0];
 		const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
-		if (!pass_same_shape(tx, ty) || tx->dtype != ty->dtype || tx->scale != ty->scale ||
-		    tx->zero_point != ty->zero_point || pass_is_output(g, y))
+		if (tx->dtype != ty->dtype || tx->scale != ty->scale || tx->zero_point != ty->zero_point)
 			continue;
-		int mid = r2->in[0];
-		g->ops[i].type = OP_COUNT;
+		if (pass_same_shape(tx, ty) && !pass_is_output(g, y)) {
+			g->ops[i].type = OP_COUNT;
+			pass_index_drop();
+			pass_replace_uses(g, y, x);
+		} else if (r2->type == OP_RESHAPE && r2->n_in == 1) {
+			g->ops[i].in[0] = x;
+		} else {
+			continue;
+		}
 		pass_index_drop();
-		pass_replace_uses(g, y, x);
-		if (pass_uses(g, mid) == 0)
+		if (pass_uses(g, mid) == 0 && !pass_is_output(g, mid))
 			g->ops[p].type = OP_COUNT;
 		pass_index_drop();
 		dropped++;
