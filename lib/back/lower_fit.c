@@ -678,30 +678,35 @@ static int refold_cancel(struct ir_graph *g)
 	int dropped = 0;
 	pass_index_drop();
 	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *r2 = &g->ops[i];
-		if (!chip_view(g, r2))
-			continue;
-		int p = pass_producer(g, r2->in[0]);
-		if (p < 0 || !chip_view(g, &g->ops[p]))
-			continue;
-		int x = g->ops[p].in[0], y = r2->out[0], mid = r2->in[0];
-		const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
-		if (tx->dtype != ty->dtype || tx->scale != ty->scale || tx->zero_point != ty->zero_point)
-			continue;
-		if (pass_same_shape(tx, ty) && !pass_is_output(g, y)) {
-			g->ops[i].type = OP_COUNT;
+		/* a Reshape that now reads a view's input may meet another */
+		while (chip_view(g, &g->ops[i])) {
+			const struct ir_op *r2 = &g->ops[i];
+			int p = pass_producer(g, r2->in[0]);
+			if (p < 0 || !chip_view(g, &g->ops[p]))
+				break;
+			int x = g->ops[p].in[0], y = r2->out[0], mid = r2->in[0], gone = 0;
+			const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
+			if (tx->dtype != ty->dtype || tx->scale != ty->scale ||
+			    tx->zero_point != ty->zero_point)
+				break;
+			if (pass_same_shape(tx, ty) && !pass_is_output(g, y)) {
+				g->ops[i].type = OP_COUNT;
+				pass_index_drop();
+				pass_replace_uses(g, y, x);
+				gone = 1;
+			} else if (r2->type == OP_RESHAPE) {
+				g->ops[i].in[0] = x;
+			} else {
+				break;
+			}
 			pass_index_drop();
-			pass_replace_uses(g, y, x);
-		} else if (r2->type == OP_RESHAPE && r2->n_in == 1) {
-			g->ops[i].in[0] = x;
-		} else {
-			continue;
+			if (pass_uses(g, mid) == 0)
+				g->ops[p].type = OP_COUNT;
+			pass_index_drop();
+			dropped++;
+			if (gone)
+				break;
 		}
-		pass_index_drop();
-		if (pass_uses(g, mid) == 0 && !pass_is_output(g, mid))
-			g->ops[p].type = OP_COUNT;
-		pass_index_drop();
-		dropped++;
 	}
 	if (dropped)
 		graph_compact(g);
