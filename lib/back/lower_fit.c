@@ -11,8 +11,13 @@
  *    Reshape the result back.  The values do not move, so the results are
  *    the same bits.  An operand with as many elements as the output, a
  *    weight too (MaxViT's relative position bias), folds the same way.
- *    Where one refolded op reads another's result, the Reshape back and
- *    the Reshape in cancel (refold_cancel): the second op reads the
+ *    So does one that fits but leaves most lanes idle (refold_spreads: a
+ *    [450, 2] tensor has 450 rows of 2 lanes), and a Concat or Slice of
+ *    such a tensor along another axis runs with a leading axis of 1, the
+ *    first axis over the lanes (spread_copy); both first, so that such a
+ *    Concat need not be cut into parts.  Where one refolded op reads
+ *    another's result, the Reshape back and the Reshape in cancel, across
+ *    any views between them (refold_cancel): the second op reads the
  *    first's folded result itself, so that layergroup can keep a chain
  *    of them (a detector's box decode) in one local group;
  *  - a commutative binary op whose first operand is a weight takes its
