@@ -154,8 +154,9 @@ PYEOF
 # of rank 2 or 3 has its first axis in N, one row per box on four lanes.
 # The elementwise ops run refolded and the Concats and Slices along the
 # last axis on the tensors with a leading axis of 1, the boxes over the
-# lanes (lower_fit.c: refold_spreads, spread_copy).  The same bits as
-# ir-run on the Tpu IR, and each op's cycles below one per box.
+# lanes (lower_fit.c: refold_spreads, spread_copy), and the views between
+# them collapse (refold_cancel).  The same bits as ir-run on the Tpu IR,
+# and each op's cycles below one per box.
 @test "ops on [boxes, 4] tensors that fit run with the boxes over the lanes: refolded Clip, Slice and Concat on [1, boxes, ...]" {
 	local T=$BATS_TEST_TMPDIR N=450
 	/usr/bin/python3 - "$T" $N <<'PYEOF'
@@ -192,6 +193,10 @@ PYEOF
 	assert_output --regexp "= Slice\(%b[^)]*_spread\) \{[^}]*axes=\[2\].*-> [a-z0-9]+\[1,$N,2\]"
 	assert_output --regexp "= Concat\([^)]*\) \{axis=3[^}]*\}.*-> [a-z0-9]+\[1,$N,2,2\]"
 	assert_output --regexp "cx_refold = Clip\(%[a-z_]*_refold\).*-> [a-z0-9]+\[1,4,1,225\]"
+	# the Concat's input Reshape reads the Clip's folded result across
+	# the Reshape back and the Unsqueeze, which are gone
+	assert_output --regexp "ux_spread = Reshape\(%cx_refold\)"
+	refute_output --partial 'Unsqueeze('
 	# every chip op costs fewer cycles than one per box
 	run tpu-sim "$T/o/model.tmodel" -i "$T/in.npz" -p -o "$T/p.npz"
 	assert_success
