@@ -26,6 +26,16 @@ deploy() {
 	assert_success
 }
 
+# deploy_exact DIR: DIR/m.onnx (in.npz, cal.npz) in int8 on tpu-a into
+# DIR/o, tpu-sim bit for bit as ir-run on the Tpu IR.
+deploy_exact() {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$1/m.onnx" INPUT="$1/in.npz" CALIB="$1/cal.npz" MODE=int8 CHIP=tpu-a \
+		OUT="$1/o" compare
+	assert_success
+	cmp "$1/o/tpu_out.npz" "$1/o/sim_out.npz"
+}
+
 @test "reductions over a row of 70000 elements run in stages: Softmax, LogSoftmax, LayerNormalization, ReduceMean, ReduceMax, ArgMax, InstanceNormalization" {
 	deploy rows f32 tpu-a
 	deploy rows int8 tpu-b
@@ -132,11 +142,7 @@ f = lambda *s: r.standard_normal(s).astype(np.float32) * 8
 np.savez(d + '/in.npz', x=f(N, 1), a=f(N, 1))
 np.savez(d + '/cal.npz', x=f(4, N, 1), a=f(4, N, 1))
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-a \
-		OUT="$T/o" compare
-	assert_success
-	cmp "$T/o/tpu_out.npz" "$T/o/sim_out.npz"
+	deploy_exact "$T"
 	run ir-print "$T/o/grouped.tpu"
 	assert_output --regexp 'cl_refold = Clip\(%dv_refold\)'
 	assert_output --regexp 'ex_refold = Exp\(%cl_i8_refold\)'
@@ -184,11 +190,7 @@ f = lambda *s: (r.standard_normal(s) * 200 + 150).astype(np.float32)
 np.savez(d + '/in.npz', b=f(N, 4))
 np.savez(d + '/cal.npz', b=f(4, N, 4))
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-a \
-		OUT="$T/o" compare
-	assert_success
-	cmp "$T/o/tpu_out.npz" "$T/o/sim_out.npz"
+	deploy_exact "$T"
 	run ir-print "$T/o/lowered.tpu"
 	assert_output --regexp "= Slice\(%b[^)]*_spread\) \{[^}]*axes=\[2\].*-> [a-z0-9]+\[1,$N,2\]"
 	assert_output --regexp "= Concat\([^)]*\) \{axis=3[^}]*\}.*-> [a-z0-9]+\[1,$N,2,2\]"
