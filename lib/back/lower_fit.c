@@ -15,7 +15,11 @@
  *    [450, 2] tensor has 450 rows of 2 lanes), and a Concat or Slice of
  *    such a tensor along another axis runs with a leading axis of 1, the
  *    first axis over the lanes (spread_copy); both first, so that such a
- *    Concat need not be cut into parts.  Where one refolded op reads
+ *    Concat need not be cut into parts.  An elementwise op runs so only
+ *    where no chip op beside it keeps the rows in N (the Reshape back
+ *    would cost a local group what the op saves), and a Slice or Concat
+ *    the DMA engine moves alone (a column copy) only beside such an op,
+ *    in a chain (spread_plan).  Where one refolded op reads
  *    another's result, the Reshape back and the Reshape in cancel, across
  *    any views between them (refold_cancel): the second op reads the
  *    first's folded result itself, so that layergroup can keep a chain
@@ -67,6 +71,7 @@
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
+#include "chip/isa_copy.h"
 #include "ir/convert.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -210,7 +215,8 @@ static int refold(struct fit *f, int i, const struct chip *c, int spread)
 	return 1;
 }
 
-/* Concat or Slice i on the chip, of rank 2 or 3, that copies along axes
+/* Concat or Slice i on the chip (COPIES: also one the DMA engine moves
+ * alone, isa_copy_pieces), of rank 2 or 3, that copies along axes
  * other than the first while the first is long ([675, 1, 1] box
  * coordinates joined into [675, 1, 4]): the first axis is N, one row per
  * element of it, on a few lanes.  It runs on its tensors with a leading
@@ -218,14 +224,20 @@ static int refold(struct fit *f, int i, const struct chip *c, int spread)
  * attributes one further, when the second axis fills at most half the
  * lanes and the spread at least halves its vector cycles:
  * Reshape the inputs, the op, Reshape the result back.  The values do not
- * move, so the results are the same bits.  0 when it is not such an op. */
-static int spread_copy(struct fit *f, int i, const struct chip *c)
+ * move, so the results are the same bits.  Without APPLY only says so:
+ * 1, or 2 for a DMA copy.  0 when it is not such an op. */
+static int spread_copy(struct fit *f, int i, const struct chip *c, int apply, int copies)
 {
 	struct ir_graph *g = f->g;
 	const struct ir_op *op = &g->ops[i];
 	if ((op->type != OP_CONCAT && op->type != OP_SLICE) || op->place == PLACE_HOST ||
 	    op->n_out != 1 || op->out[0] < 0)
 		return 0;
+	struct isa_piece *pc = NULL;
+	int copy = isa_copy_pieces(g, op, &pc);
+	free(pc);
+	if (copy > 0 && !copies)
+		return 0;   /* the DMA engine moves it alone, strided (codegen) */
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	int r = y->rank;
 	if (r < 2 || r > 3 || y->shape[0] < 2 || tensor_dyn(y))
@@ -260,6 +272,8 @@ static int spread_copy(struct fit *f, int i, const struct chip *c)
 	if (2 * s[1] > c->lanes || 2 * cost_vector(c, y->dtype, t[1], t[0], t[2], t[3], 1) >=
 	    cost_vector(c, y->dtype, s[1], s[0], s[2], s[3], 1))
 		return 0;
+	if (!apply)
+		return copy > 0 ? 2 : 1;
 	for (int j = 0; j < g->ops[i].n_in; j++) {
 		int x = g->ops[i].in[j];
 		memcpy(shape + 1, g->tensors[x].shape, sizeof *shape * (size_t)r);
@@ -589,10 +603,10 @@ static int has_weight(const struct ir_graph *g, int i)
 }
 
 /* One pass over the graph's ops: each that does not fit is rewritten
- * (SPREAD: each elementwise op that refold_spreads is refolded instead),
+ * (SPREAD: each op spread_plan marks is refolded or spread instead),
  * and the new ops are put before or after the op they serve, in the order
  * made (a stable bucket sort by owner).  Returns 1 if any op changed. */
-static int fit_pass(struct ir_graph *g, const struct chip *chip, int spread)
+static int fit_pass(struct ir_graph *g, const struct chip *chip, const char *spread)
 {
 	struct chip c = *chip;
 	c.lmem_bytes = chip->lmem_bytes / 8 * 7;
@@ -600,7 +614,8 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip, int spread)
 	int any = 0;
 	for (int i = 0; i < f.n0; i++) {
 		if (spread) {
-			any |= refold(&f, i, chip, 1) || spread_copy(&f, i, chip);
+			if (spread[i])
+				any |= refold(&f, i, chip, 1) || spread_copy(&f, i, chip, 1, 1);
 			continue;
 		}
 		/* the margin only where weight-reorder adds to the op */
@@ -719,10 +734,104 @@ static int refold_cancel(struct ir_graph *g)
 	return dropped;
 }
 
+/* Whether op i, which leaves most lanes idle, may run spread: refolded
+ * (refold_spreads, 1) or with a leading axis of 1 (spread_copy, 1 or 2
+ * for a DMA copy). */
+static int spread_can(struct fit *f, int i, const struct chip *c)
+{
+	int64_t shape[4];
+	if (refold_shape(f->g, i, c, shape) && refold_spreads(f->g, i, c, shape))
+		return 1;
+	return spread_copy(f, i, c, 0, 1);
+}
+
+/* Whether the op at the far end of tensor t, through the views on the
+ * chip between them, leaves the layout of t free: none (a graph input,
+ * output or weight), a host op, a copy the DMA engine moves alone, or an
+ * op that may run spread itself (can).  BACK: towards t's producer, else
+ * towards its readers.  A chip op that keeps t's rows in N (a Softmax over
+ * [700, 21]) would pay the Reshape back in a local group: one op spread
+ * alone beside it costs more than it saves. */
+static int spread_free(const struct ir_graph *g, int t, int back, const char *can, int depth,
+		       int *chain)
+{
+	if (depth > 8)
+		return 0;
+	if (back) {
+		int p = pass_producer(g, t);
+		if (p >= 0 && can[p] == 1)
+			*chain = 1;
+		if (p < 0 || g->ops[p].place == PLACE_HOST || can[p])
+			return 1;
+		if (chip_view(g, &g->ops[p]))
+			return spread_free(g, g->ops[p].in[0], 1, can, depth + 1, chain);
+		struct isa_piece *pc = NULL;
+		int copy = isa_copy_pieces(g, &g->ops[p], &pc);
+		free(pc);
+		return copy > 0;
+	}
+	for (int k = 0; k < g->n_ops; k++) {
+		const struct ir_op *op = &g->ops[k];
+		int reads = 0;
+		for (int j = 0; j < op->n_in; j++)
+			reads |= op->in[j] == t;
+		if (reads && can[k] == 1)
+			*chain = 1;
+		if (!reads || op->place == PLACE_HOST || can[k])
+			continue;
+		if (chip_view(g, op)) {
+			if (!spread_free(g, op->out[0], 0, can, depth + 1, chain))
+				return 0;
+			continue;
+		}
+		struct isa_piece *pc = NULL;
+		int copy = isa_copy_pieces(g, op, &pc);
+		free(pc);
+		if (copy <= 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The ops to run spread (1 each in the result, the caller frees it): the
+ * Concats and Slices spread_can takes that the DMA engine cannot move
+ * alone; its elementwise ops whose inputs and results are spread_free;
+ * and the DMA copies spread_free beside one of those (in a chain: else
+ * the DMA moves them sooner than a load, compute and store). */
+static char *spread_plan(struct ir_graph *g, const struct chip *c)
+{
+	struct fit f = { .g = g, .n0 = g->n_ops };
+	char *can = xcalloc((size_t)g->n_ops + 1, 1), *take = xcalloc((size_t)g->n_ops + 1, 1);
+	pass_index_drop();
+	for (int i = 0; i < g->n_ops; i++)
+		can[i] = (char)spread_can(&f, i, c);
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		int chain = 0;
+		take[i] = can[i] != 0;
+		if (can[i] == 1 && (op->type == OP_CONCAT || op->type == OP_SLICE))
+			continue;   /* computed, not moved: cut into parts else */
+		for (int j = 0; j < op->n_in && take[i]; j++)
+			if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
+				take[i] = (char)spread_free(g, op->in[j], 1, can, 0, &chain);
+		if (take[i])
+			take[i] = (char)spread_free(g, op->out[0], 0, can, 0, &chain);
+		if (can[i] == 2 && !chain)
+			take[i] = 0;   /* a copy alone: the DMA engine moves it */
+	}
+	pass_index_drop();
+	free(can);
+	free(f.owner);
+	free(f.after);
+	return take;
+}
+
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
-	fit_pass(g, chip, 1);
-	for (int pass = 0; pass < 8 && fit_pass(g, chip, 0); pass++)
+	char *take = spread_plan(g, chip);
+	fit_pass(g, chip, take);
+	free(take);
+	for (int pass = 0; pass < 8 && fit_pass(g, chip, NULL); pass++)
 		;
 	refold_cancel(g);
 	return 0;
