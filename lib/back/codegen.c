@@ -37,6 +37,16 @@ struct unit {
 	int host;                  /* a host op: one host command, tensors in DDR */
 	int acts_first;            /* local group: its activations at its base's
 				      end, its weights towards the far end */
+	unsigned char *keep;       /* per weight (unit_weight's order): a later
+				      unit reads it where this one loads it */
+	int nkeep;
+};
+
+/* A weight unit j reads where unit k loaded the same bytes (kept_plan):
+ * bytes [lo, hi) of every lane, held from k through j. */
+struct kept {
+	int k, j;
+	int64_t lo, hi;
 };
 
 /* Units whose regions a new unit's region is checked against. */
@@ -47,7 +57,9 @@ struct unit {
 
 /* A weight loaded ahead of its unit, outside that unit's region: bytes
  * [lo, hi) of every lane, held from unit `from` (the one computing while
- * it loads) through unit `user`, which reads it. */
+ * it loads) through unit `user`, which reads it.  They lie clear of the
+ * region of unit user + 1 too: that unit's inputs load while `user` runs,
+ * clear only of user's own region (unit_prefetch's avoid). */
 struct held {
 	int64_t lo, hi;
 	int from, user;
@@ -395,6 +407,8 @@ static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start)
 				break;
 			if (state == 2)
 				continue;
+			if (state == 0 && i < u->nkeep && u->keep[i])
+				return 0;   /* a later unit reads it where it is */
 			int64_t size = cg_lane_bytes(cg, t, -1, -1);
 			uint32_t wait = 0;
 			if (state == 0) {
@@ -415,6 +429,113 @@ static int load_ahead(struct gen *cg, struct ahead *a, int64_t *b, int start)
 		}
 	}
 	return 0;
+}
+
+/* Weight i of unit u when it is a weight loaded whole: its tensor, *at
+ * its local address; -1 when it is not, -2 past the last. */
+static int whole_weight(const struct gen *cg, const struct unit *u, int i, int64_t *at)
+{
+	int state;
+	if (u->host)
+		return -2;
+	if (u->G) {
+		int t = cg_group_weight(u->G, i, &state);
+		*at = t >= 0 ? cg_group_weight_at(u->G, i) : 0;
+		return t < 0 ? -2 : t;
+	}
+	const struct ir_op *op = &cg->g->ops[u->first];
+	if (i >= op->n_in || u->L.p.flat)
+		return -2;
+	const struct opnd *o = &u->L.od[i];
+	*at = o->addr[0];
+	return o->t >= 0 && !o->sliced && !o->split && cg_is_weight(cg->g, o->t) ? o->t : -1;
+}
+
+/* Whether weights a and b hold the same values in the same layout. */
+static int same_weight(const struct ir_graph *g, int a, int b)
+{
+	const struct ir_tensor *x = &g->tensors[a], *y = &g->tensors[b];
+	if (a == b)
+		return 1;
+	if (x->dtype != y->dtype || x->rank != y->rank || x->scale != y->scale ||
+	    x->zero_point != y->zero_point || !x->data || !y->data ||
+	    memcmp(x->shape, y->shape, sizeof *x->shape * (size_t)x->rank))
+		return 0;
+	return !memcmp(x->data, y->data, tensor_bytes(x));
+}
+
+/* Whether local bytes [lo, hi) lie clear of what units from..to (of n)
+ * use while they run (unit_lo, unit_hi); host units use none. */
+static int units_clear(const struct unit *un, int n, int64_t lo, int64_t hi, int from, int to)
+{
+	for (int m = from; m <= to && m < n; m++)
+		if (!un[m].host && unit_lo(&un[m]) < hi && lo < unit_hi(&un[m]))
+			return 0;
+	return 1;
+}
+
+static int kept_by_k(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+	return x->k != y->k ? (x->k > y->k) - (x->k < y->k) : (x->j > y->j) - (x->j < y->j);
+}
+
+/* Weights that a unit reads where an earlier unit, at most FAR before,
+ * loads the same values (a detector's score threshold, one per class, all
+ * equal), when no unit in between uses those bytes, nor the unit itself
+ * and the one after it unless the unit lays that weight out there itself
+ * (struct held's rule): the later unit loads nothing and reads them
+ * there, and the earlier one loads its weight where it is laid out
+ * (load_ahead moves it nowhere).
+ * Returns the pairs (struct kept) by k, *n of them. */
+static struct kept *kept_plan(const struct gen *cg, struct unit *un, int n_un, int *n)
+{
+	struct kept *kp = NULL;
+	int nk = 0, cap = 0;
+	for (int j = 0; j < n_un; j++) {
+		int64_t at;
+		for (int i = 0, t; (t = whole_weight(cg, &un[j], i, &at)) != -2; i++) {
+			int state;
+			if (t < 0 || (unit_weight(cg, &un[j], i, &state, &at), state != 0))
+				continue;
+			int64_t size = cg_lane_bytes(cg, t, -1, -1), lo = -1;
+			int k = j - 1, i2 = -1;
+			for (; k >= 0 && j - k <= FAR && i2 < 0; k--) {
+				for (int q = 0, t2; i2 < 0 && (t2 = whole_weight(cg, &un[k], q, &lo)) != -2; q++)
+					if (t2 >= 0 && same_weight(cg->g, t, t2))
+						i2 = q;
+				if (i2 >= 0)
+					break;
+			}
+			if (i2 < 0)
+				continue;
+			/* clear of the units between, and of this one and the
+			 * next but where it lays the weight out itself (the same
+			 * bytes): the next one's inputs load into its region
+			 * while this one runs, clear only of this one's */
+			if (!units_clear(un, n_un, lo, lo + size, k + 1, j - 1) ||
+			    (lo != at && !units_clear(un, n_un, lo, lo + size, j, j + 1)))
+				continue;
+			if (un[j].G)
+				cg_group_weight_kept(un[j].G, i, lo);
+			else {
+				un[j].L.od[i].addr[0] = un[j].L.od[i].addr[1] = (uint32_t)lo;
+				un[j].L.loaded[i] = 1;
+			}
+			if (i2 >= un[k].nkeep) {
+				int old = un[k].nkeep;
+				grow_array((void **)&un[k].keep, &un[k].nkeep, i2 + 1, 1);
+				memset(un[k].keep + old, 0, (size_t)(un[k].nkeep - old));
+			}
+			un[k].keep[i2] = 1;
+			grow_array((void **)&kp, &cap, nk + 1, sizeof *kp);
+			kp[nk++] = (struct kept){ k, j, lo, lo + size };
+		}
+	}
+	if (nk)
+		qsort(kp, (size_t)nk, sizeof *kp, kept_by_k);
+	*n = nk;
+	return kp;
 }
 
 /* Plan unit u (ops [first, first + n)): its cut and bytes per lane. */
@@ -515,13 +636,16 @@ static int unit_rows(struct gen *cg, struct prefetch *pf, int t, int rows, int64
  * slices compute (unit_rows), *rows getting how many loads did;
  * *overlaps gets 1 when either layout choice can matter (the regions of
  * two neighbours, one a local group, overlap), plus 2 when weights of a
- * unit after the next loaded where a group's bytes died.  -2 when a
- * group does not fit local memory, -1 on other errors. */
+ * unit after the next loaded where a group's bytes died.  With
+ * cg->keepw, weights kept (kept_plan), or 1 with nothing generated when
+ * none is.  -2 when a group does not fit local memory, -1 on other
+ * errors. */
 static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int acts_first,
 		   int freed, int *rows, int *overlaps)
 {
 	struct unit *un = xcalloc((size_t)n_grp + 1, sizeof *un);
 	struct ahead ah = { un, 0, 0, n_grp, NULL, 0, 0, 0, 0, freed > 1, 0, 0 };
+	struct kept *kp = NULL;
 	int rc = -1;
 	for (int i = 0; i < n_grp; i++) {
 		int n = grp[i].place == PLACE_LOCAL ? grp[i].n_ops : 1;
@@ -550,12 +674,22 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 		    cg_group_hand_over(cg, un[i].G, un[i + 1].G, un[i + 1].base, &un[i + 1].xlo,
 				       &un[i + 1].xhi))
 			cg->kept++;
+	int nk = 0, kq = 0;
+	if (cg->keepw && !(kp = kept_plan(cg, un, n_grp, &nk))) {
+		rc = 1;    /* nothing kept: the program without */
+		goto out;
+	}
 	for (int i = 0; i < n_grp; i++) {
 		struct unit *u = &un[i];
 		struct prefetch pf = { 0 };
 		ah.i = i;
 		ah.last = i + 1;
 		held_prune(&ah, i - 1);
+		/* the weights kept from this unit on: nothing loads over them */
+		for (; kq < nk && kp[kq].k == i; kq++) {
+			grow_array((void **)&ah.h, &ah.caph, ah.nh + 1, sizeof *ah.h);
+			ah.h[ah.nh++] = (struct held){ kp[kq].lo, kp[kq].hi, i, kp[kq].j };
+		}
 		/* Units after the next whose regions no unit from i on uses, nor
 		 * a weight held for another. */
 		while (ah.last + 1 < n_grp && ah.last + 1 - i <= AHEAD) {
@@ -597,8 +731,11 @@ static int gen_all(struct gen *cg, const struct lg_group *grp, int n_grp, int ac
 	*overlaps |= ah.far_done << 1;
 	rc = 0;
 out:
-	for (int i = 0; i < n_grp; i++)
+	for (int i = 0; i < n_grp; i++) {
 		cg_group_free(un[i].G);
+		free(un[i].keep);
+	}
+	free(kp);
 	if (rows)
 		*rows = ah.rows;
 	free(ah.h);
@@ -661,7 +798,7 @@ void codegen_plain_schedule(int on)
 	plain_only = on;
 }
 
-static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
+static int gen_variants(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
 	/* per variant: gen_all's freed (the layout: activations first for 1) */
@@ -672,6 +809,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	if (rc < 0)
 		return rc;
 	*cycles = cost_time(cg->c, cg->g, cg->dma, cg->n_dma, cg->cmp, cg->n_cmp);
+	long heads = cg->heads;   /* in every variant tried */
 	/* v 1, 2: the other layouts; v 3: the next unit's weights alone into
 	 * dead bytes; each again (from v 0), in the program itself (not
 	 * layergroup's estimates), with every group at its fastest slice count
@@ -696,6 +834,7 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 				return -1;
 			}
 			int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
+			heads += alt.heads;
 			if (cy < *cycles) {
 				cg_free(cg);
 				*cg = alt;
@@ -712,29 +851,66 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	 * what a result kept for the next group costs the units after it):
 	 * the fastest with the rows the next unit reads whole loading as they
 	 * are stored, then that with the results the next group reads whole
-	 * read where they lie in local memory (gen's keep), each kept when
-	 * faster */
-	int with_rows = 0;
-	for (int keep = 0; keep < 2 && !cg->estimate; keep++) {
+	 * read where they lie in local memory (gen's keep), then that with
+	 * the weights an earlier unit loaded with the same values read where
+	 * they lie (gen's keepw; gen_all returns 1 when there are none), each
+	 * kept when faster */
+	int with_rows = 0, with_keep = 0;
+	for (int keep = 0; keep < 3 && !cg->estimate; keep++) {
 		struct gen alt = init;
 		alt.fastest = best_m & 1;
 		alt.credit = (best_m & 2) != 0;
-		alt.keep = keep;
+		alt.keep = keep == 1 || (keep == 2 && with_keep);
+		alt.keepw = keep == 2;
 		int ov, rows = 0;
-		if (gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best],
-			    keep && !with_rows ? NULL : &rows, &ov) < 0) {
+		int r = gen_all(&alt, grp, n_grp, best == 1, plain_only ? 0 : freed[best],
+				keep && !with_rows ? NULL : &rows, &ov);
+		if (r != 0) {
 			cg_free(&alt);
-			return -1;
+			if (r < 0)
+				return -1;
+			continue;
 		}
 		int64_t cy = cost_time(alt.c, alt.g, alt.dma, alt.n_dma, alt.cmp, alt.n_cmp);
-		if (cy < *cycles && (keep ? alt.kept > 0 : rows > 0)) {
+		if (cy < *cycles && (keep == 2 || (keep ? alt.kept > 0 : rows > 0))) {
 			cg_free(cg);
 			*cg = alt;
 			*cycles = cy;
 			with_rows |= !keep;
+			with_keep |= keep == 1;
 		} else {
 			cg_free(&alt);
 		}
+	}
+	cg->heads = heads;
+	return 0;
+}
+
+/* The fastest of gen_variants' programs, in code generation (not
+ * layergroup's estimates, whose grouping stays as without) with the heads
+ * of whole groups in row pieces (codegen_head.c) and, when some group's was,
+ * without: the pieces time only the head's own load and computes, not the
+ * loads they delay. */
+static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
+{
+	struct gen init = *cg;
+	cg->head = !cg->estimate;
+	int rc = gen_variants(cg, grp, n_grp, cycles);
+	if (rc < 0 || !cg->heads)
+		return rc;
+	struct gen alt = init;
+	int64_t cy;
+	rc = gen_variants(&alt, grp, n_grp, &cy);
+	if (rc < 0) {
+		cg_free(&alt);
+		return rc;
+	}
+	if (cy < *cycles) {
+		cg_free(cg);
+		*cg = alt;
+		*cycles = cy;
+	} else {
+		cg_free(&alt);
 	}
 	return 0;
 }

@@ -13,80 +13,14 @@
 #include "ir/base.h"
 #include "back/addr.h"
 #include "back/codegen_group.h"
+#include "back/codegen_gten.h"
+#include "back/codegen_head.h"
 #include "ir/op.h"
 #include "chip/cost.h"
-
-enum { GT_IN, GT_MID, GT_OUT, GT_BCAST, GT_MIDOUT };
 
 #ifndef LG_SLACK_PCT
 #define LG_SLACK_PCT 3
 #endif
-
-struct gten {
-	int t;                 /* tensor index */
-	int role;              /* GT_IN: loaded per slice; GT_MID: local only;
-	                        * GT_OUT: stored per slice; GT_BCAST: whole, loaded once;
-	                        * GT_MIDOUT: an intermediate also read after the group
-	                        * or a graph output: kept as GT_MID is and stored per
-	                        * slice as GT_OUT is */
-	int maxrows;           /* most rows held in any slice */
-	int axis;              /* GT_IN: the IR axis its rows run along, 2, or 3
-				  for a Transpose's input (isa_slice_axis) */
-	uint32_t addr[2];      /* local address per buffer */
-	int lo, hi;            /* rows held in the slice being generated */
-	int p0, p1;            /* GT_MID: op writing it, last op of the group reading it */
-	int r0;                /* GT_IN, GT_BCAST: first op of the group reading it */
-	int64_t off, size;     /* GT_MID: offset in the intermediates' region, bytes */
-	int alias;             /* GT_MID held inside a Concat's result (group_alias):
-				  that result's index in gt, else -1 */
-	int64_t aoff;          /* then its bytes from that result's start */
-	int ahead;             /* GT_BCAST: its first rows loaded while the unit
-				  before stored them (cg_group_load_rows) */
-	int *cover;            /* GT_MIDOUT, sliced: per slice s, the first row it
-				  stores (cover[n_slices] = H): the slices' rows
-				  cover the tensor once every row is computed */
-};
-
-struct group {
-	int first, n_ops;
-	int whole;             /* some op is not sliced: one step over whole tensors,
-				  the group's inputs loaded once (GT_BCAST) */
-	int n_slices, rows, bufs;
-	int head;              /* rows of slice 0 when fewer than rows (a short
-				  first slice starts the computes sooner), else 0 */
-	int nt;                /* activations of the group */
-	struct gten *gt;
-	int nw;                /* weights of the group (each once) */
-	int *wt;               /* their tensors */
-	int *wfirst;           /* op index of each weight's first user */
-	uint32_t *waddr;       /* their local addresses */
-	int *loaded;           /* per weight and per GT_BCAST tensor (index nw + gt):
-				  loaded; a GT_IN one: read where the group before
-				  left it (cg_group_hand_over) */
-	int *wdone;            /* per weight: channels loaded so far (in parts) */
-	int *rnext;            /* per weight: the next of its coefficient run
-				  (addr_runs), -1 none; NULL until laid out */
-	int no_runs;           /* every weight loads alone: G times faster so */
-	int keep_out;          /* its result, which the next group reads where it
-				  lies and nothing after reads, is not stored
-				  (cg_group_hand_over) */
-	int64_t need;          /* bytes per lane */
-	int64_t *inplace;      /* per op k - first, a Concat some of whose inputs
-				  lie in its result (group_alias): 0 none; else
-				  the result's channels [lo, hi) its command
-				  writes, as 1 + lo + (hi << 16); lo = hi: no
-				  command */
-	int *ix;               /* per op k and operand i (inputs, then results):
-				  ix[(k - first) * ISA_MAX_OPERANDS + i], the
-				  index in gt of the activation, or in wt of the
-				  weight, -1 for none */
-};
-
-/* Index in gt (activation) or wt (weight) of operand i of op k. */
-static int opnd_ix(const struct group *G, int k, int i)
-{
-	return G->ix[(size_t)(k - G->first) * ISA_MAX_OPERANDS + (size_t)i];
-}
 
 void cg_group_free(struct group *G)
 {
@@ -416,8 +350,9 @@ static void group_alias(const struct gen *cg, struct group *G, const int *lo, co
 /* Offsets of G's intermediates in one region, by lifetime: two share
  * bytes only when one is last read before the other is written (the ops
  * of a slice run in order on the compute engine, and no DMA command
- * touches them).  Returns the region's bytes. */
-static int64_t mid_pack(const struct gen *cg, struct group *G)
+ * touches them); the results of G's first m ops live until the last of
+ * them.  Returns the region's bytes. */
+static int64_t mid_pack_live(const struct gen *cg, struct group *G, int m)
 {
 	int64_t total = 0;
 	/* an intermediate held in a Concat's result (group_alias) lives in
@@ -433,6 +368,9 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 		lo[r] = lo[r] < G->gt[j].p0 ? lo[r] : G->gt[j].p0;
 		hi[r] = hi[r] > G->gt[j].p1 ? hi[r] : G->gt[j].p1;
 	}
+	for (int j = 0; j < G->nt; j++)
+		if (G->gt[j].p0 < G->first + m && hi[j] < G->first + m - 1)
+			hi[j] = G->first + m - 1;
 	for (int j = 0; j < G->nt; j++) {
 		struct gten *x = &G->gt[j];
 		if (x->role != GT_MID || x->alias >= 0)
@@ -464,6 +402,24 @@ static int64_t mid_pack(const struct gen *cg, struct group *G)
 	}
 	FREE_ALL(lo, hi);
 	return total;
+}
+
+/* mid_pack_live, with the results of a whole group's head (cg_head_chain)
+ * each in bytes of its own, so that its pieces (head_emit) may interleave its
+ * ops, where that fits the bytes the region takes without (which it
+ * keeps, so that the footprint is layergroup's): in code generation only,
+ * as heads run in pieces only there. */
+static int64_t mid_pack(const struct gen *cg, struct group *G)
+{
+	int64_t plain = mid_pack_live(cg, G, 0);
+	int xj, m = cg->estimate ? 0 : cg_head_chain(cg, G, &xj, 0);
+	if (m < 2)
+		return plain;
+	for (m = m > HEAD_MAX_OPS ? HEAD_MAX_OPS : m; m >= 2; m--)
+		if (mid_pack_live(cg, G, m) <= plain)
+			return plain;
+	mid_pack_live(cg, G, 0);   /* the offsets without */
+	return plain;
 }
 
 /* The rows each stored intermediate of a sliced G stores per slice: from
@@ -1003,6 +959,40 @@ static int group_freed(const struct gen *cg, const struct group *G, const uint32
  * for single ops.  Between a slice's computes and its store, the next
  * unit's whole inputs (pf) load for as many DMA cycles as the computes
  * leave the DMA engine free; at the last slice, at least its first op's. */
+/* G's first m ops in n pieces of rows under the loads of input xj
+ * (cg_head_plan); cmd[k - first] gets op k's last command; the first load
+ * waits for *wait (then 0). */
+static int head_emit(struct gen *cg, struct group *G, int m, int xj, int n, uint32_t *wait,
+		     uint32_t *wready, uint32_t *cmd)
+{
+	struct head_step *st;
+	int ns = cg_head_plan(cg, G, m, xj, n, &st), rc = -1;
+	uint32_t w = 0;
+	for (int i = 0; i < ns; i++) {
+		if (st[i].op == HEAD_LOAD) {
+			if (load_rows(cg, G->gt[xj].t, G->gt[xj].addr[0], st[i].r0, st[i].r1, wait) < 0)
+				goto out;
+			w = (uint32_t)cg->n_dma;
+		} else if (st[i].op == HEAD_WEIGHTS) {
+			G->loaded[G->nw + xj] = 1;
+			if (cg_group_load(cg, G, *wait, -1, G->first + m - 1, wready, NULL, NULL) < 0)
+				goto out;
+			*wait = 0;
+			/* also the rows the unit before loaded (ahead) */
+			w = (uint32_t)cg->n_dma;
+		} else {
+			struct isa_cmp *c = cg_new_cmp(cg, st[i].op, w);
+			w = 0;
+			cg_head_cmd(cg, G, &st[i], c);
+			cmd[st[i].op - G->first] = (uint32_t)cg->n_cmp;
+		}
+	}
+	rc = 0;
+out:
+	free(st);
+	return rc;
+}
+
 int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch *pf,
 		 uint32_t *last_cmp)
 {
@@ -1013,7 +1003,17 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 	uint32_t *load_end = xcalloc((size_t)n + 1, sizeof *load_end);
 	int64_t *load_cy = xcalloc((size_t)n + 1, sizeof *load_cy);
 	struct freed *fr = NULL;
-	int nfr = 0;
+	int nfr = 0, xj = -1, hm = cg->head ? cg_head_chain(cg, G, &xj, 1) : 0;
+	int hn = 1;
+	if (hm)
+		cg_head_choose(cg, G, &hm, xj, &hn);
+	if (hn > 1) {
+		if (head_emit(cg, G, hm, xj, hn, &wait, wready, cmd) < 0)
+			goto out;
+		cg->heads++;
+	} else {
+		hm = 0;
+	}
 	if (cg_group_load(cg, G, wait, -1, G->first, wready, NULL, NULL) < 0)
 		goto out;
 	if (cg->n_dma > had)
@@ -1054,7 +1054,7 @@ int cg_group_gen(struct gen *cg, struct group *G, uint32_t wait, struct prefetch
 		int64_t spare = -(cg->dma_cycles - load_cy[c]) + (cg->credit ? pf_prev : 0);
 		int64_t dma0 = cg->dma_cycles;
 		cg->credits += pf_prev > 0;
-		for (int k = G->first; k <= last_op; k++) {
+		for (int k = G->first + hm; k <= last_op; k++) {
 			const struct gten *y = &G->gt[opnd_ix(G, k, cg->g->ops[k].n_in)];
 			int64_t win = G->inplace[k - G->first] - 1;
 			if (y->hi <= y->lo || (win >= 0 && (win & 0xffff) == win >> 16))
@@ -1122,7 +1122,7 @@ out:
 /* Cycles of G at n slices, generated alone; -1 on error. */
 static int64_t group_cycles(const struct gen *cg, struct group *G)
 {
-	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate };
+	struct gen t = { .g = cg->g, .c = cg->c, .estimate = cg->estimate, .head = cg->head };
 	uint32_t last;
 	memset(G->loaded, 0, sizeof *G->loaded * (size_t)(G->nw + G->nt));
 	memset(G->wdone, 0, sizeof *G->wdone * (size_t)G->nw);
@@ -1430,6 +1430,12 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
 	*lo = a;
 	*hi = a + size;
 	return 1;
+}
+
+void cg_group_weight_kept(struct group *G, int i, int64_t addr)
+{
+	G->waddr[i] = (uint32_t)addr;
+	G->loaded[i] = 1;
 }
 
 int64_t cg_group_need(const struct group *G)

@@ -33,6 +33,10 @@ int64_t cg_group_weight_at(const struct group *G, int i);
  * cg_load_whole.  Returns what cg_load_whole does. */
 int cg_group_load_weight(struct gen *cg, struct group *G, int i, int64_t addr, uint32_t wait,
 			 int64_t *budget);
+/* G's weight i is read at local address addr, where an earlier unit
+ * loaded the same bytes that stay there (codegen.c's kept weights): it
+ * loads no more. */
+void cg_group_weight_kept(struct group *G, int i, int64_t addr);
 /* Bytes per lane of the chosen plan. */
 int64_t cg_group_need(const struct group *G);
 /* Local addresses from base (mirrored when high, see cg_place): the

@@ -33,6 +33,9 @@ struct gen {
 	int credit;            /* cg_group_gen: a slice's prefetch budget does not
 				  count the previous slice's prefetch among the DMA
 				  commands queued since its loads */
+	int keepw;             /* gen_all: a weight a unit reads where an earlier
+				  unit loaded the same values is read there
+				  (codegen.c's kept_plan) */
 	long slacked;          /* groups cg_group_choose gave a count other than
 				  their fastest */
 	long credits;          /* slices that followed a slice that prefetched:
@@ -41,6 +44,9 @@ struct gen {
 				  reads whole is read where it lies in local
 				  memory (cg_group_hand_over) */
 	long kept;             /* results read so */
+	int head;              /* cg_group_gen: a whole group's first ops compute
+				  its input's rows as they load (codegen_head.c) */
+	long heads;            /* groups whose head ran so */
 };
 
 /* Local bytes [lo, hi) of the unit generating (a local group's weight)
