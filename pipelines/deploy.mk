@@ -36,7 +36,8 @@
 #         calibration samples so that the outputs reach EXPECTED_COS against
 #         F32 (default calibrate's: bf16 0.999, f16 0.9999, int8 0.98 when
 #         every output is a CTC text or a map, whose answer the search
-#         checks step by step or pixel by pixel, else 0.99); the search writes
+#         checks step by step or pixel by pixel, or the outputs are a
+#         detector's boxes and scores per anchor, else 0.99); the search writes
 #         $(OUT)/auto.qtable with the table, and compare's Top IR vs Tpu IR
 #         tolerance (TOL_TPU) is the goal written in it
 # SEARCH_N  samples the search ranks ops on (default calibrate's, 4)

@@ -26,6 +26,16 @@ deploy() {
 	assert_success
 }
 
+# deploy_exact DIR: DIR/m.onnx (in.npz, cal.npz) in int8 on tpu-a into
+# DIR/o, tpu-sim bit for bit as ir-run on the Tpu IR.
+deploy_exact() {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
+		MODEL="$1/m.onnx" INPUT="$1/in.npz" CALIB="$1/cal.npz" MODE=int8 CHIP=tpu-a \
+		OUT="$1/o" compare
+	assert_success
+	cmp "$1/o/tpu_out.npz" "$1/o/sim_out.npz"
+}
+
 @test "reductions over a row of 70000 elements run in stages: Softmax, LogSoftmax, LayerNormalization, ReduceMean, ReduceMax, ArgMax, InstanceNormalization" {
 	deploy rows f32 tpu-a
 	deploy rows int8 tpu-b
@@ -132,11 +142,7 @@ f = lambda *s: r.standard_normal(s).astype(np.float32) * 8
 np.savez(d + '/in.npz', x=f(N, 1), a=f(N, 1))
 np.savez(d + '/cal.npz', x=f(4, N, 1), a=f(4, N, 1))
 PYEOF
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" MODE=int8 CHIP=tpu-a \
-		OUT="$T/o" compare
-	assert_success
-	cmp "$T/o/tpu_out.npz" "$T/o/sim_out.npz"
+	deploy_exact "$T"
 	run ir-print "$T/o/grouped.tpu"
 	assert_output --regexp 'cl_refold = Clip\(%dv_refold\)'
 	assert_output --regexp 'ex_refold = Exp\(%cl_i8_refold\)'
@@ -148,4 +154,53 @@ PYEOF
 	[ -n "$grp" ]
 	assert_output --regexp "ex_refold = Exp.*// group $grp, local"
 	assert_output --regexp "dv_refold = Div.*// group $grp, local"
+}
+
+# A detector's box clipping and stacking on a few hundred boxes: a tensor
+# of rank 2 or 3 has its first axis in N, one row per box on four lanes.
+# The elementwise ops run refolded and the Concats and Slices along the
+# last axis on the tensors with a leading axis of 1, the boxes over the
+# lanes (lower_fit.c: refold_spreads, spread_copy), and the views between
+# them collapse (refold_cancel).  The same bits as ir-run on the Tpu IR,
+# and each op's cycles below one per box.
+@test "ops on [boxes, 4] tensors that fit run with the boxes over the lanes: refolded Clip, Slice and Concat on [1, boxes, ...]" {
+	local T=$BATS_TEST_TMPDIR N=450
+	/usr/bin/python3 - "$T" $N <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+d, N = sys.argv[1], int(sys.argv[2])
+r = np.random.default_rng(5)
+i64 = lambda *v: np.array(v, np.int64)
+nodes = [h.make_node('Slice', ['b', 's0', 'e', 'ax1', 'st2'], ['bx'], name='sx'),
+         h.make_node('Slice', ['b', 's1', 'e', 'ax1', 'st2'], ['by'], name='sy'),
+         h.make_node('Clip', ['bx', 'lo', 'hi'], ['cx'], name='cx'),
+         h.make_node('Clip', ['by', 'lo', 'hi'], ['cy'], name='cy'),
+         h.make_node('Unsqueeze', ['cx', 'ax2'], ['ux'], name='ux'),
+         h.make_node('Unsqueeze', ['cy', 'ax2'], ['uy'], name='uy'),
+         h.make_node('Concat', ['ux', 'uy'], ['st'], name='st', axis=2),
+         h.make_node('Reshape', ['st', 'shp'], ['z'], name='z')]
+inits = [nh.from_array(i64(0), 's0'), nh.from_array(i64(1), 's1'), nh.from_array(i64(4), 'e'),
+         nh.from_array(i64(1), 'ax1'), nh.from_array(i64(2), 'st2'), nh.from_array(i64(2), 'ax2'),
+         nh.from_array(np.array(0, np.float32), 'lo'), nh.from_array(np.array(300, np.float32), 'hi'),
+         nh.from_array(i64(N, 4), 'shp')]
+g = h.make_graph(nodes, 'boxes', [h.make_tensor_value_info('b', TP.FLOAT, [N, 4])],
+                 [h.make_tensor_value_info('z', TP.FLOAT, [N, 4])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), d + '/m.onnx')
+f = lambda *s: (r.standard_normal(s) * 200 + 150).astype(np.float32)
+np.savez(d + '/in.npz', b=f(N, 4))
+np.savez(d + '/cal.npz', b=f(4, N, 4))
+PYEOF
+	deploy_exact "$T"
+	run ir-print "$T/o/lowered.tpu"
+	assert_output --regexp "= Slice\(%b[^)]*_spread\) \{[^}]*axes=\[2\].*-> [a-z0-9]+\[1,$N,2\]"
+	assert_output --regexp "= Concat\([^)]*\) \{axis=3[^}]*\}.*-> [a-z0-9]+\[1,$N,2,2\]"
+	assert_output --regexp "cx_refold = Clip\(%[a-z_]*_refold\).*-> [a-z0-9]+\[1,4,1,225\]"
+	# the Concat's input Reshape reads the Clip's folded result across
+	# the Reshape back and the Unsqueeze, which are gone
+	assert_output --regexp "ux_spread = Reshape\(%cx_refold\)"
+	refute_output --partial 'Unsqueeze('
+	# every chip op costs fewer cycles than one per box
+	run tpu-sim "$T/o/model.tmodel" -i "$T/in.npz" -p -o "$T/p.npz"
+	assert_success
+	printf '%s\n' "$output" | awk -v n=$N '$1 ~ /^[0-9]+$/ && $3 > 0 && $4 >= n / 2 { print; bad = 1 } END { exit bad }'
 }

@@ -450,9 +450,13 @@ PYEOF
 
 # A box decoder's x[:, 0::4] of [N, 4] takes one index: a copy like
 # x[:, 0:1]; x[:, 1::2] is x[:, 1:2] and x[:, 3:4] into alternate columns.
-# The DMA engine moves them alone (one strided block each way per index)
-# since that finishes before the op run on N rows of 4 lanes, although the
-# op fits.  The score column's Cast to f32 for the host's GatherND, emitted
+# In f32 the DMA engine moves them alone (one strided block each way per
+# index) since that finishes before the op run on N rows of 4 lanes,
+# although the op fits.  In bf16 they read the Cast of x, refolded onto the
+# lanes (lower_fit.c, spread_plan): they run in its local group on
+# [1, N, 4], the boxes over the lanes, and the model takes fewer cycles
+# than with the Cast on N rows and the copies by DMA (5163 on a8263ca).
+# The score column's Cast to f32 for the host's GatherND, emitted
 # just before the host op, moves back beside the Greater that reads the
 # same column, and the two run as one local group: the column is loaded
 # once (lower_cast_hoist).
@@ -485,11 +489,18 @@ np.savez(d + '/in.npz', x=x, s=s)
 np.savez(d + '/cal.npz', x=r.standard_normal((2, N, 4)).astype(np.float32), s=score(2, N))
 PYEOF
 	local T=$BATS_TEST_TMPDIR
-	deploy_exact dec q MODE=bf16
+	deploy_exact dec f MODE=f32
 	# the Slices: no compute command (x[:, 1::2]: x[:, 1:2] and x[:, 3:4])
-	run tmodel-info "$T/q/model.tmodel"
+	run tmodel-info "$T/f/model.tmodel"
 	assert_line --regexp '^[0-9]+ +Slice +0 +0 +every4$'
 	assert_line --regexp '^[0-9]+ +Slice +0 +0 +odd$'
+	deploy_exact dec q MODE=bf16
+	run ir-print "$T/q/grouped.tpu"
+	assert_output --regexp '= Slice\(%x_bf16_spread[_0-9]*\) \{[^}]*axes=\[2\], steps=\[4\]\}.*-> bf16\[1,1000,1\] loc\("every4"\).*local'
+	run tpu-sim "$T/q/model.tmodel" -i "$T/in.npz" -o "$T/q2.npz"
+	local cyc
+	cyc=$(printf '%s\n' "$output" | sed -n 's/.*bf16: \([0-9]*\) cycles.*/\1/p')
+	[ -n "$cyc" ] && [ "$cyc" -lt 5163 ]
 	# the Cast of s2 right after the Greater, in its local group
 	run ir-print "$T/q/addressed.tpu"
 	local grp

@@ -32,6 +32,25 @@ static const char usage[] =
 	"       calibrate --merge PART... -o TABLE\n";
 
 /* A positive integer (that fits in a long long), or -1. */
+/* The samples --tune runs on, for the search's tuned_last. */
+struct tune_ctx {
+	const struct ir_graph *g;
+	int ndata;
+	const struct npz *z;
+	const char *const *data;
+	struct calib_table *tab;     /* the table tuned when asked */
+	const struct calib_tune_opts *to;
+};
+
+/* calib_search_opts.tune: tunes C->tab (alts[a] of the search). */
+static int tune_alt(void *arg, int a)
+{
+	struct tune_ctx *c = arg;
+	struct calib_tune_result tr;
+	(void)a;
+	return calib_tune(c->g, c->ndata, c->z, c->data, c->tab, c->to, &tr);
+}
+
 static long long parse_count(const char *s)
 {
 	char *end;
@@ -290,7 +309,8 @@ int main(int argc, char **argv)
 	 * sequence's state carries each frame's error into the next, and one
 	 * utterance is all the search sees, so int8 over --frames aims at
 	 * f16's goal (calibrate(1), "Sequences"); int8 otherwise by the
-	 * outputs' answers, 0.98 for CTC texts and maps, else 0.99
+	 * outputs' answers, 0.98 for CTC texts, maps and a detector's boxes
+	 * and scores, else 0.99
 	 * (calib_search.h; -1 asks for it) */
 	if (!cos_given)
 		so.expected_cos = so.mode == MODE_BF16 ? 0.999
@@ -387,19 +407,17 @@ int main(int argc, char **argv)
 			goto fail;
 		}
 	}
+	struct calib_tune_opts to = {
+		.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
+			   ? opts.max_samples : CALIB_TUNE_SAMPLES,
+		.nthreads = opts.nthreads, .progress = opts.progress,
+		.asymmetric = so.asymmetric,
+	};
+	/* the quartiles are tuned by the search, only when it may take them */
+	struct tune_ctx tc = { g, ndata, z, (const char *const *)data, tqt, &to };
 	if (tune) {
-		struct calib_tune_opts to = {
-			.samples = opts.max_samples > 0 && opts.max_samples < CALIB_TUNE_SAMPLES
-				   ? opts.max_samples : CALIB_TUNE_SAMPLES,
-			.nthreads = opts.nthreads, .progress = opts.progress,
-			.asymmetric = so.asymmetric,
-		};
 		struct calib_tune_result tr;
 		if (calib_tune(g, ndata, z, data, t, &to, &tr) < 0) {
-			err_prefix("'%s': tune", cli_shown(in));
-			goto fail;
-		}
-		if (tqt && calib_tune(g, ndata, z, data, tqt, &to, &tr) < 0) {
 			err_prefix("'%s': tune", cli_shown(in));
 			goto fail;
 		}
@@ -430,7 +448,7 @@ int main(int argc, char **argv)
 	}
 	if (qfile) {
 		struct calib_search_result res = { 0 };
-		char note[512];
+		char note[1024];
 		so.nthreads = opts.nthreads;
 		so.progress = opts.progress;
 		if (opts.max_samples > 0 && opts.max_samples < so.samples)
@@ -456,6 +474,9 @@ int main(int argc, char **argv)
 		if (tqt) {
 			alt_names[so.nalts] = "the samples' quartiles, tuned";
 			alts[so.nalts++] = tqt;
+			so.tuned_last = 1;
+			so.tune = tune_alt;
+			so.tune_arg = &tc;
 		}
 		if (calib_search_qtable(g, ndata, z, data, t, &so, &qt, &res) < 0) {
 			err_prefix("'%s': search", cli_shown(in));
@@ -479,6 +500,11 @@ int main(int argc, char **argv)
 			 (long long)res.fit_samples,
 			 res.unseen_samples > 0 ? res.unseen_cos : res.held_cos, unseen,
 			 res.held_lowest, mode_name(so.mode), res.base_cos, res.goal, scored);
+		if (res.reselected)
+			snprintf(note + strlen(note), sizeof note - strlen(note),
+				 "; chosen again with the unseen samples held out too (the first "
+				 "choice scored %.6f on those %lld, below the goal by more than "
+				 "1 - goal)", res.first_unseen_cos, (long long)res.first_unseen_samples);
 		/* what no step of the search saw says the goal may not hold */
 		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
@@ -486,6 +512,10 @@ int main(int argc, char **argv)
 		if (res.took >= 0)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; %s (the whole graph scored higher)", alt_names[res.took]);
+		/* tuning could not lift them the margin above: not tuned */
+		if (so.tuned_last && !res.tuned_last)
+			snprintf(note + strlen(note), sizeof note - strlen(note),
+				 "; the samples' quartiles not tuned (more than 1 - goal below)");
 		/* the table and the qtable: both files or neither */
 		struct out_file ot, oq;
 		if (out_open(&ot, out) < 0)

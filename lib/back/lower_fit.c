@@ -11,8 +11,17 @@
  *    Reshape the result back.  The values do not move, so the results are
  *    the same bits.  An operand with as many elements as the output, a
  *    weight too (MaxViT's relative position bias), folds the same way.
- *    Where one refolded op reads another's result, the Reshape back and
- *    the Reshape in cancel (refold_cancel): the second op reads the
+ *    So does one that fits but leaves most lanes idle (refold_spreads: a
+ *    [450, 2] tensor has 450 rows of 2 lanes), and a Concat or Slice of
+ *    such a tensor along another axis runs with a leading axis of 1, the
+ *    first axis over the lanes (spread_copy); both first, so that such a
+ *    Concat need not be cut into parts.  An elementwise op runs so only
+ *    where no chip op beside it keeps the rows in N (the Reshape back
+ *    would cost a local group what the op saves), and a Slice or Concat
+ *    the DMA engine moves alone (a column copy) only beside such an op,
+ *    in a chain (spread_plan).  Where one refolded op reads
+ *    another's result, the Reshape back and the Reshape in cancel, across
+ *    any views between them (refold_cancel): the second op reads the
  *    first's folded result itself, so that layergroup can keep a chain
  *    of them (a detector's box decode) in one local group;
  *  - a commutative binary op whose first operand is a weight takes its
@@ -62,6 +71,7 @@
 #include "back/lower_split.h"
 #include "back/lower_wsplit.h"
 #include "chip/isa.h"
+#include "chip/isa_copy.h"
 #include "ir/convert.h"
 #include "ir/base.h"
 #include "ir/op.h"
@@ -104,17 +114,18 @@ static int add_reshape(struct fit *f, int x, int y, int owner, int after)
 	return k;
 }
 
-/* Elementwise op i (slice_h_same, not Scale) whose inputs are of its
- * output's shape or single values: refolded as above.  0 when it is not
- * such an op. */
-static int refold(struct fit *f, int i, const struct chip *c)
+/* The shape elementwise op i (slice_h_same, not Scale) whose inputs are
+ * of its output's shape or single values runs on refolded, into shape;
+ * 0 when it is not such an op or already has that shape. */
+static int refold_shape(const struct ir_graph *g, int i, const struct chip *c, int64_t shape[4])
 {
-	struct ir_graph *g = f->g;
 	const struct ir_op *op = &g->ops[i];
 	if (op_defs[op->type]->slice_h != slice_h_same || op->type == OP_SCALE || op->n_out != 1)
 		return 0;
 	const struct ir_tensor *y = &g->tensors[op->out[0]];
 	int64_t e = tensor_numel(y);
+	if (e < 1)
+		return 0;
 	for (int j = 0; j < op->n_in; j++) {
 		if (op->in[j] < 0)
 			continue;
@@ -130,8 +141,49 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	rest = e / ch;
 	for (w = rest < REFOLD_W ? rest : REFOLD_W; w > 1 && rest % w; w--)
 		;
-	int64_t shape[4] = { 1, ch, rest / w, w };
-	if (y->rank == 4 && !memcmp(shape, y->shape, sizeof shape))
+	shape[0] = 1;
+	shape[1] = ch;
+	shape[2] = rest / w;
+	shape[3] = w;
+	return !(y->rank == 4 && !memcmp(shape, y->shape, 4 * sizeof *shape));
+}
+
+/* Vector cycles of elementwise op i over lane shape s (cost_vector on the
+ * wider of input 0 and the output). */
+static int64_t refold_cost(const struct ir_graph *g, int i, const struct chip *c, const int64_t s[4])
+{
+	const struct ir_op *op = &g->ops[i];
+	enum ir_dtype dt = g->tensors[op->out[0]].dtype;
+	if (op->n_in > 0 && op->in[0] >= 0 && dtype_size(g->tensors[op->in[0]].dtype) > dtype_size(dt))
+		dt = g->tensors[op->in[0]].dtype;
+	return cost_vector(c, dt, s[1], s[0], s[2], s[3], 1);
+}
+
+/* Whether elementwise op i on the chip, which fits, leaves most lanes idle
+ * where refolded it would not: a tensor of rank 2 or 3 has its first axis
+ * in N, one row per element of it ([450, 4] boxes: 450 rows of 4 lanes),
+ * so where its second axis fills at most half the lanes it runs refolded
+ * when that at least halves its vector cycles.  (A long second axis
+ * already fills the lanes: the Reshapes a local group copies would cost
+ * more than the shorter rows save.) */
+static int refold_spreads(const struct ir_graph *g, int i, const struct chip *c, const int64_t shape[4])
+{
+	const struct ir_op *op = &g->ops[i];
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	if (op->place == PLACE_HOST || y->rank < 2 || y->rank > 3 || y->shape[0] < 2 || tensor_dyn(y))
+		return 0;
+	int64_t s[4];
+	isa_lane_shape(y->rank, y->shape, 0, s);
+	return 2 * s[1] <= c->lanes && 2 * refold_cost(g, i, c, shape) < refold_cost(g, i, c, s);
+}
+
+/* Elementwise op i refolded as above, when it does not fit or (SPREAD)
+ * when refold_spreads.  0 when it is not such an op. */
+static int refold(struct fit *f, int i, const struct chip *c, int spread)
+{
+	struct ir_graph *g = f->g;
+	int64_t shape[4];
+	if (!refold_shape(g, i, c, shape) || (spread && !refold_spreads(g, i, c, shape)))
 		return 0;
 	for (int j = 0; j < g->ops[i].n_in; j++) {
 		int t = g->ops[i].in[j];
@@ -160,6 +212,97 @@ static int refold(struct fit *f, int i, const struct chip *c)
 	int r = split_new_tensor(g, base, &g->tensors[out], 4, shape);
 	g->ops[i].out[0] = r;
 	add_reshape(f, r, out, i, 1);
+	return 1;
+}
+
+/* Concat or Slice i on the chip (COPIES: also one the DMA engine moves
+ * alone, isa_copy_pieces), of rank 2 or 3, that copies along axes
+ * other than the first while the first is long ([675, 1, 1] box
+ * coordinates joined into [675, 1, 4]): the first axis is N, one row per
+ * element of it, on a few lanes.  It runs on its tensors with a leading
+ * axis of 1 ([1, 675, 1, 1]), the first axis then over the lanes, its axis
+ * attributes one further, when the second axis fills at most half the
+ * lanes and the spread at least halves its vector cycles:
+ * Reshape the inputs, the op, Reshape the result back.  The values do not
+ * move, so the results are the same bits.  Without APPLY only says so:
+ * 1, or 2 for a DMA copy.  0 when it is not such an op. */
+static int spread_copy(struct fit *f, int i, const struct chip *c, int apply, int copies)
+{
+	struct ir_graph *g = f->g;
+	const struct ir_op *op = &g->ops[i];
+	if ((op->type != OP_CONCAT && op->type != OP_SLICE) || op->place == PLACE_HOST ||
+	    op->n_out != 1 || op->out[0] < 0)
+		return 0;
+	struct isa_piece *pc = NULL;
+	int copy = isa_copy_pieces(g, op, &pc);
+	free(pc);
+	if (copy > 0 && !copies)
+		return 0;   /* the DMA engine moves it alone, strided (codegen) */
+	const struct ir_tensor *y = &g->tensors[op->out[0]];
+	int r = y->rank;
+	if (r < 2 || r > 3 || y->shape[0] < 2 || tensor_dyn(y))
+		return 0;
+	int64_t ax[IR_MAX_RANK];
+	int n_ax;
+	if (op->type == OP_CONCAT) {
+		ax[0] = op_int(op, "axis", 1);
+		n_ax = 1;
+	} else {
+		if (op->n_in != 1)
+			return 0;   /* starts and ends as inputs: not lowered so */
+		n_ax = op_ints(op, "axes", ax, IR_MAX_RANK);
+	}
+	if (n_ax < 1)
+		return 0;
+	for (int k = 0; k < n_ax; k++) {
+		if (ax[k] < 0)
+			ax[k] += r;
+		if (ax[k] <= 0 || ax[k] >= r)
+			return 0;   /* along the first axis: rows of N already */
+		ax[k]++;
+	}
+	for (int j = 0; j < op->n_in; j++)
+		if (op->in[j] < 0 || tensor_dyn(&g->tensors[op->in[j]]) || g->tensors[op->in[j]].rank != r)
+			return 0;
+	int64_t shape[IR_MAX_RANK + 1], s[4], t[4];
+	shape[0] = 1;
+	memcpy(shape + 1, y->shape, sizeof *shape * (size_t)r);
+	isa_lane_shape(r, y->shape, 0, s);
+	isa_lane_shape(r + 1, shape, 0, t);
+	if (2 * s[1] > c->lanes || 2 * cost_vector(c, y->dtype, t[1], t[0], t[2], t[3], 1) >=
+	    cost_vector(c, y->dtype, s[1], s[0], s[2], s[3], 1))
+		return 0;
+	if (!apply)
+		return copy > 0 ? 2 : 1;
+	for (int j = 0; j < g->ops[i].n_in; j++) {
+		int x = g->ops[i].in[j];
+		memcpy(shape + 1, g->tensors[x].shape, sizeof *shape * (size_t)r);
+		char base[512];
+		snprintf(base, sizeof base, "%s_spread", g->tensors[x].name);
+		int q;
+		if (g->tensors[x].data) {
+			char *name = graph_unique_name(g, base, 1);
+			q = graph_add_weight(g, name, g->tensors[x].dtype, r + 1, shape, g->tensors[x].data);
+			free(name);
+			g->tensors[q].scale = g->tensors[x].scale;
+			g->tensors[q].zero_point = g->tensors[x].zero_point;
+		} else {
+			q = split_new_tensor(g, base, &g->tensors[x], r + 1, shape);
+			add_reshape(f, x, q, i, 0);
+		}
+		g->ops[i].in[j] = q;
+	}
+	if (g->ops[i].type == OP_CONCAT)
+		op_set_int(&g->ops[i], "axis", ax[0]);
+	else
+		op_set_ints(&g->ops[i], "axes", n_ax, ax);
+	int out = g->ops[i].out[0];
+	memcpy(shape + 1, g->tensors[out].shape, sizeof *shape * (size_t)r);
+	char base[512];
+	snprintf(base, sizeof base, "%s_spread", g->tensors[out].name);
+	int q = split_new_tensor(g, base, &g->tensors[out], r + 1, shape);
+	g->ops[i].out[0] = q;
+	add_reshape(f, q, out, i, 1);
 	return 1;
 }
 
@@ -459,16 +602,22 @@ static int has_weight(const struct ir_graph *g, int i)
 	return 0;
 }
 
-/* One pass over the graph's ops: each that does not fit is rewritten,
+/* One pass over the graph's ops: each that does not fit is rewritten
+ * (SPREAD: each op spread_plan marks is refolded or spread instead),
  * and the new ops are put before or after the op they serve, in the order
  * made (a stable bucket sort by owner).  Returns 1 if any op changed. */
-static int fit_pass(struct ir_graph *g, const struct chip *chip)
+static int fit_pass(struct ir_graph *g, const struct chip *chip, const char *spread)
 {
 	struct chip c = *chip;
 	c.lmem_bytes = chip->lmem_bytes / 8 * 7;
 	struct fit f = { .g = g, .n0 = g->n_ops };
 	int any = 0;
 	for (int i = 0; i < f.n0; i++) {
+		if (spread) {
+			if (spread[i])
+				any |= refold(&f, i, chip, 1) || spread_copy(&f, i, chip, 1, 1);
+			continue;
+		}
 		/* the margin only where weight-reorder adds to the op */
 		const struct chip *cc = has_weight(g, i) ? &c : chip;
 		int rc = split_fits(g, cc, i, NULL);
@@ -476,7 +625,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
 			continue;
 		/* parts of the batch first: they cost copies only, where
 		 * parts of K cost partial sums */
-		if (swap_operands(g, i) || refold(&f, i, chip) || refold_matmul(&f, i) ||
+		if (swap_operands(g, i) || refold(&f, i, chip, 0) || refold_matmul(&f, i) ||
 		    lower_axsplit(g, i, cc, kin_note, &f) ||
 		    lower_groups(g, i, cc, kin_note, &f) || lower_kin(g, i, chip, kin_note, &f) ||
 		    lower_wsplit(g, i, cc, kin_note, &f) ||
@@ -522,38 +671,62 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip)
  * (a MatMul's part of K) may need another (its columns), a Softmax's
  * stages their own splits.  Each pass only makes smaller ops, and a few
  * suffice; the bound keeps a bug from looping. */
-/* The Reshapes on the chip that undo a Reshape before them: each whose
- * input is a Reshape's result and whose result has that Reshape's input's
- * shape, dtype, scale and zero point, and is no graph output, is dropped,
- * its readers reading the first Reshape's input; the first Reshape goes
- * too once nothing reads its result.  Views both, so the values are the
- * same bits.  Returns how many were dropped. */
+/* Whether op is a view on the chip: a Reshape (its shape an attribute),
+ * Flatten, Squeeze or Unsqueeze of one input, of static shapes, whose
+ * result is its input's bytes in the same order. */
+static int chip_view(const struct ir_graph *g, const struct ir_op *op)
+{
+	return (op->type == OP_RESHAPE || op->type == OP_FLATTEN || op->type == OP_SQUEEZE ||
+		op->type == OP_UNSQUEEZE) && op->place != PLACE_HOST && op->n_in == 1 &&
+	       op->n_out == 1 && op->in[0] >= 0 && op->out[0] >= 0 &&
+	       !tensor_dyn(&g->tensors[op->in[0]]) && !tensor_dyn(&g->tensors[op->out[0]]);
+}
+
+/* Views on the chip that follow a view (refold_cancel): a Reshape,
+ * Flatten, Squeeze or Unsqueeze whose input is another's result.  Where
+ * the second's result has the first's input's shape, dtype, scale and zero
+ * point and is no graph output, the second is dropped, its readers reading
+ * the first's input; otherwise a second Reshape reads the first's input
+ * itself (one view for two).  The first goes too once nothing reads its
+ * result.  A chain of refolded ops with views between them (a detector's
+ * box decode: the refold's Reshape back, an Unsqueeze, the next op's
+ * Reshape in) then reads the folded tensors, and a local group copies one
+ * Reshape where it copied several.  Views all, so the values are the same
+ * bits.  Returns how many views were dropped or shortened. */
 static int refold_cancel(struct ir_graph *g)
 {
 	int dropped = 0;
 	pass_index_drop();
 	for (int i = 0; i < g->n_ops; i++) {
-		const struct ir_op *r2 = &g->ops[i];
-		if (r2->type != OP_RESHAPE || r2->place == PLACE_HOST || r2->n_out != 1 ||
-		    r2->n_in < 1 || r2->in[0] < 0)
-			continue;
-		int p = pass_producer(g, r2->in[0]);
-		if (p < 0 || g->ops[p].type != OP_RESHAPE || g->ops[p].place == PLACE_HOST ||
-		    g->ops[p].n_in < 1 || g->ops[p].in[0] < 0)
-			continue;
-		int x = g->ops[p].in[0], y = r2->out[0];
-		const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
-		if (!pass_same_shape(tx, ty) || tx->dtype != ty->dtype || tx->scale != ty->scale ||
-		    tx->zero_point != ty->zero_point || pass_is_output(g, y))
-			continue;
-		int mid = r2->in[0];
-		g->ops[i].type = OP_COUNT;
-		pass_index_drop();
-		pass_replace_uses(g, y, x);
-		if (pass_uses(g, mid) == 0)
-			g->ops[p].type = OP_COUNT;
-		pass_index_drop();
-		dropped++;
+		/* a Reshape that now reads a view's input may meet another */
+		while (chip_view(g, &g->ops[i])) {
+			const struct ir_op *r2 = &g->ops[i];
+			int p = pass_producer(g, r2->in[0]);
+			if (p < 0 || !chip_view(g, &g->ops[p]))
+				break;
+			int x = g->ops[p].in[0], y = r2->out[0], mid = r2->in[0], gone = 0;
+			const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
+			if (tx->dtype != ty->dtype || tx->scale != ty->scale ||
+			    tx->zero_point != ty->zero_point)
+				break;
+			if (pass_same_shape(tx, ty) && !pass_is_output(g, y)) {
+				g->ops[i].type = OP_COUNT;
+				pass_index_drop();
+				pass_replace_uses(g, y, x);
+				gone = 1;
+			} else if (r2->type == OP_RESHAPE) {
+				g->ops[i].in[0] = x;
+			} else {
+				break;
+			}
+			pass_index_drop();
+			if (pass_uses(g, mid) == 0)
+				g->ops[p].type = OP_COUNT;
+			pass_index_drop();
+			dropped++;
+			if (gone)
+				break;
+		}
 	}
 	if (dropped)
 		graph_compact(g);
@@ -561,9 +734,104 @@ static int refold_cancel(struct ir_graph *g)
 	return dropped;
 }
 
+/* Whether op i, which leaves most lanes idle, may run spread: refolded
+ * (refold_spreads, 1) or with a leading axis of 1 (spread_copy, 1 or 2
+ * for a DMA copy). */
+static int spread_can(struct fit *f, int i, const struct chip *c)
+{
+	int64_t shape[4];
+	if (refold_shape(f->g, i, c, shape) && refold_spreads(f->g, i, c, shape))
+		return 1;
+	return spread_copy(f, i, c, 0, 1);
+}
+
+/* Whether the op at the far end of tensor t, through the views on the
+ * chip between them, leaves the layout of t free: none (a graph input,
+ * output or weight), a host op, a copy the DMA engine moves alone, or an
+ * op that may run spread itself (can).  BACK: towards t's producer, else
+ * towards its readers.  A chip op that keeps t's rows in N (a Softmax over
+ * [700, 21]) would pay the Reshape back in a local group: one op spread
+ * alone beside it costs more than it saves. */
+static int spread_free(const struct ir_graph *g, int t, int back, const char *can, int depth,
+		       int *chain)
+{
+	if (depth > 8)
+		return 0;
+	if (back) {
+		int p = pass_producer(g, t);
+		if (p >= 0 && can[p] == 1)
+			*chain = 1;
+		if (p < 0 || g->ops[p].place == PLACE_HOST || can[p])
+			return 1;
+		if (chip_view(g, &g->ops[p]))
+			return spread_free(g, g->ops[p].in[0], 1, can, depth + 1, chain);
+		struct isa_piece *pc = NULL;
+		int copy = isa_copy_pieces(g, &g->ops[p], &pc);
+		free(pc);
+		return copy > 0;
+	}
+	for (int k = 0; k < g->n_ops; k++) {
+		const struct ir_op *op = &g->ops[k];
+		int reads = 0;
+		for (int j = 0; j < op->n_in; j++)
+			reads |= op->in[j] == t;
+		if (reads && can[k] == 1)
+			*chain = 1;
+		if (!reads || op->place == PLACE_HOST || can[k])
+			continue;
+		if (chip_view(g, op)) {
+			if (!spread_free(g, op->out[0], 0, can, depth + 1, chain))
+				return 0;
+			continue;
+		}
+		struct isa_piece *pc = NULL;
+		int copy = isa_copy_pieces(g, op, &pc);
+		free(pc);
+		if (copy <= 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The ops to run spread (1 each in the result, the caller frees it): the
+ * Concats and Slices spread_can takes that the DMA engine cannot move
+ * alone; its elementwise ops whose inputs and results are spread_free;
+ * and the DMA copies spread_free beside one of those (in a chain: else
+ * the DMA moves them sooner than a load, compute and store). */
+static char *spread_plan(struct ir_graph *g, const struct chip *c)
+{
+	struct fit f = { .g = g, .n0 = g->n_ops };
+	char *can = xcalloc((size_t)g->n_ops + 1, 1), *take = xcalloc((size_t)g->n_ops + 1, 1);
+	pass_index_drop();
+	for (int i = 0; i < g->n_ops; i++)
+		can[i] = (char)spread_can(&f, i, c);
+	for (int i = 0; i < g->n_ops; i++) {
+		const struct ir_op *op = &g->ops[i];
+		int chain = 0;
+		take[i] = can[i] != 0;
+		if (can[i] == 1 && (op->type == OP_CONCAT || op->type == OP_SLICE))
+			continue;   /* computed, not moved: cut into parts else */
+		for (int j = 0; j < op->n_in && take[i]; j++)
+			if (op->in[j] >= 0 && !g->tensors[op->in[j]].data)
+				take[i] = (char)spread_free(g, op->in[j], 1, can, 0, &chain);
+		if (take[i])
+			take[i] = (char)spread_free(g, op->out[0], 0, can, 0, &chain);
+		if (can[i] == 2 && !chain)
+			take[i] = 0;   /* a copy alone: the DMA engine moves it */
+	}
+	pass_index_drop();
+	free(can);
+	free(f.owner);
+	free(f.after);
+	return take;
+}
+
 int lower_fit(struct ir_graph *g, const struct chip *chip)
 {
-	for (int pass = 0; pass < 8 && fit_pass(g, chip); pass++)
+	char *take = spread_plan(g, chip);
+	fit_pass(g, chip, take);
+	free(take);
+	for (int pass = 0; pass < 8 && fit_pass(g, chip, NULL); pass++)
 		;
 	refold_cancel(g);
 	return 0;

@@ -394,6 +394,31 @@ static int smallest_prefix(struct search *s, const struct ir_graph *top, const s
 	return rc;
 }
 
+/* 1 if the graph outputs of TOP are a detector's: each [1, A, K], a
+ * vector of K numbers for each of A >= CALIB_ANCHOR_RATIO K anchors (a
+ * long anchor axis, a short vector: box coordinates, keypoints, scores;
+ * a token or feature output has fewer rows than features), and on each
+ * output's anchors a box, K >= 4, in that output or another of the same
+ * A (BlazeFace's scores [1, 512, 1] beside their boxes [1, 512, 16]; a
+ * YOLO's [1, 6300, 85] holds both). */
+static int detector_outputs(const struct ir_graph *top)
+{
+	for (int j = 0; j < top->n_outputs; j++) {
+		const struct ir_tensor *t = &top->tensors[top->outputs[j]];
+		if (t->rank != 3 || t->shape[0] != 1 || t->shape[2] < 1 ||
+		    t->shape[1] < CALIB_ANCHOR_RATIO * t->shape[2])
+			return 0;
+		int box = 0;
+		for (int i = 0; i < top->n_outputs; i++) {
+			const struct ir_tensor *u = &top->tensors[top->outputs[i]];
+			box |= u->rank == 3 && u->shape[1] == t->shape[1] && u->shape[2] >= 4;
+		}
+		if (!box)
+			return 0;
+	}
+	return top->n_outputs > 0;
+}
+
 int64_t calib_sample_starts(const struct ir_graph *top, int nfiles, const struct npz *samples,
 			    int64_t *first)
 {
@@ -451,20 +476,22 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		s.ref[j] = xmalloc(sizeof(float) * (size_t)(s.nsamples * s.numel[j] + 1));
 		res->scores += s.numel[j] == 1;
 	}
-	res->fit_samples = s.nfit;
-	res->held_samples = held;
-	res->unseen_samples = unseen;
+	res->reselected = 0;
+	/* the first sample index of the held-out and of the unseen set (step
+	 * 4 swaps them) */
+	const int64_t h0 = s.nfit, u0 = s.nsel;
 	if (s.nsamples < 1)
 		rc = err_set("no samples to search on");
 	if (rc == 0)
 		rc = run_graph(&s, top, s.ref);
 	/* the goal by the outputs' answers: CALIB_GOAL_MAPS when each is a
-	 * CTC text or a map, checked step by step or pixel by pixel, else
+	 * CTC text or a map, checked step by step or pixel by pixel, or the
+	 * outputs are a detector's boxes and scores per anchor, else
 	 * CALIB_GOAL_INT8 (calib_search.h) */
 	struct calib_search_opts oc = *o;
 	if (rc == 0 && oc.expected_cos <= -1) {
 		int maps = 1;
-		for (int j = 0; j < n; j++) {
+		for (int j = 0; !detector_outputs(top) && j < n; j++) {
 			const struct ir_tensor *t = &top->tensors[top->outputs[j]];
 			enum task task = task_pick(t->shape, t->rank, s.ref[j], s.numel[j]);
 			maps &= task == TASK_CTC || task == TASK_MAP || task == TASK_SEG;
@@ -501,19 +528,30 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	 * the goal's margin, 1 - goal: a difference within it is the noise of
 	 * 20 samples, and the search's count of ops follows it no better */
 	res->took = -1;
-	double best[2] = { res->base_cos, -2 };
+	res->tuned_last = 0;
+	double best[2] = { res->base_cos, -2 }, ba = -1, margin = 1 - o->expected_cos;
 	int took[2] = { -1, -1 };
 	for (int a = 0; rc == 0 && a < o->nalts; a++) {
-		double ba = -1;
 		int f = a >= o->nsame;
+		/* the other kind tuned: only when untuned it came within the
+		 * margin of TAB's kind (alts of TAB's kind come first), as
+		 * tuning it then may lift it the margin above; tuning is the
+		 * costly step */
+		if (o->tuned_last && a == o->nalts - 1) {
+			if (a <= o->nsame || ba < best[0] - margin)
+				break;
+			rc = o->tune(o->tune_arg, a);
+			res->tuned_last = rc == 0;
+		}
 		s.tab = o->alts[a];
-		rc = evaluate_both(&s, q, 0, &ba, NULL, NULL);
+		if (rc == 0)
+			rc = evaluate_both(&s, q, 0, &ba, NULL, NULL);
 		if (rc == 0 && ba > best[f]) {
 			best[f] = ba;
 			took[f] = a;
 		}
 	}
-	int other = took[1] >= 0 && best[1] > best[0] + (1 - o->expected_cos);
+	int other = took[1] >= 0 && best[1] > best[0] + margin;
 	res->took = took[other];
 	res->base_cos = best[other];
 	s.tab = res->took < 0 ? tab : o->alts[res->took];
@@ -537,27 +575,55 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	/* 3. the fewest most damaging ops in KEEP that reach the goal on
 	 * both sets as one; then drop any op whose removal still reaches it,
 	 * least damaging first */
-	if (rc == 0)
+	for (int pass = 0; rc == 0 && pass < 2; pass++) {
 		rc = smallest_prefix(&s, top, cand, ops, nc, &k, &found);
-	for (int i = 0; i < k; i++)
-		keep[i] = 1;
-	for (int d = k - 1; rc == 0 && found && d >= 0; d--) {
-		progress(&s, "pruning", k - d, k);
-		int m = 0;
+		memset(keep, 0, sizeof *keep * (size_t)(nc + 1));
 		for (int i = 0; i < k; i++)
-			if (keep[i] && i != d)
-				ops[m++] = cand[i].op;
-		rc = reaches(&s, top, ops, m, &ok);
-		if (rc == 0 && ok)
-			keep[d] = 0;
+			keep[i] = 1;
+		for (int d = k - 1; rc == 0 && found && d >= 0; d--) {
+			progress(&s, "pruning", k - d, k);
+			int m = 0;
+			for (int i = 0; i < k; i++)
+				if (keep[i] && i != d)
+					ops[m++] = cand[i].op;
+			rc = reaches(&s, top, ops, m, &ok);
+			if (rc == 0 && ok)
+				keep[d] = 0;
+		}
+		/* the qtable in graph order */
+		int m = 0;
+		for (int i = 0; rc == 0 && i < top->n_ops; i++)
+			for (int j = 0; j < k; j++)
+				if (keep[j] && cand[j].op == i)
+					ops[m++] = i;
+		k = m;
+		/* 4. the count and the pruning stop just above the goal on the
+		 * held-out samples, which they fitted: when the samples no
+		 * step saw score it below the goal by more than the goal's
+		 * margin, 1 - goal (less is the noise of a few samples, as
+		 * between two tables), the held-out set was too small to
+		 * choose on; select once more (the same ranking) with those
+		 * samples held out too.  Swapping the two sets instead would
+		 * choose on the samples that failed without the ones that
+		 * chose first, and could keep fewer ops than the choice that
+		 * failed.  No sample is left unseen after. */
+		if (rc != 0 || pass > 0 || !found || unseen < 1 || o->fr)
+			break;
+		q = make_qtable(top, ops, k, o->keep);
+		double u = -1;
+		rc = evaluate(&s, q, UNSEEN, 0, &u, NULL, NULL);
+		qtable_free(q);
+		if (rc != 0 || u >= o->expected_cos - (1 - o->expected_cos))
+			break;
+		/* the held-out positions run on into the unseen ones, so the
+		 * sets stay as positions of s.order and as index ranges */
+		res->first_unseen_cos = u;
+		res->first_unseen_samples = unseen;
+		held += unseen;
+		unseen = 0;
+		s.nsel = s.nsamples;
+		res->reselected = 1;
 	}
-	/* the qtable in graph order */
-	int m = 0;
-	for (int i = 0; rc == 0 && i < top->n_ops; i++)
-		for (int j = 0; j < k; j++)
-			if (keep[j] && cand[j].op == i)
-				ops[m++] = i;
-	k = m;
 report:
 	if (rc == 0) {
 		/* the scores of the result: both sets as one, and each */
@@ -571,20 +637,25 @@ report:
 			double u = 1;
 			rc = evaluate(&s, q, UNSEEN, 0, &u, per, ch);
 			int uch = 0;
-			for (int64_t i = s.nsel; i < s.nsamples; i++)
+			for (int64_t i = u0; i < u0 + unseen; i++)
 				uch |= ch[i];
-			res->unseen_cos = set_score(&s, per + s.nsel, unseen, unseen, uch,
+			res->unseen_cos = set_score(&s, per + u0, unseen, unseen, uch,
 						    &res->unseen_lowest);
 		}
 		if (rc == 0) {
 			int fch = 0, hch = 0;
-			for (int64_t i = 0; i < s.nsel; i++)
-				*(i < s.nfit ? &fch : &hch) |= ch[i];
+			for (int64_t i = 0; i < s.nfit; i++)
+				fch |= ch[i];
+			for (int64_t i = h0; i < h0 + held; i++)
+				hch |= ch[i];
 			res->cos = set_score(&s, per, s.nfit, s.nfit, fch, NULL);
 			res->held_cos = res->held_lowest = 1;
 			if (held > 0)
-				res->held_cos = set_score(&s, per + s.nfit, held, held, hch,
+				res->held_cos = set_score(&s, per + h0, held, held, hch,
 							  &res->held_lowest);
+			res->fit_samples = s.nfit;
+			res->held_samples = held;
+			res->unseen_samples = unseen;
 			res->kept = q->n;
 			res->candidates = nc;
 			res->evaluations = s.evals;

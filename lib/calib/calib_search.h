@@ -25,7 +25,11 @@
  *   3. the smallest count k of the most damaging ops in KEEP that reaches
  *      the goal on both sets as one (a binary search), then each of those
  *      k, least damaging first, goes back to MODE if the goal is still
- *      reached without it.
+ *      reached without it;
+ *   4. when the samples after the two sets (below) score that choice
+ *      below the goal by more than 1 - goal, step 3 once more with those samples in the
+ *      held-out set's place, and the held-out samples, which that choice
+ *      does not see, score it.
  * Both sets as one: an odd sample among the few fit samples is spared
  * too.  The held-out set chose the count and the pruning, so its score
  * flatters the result (the pruning stops just above the goal there); the
@@ -83,15 +87,27 @@ struct calib_search_opts {
 					another (the samples' quartiles), taken
 					only when higher than the best of TAB's
 					kind by more than 1 - the goal */
+	int tuned_last;              /* 1: alts[nalts - 1] (of the other kind)
+					is alts[nalts - 2] still to be tuned:
+					TUNE tunes it, and it is scored, only
+					when alts[nalts - 2] comes within
+					1 - the goal of the best of TAB's kind;
+					else it is never scored nor taken */
+	int (*tune)(void *arg, int a);   /* tunes alts[a] in place; < 0 on error */
+	void *tune_arg;
 };
 
 #define CALIB_SCORE_ABS 0.02   /* a one-number output: the error that scores the goal */
 /* The int8 goals by the graph outputs' answers (issue 12's bars): 0.98
  * when every output is a CTC text or a map (npz-compare --task ctc, map,
  * seg: OCR, detection and segmentation), whose answer the search checks
- * step by step or pixel by pixel besides the cosine; 0.99 for anything else. */
+ * step by step or pixel by pixel besides the cosine, or when the outputs
+ * are a detector's boxes and scores per anchor (each [1, A, K] with A >=
+ * CALIB_ANCHOR_RATIO K, and K >= 4 in one of those on each A: a box);
+ * 0.99 for anything else. */
 #define CALIB_GOAL_MAPS 0.98
 #define CALIB_GOAL_INT8 0.99
+#define CALIB_ANCHOR_RATIO 8
 
 struct calib_search_result {
 	double base_cos;             /* the whole graph in MODE (both sets as one) */
@@ -112,6 +128,13 @@ struct calib_search_result {
 	int reached;                 /* 1 if both sets as one reach the goal */
 	int took;                    /* -1: the search ran on TAB; else on
 					o->alts[took] */
+	int tuned_last;              /* 1 if alts[nalts - 1] was tuned (tuned_last) */
+	int reselected;              /* 1 if step 4 selected again with the
+					unseen samples held out too (then
+					unseen_samples is 0) */
+	double first_unseen_cos;     /* if reselected: the first choice's score
+					on its first_unseen_samples unseen */
+	int64_t first_unseen_samples;
 };
 
 /* The samples of NFILES sample files (a stack along a new first axis, or

@@ -3,8 +3,9 @@
  * pads [d0, h0, w0, d1, h1, w1] (ONNX's order), group (Conv), ceil_mode and
  * count_include_pad (pooling), as the importer writes them out
  * (lib/front/import_spatial_nd.c).  Conv's weight [OC, C/g, KD, KH, KW]
- * may be a graph input.  Direct loops in double, any float dtype; Conv
- * applies a fused do_relu / relu_limit.
+ * may be a graph input.  An f32 Conv is oneDNN's 3-D convolution (as a
+ * 2-D f32 Conv is); the rest runs direct loops in double, any float
+ * dtype.  Conv applies a fused do_relu / relu_limit.
  */
 #include "ops/spatial_nd.h"
 
@@ -13,6 +14,7 @@
 
 #include "ir/convert.h"
 #include "ops/kern_util.h"
+#include "run/dnnl_util.h"
 
 struct nd {
 	int64_t k[SPATIAL_ND], s[SPATIAL_ND], d[SPATIAL_ND], p[2 * SPATIAL_ND];
@@ -104,6 +106,40 @@ int spatial_nd_infer(struct ir_graph *g, struct ir_op *op)
 	return 0;
 }
 
+/* An f32 Conv on oneDNN: 1 when done, 0 when not f32, -1 on error.  A
+ * trailing plane, row or column no window reads is left out of the
+ * source (oneDNN wants the padding to match the output exactly). */
+static int nd_conv_dnnl(struct kern *k, const struct nd *a)
+{
+	const struct view *x = &k->in[0], *w = &k->in[1], *y = &k->out[0];
+	const struct view *b = k->n_in > 2 && k->in[2].data ? &k->in[2] : NULL;
+	if (x->dtype != DT_F32 || w->dtype != DT_F32 || y->dtype != DT_F32 ||
+	    (b && b->dtype != DT_F32))
+		return 0;
+	if (view_numel(y) == 0)
+		return 1;
+	struct dnnl_conv3d c = {
+		.n = x->shape[0], .ic = x->shape[1], .oc = y->shape[1],
+		.group = (int)a->group, .act = dnnl_act_from_op(k->op),
+		.const_weights = kern_is_const(k, 1),
+	};
+	for (int i = 0; i < SPATIAL_ND; i++) {
+		int64_t in = x->shape[2 + i];
+		c.src[i] = c.src_full[i] = in;
+		c.dst[i] = y->shape[2 + i];
+		c.k[i] = a->k[i], c.s[i] = a->s[i], c.d[i] = a->d[i], c.pl[i] = a->p[i];
+		int64_t pr = (c.dst[i] - 1) * a->s[i] + (a->k[i] - 1) * a->d[i] + 1 - in - a->p[i];
+		if (pr < 0) {
+			c.src[i] += pr;
+			pr = 0;
+		}
+		c.pr[i] = pr;
+	}
+	if (dnnl_conv3d_f32(&c, x->data, w->data, b ? b->data : NULL, y->data, k->nthreads) < 0)
+		return op_error(k->op, "%s", err_msg());
+	return 1;
+}
+
 int spatial_nd_run(struct kern *k)
 {
 	const struct view *x = &k->in[0], *y = &k->out[0];
@@ -112,6 +148,9 @@ int spatial_nd_run(struct kern *k)
 	struct nd a;
 	if (nd_get(k->g, k->op, &a) < 0)
 		return -1;
+	int done = w ? nd_conv_dnnl(k, &a) : 0;
+	if (done)
+		return done < 0 ? -1 : 0;
 	const int64_t *xs = x->shape + 2, *ys = y->shape + 2;
 	int64_t xplane = xs[0] * xs[1] * xs[2], yplane = ys[0] * ys[1] * ys[2];
 	int64_t ktaps = a.k[0] * a.k[1] * a.k[2];

@@ -1,7 +1,8 @@
 /* spatial_nd.h - Conv, MaxPool and AveragePool over 3-D volumes (rank-5
  * inputs [N, C, D, H, W]) for ir-run: shape inference and one kernel of
- * any float dtype (lib/ops/spatial_nd.c).  conv.c and pool.c hand rank-5
- * ops to these; the chip has no 3-D form (top2tpu refuses it).
+ * any float dtype, oneDNN's for an f32 Conv (lib/ops/spatial_nd.c).
+ * conv.c and pool.c hand rank-5 ops to these; the chip has no 3-D form
+ * (top2tpu keeps them on the host).
  */
 #ifndef TPUC_SPATIAL_ND_H
 #define TPUC_SPATIAL_ND_H

@@ -476,6 +476,53 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 	return conv_run(c, dnnl_f32, dnnl_f32, dnnl_f32, dnnl_nchw, src, w, bias, dst, nthreads);
 }
 
+int dnnl_conv3d_f32(const struct dnnl_conv3d *c, const float *src, const float *w,
+		    const float *bias, float *dst, int nthreads)
+{
+	if (dnnl_ready() < 0)
+		return -1;
+	if (nthreads > 0)
+		omp_set_num_threads(nthreads);
+	const int64_t *f = c->src_full;
+	dnnl_dims_t sdims = { c->n, c->ic, c->src[0], c->src[1], c->src[2] };
+	dnnl_dims_t sstr = { c->ic * f[0] * f[1] * f[2], f[0] * f[1] * f[2], f[1] * f[2], f[2], 1 };
+	dnnl_dims_t ddims = { c->n, c->oc, c->dst[0], c->dst[1], c->dst[2] };
+	dnnl_dims_t gwdims = { c->group, c->oc / c->group, c->ic / c->group, c->k[0], c->k[1], c->k[2] };
+	dnnl_dims_t wdims = { c->oc, c->ic, c->k[0], c->k[1], c->k[2] };
+	dnnl_dims_t bdims = { c->oc };
+	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
+	int g = c->group > 1;
+
+	dnnl_memory_desc_init_by_strides(&src_md, 5, sdims, dnnl_f32, sstr);
+	dnnl_memory_desc_init_by_tag(&dst_md, 5, ddims, dnnl_f32, dnnl_ncdhw);
+	if (g)
+		dnnl_memory_desc_init_by_tag(&w_md, 6, gwdims, dnnl_f32, dnnl_goidhw);
+	else
+		dnnl_memory_desc_init_by_tag(&w_md, 5, wdims, dnnl_f32, dnnl_oidhw);
+	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
+	dnnl_memory_desc_init_by_tag(&any_src, 5, sdims, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_dst, 5, ddims, dnnl_f32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_w, g ? 6 : 5, g ? gwdims : wdims, dnnl_f32,
+				     dnnl_format_tag_any);
+
+	dnnl_dims_t strides, dil, pad_l, pad_r;
+	for (int i = 0; i < 3; i++) {
+		strides[i] = c->s[i];
+		dil[i] = c->d[i] - 1;
+		pad_l[i] = c->pl[i];
+		pad_r[i] = c->pr[i];
+	}
+	dnnl_convolution_desc_t cd;
+	memset(&cd, 0, sizeof cd);   /* the key's bytes, padding included */
+	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
+		strides, dil, pad_l, pad_r);
+	if (st != dnnl_success)
+		return err_set("oneDNN: bad 3-D convolution: %s", dnnl_status2str(st));
+	struct prim_spec sp = { &cd, sizeof cd, "3-D convolution", 1.0f, c->act, 0 };
+	return run_bound(&sp, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
+}
+
 int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
 		 int32_t *dst, int nthreads)
 {

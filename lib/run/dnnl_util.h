@@ -47,6 +47,26 @@ struct dnnl_conv {
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 		  const float *bias, float *dst, int nthreads);
 
+/* One 3-D convolution, NCDHW, every buffer dense: source [n, ic, d, h, w]
+ * (src_dims; src_full the buffer's own extents, which may be larger where
+ * trailing planes, rows or columns are read by no window), weights
+ * [oc, ic/group, kd, kh, kw], bias [oc] or NULL, destination
+ * [n, oc, od, oh, ow].  Per spatial axis i (depth, height, width): kernel
+ * k, stride s, dilation d (counting from 1), padding pl before and pr
+ * after, with dst[i] == (src[i] + pl + pr - ((k - 1) * d + 1)) / s + 1. */
+struct dnnl_conv3d {
+	int64_t n, ic, src[3];       /* source extents, elements */
+	int64_t src_full[3];         /* the buffer's extents (>= src) */
+	int64_t oc, dst[3];          /* destination */
+	int64_t k[3], s[3], d[3], pl[3], pr[3];
+	int group;
+	struct dnnl_act act;
+	int const_weights;           /* 1: w never changes while the cache is on */
+};
+/* Run c with nthreads threads.  Returns 0, or -1 with a message. */
+int dnnl_conv3d_f32(const struct dnnl_conv3d *c, const float *src, const float *w,
+		    const float *bias, float *dst, int nthreads);
+
 /* The same convolution on int8: source s8 (or u8 when SRC_U8), weights
  * s8, destination the exact s32 accumulators (no bias, scale or
  * activation; c->act is ignored), dense NHWC [n, oh, ow, oc]: oneDNN's
