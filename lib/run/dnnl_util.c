@@ -426,48 +426,80 @@ void dnnl_int8_allow(int on)
 	int8_allowed = on != 0;
 }
 
-/* One convolution of source type SDT, weight type WDT, destination type
- * DDT in layout DTAG (bias, when given, of the destination's float type). */
-static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
-		    dnnl_data_type_t ddt, dnnl_format_tag_t dtag, const void *src, const void *w,
-		    const float *bias, void *dst, int nthreads)
+/* A convolution over NS spatial axes (2 or 3), the form the 2-D and 3-D
+ * entry points share: source extents with their strides, destination
+ * extents, and per spatial axis the kernel, stride, dilation (from 0, as
+ * oneDNN counts), padding before and after.  WHAT names it in messages. */
+struct conv_nd {
+	int ns;
+	dnnl_dims_t sdims, sstr, ddims, k, strides, dil, pad_l, pad_r;
+	int group;
+	struct dnnl_act act;
+	int const_weights;
+	const char *what;
+};
+
+/* C with source type SDT, weight type WDT, destination type DDT in layout
+ * DTAG (bias, when given, f32). */
+static int conv_nd_run(const struct conv_nd *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
+		       dnnl_data_type_t ddt, dnnl_format_tag_t dtag, const void *src,
+		       const void *w, const float *bias, void *dst, int nthreads)
 {
 	if (dnnl_ready() < 0)
 		return -1;
 	if (nthreads > 0)
 		omp_set_num_threads(nthreads);
-	dnnl_dims_t sdims = { c->n, c->ic, c->ih, c->iw };
-	dnnl_dims_t sstr = { c->src_stride[0], c->src_stride[1], c->src_stride[2], c->src_stride[3] };
-	dnnl_dims_t ddims = { c->n, c->oc, c->oh, c->ow };
-	dnnl_dims_t gwdims = { c->group, c->oc / c->group, c->ic / c->group, c->kh, c->kw };
-	dnnl_dims_t wdims = { c->oc, c->ic, c->kh, c->kw };
-	dnnl_dims_t bdims = { c->oc };
+	int nd = c->ns + 2, g = c->group > 1;
+	int64_t oc = c->ddims[1], ic = c->sdims[1];
+	dnnl_dims_t wdims = { oc, ic }, gwdims = { c->group, oc / c->group, ic / c->group };
+	dnnl_dims_t bdims = { oc };
+	for (int i = 0; i < c->ns; i++)
+		wdims[2 + i] = gwdims[3 + i] = c->k[i];
+	dnnl_format_tag_t wtag = c->ns == 3 ? (g ? dnnl_goidhw : dnnl_oidhw)
+					    : (g ? dnnl_goihw : dnnl_oihw);
 	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
-	int g = c->group > 1;
 
-	dnnl_memory_desc_init_by_strides(&src_md, 4, sdims, sdt, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 4, ddims, ddt, dtag);
-	if (g)
-		dnnl_memory_desc_init_by_tag(&w_md, 5, gwdims, wdt, dnnl_goihw);
-	else
-		dnnl_memory_desc_init_by_tag(&w_md, 4, wdims, wdt, dnnl_oihw);
+	dnnl_memory_desc_init_by_strides(&src_md, nd, c->sdims, sdt, c->sstr);
+	dnnl_memory_desc_init_by_tag(&dst_md, nd, c->ddims, ddt, dtag);
+	dnnl_memory_desc_init_by_tag(&w_md, g ? nd + 1 : nd, g ? gwdims : wdims, wdt, wtag);
 	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
-	dnnl_memory_desc_init_by_tag(&any_src, 4, sdims, sdt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_dst, 4, ddims, ddt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_w, g ? 5 : 4, g ? gwdims : wdims, wdt,
+	dnnl_memory_desc_init_by_tag(&any_src, nd, c->sdims, sdt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_dst, nd, c->ddims, ddt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&any_w, g ? nd + 1 : nd, g ? gwdims : wdims, wdt,
 				     dnnl_format_tag_any);
 
-	dnnl_dims_t strides = { c->sh, c->sw }, dil = { c->dh - 1, c->dw - 1 };
-	dnnl_dims_t pad_l = { c->pt, c->pl }, pad_r = { c->pb, c->pr };
 	dnnl_convolution_desc_t cd;
 	memset(&cd, 0, sizeof cd);   /* the key's bytes, padding included */
 	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
 		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
-		strides, dil, pad_l, pad_r);
+		c->strides, c->dil, c->pad_l, c->pad_r);
 	if (st != dnnl_success)
-		return err_set("oneDNN: bad convolution: %s", dnnl_status2str(st));
-	struct prim_spec sp = { &cd, sizeof cd, "convolution", 1.0f, c->act, 0 };
+		return err_set("oneDNN: bad %s: %s", c->what, dnnl_status2str(st));
+	struct prim_spec sp = { &cd, sizeof cd, c->what, 1.0f, c->act, 0 };
 	return run_bound(&sp, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
+}
+
+/* One 2-D convolution of source type SDT, weight type WDT, destination
+ * type DDT in layout DTAG (bias, when given, of the destination's float
+ * type). */
+static int conv_run(const struct dnnl_conv *c, dnnl_data_type_t sdt, dnnl_data_type_t wdt,
+		    dnnl_data_type_t ddt, dnnl_format_tag_t dtag, const void *src, const void *w,
+		    const float *bias, void *dst, int nthreads)
+{
+	struct conv_nd n = {
+		.ns = 2,
+		.sdims = { c->n, c->ic, c->ih, c->iw },
+		.sstr = { c->src_stride[0], c->src_stride[1], c->src_stride[2], c->src_stride[3] },
+		.ddims = { c->n, c->oc, c->oh, c->ow },
+		.k = { c->kh, c->kw },
+		.strides = { c->sh, c->sw },
+		.dil = { c->dh - 1, c->dw - 1 },
+		.pad_l = { c->pt, c->pl },
+		.pad_r = { c->pb, c->pr },
+		.group = c->group, .act = c->act, .const_weights = c->const_weights,
+		.what = "convolution",
+	};
+	return conv_nd_run(&n, sdt, wdt, ddt, dtag, src, w, bias, dst, nthreads);
 }
 
 int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
@@ -479,48 +511,23 @@ int dnnl_conv_f32(const struct dnnl_conv *c, const float *src, const float *w,
 int dnnl_conv3d_f32(const struct dnnl_conv3d *c, const float *src, const float *w,
 		    const float *bias, float *dst, int nthreads)
 {
-	if (dnnl_ready() < 0)
-		return -1;
-	if (nthreads > 0)
-		omp_set_num_threads(nthreads);
 	const int64_t *f = c->src_full;
-	dnnl_dims_t sdims = { c->n, c->ic, c->src[0], c->src[1], c->src[2] };
-	dnnl_dims_t sstr = { c->ic * f[0] * f[1] * f[2], f[0] * f[1] * f[2], f[1] * f[2], f[2], 1 };
-	dnnl_dims_t ddims = { c->n, c->oc, c->dst[0], c->dst[1], c->dst[2] };
-	dnnl_dims_t gwdims = { c->group, c->oc / c->group, c->ic / c->group, c->k[0], c->k[1], c->k[2] };
-	dnnl_dims_t wdims = { c->oc, c->ic, c->k[0], c->k[1], c->k[2] };
-	dnnl_dims_t bdims = { c->oc };
-	dnnl_memory_desc_t src_md, w_md, b_md, dst_md, any_src, any_w, any_dst;
-	int g = c->group > 1;
-
-	dnnl_memory_desc_init_by_strides(&src_md, 5, sdims, dnnl_f32, sstr);
-	dnnl_memory_desc_init_by_tag(&dst_md, 5, ddims, dnnl_f32, dnnl_ncdhw);
-	if (g)
-		dnnl_memory_desc_init_by_tag(&w_md, 6, gwdims, dnnl_f32, dnnl_goidhw);
-	else
-		dnnl_memory_desc_init_by_tag(&w_md, 5, wdims, dnnl_f32, dnnl_oidhw);
-	dnnl_memory_desc_init_by_tag(&b_md, 1, bdims, dnnl_f32, dnnl_x);
-	dnnl_memory_desc_init_by_tag(&any_src, 5, sdims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_dst, 5, ddims, dnnl_f32, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&any_w, g ? 6 : 5, g ? gwdims : wdims, dnnl_f32,
-				     dnnl_format_tag_any);
-
-	dnnl_dims_t strides, dil, pad_l, pad_r;
+	struct conv_nd n = {
+		.ns = 3,
+		.sdims = { c->n, c->ic, c->src[0], c->src[1], c->src[2] },
+		.sstr = { c->ic * f[0] * f[1] * f[2], f[0] * f[1] * f[2], f[1] * f[2], f[2], 1 },
+		.ddims = { c->n, c->oc, c->dst[0], c->dst[1], c->dst[2] },
+		.group = c->group, .act = c->act, .const_weights = c->const_weights,
+		.what = "3-D convolution",
+	};
 	for (int i = 0; i < 3; i++) {
-		strides[i] = c->s[i];
-		dil[i] = c->d[i] - 1;
-		pad_l[i] = c->pl[i];
-		pad_r[i] = c->pr[i];
+		n.k[i] = c->k[i];
+		n.strides[i] = c->s[i];
+		n.dil[i] = c->d[i] - 1;
+		n.pad_l[i] = c->pl[i];
+		n.pad_r[i] = c->pr[i];
 	}
-	dnnl_convolution_desc_t cd;
-	memset(&cd, 0, sizeof cd);   /* the key's bytes, padding included */
-	dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-		dnnl_convolution_direct, &any_src, &any_w, bias ? &b_md : NULL, &any_dst,
-		strides, dil, pad_l, pad_r);
-	if (st != dnnl_success)
-		return err_set("oneDNN: bad 3-D convolution: %s", dnnl_status2str(st));
-	struct prim_spec sp = { &cd, sizeof cd, "3-D convolution", 1.0f, c->act, 0 };
-	return run_bound(&sp, &src_md, src, &w_md, w, c->const_weights, &dst_md, dst, 0, &b_md, bias);
+	return conv_nd_run(&n, dnnl_f32, dnnl_f32, dnnl_f32, dnnl_ncdhw, src, w, bias, dst, nthreads);
 }
 
 int dnnl_conv_s8(const struct dnnl_conv *c, const void *src, int src_u8, const int8_t *w,
