@@ -20,6 +20,24 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# run_sample TOP TPU SAMPLES I: sample I of SAMPLES' x run by ir-run through
+# TOP into $T/f.npz and through TPU into $T/m.npz
+run_sample() {
+	$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$3')['x'][$4])"
+	ir-run "$1" -i "$T/s.npz" -o "$T/f.npz"
+	ir-run "$2" -i "$T/s.npz" -o "$T/m.npz"
+}
+
+# sample_cosines TOP TPU SAMPLES N: "I COSINE" of TPU against TOP for each
+# of SAMPLES' first N samples
+sample_cosines() {
+	local i
+	for i in $(seq 0 $(($4 - 1))); do
+		run_sample "$1" "$2" "$3" "$i"
+		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
+	done
+}
+
 @test "the table lists every activation in graph order" {
 	run calibrate "$QN/net.top" -d "$QN/calib.npz" -o "$T/t.table"
 	assert_success
@@ -564,12 +582,7 @@ with open('$T/big.table', 'w') as f:
 	# what top2tpu and ir-run give on samples 0-2, on the held-out 3-7
 	# and on 8-15, which no step of the search ran
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
-	for i in $(seq 0 15); do
-		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
-		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
-		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
-		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
-	done > "$T/cos"
+	sample_cosines "$QN/net.top" "$T/m.tpu" "$QN/calib.npz" 16 > "$T/cos"
 	run awk -v fit="$fit" -v held="$held" -v unseen="$unseen" '
 		$1 < 3 && (f == "" || $2 < f) { f = $2 }
 		$1 >= 3 && $1 < 8 && (h == "" || $2 < h) { h = $2 }
@@ -620,12 +633,7 @@ with open('$T/big.table', 'w') as f:
 	held=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9.]*\) expected on.*/\1/p')
 	first=$(printf '%s\n' "$output" | sed -n 's/.*first choice scored \([0-9.]*\) on.*/\1/p')
 	top2tpu "$QN/net.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
-	for i in $(seq 0 15); do
-		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$QN/calib.npz')['x'][$i])"
-		ir-run "$QN/net.top" -i "$T/s.npz" -o "$T/f.npz"
-		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
-		echo "$i $(npz-compare "$T/f.npz" "$T/m.npz" --tolerance 0,0 | awk 'NR == 2 { print $3 }')"
-	done > "$T/cos"
+	sample_cosines "$QN/net.top" "$T/m.tpu" "$QN/calib.npz" 16 > "$T/cos"
 	# the 15 held out by their 10th percentile (the second smallest), which
 	# the second choice reaches, and the first choice's score below it
 	run $PY - "$T/cos" "$fit" "$held" "$first" <<'PY'
@@ -730,9 +738,7 @@ PY
 	low=$(printf '%s\n' "$output" | sed -n 's/.*16 held out: [0-9.]*, lowest \([0-9.]*\);.*/\1/p')
 	top2tpu "$T/sc.top" --chip tpu-a --mode int8 --calib "$T/t.table" --qtable "$T/q.qt" -o "$T/m.tpu"
 	for i in $(seq 0 23); do
-		$PY -c "import numpy as np; np.savez('$T/s.npz', x=np.load('$T/sc/calib.npz')['x'][$i])"
-		ir-run "$T/sc.top" -i "$T/s.npz" -o "$T/f.npz"
-		ir-run "$T/m.tpu" -i "$T/s.npz" -o "$T/m.npz"
+		run_sample "$T/sc.top" "$T/m.tpu" "$T/sc/calib.npz" "$i"
 		$PY -c "
 import numpy as np
 a = float(np.load('$T/f.npz')['p'].ravel()[0]); b = float(np.load('$T/m.npz')['p'].ravel()[0])
