@@ -478,7 +478,8 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	}
 	res->reselected = 0;
 	/* the first sample index of the held-out and of the unseen set (step
-	 * 4 swaps them) */
+	 * 4 may add the unseen samples to the held-out ones: the held-out set
+	 * then runs on to the end) */
 	const int64_t h0 = s.nfit, u0 = s.nsel;
 	if (s.nsamples < 1)
 		rc = err_set("no samples to search on");
