@@ -148,6 +148,20 @@ static int check_cmp(const struct machine *mc, const struct isa_cmp *k)
 		    k->out_row0 + k->out_rows > y->shape[2])
 			return err_set("'%s': compute command %u: slice rows outside layer '%s'",
 				       mc->file, k->id, op->name);
+		/* the input rows held cover those the op's rule reads for the
+		 * output rows computed (kernels read them, an elementwise one
+		 * as many as it writes) */
+		if (!op_defs[op->type]->slice_h)
+			return err_set("'%s': compute command %u: layer '%s' (%s) runs whole, "
+				       "not in slices", mc->file, k->id, op->name, op_name(op->type));
+		int ih0, ih1;
+		op_defs[op->type]->slice_h(g, op, k->out_row0, k->out_row0 + k->out_rows, &ih0, &ih1);
+		ih0 = ih0 < 0 ? 0 : ih0;
+		ih1 = ih1 > x->shape[ax] ? (int)x->shape[ax] : ih1;
+		if (ih0 < ih1 && (k->in_row0 > ih0 || k->in_row0 + k->in_rows < ih1))
+			return err_set("'%s': compute command %u: input rows %d..%d of layer '%s' "
+				       "do not hold rows %d..%d its result rows need", mc->file,
+				       k->id, k->in_row0, k->in_row0 + k->in_rows, op->name, ih0, ih1);
 	}
 	for (int i = 0; i < k->n_in + k->n_out; i++) {
 		const struct ir_tensor *t;
@@ -340,6 +354,18 @@ static int cmp_run(struct machine *mc, const struct isa_cmp *k)
 			v->shape[isa_slice_axis(g, op, i)] = i < op->n_in ? k->in_rows : k->out_rows;
 		if (k->chsplit >> i & 1)
 			v->shape[isa_weight_layout(t) ? 0 : 1] = s[1];
+		/* the kernel walks the view's shape: it must not hold more than
+		 * the bytes gathered for it (a command's rows or channels that
+		 * do not fit its layer's tensor) */
+		int64_t vn = 1;
+		for (int d = 0; d < v->rank; d++)
+			vn *= v->shape[d];
+		if (vn > numel) {
+			kern_done(&kn);
+			return err_set("'%s': compute command %u: operand %d's slice holds %lld "
+				       "elements, its layer's tensor %lld", mc->file, k->id, i,
+				       (long long)vn, (long long)numel);
+		}
 		v->scale = t->scale;
 		v->zero_point = t->zero_point;
 		if (i < op->n_in)
