@@ -395,6 +395,16 @@ struct.pack_into("<I", dma, 32 * i + 8, struct.unpack_from("<I", dma, 32 * i + 8
 	sim_refuses "$T/m.tmodel" "compute command 1: operand 0 lies outside local memory"
 }
 
+@test "a sliced command whose input rows miss those its result rows need is refused" {
+	# The CI fuzzer's tmodel (tests/fuzz/tmodel): a Cast computing rows
+	# 0..8 from input rows 0..0 read past its input slice.
+	$PY -c 'import numpy as np; np.savez("'"$T"'/z.npz", x=np.zeros((1, 3, 8, 8), np.float32))'
+	run -1 tpu-sim "$REPO/tests/fuzz/tmodel/tmodel-crash-702ea122ea40fed4c4571673def17d9d42cb3e15" \
+		-i "$T/z.npz" -o "$T/o.npz"
+	assert_output --regexp "^tpu-sim: '.*': compute command 1: input rows 0\.\.0 of layer 'x_quant' do not hold rows 0\.\.8 its result rows need\$"
+	[ ! -e "$T/o.npz" ]
+}
+
 @test "a layer whose stored result shape its inputs do not give is refused" {
 	tmodel_patch "$FX/int8.tmodel" "$T/m.tmodel" '
 t = next(t for t in meta["tensors"] if t["name"] == "block/Relu_output_0")
