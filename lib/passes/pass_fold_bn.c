@@ -1,7 +1,7 @@
 /* pass_fold_bn.c - fold-bn: BatchNormalization becomes Scale,
  *   y = x * s[c] + t[c],  s = gamma / sqrt(var + epsilon),  t = beta - mean * s,
- * and a Scale whose input is used only by it and comes from a Conv folds
- * into that conv: w'[o] = w[o] * s[o], b'[o] = b[o] * s[o] + t[o] (a zero
+ * and a Scale whose input is used only by it and comes from a Conv (2-D or
+ * 3-D) folds into that conv: w'[o] = w[o] * s[o], b'[o] = b[o] * s[o] + t[o] (a zero
  * bias is added when the conv has none); the same into a ConvTranspose,
  * whose weight holds output channel o's taps across its rows.
  * A Scale whose output only a Conv reads folds into that conv too, forward:
@@ -65,11 +65,12 @@ static int scale_into_conv(struct ir_graph *g, int i)
 	    g->ops[p].n_out != 1 || pass_uses(g, x) != 1 || op_int(&g->ops[p], "do_relu", 0))
 		return 0;
 	const struct ir_tensor *w = &g->tensors[g->ops[p].in[1]];
-	if (!w->data || w->dtype != DT_F32 || w->rank != 4)
-		return 0;
-	/* Conv [C_out, C_in/group, KH, KW]; ConvTranspose [C_in, C_out/group,
-	 * KH, KW], output channel o = (c / (C_in/group)) * cog + j of row c */
 	int deconv = g->ops[p].type == OP_CONVTRANSPOSE;
+	if (!w->data || w->dtype != DT_F32 || (w->rank != 4 && (deconv || w->rank != 5)))
+		return 0;
+	/* Conv [C_out, C_in/group, KH, KW] (or 3-D: [.., KD, KH, KW]);
+	 * ConvTranspose [C_in, C_out/group, KH, KW], output channel
+	 * o = (c / (C_in/group)) * cog + j of row c */
 	int64_t grp = deconv ? op_int(&g->ops[p], "group", 1) : 1;
 	if (grp < 1 || w->shape[0] % grp)
 		return 0;
