@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # host-ops: ops the chip has no form for (MaxUnpool, MaxPool's Indices, a
-# 3-D Conv, GridSample) run on the host between chip ops: top2tpu places
+# grouped 3-D Conv, GridSample) run on the host between chip ops: top2tpu places
 # them on the host, codegen gives each a host command, tpu-sim runs it by
 # ir-run's kernel, in f32 and int8, on both chips, bit for bit as ir-run.
 load helpers

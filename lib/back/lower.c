@@ -18,6 +18,7 @@
 #include "back/lower_cast.h"
 #include "back/lower_order.h"
 #include "back/lower_compose.h"
+#include "back/lower_depth.h"
 #include "back/lower_fit.h"
 #include "back/lower_wide.h"
 #include "quant/quant.h"
@@ -937,6 +938,17 @@ static struct calib_table *share_concat(const struct lower_ctx *lc)
 	return cp;
 }
 
+/* Per op of TOP, 1 where qtable QT (may be NULL) names it; NULL without one. */
+static char *qtable_marks(const struct qtable *qt, const struct ir_graph *top)
+{
+	if (!qt)
+		return NULL;
+	char *keep = xcalloc((size_t)top->n_ops + 1, 1);
+	for (int i = 0; i < top->n_ops; i++)
+		keep[i] = top->ops[i].name && name_index_get(&qt->index, top->ops[i].name) >= 0;
+	return keep;
+}
+
 int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode m,
 		     const struct lower_opts *opts, struct ir_graph **tpu)
 {
@@ -949,14 +961,20 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		return err_set("lowering takes top IR, not %s", dialect_name(top->dialect));
 	if (lower_dtype_check(top) < 0)
 		return -1;
+	/* 3-D Convs as 2-D Convs on depth-major tensors */
+	struct ir_graph *deep = NULL;
+	struct calib_table *deep_tab = NULL;
+	char *keep = qtable_marks(opts->qt, top);
+	lower_depth(top, keep, tab, &deep, &deep_tab);
+	if (deep) {
+		top = deep;
+		free(keep);
+		keep = qtable_marks(opts->qt, top);
+	}
+	if (deep_tab)
+		tab = deep_tab;
 	/* a linear Conv and the 1x1 Conv reading it as one, where faster */
 	struct ir_graph *composed = NULL;
-	char *keep = NULL;
-	if (opts->qt) {
-		keep = xcalloc((size_t)top->n_ops + 1, 1);
-		for (int i = 0; i < top->n_ops; i++)
-			keep[i] = top->ops[i].name && name_index_get(&opts->qt->index, top->ops[i].name) >= 0;
-	}
 	lower_compose(top, chip_find(chip), m, keep, &composed);
 	free(keep);
 	if (composed)
@@ -965,6 +983,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	if (op_modes(top, m, opts->qt, opmode) < 0) {
 		free(opmode);
 		graph_free(composed);
+		graph_free(deep);
+		calib_table_free(deep_tab);
 		return -1;
 	}
 	if (tab)
@@ -972,6 +992,8 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 	if (!tab && model_modes(top, opmode) < 0) {
 		free(opmode);
 		graph_free(composed);
+		graph_free(deep);
+		calib_table_free(deep_tab);
 		return err_set("int8 lowering needs a calibration table");
 	}
 
@@ -1054,7 +1076,9 @@ int lower_graph_opts(const struct ir_graph *top, const char *chip, enum ir_mode 
 		rc = ir_verify(g);
 	FREE_ALL(lc.map, lc.alt, lc.is_output, opmode, shape_val);
 	calib_table_free(shared);
+	calib_table_free(deep_tab);
 	graph_free(composed);
+	graph_free(deep);
 	if (rc < 0) {
 		graph_free(g);
 		return -1;
