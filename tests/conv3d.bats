@@ -38,6 +38,11 @@ deploy() { # MODE CHIP
 		assert_success
 		! grep -q ' host  # ' "$D/$m.lst"
 	done
+	# int8: the input quantised once, before its Transpose to depth-major
+	run ir-print "$D/int8-tpu-a/lowered.tpu"
+	[ "$(grep -c '= Cast(.*{to="[iu]8"}' <<<"$output")" -eq 1 ]
+	assert_output --regexp '%x_i8 = Cast\(%x\) \{to="i8"\}'
+	assert_output --regexp '= Transpose\(%x_ncd_i8\)'
 	# f32: numpy's float64 3-D convolution
 	run npz-compare "$D/ref.npz" "$D/f32-tpu-a/sim_out.npz" --tolerance 0.999999,0.999
 	assert_success

@@ -49,7 +49,8 @@ static int cast_pass(struct ir_graph *g)
 		int m = cast->in[0], y = cast->out[0], p = prod[m];
 		enum ir_dtype yd = g->tensors[y].dtype;
 		int quant = (yd == DT_I8 || yd == DT_U8) && p >= 0 && g->ops[p].n_in == 1 &&
-			    (g->ops[p].type == OP_TRANSPOSE || g->ops[p].type == OP_PAD);
+			    (g->ops[p].type == OP_TRANSPOSE || g->ops[p].type == OP_PAD ||
+			     g->ops[p].type == OP_RESHAPE);
 		if (p < 0 || uses[m] != 1 || g->tensors[m].data ||
 		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
 			continue;
@@ -111,8 +112,111 @@ static int cast_pass(struct ir_graph *g)
 	return any;
 }
 
+/* The one Cast reading tensor t, or -1 (none, several, or an output). */
+static int sole_cast(const struct ir_graph *g, const int *uses, int t)
+{
+	if (uses[t] != 1)
+		return -1;
+	for (int o = 0; o < g->n_ops; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++)
+			if (g->ops[o].in[j] == t)
+				return g->ops[o].type == OP_CAST && g->ops[o].n_in == 1 ? o : -1;
+	return -1;
+}
+
+/* Each float activation whose readers are all single-input Slices, each
+ * read only by a quantising Cast, all to one dtype, scale and zero point,
+ * and together at least as many elements as it holds (the windows of
+ * lower_depth's plane Convs): one Cast of it before the first Slice, the
+ * Slices copying its codes.  Returns 1 if any changed. */
+static int slice_casts(struct ir_graph *g)
+{
+	int n0 = g->n_ops, nt = g->n_tensors, any = 0;
+	int *uses = xcalloc((size_t)nt + 1, sizeof(int));
+	int *first = xmalloc(sizeof(int) * ((size_t)nt + 1));
+	for (int t = 0; t < nt; t++)
+		first[t] = -1;
+	for (int o = 0; o < n0; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++) {
+			int t = g->ops[o].in[j];
+			if (t >= 0 && !uses[t]++)
+				first[t] = o;
+		}
+	for (int i = 0; i < g->n_outputs; i++)
+		uses[g->outputs[i]] += 2;
+	int *owner = NULL, cap = 0;
+	for (int x = 0; x < nt; x++) {
+		const struct ir_tensor *tx = &g->tensors[x];
+		if (!uses[x] || tx->data || !float_dt(tx->dtype))
+			continue;
+		int ok = 1, nr = 0, c0 = -1;
+		int64_t sum = 0;
+		for (int o = first[x]; o < n0 && ok && o >= 0; o++) {
+			const struct ir_op *op = &g->ops[o];
+			int reads = 0;
+			for (int j = 0; j < op->n_in; j++)
+				reads |= op->in[j] == x;
+			if (!reads)
+				continue;
+			int c = op->type == OP_SLICE && op->n_in == 1 && op->n_out == 1 ?
+				sole_cast(g, uses, op->out[0]) : -1;
+			enum ir_dtype yd = c >= 0 ? g->tensors[g->ops[c].out[0]].dtype : DT_F32;
+			ok = c >= 0 && (yd == DT_I8 || yd == DT_U8);
+			if (ok && c0 >= 0) {
+				const struct ir_tensor *a = &g->tensors[g->ops[c0].out[0]];
+				const struct ir_tensor *b = &g->tensors[g->ops[c].out[0]];
+				ok = a->dtype == b->dtype && a->scale == b->scale &&
+				     a->zero_point == b->zero_point;
+			}
+			if (ok) {
+				c0 = c0 < 0 ? c : c0;
+				nr++;
+				sum += tensor_numel(&g->tensors[op->out[0]]);
+			}
+		}
+		if (!ok || nr != uses[x] || sum < tensor_numel(tx))
+			continue;
+		/* one Cast of x, a twin of the first Cast's result */
+		const struct ir_tensor *y0 = &g->tensors[g->ops[c0].out[0]];
+		enum ir_dtype dt = y0->dtype;
+		float scale = y0->scale;
+		int zp = y0->zero_point;
+		char base[512];
+		snprintf(base, sizeof base, "%s_%s", tx->name, dtype_name(dt));
+		char *name = graph_unique_name(g, base, 1);
+		int64_t shape[IR_MAX_RANK];
+		int rank = tx->rank;
+		memcpy(shape, tx->shape, sizeof(int64_t) * (size_t)rank);
+		int q = graph_add_tensor(g, name, dt, rank, shape);
+		g->tensors[q].scale = scale;
+		g->tensors[q].zero_point = zp;
+		free(name);
+		int k = graph_add_op(g, OP_CAST, g->tensors[q].name, 1, &x, 1, &q);
+		op_copy_attrs(&g->ops[k], &g->ops[c0]);
+		grow_array((void **)&owner, &cap, k - n0 + 1, sizeof *owner);
+		owner[k - n0] = first[x];
+		for (int o = first[x]; o < n0; o++) {
+			struct ir_op *op = &g->ops[o];
+			if (op->type != OP_SLICE || op->n_in != 1 || op->in[0] != x)
+				continue;
+			int c = sole_cast(g, uses, op->out[0]);
+			op->in[0] = q;
+			op->out[0] = g->ops[c].out[0];
+			g->ops[c].type = OP_COUNT;   /* dropped by graph_compact */
+		}
+		any = 1;
+	}
+	if (any) {
+		graph_place_before(g, n0, owner);
+		graph_compact(g);
+	}
+	FREE_ALL(owner, uses, first);
+	return any;
+}
+
 int lower_cast_copies(struct ir_graph *g)
 {
+	slice_casts(g);
 	/* each pass moves a Cast back over one copy; chains are short, the
 	 * bound keeps a bug from looping */
 	for (int pass = 0; pass < 16 && cast_pass(g); pass++)

@@ -13,8 +13,12 @@
  * heads joined and then widened to its f32 output: each head widened,
  * and stored straight into the output by addr-assign's copies in place).
  * Repeated through chains of copies.  A quantising Cast (to i8 or u8) of
- * a Transpose of float input goes before it too: a TensorFlow model's NHWC
- * input is transposed as int8, a quarter of the bytes.  The values are
+ * a Transpose, Pad or Reshape of float input goes before it too: a
+ * TensorFlow model's NHWC input is transposed as int8, a quarter of the
+ * bytes; and the quantising Casts, on one dtype, scale and zero point, of
+ * Slices that are all of a float tensor's readers and together hold at
+ * least its elements become one Cast of it (lower_depth's windows of a
+ * video network's input).  The values are
  * unchanged: a Cast acts on each element alone.  Returns 0. */
 int lower_cast_copies(struct ir_graph *g);
 
