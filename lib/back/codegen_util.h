@@ -14,10 +14,31 @@
 
 #define LMEM_ALIGN 64   /* local regions start on a vector-width boundary */
 
+/* What code generation keeps of graph g for chip c across the programs it
+ * generates or times on g (codegen.h's codegen_ctx_new): indexes that
+ * spare scans of the ops, answers that cost a search, and the switches
+ * layergroup sets.  Each part of codegen keeps its own fields. */
+struct codegen_ctx {
+	const struct ir_graph *g;
+	const struct chip *c;
+	int *prod;             /* per tensor: the first op writing it, -1 none
+				  (cg_producer; codegen_util.c) */
+	struct rows_memo *rows; /* cg_in_rows' answers (codegen_util.c) */
+	int rows_cap, rows_used;
+	int *last_use;         /* per tensor: the last op reading it, n_ops for a
+				  graph output, -1 none (codegen_group.c) */
+	struct choice *choice; /* cg_group_choose's choices (codegen_group.c) */
+	int choice_cap, choice_used;
+	int plain;             /* codegen_plain_schedule (codegen.c) */
+	long departs;          /* codegen_departs (codegen.c) */
+};
+
 /* The streams being generated. */
 struct gen {
 	const struct ir_graph *g;
 	const struct chip *c;
+	struct codegen_ctx *cx; /* g's context, NULL none: every answer found
+				   afresh, no run's choice remembered */
 	int estimate;          /* timing only: tensors may lack addresses */
 	int64_t dma_cycles;    /* cost of the DMA commands emitted so far */
 	struct isa_dma *dma;
@@ -127,12 +148,14 @@ struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait);
  * counts from base up; with high set, the layout is mirrored within [base,
  * base + need), so that its first regions lie at the top. */
 uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int high);
-/* Producer op of tensor t, -1 for graph inputs and weights. */
-int cg_producer(const struct ir_graph *g, int t);
-/* Index G's writers once, so that cg_producer on G is a lookup (a scan
- * per call is quadratic in the ops), and remember cg_in_rows' answers on G
- * (the search asks the same rows of an op many times); NULL drops both. */
-void cg_producer_index(const struct ir_graph *g);
+/* Producer op of tensor t, -1 for graph inputs and weights: with cg->cx a
+ * lookup (a scan per call is quadratic in the ops). */
+int cg_producer(const struct gen *cg, int t);
+/* cx's writers of each tensor indexed, and its memo of cg_in_rows' answers
+ * (the search asks the same rows of an op many times) empty; _fini frees
+ * both. */
+void cg_ctx_init(struct codegen_ctx *cx);
+void cg_ctx_fini(struct codegen_ctx *cx);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */
 int64_t cg_load_cycles(const struct gen *cg, int t);
