@@ -1012,10 +1012,9 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 	free(local);
 	struct codegen_ctx *cx = codegen_ctx_new(g, c);
 	struct gen cg = { .g = g, .c = c, .cx = cx };
-	cg_forward_begin(g);
+	cg_ctx_forward(cx);
 	int64_t cycles;
 	int rc = gen_best(&cg, grp, n_grp, &cycles);
-	cg_forward_end();
 	codegen_ctx_free(cx);
 	free(grp);
 	if (rc < 0) {

@@ -240,33 +240,26 @@ static int emit_dma_parts(struct gen *cg, int kind, enum ir_dtype dt, int64_t dd
 	return 0;
 }
 
-static const struct ir_graph *fwd_g;
-static struct lg_fwd *fwd;
-static char *fwd_skip;   /* per op: a copy whose result loads from its source */
-
-void cg_forward_begin(const struct ir_graph *g)
+void cg_ctx_forward(struct codegen_ctx *cx)
 {
-	cg_forward_end();
-	fwd = lg_forwards(g);
-	fwd_skip = xcalloc((size_t)g->n_ops + 1, 1);
+	const struct ir_graph *g = cx->g;
+	cx->fwd = lg_forwards(g);
+	cx->fwd_skip = xcalloc((size_t)g->n_ops + 1, 1);
 	for (int t = 0; t < g->n_tensors; t++)
-		if (fwd[t].copy >= 0)
-			fwd_skip[fwd[t].copy] = 1;
-	fwd_g = g;
+		if (cx->fwd[t].copy >= 0)
+			cx->fwd_skip[cx->fwd[t].copy] = 1;
 }
 
-void cg_forward_end(void)
+/* What a load of t reads in place of t (lg_forwards), NULL: t itself. */
+static const struct lg_fwd *forward_of(const struct gen *cg, int t)
 {
-	free(fwd);
-	free(fwd_skip);
-	fwd = NULL;
-	fwd_skip = NULL;
-	fwd_g = NULL;
+	const struct codegen_ctx *cx = cg->cx;
+	return !cg->estimate && cx && cx->fwd && cx->fwd[t].copy >= 0 ? &cx->fwd[t] : NULL;
 }
 
 int cg_copy_skipped(const struct gen *cg, int k)
 {
-	return !cg->estimate && cg->g == fwd_g && fwd_skip[k];
+	return !cg->estimate && cg->cx && cg->cx->fwd_skip && cg->cx->fwd_skip[k];
 }
 
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
@@ -308,8 +301,8 @@ int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, in
 	if (h1 <= h0 || c1 <= c0)
 		return 0;
 	int64_t blk[4] = { s[0], c1 - c0, h1 - h0, s[3] };
-	if (kind == ISA_DMA_LOAD && axis == 2 && !cg->estimate && cg->g == fwd_g && fwd[t].copy >= 0) {
-		const struct lg_fwd *f = &fwd[t];
+	const struct lg_fwd *f = kind == ISA_DMA_LOAD && axis == 2 ? forward_of(cg, t) : NULL;
+	if (f) {
 		ddr = cg->g->tensors[f->src].addr + (f->at + c0 * f->cs + (int64_t)h0 * s[3]) * es;
 		return emit_dma_parts(cg, kind, x->dtype, ddr, lmem, blk, f->cs, f->ns, wait,
 				       x->name);
@@ -403,6 +396,8 @@ void cg_ctx_fini(struct codegen_ctx *cx)
 {
 	free(cx->prod);
 	free(cx->rows);
+	free(cx->fwd);
+	free(cx->fwd_skip);
 }
 
 int cg_producer(const struct gen *cg, int t)

@@ -16,8 +16,9 @@
 
 /* What code generation keeps of graph g for chip c across the programs it
  * generates or times on g (codegen.h's codegen_ctx_new): indexes that
- * spare scans of the ops, answers that cost a search, and the switches
- * layergroup sets.  Each part of codegen keeps its own fields. */
+ * spare scans of the ops, answers that cost a search, the copies whose
+ * results loads read from their sources (codegen itself), and the
+ * switches layergroup sets.  Each part of codegen keeps its own fields. */
 struct codegen_ctx {
 	const struct ir_graph *g;
 	const struct chip *c;
@@ -29,6 +30,9 @@ struct codegen_ctx {
 				  graph output, -1 none (codegen_group.c) */
 	struct choice *choice; /* cg_group_choose's choices (codegen_group.c) */
 	int choice_cap, choice_used;
+	struct lg_fwd *fwd;    /* lg_forwards(g) once cg_ctx_forward filled it,
+				  else NULL (codegen_util.c) */
+	char *fwd_skip;        /* per op: a copy whose result loads from its source */
 	int plain;             /* codegen_plain_schedule (codegen.c) */
 	long departs;          /* codegen_departs (codegen.c) */
 };
@@ -118,12 +122,11 @@ void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, 
 int cg_sliceable(const struct ir_graph *g, const struct ir_op *op);
 /* Whether input i of a sliceable op holds slice rows. */
 int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
-/* Between cg_forward_begin(g) and _end(), in code generation (not
- * estimates) of g: a load of a tensor lg_forwards names reads the copy's
- * source in its place, and cg_copy_skipped(cg, k) says copy op k then
- * needs no command. */
-void cg_forward_begin(const struct ir_graph *g);
-void cg_forward_end(void);
+/* Once cg_ctx_forward(cx) (codegen itself: lg_forwards reads a grouped
+ * graph), in code generation (not estimates) on cx: a load of a tensor
+ * lg_forwards names reads the copy's source in its place, and
+ * cg_copy_skipped(cg, k) says copy op k then needs no command. */
+void cg_ctx_forward(struct codegen_ctx *cx);
 int cg_copy_skipped(const struct gen *cg, int k);
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
  * c0 < 0) of tensor t between DDR and local address lmem. */
@@ -153,7 +156,7 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 int cg_producer(const struct gen *cg, int t);
 /* cx's writers of each tensor indexed, and its memo of cg_in_rows' answers
  * (the search asks the same rows of an op many times) empty; _fini frees
- * both. */
+ * them and cg_ctx_forward's tables. */
 void cg_ctx_init(struct codegen_ctx *cx);
 void cg_ctx_fini(struct codegen_ctx *cx);
 void cg_free(struct gen *cg);
