@@ -20,6 +20,39 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+# onnx_py SEED: run the Python on stdin, which writes ONNX models and
+# their inputs into $T, after the lines each such script here began with:
+# numpy as np, onnx, its helper as h, TensorProto as P and numpy_helper as
+# nh; d, the folder $T; r, a numpy generator seeded SEED; w(name, *shape),
+# a float weight, normal over the square root of its fan-in, added to the
+# list inits, returning its name; save(g, file, opset), g as a model of
+# that opset in d.
+onnx_py() {
+	{
+		cat <<EOF
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as P, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.default_rng($1)
+inits = []
+def w(name, *s):
+    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
+    return name
+def save(g, file, opset):
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", opset)]), d + "/" + file)
+EOF
+		cat
+	} | $PY - "$T"
+}
+
+# sim_is_ir MODEL LOWERED [ARG...]: tpu-sim runs MODEL (with ARGs) on
+# $T/in.npz to the very bytes ir-run gives for LOWERED.
+sim_is_ir() {
+	tpu-sim -q "$1" -i "$T/in.npz" -o "$T/sim.npz" "${@:3}"
+	ir-run "$2" -i "$T/in.npz" -o "$T/ir.npz"
+	cmp "$T/sim.npz" "$T/ir.npz"
+}
+
 @test "the model reads back by the man pages alone" {
 	run codegen "$FX/int8.addressed.tpu" -o "$T/m.tmodel"
 	assert_success
@@ -104,15 +137,7 @@ PYEOF
 	# group, in slices.  The computes wait for the first slice's rows: a
 	# first slice of half the others' rows starts them sooner, so the
 	# cost model times the group faster.
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
-r = np.random.default_rng(11)
-inits = []
-def w(name, *s):
-    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
-    return name
+	onnx_py 11 <<'PYEOF'
 n = [h.make_node("Conv", ["x", w("w0", 32, 3, 3, 3)], ["a0"], strides=[2, 2], pads=[1, 1, 1, 1]),
      h.make_node("Relu", ["a0"], ["a"]),
      h.make_node("Conv", ["a", w("w1", 32, 1, 3, 3)], ["b0"], group=32, pads=[1, 1, 1, 1]),
@@ -120,7 +145,7 @@ n = [h.make_node("Conv", ["x", w("w0", 32, 3, 3, 3)], ["a0"], strides=[2, 2], pa
      h.make_node("Conv", ["b", w("w2", 64, 32, 1, 1)], ["y"])]
 g = h.make_graph(n, "stem", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 112, 112])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)], inits)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/stem.onnx")
+save(g, "stem.onnx", 13)
 np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 112, 112)).astype(np.float32))
 np.savez(d + "/in.npz", x=r.standard_normal((1, 3, 112, 112)).astype(np.float32))
 PYEOF
@@ -145,9 +170,7 @@ PYEOF
 	done
 	((at == 56))
 	[ "${sl[-1]#*+}" -le "$mid" ]
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu"
 }
 
 @test "a group read whole by the next loads the rows the group before stored while it computes; tpu-sim as ir-run" {
@@ -158,15 +181,7 @@ PYEOF
 	# in parts while the stem's later slices compute, not all of it after
 	# the stem's last store (23,296 -> 22,080 cycles; 21,132 with the
 	# whole group's first Conv computing the rows as they arrive).
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
-r = np.random.default_rng(11)
-inits = []
-def w(name, *s):
-    inits.append(nh.from_array((r.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), name))
-    return name
+	onnx_py 11 <<'PYEOF'
 def conv(x, y, wn, co, ci, k, **a):
     return [h.make_node("Conv", [x, w(wn, co, ci, k, k)], [y + "0"], **a), h.make_node("Relu", [y + "0"], [y])]
 n = (conv("x", "a", "w0", 32, 3, 3, strides=[2, 2], pads=[1, 1, 1, 1]) +
@@ -176,7 +191,7 @@ n = (conv("x", "a", "w0", 32, 3, 3, strides=[2, 2], pads=[1, 1, 1, 1]) +
       h.make_node("Gemm", ["f", w("w5", 10, 256)], ["y"], transB=1)])
 g = h.make_graph(n, "stem", [h.make_tensor_value_info("x", P.FLOAT, [1, 3, 128, 128])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)], inits)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/stem.onnx")
+save(g, "stem.onnx", 13)
 np.savez(d + "/cal.npz", x=r.standard_normal((4, 1, 3, 128, 128)).astype(np.float32))
 np.savez(d + "/in.npz", x=r.standard_normal((1, 3, 128, 128)).astype(np.float32))
 PYEOF
@@ -198,9 +213,7 @@ print(any(k == "LOAD" and any(e[:2] == ("STORE", a) for e in ev[:i]) and
           for i, (k, a, ns) in enumerate(ev)))
 PYEOF
 	assert_output True
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu"
 }
 
 @test "the next group's weights load where the group's weights died; tpu-sim as ir-run" {
@@ -211,10 +224,7 @@ PYEOF
 	# loads waiting for a compute of an earlier group that is not that
 	# group's last (its reader of the bytes was), over a weight that group
 	# read by then.
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-r = np.random.default_rng(5)
+	onnx_py 5 <<'PYEOF'
 ws, nodes, x = [], [], "x"
 def conv(cin, cout, s):
     global x
@@ -227,15 +237,13 @@ for cin, cout, s in [(192, 192, 1)] * 4 + [(192, 256, 2), (256, 256, 2)] + [(256
     conv(cin, cout, s)
 g = h.make_graph(nodes, "chain", [h.make_tensor_value_info("x", P.FLOAT, [1, 192, 16, 16])],
                  [h.make_tensor_value_info(x, P.FLOAT, [1, 256, 4, 4])], ws)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/chain.onnx")
-np.savez(sys.argv[1] + "/in.npz", x=r.standard_normal((1, 192, 16, 16)).astype(np.float32))
+save(g, "chain.onnx", 13)
+np.savez(d + "/in.npz", x=r.standard_normal((1, 192, 16, 16)).astype(np.float32))
 PYEOF
 	onnx2top "$T/chain.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
 	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
 	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu"
 	codegen "$T/a.tpu" -o "$T/m2.tmodel" -l "$T/list"
 	run $PY - "$T/a.tpu" "$T/list" <<'PYEOF'
 import re, struct, sys, msgpack
@@ -295,18 +303,14 @@ PYEOF
 	need_tool tpu-sim ir-run
 	# a squeeze-and-excitation pool and scale (whole: the pool does not
 	# slice), then a residual Add of a second input of 1 MiB
-	/usr/bin/python3 - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P
-d = sys.argv[1]
-r = np.random.default_rng(5)
+	onnx_py 5 <<'PYEOF'
 n = [h.make_node("GlobalAveragePool", ["a"], ["m"]),
      h.make_node("Mul", ["a", "m"], ["s"]),
      h.make_node("Add", ["s", "b"], ["y"])]
 g = h.make_graph(n, "se", [h.make_tensor_value_info("a", P.FLOAT, [1, 64, 64, 64]),
                            h.make_tensor_value_info("b", P.FLOAT, [1, 64, 64, 64])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/se.onnx")
+save(g, "se.onnx", 17)
 np.savez(d + "/in.npz", a=r.standard_normal((1, 64, 64, 64)).astype(np.float32),
          b=r.standard_normal((1, 64, 64, 64)).astype(np.float32))
 PYEOF
@@ -330,17 +334,14 @@ PYEOF
 	# neither loaded again nor, when nothing else reads it, stored
 	# (17,216 -> 8,768 cycles); as a graph output too, s is stored but
 	# still not loaded
-	/usr/bin/python3 - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P
-d = sys.argv[1]
+	onnx_py 7 <<'PYEOF'
 n = [h.make_node("GlobalAveragePool", ["a"], ["m"]), h.make_node("Mul", ["a", "m"], ["s"]),
      h.make_node("GlobalMaxPool", ["s"], ["q"]), h.make_node("Mul", ["s", "q"], ["y"])]
 for name, outs in (("one", ["y"]), ("two", ["y", "s"])):
     g = h.make_graph(n, "se2", [h.make_tensor_value_info("a", P.FLOAT, [1, 64, 32, 32])],
                      [h.make_tensor_value_info(o, P.FLOAT, None) for o in outs])
-    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/" + name + ".onnx")
-np.savez(d + "/in.npz", a=np.random.default_rng(7).standard_normal((1, 64, 32, 32)).astype(np.float32))
+    save(g, name + ".onnx", 17)
+np.savez(d + "/in.npz", a=r.standard_normal((1, 64, 32, 32)).astype(np.float32))
 PYEOF
 	for m in one two; do
 		onnx2top "$T/$m.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/$m.tpu"
@@ -364,17 +365,13 @@ PYEOF
 	# four 3x3 Convs on 16x16 in two groups of two (-n 2), each in one
 	# slice: the second reads the first's result where it lies, neither
 	# stored nor loaded again (21,760 -> 20,480 cycles)
-	/usr/bin/python3 - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
-r = np.random.default_rng(3)
+	onnx_py 3 <<'PYEOF'
 n = [h.make_node("Conv", [a, "w%d" % i], [b], pads=[1, 1, 1, 1])
      for i, (a, b) in enumerate([("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")])]
 ws = [nh.from_array((r.standard_normal((32, 32, 3, 3)) / 17).astype(np.float32), "w%d" % i) for i in range(4)]
 g = h.make_graph(n, "cc", [h.make_tensor_value_info("x", P.FLOAT, [1, 32, 16, 16])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)], ws)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/cc.onnx")
+save(g, "cc.onnx", 17)
 np.savez(d + "/in.npz", x=r.standard_normal((1, 32, 16, 16)).astype(np.float32))
 PYEOF
 	onnx2top "$T/cc.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
@@ -401,17 +398,13 @@ PYEOF
 	# rows as it arrives: the first compute starts before a whole could
 	# be in (256 KiB at 64 bytes a cycle: 4,096 cycles); 47,920 -> 44,736
 	# cycles
-	/usr/bin/python3 - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-d = sys.argv[1]
-r = np.random.default_rng(3)
+	onnx_py 3 <<'PYEOF'
 w = nh.from_array((r.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32), "w")
 n = [h.make_node("Relu", ["a"], ["r"]), h.make_node("Conv", ["r", "w"], ["c"], pads=[1, 1, 1, 1]),
      h.make_node("GlobalAveragePool", ["c"], ["m"]), h.make_node("Mul", ["c", "m"], ["y"])]
 g = h.make_graph(n, "head", [h.make_tensor_value_info("a", P.FLOAT, [1, 64, 32, 32])],
                  [h.make_tensor_value_info("y", P.FLOAT, None)], [w])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), d + "/head.onnx")
+save(g, "head.onnx", 17)
 np.savez(d + "/in.npz", a=r.standard_normal((1, 64, 32, 32)).astype(np.float32))
 PYEOF
 	onnx2top "$T/head.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
@@ -525,9 +518,7 @@ PYEOF
 	top2tpu "$T/c.top" --chip tpu-a --mode int8 --calib "$T/t.table" -o "$T/l.tpu"
 	weight-reorder "$T/l.tpu" | layergroup -n 60 | addr-assign -q -o "$T/a.tpu"
 	codegen "$T/a.tpu" -o "$T/m.tmodel" -l "$T/list"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu"
 	run $PY - "$T/a.tpu" "$T/list" <<'PYEOF'
 import re, struct, sys, msgpack
 b = open(sys.argv[1], "rb").read()
@@ -562,10 +553,7 @@ PYEOF
 	# A detector's per-class threshold: a column, a Greater with its own
 	# constant 0.25 (six tensors, one value), a NonZero on the host, per
 	# class.  One DMA command loads a threshold; each Greater reads it.
-	$PY - "$T" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper as h, TensorProto as P, numpy_helper as nh
-r = np.random.default_rng(7)
+	onnx_py 7 <<'PYEOF'
 N, C = 3234, 6
 nodes, inits, outs = [], [], []
 for c in range(C):
@@ -576,15 +564,13 @@ for c in range(C):
               h.make_node("NonZero", ["b%d" % c], ["n%d" % c])]
     outs.append(h.make_tensor_value_info("n%d" % c, P.INT64, [1, None]))
 g = h.make_graph(nodes, "perclass", [h.make_tensor_value_info("x", P.FLOAT, [N, C])], outs, inits)
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/pc.onnx")
-np.savez(sys.argv[1] + "/in.npz", x=r.random((N, C)).astype(np.float32))
+save(g, "pc.onnx", 13)
+np.savez(d + "/in.npz", x=r.random((N, C)).astype(np.float32))
 PYEOF
 	onnx2top "$T/pc.onnx" | top-opt | top2tpu --chip tpu-a --mode f32 -o "$T/l.tpu"
 	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
 	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz" --trace "$T/t.json"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu" --trace "$T/t.json"
 	run $PY - "$T/t.json" <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -618,7 +604,5 @@ PYEOF
 	onnx2top "$T/sw.onnx" | top-opt | top2tpu --chip tpu-a --mode bf16 -o "$T/l.tpu"
 	weight-reorder "$T/l.tpu" | layergroup | addr-assign -q -o "$T/a.tpu"
 	codegen "$T/a.tpu" -o "$T/m.tmodel"
-	tpu-sim -q "$T/m.tmodel" -i "$T/in.npz" -o "$T/sim.npz"
-	ir-run "$T/l.tpu" -i "$T/in.npz" -o "$T/ir.npz"
-	cmp "$T/sim.npz" "$T/ir.npz"
+	sim_is_ir "$T/m.tmodel" "$T/l.tpu"
 }

@@ -302,15 +302,19 @@ static int unit_load_weight(struct gen *cg, struct unit *u, int i, int t, int64_
 	return r;
 }
 
-/* Programs that left codegen's plain schedule since codegen_departs(1): a
+/* A program on cg's context left the plain schedule (codegen_departs): a
  * load into a group's freed bytes, or another layout timed faster. */
-static long departs;
-
-long codegen_departs(int reset)
+static void departed(const struct gen *cg)
 {
-	long n = departs;
+	if (cg->cx)
+		cg->cx->departs++;
+}
+
+long codegen_departs(struct codegen_ctx *cx, int reset)
+{
+	long n = cx->departs;
 	if (reset)
-		departs = 0;
+		cx->departs = 0;
 	return n;
 }
 
@@ -368,7 +372,8 @@ static int unit_freed(struct gen *cg, struct prefetch *pf, const struct freed *f
 			uint32_t rw = region_wait(a, a->i, lo, hi);
 			int had = cg->n_dma;
 			int r = unit_load_weight(cg, u, i, t, -1, rw > w ? rw : w, &budget);
-			departs += cg->n_dma > had;
+			if (cg->n_dma > had)
+				departed(cg);
 			if (r < 0)
 				return -1;
 			if (j > a->i + 1 && cg->n_dma > had) {
@@ -549,7 +554,7 @@ static int unit_plan(struct gen *cg, struct unit *u, int first, int n)
 	}
 	if (n > 1) {
 		int64_t cy;
-		if (!(u->G = cg_group_new(cg->g, first, n)))
+		if (!(u->G = cg_group_new(cg, first, n)))
 			return -1;
 		int rc = cg_group_choose(cg, u->G, &cy);
 		if (rc < 0)
@@ -743,6 +748,25 @@ out:
 	return rc;
 }
 
+struct codegen_ctx *codegen_ctx_new(const struct ir_graph *g, const struct chip *c)
+{
+	struct codegen_ctx *cx = xcalloc(1, sizeof *cx);
+	cx->g = g;
+	cx->c = c;
+	cg_ctx_init(cx);
+	cg_group_ctx_init(cx);
+	return cx;
+}
+
+void codegen_ctx_free(struct codegen_ctx *cx)
+{
+	if (!cx)
+		return;
+	cg_ctx_fini(cx);
+	cg_group_ctx_fini(cx);
+	free(cx);
+}
+
 int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i)
 {
 	struct gen cg = { .g = g, .c = c, .estimate = 1 };
@@ -754,9 +778,10 @@ int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i)
 	return rc == -2 ? 0 : rc < 0 ? -1 : 1;
 }
 
-int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n)
+int64_t codegen_group_cycles(struct codegen_ctx *cx, int first, int n)
 {
-	struct gen cg = { .g = g, .c = c, .estimate = 1 };
+	const struct ir_graph *g = cx->g;
+	struct gen cg = { .g = g, .c = cx->c, .cx = cx, .estimate = 1 };
 	int64_t cy = -1;
 	if (n == 1 && g->ops[first].place == PLACE_HOST)
 		return 0;
@@ -766,7 +791,7 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
 			return -1;
 		return cy;
 	}
-	struct group *G = cg_group_new(g, first, n);
+	struct group *G = cg_group_new(&cg, first, n);
 	int rc = G ? cg_group_choose(&cg, G, &cy) : -1;
 	cg_group_free(G);
 	return rc < 0 ? rc : cy;
@@ -791,16 +816,10 @@ int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int
  * kept when faster and some rows loaded early, then that with results
  * handed over in local memory (gen's keep), kept when faster and some
  * were.  *cycles gets its time.  As gen_all returns. */
-static int plain_only;   /* codegen_plain_schedule */
-
-void codegen_plain_schedule(int on)
-{
-	plain_only = on;
-}
-
 static int gen_variants(struct gen *cg, const struct lg_group *grp, int n_grp, int64_t *cycles)
 {
 	struct gen init = *cg;
+	int plain_only = cg->cx && cg->cx->plain;
 	/* per variant: gen_all's freed (the layout: activations first for 1) */
 	static const int freed[] = { 2, 2, 0, 1 };
 	int differ;
@@ -839,7 +858,7 @@ static int gen_variants(struct gen *cg, const struct lg_group *grp, int n_grp, i
 				cg_free(cg);
 				*cg = alt;
 				*cycles = cy;
-				departs++;
+				departed(cg);
 				best = v;
 				best_m = m;
 			} else {
@@ -915,10 +934,14 @@ static int gen_best(struct gen *cg, const struct lg_group *grp, int n_grp, int64
 	return 0;
 }
 
-int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
-			    const struct lg_group *grp, int n_grp)
+void codegen_plain_schedule(struct codegen_ctx *cx, int on)
 {
-	struct gen cg = { .g = g, .c = c, .estimate = 1 };
+	cx->plain = on;
+}
+
+int64_t codegen_runs_cycles(struct codegen_ctx *cx, const struct lg_group *grp, int n_grp)
+{
+	struct gen cg = { .g = cx->g, .c = cx->c, .cx = cx, .estimate = 1 };
 	int64_t cy;
 	int rc = gen_best(&cg, grp, n_grp, &cy);
 	cg_free(&cg);
@@ -987,13 +1010,12 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
 	}
 
 	free(local);
-	struct gen cg = { .g = g, .c = c };
-	codegen_uses_begin(g);
-	cg_forward_begin(g);
+	struct codegen_ctx *cx = codegen_ctx_new(g, c);
+	struct gen cg = { .g = g, .c = c, .cx = cx };
+	cg_ctx_forward(cx);
 	int64_t cycles;
 	int rc = gen_best(&cg, grp, n_grp, &cycles);
-	cg_forward_end();
-	codegen_uses_end();
+	codegen_ctx_free(cx);
 	free(grp);
 	if (rc < 0) {
 		cg_free(&cg);

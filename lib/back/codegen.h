@@ -43,32 +43,44 @@ int codegen(const struct ir_graph *g, const struct chip *c, struct tmodel **out)
  * the message says why (lib/lower_fit.c uses it before weight-reorder). */
 int codegen_op_fits(const struct ir_graph *g, const struct chip *c, int i);
 
-/* Cycles, by the cost model, of ops [FIRST, FIRST + N) of G generated alone:
- * N = 1 as a single op in global memory, N > 1 as one local layer group
- * (only the last op's output stored, the others kept in local memory).
- * Tensors need no addresses.  -1 with a message when the ops cannot run
- * that way, -2 when they do not fit local memory (nor would any longer run
- * from FIRST).  layergroup's cost model. */
-int64_t codegen_group_cycles(const struct ir_graph *g, const struct chip *c, int first, int n);
+/* What codegen keeps of graph G for chip C across the runs of its ops it
+ * times (layergroup's search times the same runs many times): an index of
+ * each tensor's writer and last reader, the slicing each local group was
+ * given (a longer run's search starts from the count of the run one op
+ * shorter), and the schedule switches below.  G must not change while the
+ * context lives; codegen_ctx_free drops it (NULL: nothing).  Contexts of
+ * different graphs are independent, so two graphs may be compiled in one
+ * process, but one context serves one thread at a time. */
+struct codegen_ctx;
+struct codegen_ctx *codegen_ctx_new(const struct ir_graph *g, const struct chip *c);
+void codegen_ctx_free(struct codegen_ctx *cx);
 
-/* With on, codegen and codegen_runs_cycles generate only the plain
- * schedule (no loads into a group's dead bytes, every group's weights
- * first: formats/tpuc-isa.5, CODE GENERATION) until called with 0;
- * layergroup searches once so as well. */
-void codegen_plain_schedule(int on);
-/* How many programs (estimates included) left the plain schedule since the
- * last call with reset 1: a next group's weight loaded into a group's freed
- * bytes, or another layout of the groups timed faster.  None: every time
- * was the plain schedule's. */
-long codegen_departs(int reset);
+/* Cycles, by the cost model, of ops [FIRST, FIRST + N) of cx's graph
+ * generated alone: N = 1 as a single op in global memory, N > 1 as one
+ * local layer group (only the last op's output stored, the others kept in
+ * local memory).  Tensors need no addresses.  -1 with a message when the
+ * ops cannot run that way, -2 when they do not fit local memory (nor would
+ * any longer run from FIRST).  layergroup's cost model. */
+int64_t codegen_group_cycles(struct codegen_ctx *cx, int first, int n);
 
-/* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of G (each a
- * single op placed PLACE_GLOBAL or a local group, as lg_groups gives them)
- * generated one after the other as codegen does, the next run's inputs
- * loaded while the current one computes.  Tensors need no addresses.  -1
- * with a message when a run cannot be generated, -2 when one does not fit
- * local memory.  layergroup times a run after the one before it with it. */
-int64_t codegen_runs_cycles(const struct ir_graph *g, const struct chip *c,
-			    const struct lg_group *grp, int n_grp);
+/* With on, codegen_runs_cycles on cx generates only the plain schedule (no
+ * loads into a group's dead bytes, every group's weights first:
+ * formats/tpuc-isa.5, CODE GENERATION) until called with 0; layergroup
+ * searches once so as well. */
+void codegen_plain_schedule(struct codegen_ctx *cx, int on);
+/* How many programs on cx (estimates included) left the plain schedule
+ * since the last call with reset 1: a next group's weight loaded into a
+ * group's freed bytes, or another layout of the groups timed faster.
+ * None: every time was the plain schedule's. */
+long codegen_departs(struct codegen_ctx *cx, int reset);
+
+/* Cycles, by the cost model, of the runs GRP[0 .. N_GRP) of cx's graph
+ * (each a single op placed PLACE_GLOBAL or a local group, as lg_groups
+ * gives them) generated one after the other as codegen does, the next
+ * run's inputs loaded while the current one computes.  Tensors need no
+ * addresses.  -1 with a message when a run cannot be generated, -2 when
+ * one does not fit local memory.  layergroup times a run after the one
+ * before it with it. */
+int64_t codegen_runs_cycles(struct codegen_ctx *cx, const struct lg_group *grp, int n_grp);
 
 #endif

@@ -32,44 +32,12 @@ void cg_group_free(struct group *G)
 	FREE_ALL(G->gt, G->wt, G->wfirst, G->waddr, G->loaded, G->wdone, G->ix, G->inplace, G);
 }
 
-/* Per tensor of the graph between codegen_uses_begin() and _end(): the
- * index of the last op reading it, n_ops for a graph output, -1 if none;
- * its writer through cg_producer's index. */
-static const struct ir_graph *uses_g;
-static void memo_reset(int on);
-static int *uses_last;
-
-void codegen_uses_begin(const struct ir_graph *g)
+/* Whether tensor T is read by an op from FROM on or is a graph output. */
+static int used_from(const struct gen *cg, int t, int from)
 {
-	free(uses_last);
-	uses_last = xmalloc(sizeof *uses_last * ((size_t)g->n_tensors + 1));
-	for (int t = 0; t < g->n_tensors; t++)
-		uses_last[t] = -1;
-	for (int k = 0; k < g->n_ops; k++)
-		for (int i = 0; i < g->ops[k].n_in; i++)
-			if (g->ops[k].in[i] >= 0)
-				uses_last[g->ops[k].in[i]] = k;
-	for (int o = 0; o < g->n_outputs; o++)
-		uses_last[g->outputs[o]] = g->n_ops;
-	cg_producer_index(g);
-	uses_g = g;
-	memo_reset(1);
-}
-
-void codegen_uses_end(void)
-{
-	free(uses_last);
-	uses_last = NULL;
-	cg_producer_index(NULL);
-	uses_g = NULL;
-	memo_reset(0);
-}
-
-/* Whether tensor T of G is read by an op from FROM on or is a graph output. */
-static int used_from(const struct ir_graph *g, int t, int from)
-{
-	if (g == uses_g)
-		return uses_last[t] >= from;
+	const struct ir_graph *g = cg->g;
+	if (cg->cx)
+		return cg->cx->last_use[t] >= from;
 	for (int o = 0; o < g->n_outputs; o++)
 		if (g->outputs[o] == t)
 			return 1;
@@ -98,8 +66,9 @@ static struct tix *tix_slot(struct tix *tab, int cap, int t)
 			return &tab[i];
 }
 
-struct group *cg_group_new(const struct ir_graph *g, int first, int n)
+struct group *cg_group_new(const struct gen *cg, int first, int n)
 {
+	const struct ir_graph *g = cg->g;
 	struct group *G = xcalloc(1, sizeof *G);
 	G->first = first;
 	G->n_ops = n;
@@ -117,7 +86,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 		 * that input is loaded, written before the group */
 		int ax = isa_slice_axis(g, op, 0);
 		if (!cg_sliceable(g, op) || op->n_out != 1 ||
-		    (ax != 2 && !(ax == 3 && cg_producer(g, op->in[0]) < first)))
+		    (ax != 2 && !(ax == 3 && cg_producer(cg, op->in[0]) < first)))
 			G->whole = 1;
 	}
 	for (int k = first; k < first + n; k++) {
@@ -191,7 +160,7 @@ struct group *cg_group_new(const struct ir_graph *g, int first, int n)
 	tab = NULL;
 	/* Intermediate results read after the group are stored as well. */
 	for (int j = 0; j < G->nt; j++)
-		if (G->gt[j].role == GT_MID && used_from(g, G->gt[j].t, first + n))
+		if (G->gt[j].role == GT_MID && used_from(cg, G->gt[j].t, first + n))
 			G->gt[j].role = GT_MIDOUT;
 	G->waddr = xcalloc((size_t)G->nw + 1, sizeof *G->waddr);
 	G->loaded = xcalloc((size_t)(G->nw + G->nt) + 1, sizeof *G->loaded);
@@ -739,7 +708,7 @@ static int load_bcast(struct gen *cg, struct group *G, uint32_t *wait, int only_
 		struct gten *x = &G->gt[j];
 		if (x->role != GT_BCAST || G->loaded[G->nw + j] || x->r0 >= before)
 			continue;
-		if (only_before >= 0 && cg_producer(cg->g, x->t) >= only_before)
+		if (only_before >= 0 && cg_producer(cg, x->t) >= only_before)
 			continue;
 		if (x->ahead) {
 			/* the rows the unit before stored last */
@@ -1160,71 +1129,78 @@ static int time_count(const struct gen *cg, struct group *G, int n, int64_t *cy_
 	return 0;
 }
 
-/* The slice count of G that the cost model times fastest among those that
- * fit; *cycles gets its time.  -1 with a message when none fits. */
-/* The choices cg_group_choose made, between codegen_uses_begin() and
- * _end(): open addressing on (first, n); slices 0 for none that fits,
+/* The choices cg_group_choose made on a context's graph (codegen_ctx's
+ * choice): open addressing on (first, n); slices 0 for none that fits,
  * negative with no_runs. */
-struct memo {
+struct choice {
 	int first, n, slices, head;
 	int64_t cycles;
 };
-static struct memo *memo;
-static int memo_cap, memo_used;
 
-static struct memo *memo_slot(int first, int n)
+static struct choice *choice_slot(const struct codegen_ctx *cx, int first, int n)
 {
-	unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)n * 40503u);
-	for (unsigned i = h & (unsigned)(memo_cap - 1);; i = (i + 1) & (unsigned)(memo_cap - 1))
-		if (memo[i].n == 0 || (memo[i].first == first && memo[i].n == n))
-			return &memo[i];
+	struct choice *tab = cx->choice;
+	unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)n * 40503u), mask;
+	mask = (unsigned)cx->choice_cap - 1;
+	for (unsigned i = h & mask;; i = (i + 1) & mask)
+		if (tab[i].n == 0 || (tab[i].first == first && tab[i].n == n))
+			return &tab[i];
 }
 
-static void memo_put(int first, int n, int slices, int head, int64_t cycles)
+static void choice_put(struct codegen_ctx *cx, int first, int n, int slices, int head,
+		       int64_t cycles)
 {
-	if (!memo)
-		return;
-	if (2 * (memo_used + 1) > memo_cap) {
-		struct memo *old = memo;
-		int cap = memo_cap;
-		memo_cap *= 2;
-		memo = xcalloc((size_t)memo_cap, sizeof *memo);
-		memo_used = 0;
+	if (2 * (cx->choice_used + 1) > cx->choice_cap) {
+		struct choice *old = cx->choice;
+		int cap = cx->choice_cap;
+		cx->choice_cap *= 2;
+		cx->choice = xcalloc((size_t)cx->choice_cap, sizeof *cx->choice);
+		cx->choice_used = 0;
 		for (int i = 0; i < cap; i++)
 			if (old[i].n)
-				memo_put(old[i].first, old[i].n, old[i].slices, old[i].head,
-					 old[i].cycles);
+				choice_put(cx, old[i].first, old[i].n, old[i].slices, old[i].head,
+					   old[i].cycles);
 		free(old);
 	}
-	struct memo *m = memo_slot(first, n);
+	struct choice *m = choice_slot(cx, first, n);
 	if (!m->n)
-		memo_used++;
-	m->first = first;
-	m->n = n;
-	m->slices = slices;
-	m->head = head;
-	m->cycles = cycles;
+		cx->choice_used++;
+	*m = (struct choice){ first, n, slices, head, cycles };
 }
 
-static void memo_reset(int on)
+void cg_group_ctx_init(struct codegen_ctx *cx)
 {
-	free(memo);
-	memo = NULL;
-	memo_cap = memo_used = 0;
-	if (on) {
-		memo_cap = 1024;
-		memo = xcalloc((size_t)memo_cap, sizeof *memo);
-	}
+	const struct ir_graph *g = cx->g;
+	cx->last_use = xmalloc(sizeof *cx->last_use * ((size_t)g->n_tensors + 1));
+	for (int t = 0; t < g->n_tensors; t++)
+		cx->last_use[t] = -1;
+	for (int k = 0; k < g->n_ops; k++)
+		for (int i = 0; i < g->ops[k].n_in; i++)
+			if (g->ops[k].in[i] >= 0)
+				cx->last_use[g->ops[k].in[i]] = k;
+	for (int o = 0; o < g->n_outputs; o++)
+		cx->last_use[g->outputs[o]] = g->n_ops;
+	cx->choice_cap = 1024;
+	cx->choice_used = 0;
+	cx->choice = xcalloc((size_t)cx->choice_cap, sizeof *cx->choice);
 }
 
+void cg_group_ctx_fini(struct codegen_ctx *cx)
+{
+	free(cx->last_use);
+	free(cx->choice);
+}
+
+/* The slice count of G that the cost model times fastest among those that
+ * fit; *cycles gets its time.  -1 with a message when none fits. */
 int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles)
 {
 	const struct ir_graph *g = cg->g;
 	const struct ir_op *last = &g->ops[G->first + G->n_ops - 1];
 	int oh = G->whole ? 1 : (int)g->tensors[last->out[0]].shape[2], best = 0;
 	/* the memo holds the counts chosen with the slack */
-	int memo_on = memo && cg->g == uses_g && !cg->fastest;
-	struct memo *m = memo_on ? memo_slot(G->first, G->n_ops) : NULL;
+	int memo_on = cg->cx && !cg->fastest;
+	struct choice *m = memo_on ? choice_slot(cg->cx, G->first, G->n_ops) : NULL;
 	if (m && m->n) {
 		if (!m->slices) {
 			err_set("layer group of '%s' .. '%s' does not fit local memory",
@@ -1253,7 +1229,8 @@ int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles)
 		if ((oh + rows - 1) / rows == n)
 			cand[nc++] = n;
 	}
-	struct memo *h = memo_on && G->n_ops > 2 ? memo_slot(G->first, G->n_ops - 1) : NULL;
+	struct choice *h = memo_on && G->n_ops > 2 ? choice_slot(cg->cx, G->first, G->n_ops - 1)
+						   : NULL;
 	if (h && h->n && h->slices > 0) {
 		int i = 0;
 		while (i + 1 < nc && cand[i + 1] <= h->slices)
@@ -1322,7 +1299,7 @@ int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles)
 		err_set("layer group of '%s' .. '%s' does not fit local memory",
 			g->ops[G->first].name, last->name);
 		if (memo_on)
-			memo_put(G->first, G->n_ops, 0, 0, -1);
+			choice_put(cg->cx, G->first, G->n_ops, 0, 0, -1);
 		return -2;
 	}
 	/* A short first slice (a half or a quarter of the others' rows, the
@@ -1360,7 +1337,7 @@ int cg_group_choose(struct gen *cg, struct group *G, int64_t *cycles)
 	}
 	*cycles = best_t;
 	if (memo_on)
-		memo_put(G->first, G->n_ops, G->no_runs ? -best : best, head, best_t);
+		choice_put(cg->cx, G->first, G->n_ops, G->no_runs ? -best : best, head, best_t);
 	return 0;
 }
 
@@ -1426,7 +1403,7 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
 		return 0;
 	B->gt[bj].addr[0] = B->gt[bj].addr[1] = (uint32_t)a;
 	B->loaded[B->nw + bj] = 1;
-	A->keep_out = !used_from(cg->g, A->gt[oj].t, B->first + B->n_ops);
+	A->keep_out = !used_from(cg, A->gt[oj].t, B->first + B->n_ops);
 	*lo = a;
 	*hi = a + size;
 	return 1;

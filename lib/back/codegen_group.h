@@ -11,9 +11,9 @@
 
 /* ---- local layer groups (codegen_group.c) ---- */
 struct group;
-/* The group of ops [first, first + n), or NULL with a message when they
- * cannot form one. */
-struct group *cg_group_new(const struct ir_graph *g, int first, int n);
+/* The group of ops [first, first + n) of cg->g, or NULL with a message
+ * when they cannot form one. */
+struct group *cg_group_new(const struct gen *cg, int first, int n);
 void cg_group_free(struct group *G);
 /* Choose the slice count the cost model times fastest among those that
  * fit (of those within LG_SLACK_PCT of it, the one needing the least local
@@ -74,13 +74,13 @@ int cg_group_hand_over(const struct gen *cg, struct group *A, struct group *B, i
  * none, -1 on errors. */
 int cg_group_load_rows(struct gen *cg, struct group *G, int t, int rows, uint32_t *wait,
 		       int64_t budget, const int64_t *avoid);
-/* Between these, G (which must not change) has its uses indexed once, so
- * that planning every run of ops stays linear in the graph, and each run's
- * slicing, once chosen by cg_group_choose, is remembered (layergroup times
- * a run many times beside different neighbours): layergroup() and
- * codegen() bracket their work with them.  Without, each run scans the ops
- * after it and is planned afresh. */
-void codegen_uses_begin(const struct ir_graph *g);
-void codegen_uses_end(void);
+
+/* cx's index of the last op reading each tensor, so that planning every
+ * run of ops stays linear in the graph, and its memo of each run's slicing
+ * once cg_group_choose chose it (layergroup times a run many times beside
+ * different neighbours), empty; _fini frees both.  Without a context, each
+ * run scans the ops after it and is planned afresh. */
+void cg_group_ctx_init(struct codegen_ctx *cx);
+void cg_group_ctx_fini(struct codegen_ctx *cx);
 
 #endif

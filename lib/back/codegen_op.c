@@ -231,7 +231,7 @@ int cg_op_load(struct gen *cg, struct layout *L, uint32_t wait, int only_before,
 		if (o->t < 0 || o->sliced || o->split || L->loaded[i])
 			continue;
 		if (only_before >= 0 && !cg_is_weight(cg->g, o->t)) {
-			int prod = cg_producer(cg->g, o->t);
+			int prod = cg_producer(cg, o->t);
 			if (prod < L->op && prod >= only_before)
 				continue;
 		}

@@ -37,16 +37,12 @@ int64_t cg_lane_bytes(const struct gen *cg, int t, int64_t rows, int64_t chans)
 	return align_to(isa_lane_bytes(cg->c, cg->g->tensors[t].dtype, s), LMEM_ALIGN);
 }
 
-/* Output rows [oh0, oh1) need input rows [*a, *b). */
-/* The answers of cg_in_rows on the graph cg_producer_index indexed: the
- * search asks the same op for the same rows many times, and a slicing rule
- * reads the op's attributes by name.  Open addressing on (op, rows). */
+/* The answers of cg_in_rows on a context's graph (codegen_ctx's rows):
+ * the search asks the same op for the same rows many times, and a slicing
+ * rule reads the op's attributes by name.  Open addressing on (op, rows). */
 struct rows_memo {
 	int k, oh0, oh1, a, b;    /* k = -1: empty */
 };
-static const struct ir_graph *prod_g;
-static struct rows_memo *rmemo;
-static int rmemo_cap, rmemo_used;
 
 static struct rows_memo *rows_slot(struct rows_memo *tab, int cap, int k, int oh0, int oh1)
 {
@@ -57,37 +53,35 @@ static struct rows_memo *rows_slot(struct rows_memo *tab, int cap, int k, int oh
 			return &tab[i];
 }
 
-static void rows_memo_reset(int cap)
+/* cx's memo empty with room for cap answers (the old one not freed). */
+static void rows_memo_new(struct codegen_ctx *cx, int cap)
 {
-	free(rmemo);
-	rmemo = NULL;
-	rmemo_cap = rmemo_used = 0;
-	if (cap) {
-		rmemo = xmalloc(sizeof *rmemo * (size_t)cap);
-		for (int i = 0; i < cap; i++)
-			rmemo[i].k = -1;
-		rmemo_cap = cap;
-	}
+	cx->rows = xmalloc(sizeof *cx->rows * (size_t)cap);
+	for (int i = 0; i < cap; i++)
+		cx->rows[i].k = -1;
+	cx->rows_cap = cap;
+	cx->rows_used = 0;
 }
 
 void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, int *a, int *b)
 {
+	struct codegen_ctx *cx = cg->cx;
 	struct rows_memo *m = NULL;
 	int k = (int)(op - cg->g->ops);
-	if (rmemo && cg->g == prod_g) {
-		if (2 * (rmemo_used + 1) > rmemo_cap) {
-			struct rows_memo *old = rmemo;
-			int cap = rmemo_cap;
-			rmemo = NULL;
-			rows_memo_reset(2 * cap);
+	if (cx) {
+		if (2 * (cx->rows_used + 1) > cx->rows_cap) {
+			struct rows_memo *old = cx->rows;
+			int cap = cx->rows_cap;
+			rows_memo_new(cx, 2 * cap);
 			for (int i = 0; i < cap; i++)
 				if (old[i].k >= 0) {
-					*rows_slot(rmemo, rmemo_cap, old[i].k, old[i].oh0, old[i].oh1) = old[i];
-					rmemo_used++;
+					const struct rows_memo *e = &old[i];
+					*rows_slot(cx->rows, cx->rows_cap, e->k, e->oh0, e->oh1) = *e;
+					cx->rows_used++;
 				}
 			free(old);
 		}
-		m = rows_slot(rmemo, rmemo_cap, k, oh0, oh1);
+		m = rows_slot(cx->rows, cx->rows_cap, k, oh0, oh1);
 		if (m->k >= 0) {
 			*a = m->a;
 			*b = m->b;
@@ -99,7 +93,7 @@ void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, 
 		*b = *a;
 	if (m) {
 		*m = (struct rows_memo){ k, oh0, oh1, *a, *b };
-		rmemo_used++;
+		cx->rows_used++;
 	}
 }
 
@@ -246,33 +240,26 @@ static int emit_dma_parts(struct gen *cg, int kind, enum ir_dtype dt, int64_t dd
 	return 0;
 }
 
-static const struct ir_graph *fwd_g;
-static struct lg_fwd *fwd;
-static char *fwd_skip;   /* per op: a copy whose result loads from its source */
-
-void cg_forward_begin(const struct ir_graph *g)
+void cg_ctx_forward(struct codegen_ctx *cx)
 {
-	cg_forward_end();
-	fwd = lg_forwards(g);
-	fwd_skip = xcalloc((size_t)g->n_ops + 1, 1);
+	const struct ir_graph *g = cx->g;
+	cx->fwd = lg_forwards(g);
+	cx->fwd_skip = xcalloc((size_t)g->n_ops + 1, 1);
 	for (int t = 0; t < g->n_tensors; t++)
-		if (fwd[t].copy >= 0)
-			fwd_skip[fwd[t].copy] = 1;
-	fwd_g = g;
+		if (cx->fwd[t].copy >= 0)
+			cx->fwd_skip[cx->fwd[t].copy] = 1;
 }
 
-void cg_forward_end(void)
+/* What a load of t reads in place of t (lg_forwards), NULL: t itself. */
+static const struct lg_fwd *forward_of(const struct gen *cg, int t)
 {
-	free(fwd);
-	free(fwd_skip);
-	fwd = NULL;
-	fwd_skip = NULL;
-	fwd_g = NULL;
+	const struct codegen_ctx *cx = cg->cx;
+	return !cg->estimate && cx && cx->fwd && cx->fwd[t].copy >= 0 ? &cx->fwd[t] : NULL;
 }
 
 int cg_copy_skipped(const struct gen *cg, int k)
 {
-	return !cg->estimate && cg->g == fwd_g && fwd_skip[k];
+	return !cg->estimate && cg->cx && cg->cx->fwd_skip && cg->cx->fwd_skip[k];
 }
 
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
@@ -314,8 +301,8 @@ int cg_emit_dma_ax(struct gen *cg, int kind, int t, int axis, int h0, int h1, in
 	if (h1 <= h0 || c1 <= c0)
 		return 0;
 	int64_t blk[4] = { s[0], c1 - c0, h1 - h0, s[3] };
-	if (kind == ISA_DMA_LOAD && axis == 2 && !cg->estimate && cg->g == fwd_g && fwd[t].copy >= 0) {
-		const struct lg_fwd *f = &fwd[t];
+	const struct lg_fwd *f = kind == ISA_DMA_LOAD && axis == 2 ? forward_of(cg, t) : NULL;
+	if (f) {
 		ddr = cg->g->tensors[f->src].addr + (f->at + c0 * f->cs + (int64_t)h0 * s[3]) * es;
 		return emit_dma_parts(cg, kind, x->dtype, ddr, lmem, blk, f->cs, f->ns, wait,
 				       x->name);
@@ -392,30 +379,32 @@ uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int hig
 	return (uint32_t)(high ? base + need - (a - base) - size : a);
 }
 
-/* The first op writing each tensor of prod_g (cg_producer_index). */
-static int *prod_tab;
-
-void cg_producer_index(const struct ir_graph *g)
+void cg_ctx_init(struct codegen_ctx *cx)
 {
-	free(prod_tab);
-	prod_tab = NULL;
-	prod_g = g;
-	rows_memo_reset(g ? 4096 : 0);
-	if (!g)
-		return;
-	prod_tab = xmalloc(sizeof *prod_tab * ((size_t)g->n_tensors + 1));
+	const struct ir_graph *g = cx->g;
+	rows_memo_new(cx, 4096);
+	cx->prod = xmalloc(sizeof *cx->prod * ((size_t)g->n_tensors + 1));
 	for (int t = 0; t < g->n_tensors; t++)
-		prod_tab[t] = -1;
+		cx->prod[t] = -1;
 	for (int k = g->n_ops - 1; k >= 0; k--)
 		for (int i = 0; i < g->ops[k].n_out; i++)
 			if (g->ops[k].out[i] >= 0)
-				prod_tab[g->ops[k].out[i]] = k;
+				cx->prod[g->ops[k].out[i]] = k;
 }
 
-int cg_producer(const struct ir_graph *g, int t)
+void cg_ctx_fini(struct codegen_ctx *cx)
 {
-	if (g == prod_g)
-		return prod_tab[t];
+	free(cx->prod);
+	free(cx->rows);
+	free(cx->fwd);
+	free(cx->fwd_skip);
+}
+
+int cg_producer(const struct gen *cg, int t)
+{
+	const struct ir_graph *g = cg->g;
+	if (cg->cx)
+		return cg->cx->prod[t];
 	for (int k = 0; k < g->n_ops; k++)
 		for (int i = 0; i < g->ops[k].n_out; i++)
 			if (g->ops[k].out[i] == t)

@@ -14,10 +14,35 @@
 
 #define LMEM_ALIGN 64   /* local regions start on a vector-width boundary */
 
+/* What code generation keeps of graph g for chip c across the programs it
+ * generates or times on g (codegen.h's codegen_ctx_new): indexes that
+ * spare scans of the ops, answers that cost a search, the copies whose
+ * results loads read from their sources (codegen itself), and the
+ * switches layergroup sets.  Each part of codegen keeps its own fields. */
+struct codegen_ctx {
+	const struct ir_graph *g;
+	const struct chip *c;
+	int *prod;             /* per tensor: the first op writing it, -1 none
+				  (cg_producer; codegen_util.c) */
+	struct rows_memo *rows; /* cg_in_rows' answers (codegen_util.c) */
+	int rows_cap, rows_used;
+	int *last_use;         /* per tensor: the last op reading it, n_ops for a
+				  graph output, -1 none (codegen_group.c) */
+	struct choice *choice; /* cg_group_choose's choices (codegen_group.c) */
+	int choice_cap, choice_used;
+	struct lg_fwd *fwd;    /* lg_forwards(g) once cg_ctx_forward filled it,
+				  else NULL (codegen_util.c) */
+	char *fwd_skip;        /* per op: a copy whose result loads from its source */
+	int plain;             /* codegen_plain_schedule (codegen.c) */
+	long departs;          /* codegen_departs (codegen.c) */
+};
+
 /* The streams being generated. */
 struct gen {
 	const struct ir_graph *g;
 	const struct chip *c;
+	struct codegen_ctx *cx; /* g's context, NULL none: every answer found
+				   afresh, no run's choice remembered */
 	int estimate;          /* timing only: tensors may lack addresses */
 	int64_t dma_cycles;    /* cost of the DMA commands emitted so far */
 	struct isa_dma *dma;
@@ -97,12 +122,11 @@ void cg_in_rows(const struct gen *cg, const struct ir_op *op, int oh0, int oh1, 
 int cg_sliceable(const struct ir_graph *g, const struct ir_op *op);
 /* Whether input i of a sliceable op holds slice rows. */
 int cg_input_sliced(const struct ir_graph *g, const struct ir_op *op, int i);
-/* Between cg_forward_begin(g) and _end(), in code generation (not
- * estimates) of g: a load of a tensor lg_forwards names reads the copy's
- * source in its place, and cg_copy_skipped(cg, k) says copy op k then
- * needs no command. */
-void cg_forward_begin(const struct ir_graph *g);
-void cg_forward_end(void);
+/* Once cg_ctx_forward(cx) (codegen itself: lg_forwards reads a grouped
+ * graph), in code generation (not estimates) on cx: a load of a tensor
+ * lg_forwards names reads the copy's source in its place, and
+ * cg_copy_skipped(cg, k) says copy op k then needs no command. */
+void cg_ctx_forward(struct codegen_ctx *cx);
 int cg_copy_skipped(const struct gen *cg, int k);
 /* Move rows [h0, h1) (all when h0 < 0) and channels [c0, c1) (all when
  * c0 < 0) of tensor t between DDR and local address lmem. */
@@ -127,12 +151,14 @@ struct isa_cmp *cg_new_cmp(struct gen *cg, int k, uint32_t wait);
  * counts from base up; with high set, the layout is mirrored within [base,
  * base + need), so that its first regions lie at the top. */
 uint32_t cg_place(int64_t *at, int64_t size, int64_t base, int64_t need, int high);
-/* Producer op of tensor t, -1 for graph inputs and weights. */
-int cg_producer(const struct ir_graph *g, int t);
-/* Index G's writers once, so that cg_producer on G is a lookup (a scan
- * per call is quadratic in the ops), and remember cg_in_rows' answers on G
- * (the search asks the same rows of an op many times); NULL drops both. */
-void cg_producer_index(const struct ir_graph *g);
+/* Producer op of tensor t, -1 for graph inputs and weights: with cg->cx a
+ * lookup (a scan per call is quadratic in the ops). */
+int cg_producer(const struct gen *cg, int t);
+/* cx's writers of each tensor indexed, and its memo of cg_in_rows' answers
+ * (the search asks the same rows of an op many times) empty; _fini frees
+ * them and cg_ctx_forward's tables. */
+void cg_ctx_init(struct codegen_ctx *cx);
+void cg_ctx_fini(struct codegen_ctx *cx);
 void cg_free(struct gen *cg);
 /* Cost of loading the whole tensor t, cycles. */
 int64_t cg_load_cycles(const struct gen *cg, int t);

@@ -13,7 +13,6 @@
 
 #include "ir/base.h"
 #include "back/codegen.h"
-#include "back/codegen_group.h"
 #include "back/layergroup.h"
 #include "ir/op.h"
 
@@ -46,19 +45,19 @@ struct cut {
 };
 
 /* Time of runs r[0 .. n) generated in a row; unknown when codegen cannot. */
-static int64_t runs_time(const struct ir_graph *g, const struct chip *c, const struct lg_group *r,
+static int64_t runs_time(const struct ir_graph *g, struct codegen_ctx *cx, const struct lg_group *r,
 			 int n)
 {
 	if (n <= 0)
 		return 0;
-	int64_t cy = codegen_runs_cycles(g, c, r, n);
+	int64_t cy = codegen_runs_cycles(cx, r, n);
 	return cy < 0 ? unknown : cy;
 }
 
 /* Time of cut x, each run after the one before it. */
-static int64_t cut_time(const struct ir_graph *g, const struct chip *c, const struct cut *x)
+static int64_t cut_time(const struct ir_graph *g, struct codegen_ctx *cx, const struct cut *x)
 {
-	return runs_time(g, c, x->r, x->n);
+	return runs_time(g, cx, x->r, x->n);
 }
 
 /* The cut ending at each j back through from[]. */
@@ -82,7 +81,7 @@ static void cut_from(const int *from, int n_ops, struct cut *x)
  * local memory (longer ones would need more still); a run codegen refuses
  * (an intermediate result used after it) is skipped, a longer one may be
  * valid again.  The work is bounded by n * max_ops timings of two runs. */
-static void cut_dp(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x)
+static void cut_dp(const struct ir_graph *g, struct codegen_ctx *cx, int max_ops, struct cut *x)
 {
 	int n = g->n_ops;
 	int64_t *best = xmalloc(sizeof *best * (size_t)(n + 1));
@@ -99,7 +98,7 @@ static void cut_dp(const struct ir_graph *g, const struct chip *c, int max_ops, 
 		int64_t base = 0, b = best[i] < unknown ? best[i] : unknown;
 		if (i > 0) {
 			pair[np++] = run(from[i], i - from[i]);
-			base = runs_time(g, c, pair, 1);
+			base = runs_time(g, cx, pair, 1);
 			if (base >= unknown)
 				np = 0, base = 0;
 		}
@@ -107,7 +106,7 @@ static void cut_dp(const struct ir_graph *g, const struct chip *c, int max_ops, 
 			if (j > i + 1 && (!groupable(g, i) || !groupable(g, j - 1)))
 				break;
 			pair[np] = run(i, j - i);
-			int64_t cy = codegen_runs_cycles(g, c, pair, np + 1);
+			int64_t cy = codegen_runs_cycles(cx, pair, np + 1);
 			if (cy == -2 && j > i + 1)
 				break;   /* longer runs need more local memory still */
 			if (cy < 0 && j > i + 1)
@@ -129,13 +128,13 @@ static void cut_dp(const struct ir_graph *g, const struct chip *c, int max_ops, 
 
 /* The greedy cut: from each op on, the run that saves the most cycles
  * against its ops one by one, each timed alone. */
-static void cut_greedy(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x)
+static void cut_greedy(const struct ir_graph *g, struct codegen_ctx *cx, int max_ops, struct cut *x)
 {
 	int n = g->n_ops;
 	int64_t *single = xmalloc(sizeof *single * (size_t)(n + 1));
 	int *from = xmalloc(sizeof *from * (size_t)(n + 1));
 	for (int i = 0; i < n; i++) {
-		single[i] = codegen_group_cycles(g, c, i, 1);
+		single[i] = codegen_group_cycles(cx, i, 1);
 		if (single[i] < 0)
 			single[i] = unknown;
 	}
@@ -146,7 +145,7 @@ static void cut_greedy(const struct ir_graph *g, const struct chip *c, int max_o
 			if (!groupable(g, j - 1))
 				break;
 			sum += single[j - 1];
-			int64_t cy = codegen_group_cycles(g, c, i, j - i);
+			int64_t cy = codegen_group_cycles(cx, i, j - i);
 			if (cy == -2)
 				break;
 			if (cy >= 0 && sum < unknown && sum - cy > best_save) {
@@ -168,7 +167,7 @@ static void cut_greedy(const struct ir_graph *g, const struct chip *c, int max_o
 
 /* Time of the window of runs [a, b) of r (clamped) with run k..k+m-1
  * replaced by the m runs in rep. */
-static int64_t window_time(const struct ir_graph *g, const struct chip *c, const struct cut *x,
+static int64_t window_time(const struct ir_graph *g, struct codegen_ctx *cx, const struct cut *x,
 			   int a, int b, int k, int m, const struct lg_group *rep, int nrep)
 {
 	struct lg_group w[16];
@@ -186,7 +185,7 @@ static int64_t window_time(const struct ir_graph *g, const struct chip *c, const
 		}
 		w[n++] = x->r[i];
 	}
-	return runs_time(g, c, w, n);
+	return runs_time(g, cx, w, n);
 }
 
 /* Whether the ops [first, first + n) may form one run. */
@@ -216,13 +215,13 @@ static void cut_replace(struct cut *x, int k, int m, const struct lg_group *rep,
 
 /* x with runs k..k+m-1 replaced by rep[0 .. nrep), kept when the whole
  * cut finishes sooner than *total (then the new time): returns 1 if so. */
-static int cut_try(const struct ir_graph *g, const struct chip *c, struct cut *x, int k, int m,
+static int cut_try(const struct ir_graph *g, struct codegen_ctx *cx, struct cut *x, int k, int m,
 		   const struct lg_group *rep, int nrep, int64_t *total)
 {
 	struct cut y = { xmalloc(sizeof *y.r * (size_t)(x->n + 1)), x->n };
 	memcpy(y.r, x->r, sizeof *y.r * (size_t)x->n);
 	cut_replace(&y, k, m, rep, nrep);
-	int64_t t = cut_time(g, c, &y);
+	int64_t t = cut_time(g, cx, &y);
 	if (t >= *total) {
 		free(y.r);
 		return 0;
@@ -237,26 +236,26 @@ static int cut_try(const struct ir_graph *g, const struct chip *c, struct cut *x
  * moving their boundary by up to `shift` ops either way, or splitting the
  * first in two; a change is kept when the runs around it (one before, one
  * after) finish sooner and so does the whole cut.  At most `passes` sweeps. */
-static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x,
+static void cut_refine(const struct ir_graph *g, struct codegen_ctx *cx, int max_ops, struct cut *x,
 		       int shift, int passes)
 {
 	/* Timing the whole cut for every local gain costs n_ops per gain: past
 	 * LG_SEARCH_WORK (a long cut of a large graph) a wider window decides,
 	 * so that the time stays linear in n. */
 	int whole = (double)g->n_ops * x->n <= LG_SEARCH_WORK;
-	int64_t total = whole ? cut_time(g, c, x) : 0;
+	int64_t total = whole ? cut_time(g, cx, x) : 0;
 	for (int p = 0; p < passes; p++) {
 		int changed = 0;
 		for (int k = 0; k + 1 < x->n; k++) {
 			struct lg_group A = x->r[k], B = x->r[k + 1], rep[2];
-			int64_t now = window_time(g, c, x, k - 1, k + 3, k, 2, &x->r[k], 2);
+			int64_t now = window_time(g, cx, x, k - 1, k + 3, k, 2, &x->r[k], 2);
 			int64_t best = now;
 			struct lg_group pick[2];
 			int npick = 0;
 			/* merge */
 			if (may_join(g, A.first, A.n_ops + B.n_ops, max_ops)) {
 				rep[0] = run(A.first, A.n_ops + B.n_ops);
-				int64_t t = window_time(g, c, x, k - 1, k + 3, k, 2, rep, 1);
+				int64_t t = window_time(g, cx, x, k - 1, k + 3, k, 2, rep, 1);
 				if (t < best) {
 					best = t;
 					pick[0] = rep[0];
@@ -271,7 +270,7 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 					continue;
 				rep[0] = run(A.first, na);
 				rep[1] = run(A.first + na, nb);
-				int64_t t = window_time(g, c, x, k - 1, k + 3, k, 2, rep, 2);
+				int64_t t = window_time(g, cx, x, k - 1, k + 3, k, 2, rep, 2);
 				if (t < best) {
 					best = t;
 					pick[0] = rep[0];
@@ -282,14 +281,14 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
 			if (npick && best < now && !whole) {
 				/* the window sped up; on a long cut, keep it when a
 				 * wider window (four runs either side) does too */
-				if (window_time(g, c, x, k - 4, k + 6, k, 2, pick, npick) <
-				    window_time(g, c, x, k - 4, k + 6, k, 2, &x->r[k], 2)) {
+				if (window_time(g, cx, x, k - 4, k + 6, k, 2, pick, npick) <
+				    window_time(g, cx, x, k - 4, k + 6, k, 2, &x->r[k], 2)) {
 					cut_replace(x, k, 2, pick, npick);
 					changed = 1;
 				}
 			} else if (npick && best < now) {
 				/* the window sped up; keep it when the whole does too */
-				changed |= cut_try(g, c, x, k, 2, pick, npick, &total);
+				changed |= cut_try(g, cx, x, k, 2, pick, npick, &total);
 			}
 		}
 		if (!changed)
@@ -315,13 +314,13 @@ static void cut_refine(const struct ir_graph *g, const struct chip *c, int max_o
  * whole-cut check: on a long cut (a chain of 100,000 ops) the work would
  * grow with the number of runs times their length.  At most `passes`
  * sweeps; returns whether x changed. */
-static int cut_merge(const struct ir_graph *g, const struct chip *c, int max_ops, struct cut *x,
+static int cut_merge(const struct ir_graph *g, struct codegen_ctx *cx, int max_ops, struct cut *x,
 		     int passes)
 {
 	if ((double)g->n_ops * x->n > LG_SEARCH_WORK)
 		return 0;
 	int any = 0;
-	int64_t total = cut_time(g, c, x);
+	int64_t total = cut_time(g, cx, x);
 	for (int p = 0; p < passes; p++) {
 		int changed = 0;
 		for (int k = 0; k + 2 < x->n; k++) {
@@ -334,8 +333,8 @@ static int cut_merge(const struct ir_graph *g, const struct chip *c, int max_ops
 				if (!may_join(g, x->r[k].first, nops, max_ops))
 					break;
 				struct lg_group rep = run(x->r[k].first, nops);
-				int64_t now = window_time(g, c, x, k - 1, k + m + 1, k, m, &x->r[k], m);
-				int64_t t = window_time(g, c, x, k - 1, k + m + 1, k, m, &rep, 1);
+				int64_t now = window_time(g, cx, x, k - 1, k + m + 1, k, m, &x->r[k], m);
+				int64_t t = window_time(g, cx, x, k - 1, k + m + 1, k, m, &rep, 1);
 				if (t < now && (bm == 0 || now - t > best)) {
 					best = now - t;
 					bm = m;
@@ -344,7 +343,7 @@ static int cut_merge(const struct ir_graph *g, const struct chip *c, int max_ops
 			}
 			if (!bm)
 				continue;
-			changed |= cut_try(g, c, x, k, bm, &pick, 1, &total);
+			changed |= cut_try(g, cx, x, k, bm, &pick, 1, &total);
 		}
 		any |= changed;
 		if (!changed)
@@ -368,22 +367,22 @@ static int search_window(int n, int max_ops)
 }
 
 /* The faster of the DP's and the greedy cut, refined, into *x. */
-static void cut_search(const struct ir_graph *g, const struct chip *c, int w, int max_ops,
+static void cut_search(const struct ir_graph *g, struct codegen_ctx *cx, int w, int max_ops,
 		       struct cut *x)
 {
 	struct cut y = { 0 };
-	cut_dp(g, c, w, x);
-	cut_greedy(g, c, w, &y);
-	int64_t tx = cut_time(g, c, x), ty = cut_time(g, c, &y);
+	cut_dp(g, cx, w, x);
+	cut_greedy(g, cx, w, &y);
+	int64_t tx = cut_time(g, cx, x), ty = cut_time(g, cx, &y);
 	if (ty < tx) {
 		free(x->r);
 		*x = y;
 	} else {
 		free(y.r);
 	}
-	cut_refine(g, c, max_ops, x, 4, 3);
-	if (cut_merge(g, c, max_ops, x, 3))
-		cut_refine(g, c, max_ops, x, 4, 1);
+	cut_refine(g, cx, max_ops, x, 4, 3);
+	if (cut_merge(g, cx, max_ops, x, 3))
+		cut_refine(g, cx, max_ops, x, 4, 1);
 }
 
 int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
@@ -391,27 +390,27 @@ int layergroup(struct ir_graph *g, const struct chip *c, int max_ops)
 	int n = g->n_ops;
 	struct cut x = { 0 };
 	if (max_ops > 1) {
-		codegen_uses_begin(g);
+		struct codegen_ctx *cx = codegen_ctx_new(g, c);
 		/* searched with every schedule codegen may keep, then with the
 		 * plain one alone (the search follows its estimates, and those
 		 * lead it elsewhere); the faster cut, timed as codegen will */
 		struct cut y = { 0 };
 		int w = search_window(n, max_ops);
-		codegen_departs(1);
-		cut_search(g, c, w, max_ops, &x);
+		codegen_departs(cx, 1);
+		cut_search(g, cx, w, max_ops, &x);
 		/* every time the plain schedule's: the second search is the first */
-		if (codegen_departs(1)) {
-			codegen_plain_schedule(1);
-			cut_search(g, c, w, max_ops, &y);
-			codegen_plain_schedule(0);
+		if (codegen_departs(cx, 1)) {
+			codegen_plain_schedule(cx, 1);
+			cut_search(g, cx, w, max_ops, &y);
+			codegen_plain_schedule(cx, 0);
 		}
-		if (y.r && cut_time(g, c, &y) < cut_time(g, c, &x)) {
+		if (y.r && cut_time(g, cx, &y) < cut_time(g, cx, &x)) {
 			free(x.r);
 			x = y;
 		} else {
 			free(y.r);
 		}
-		codegen_uses_end();
+		codegen_ctx_free(cx);
 	} else {
 		x.n = n;
 		x.r = xmalloc(sizeof *x.r * (size_t)(n + 1));

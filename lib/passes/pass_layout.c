@@ -70,6 +70,30 @@ static int is_transpose(enum op_type t)
 	return t == OP_TRANSPOSE;
 }
 
+/* When op i is a Transpose of one input that is the sole result of a view
+ * (inner_op) of a tensor, that view; else -1. */
+static int view_transposed(const struct ir_graph *g, int i)
+{
+	const struct ir_op *op = &g->ops[i];
+	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return -1;
+	int rv = inner_op(g, i, is_view);
+	return rv >= 0 && g->ops[rv].in[0] >= 0 ? rv : -1;
+}
+
+/* A new tensor of g of rank and shape, named after tensor `like` and
+ * suffix (made unique), of like's dtype. */
+static int tensor_after(struct ir_graph *g, int like, const char *suffix, int rank,
+			const int64_t *shape)
+{
+	char base[512];
+	snprintf(base, sizeof base, "%s%s", g->tensors[like].name, suffix);
+	char *name = graph_unique_name(g, base, 1);
+	int t = graph_add_tensor(g, name, g->tensors[like].dtype, rank, shape);
+	free(name);
+	return t;
+}
+
 static void clear_attrs(struct ir_op *op)
 {
 	for (int k = op->n_attr - 1; k >= 0; k--)
@@ -188,10 +212,8 @@ static int regroup_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
 	int64_t q[IR_MAX_RANK], p[IR_MAX_RANK];
-	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
-		return 0;
-	int rv = inner_op(g, i, is_view);
-	if (rv < 0 || g->ops[rv].in[0] < 0)
+	int rv = view_transposed(g, i);
+	if (rv < 0)
 		return 0;
 	int z = op->in[0], y = g->ops[rv].in[0];
 	const struct ir_tensor *zt = &g->tensors[z], *yt = &g->tensors[y];
@@ -210,11 +232,7 @@ static int regroup_pattern(struct ir_graph *g, int i)
 	int64_t shape[IR_MAX_RANK];
 	for (int d = 0; d < n; d++)
 		shape[d] = yt->shape[p[d]];
-	char base[512];
-	snprintf(base, sizeof base, "%s_runs", g->tensors[op->out[0]].name);
-	char *name = graph_unique_name(g, base, 1);
-	int t = graph_add_tensor(g, name, g->tensors[op->out[0]].dtype, n, shape);
-	free(name);
+	int t = tensor_after(g, op->out[0], "_runs", n, shape);
 	g->tensors[t].scale = g->tensors[z].scale;
 	g->tensors[t].zero_point = g->tensors[z].zero_point;
 	g->tensors[t].qdtype = g->tensors[z].qdtype;
@@ -225,6 +243,7 @@ static int regroup_pattern(struct ir_graph *g, int i)
 	o->in[0] = y;
 	o->out[0] = t;
 	op_set_ints(o, "perm", n, p);
+	char base[512];
 	snprintf(base, sizeof base, "%s_view", o->name);
 	int v = pass_insert_after(g, i, OP_RESHAPE, base, t, out);
 	op_set_ints(&g->ops[v], "shape", g->tensors[out].rank, g->tensors[out].shape);
@@ -243,10 +262,8 @@ static int split_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
 	int64_t p1[IR_MAX_RANK], p2[IR_MAX_RANK];
-	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
-		return 0;
-	int rv = inner_op(g, i, is_view);
-	if (rv < 0 || g->ops[rv].in[0] < 0)
+	int rv = view_transposed(g, i);
+	if (rv < 0)
 		return 0;
 	int t1 = inner_op(g, rv, is_transpose);
 	if (t1 < 0 || g->ops[t1].in[0] < 0)
@@ -288,11 +305,7 @@ static int split_pattern(struct ir_graph *g, int i)
 			return 0;
 		p[d] = src[p2[d]];
 	}
-	char base[512];
-	snprintf(base, sizeof base, "%s_split", xt->name);
-	char *name = graph_unique_name(g, base, 1);
-	int xv = graph_add_tensor(g, name, g->tensors[x].dtype, n, shape);
-	free(name);
+	int xv = tensor_after(g, x, "_split", n, shape);
 	g->tensors[xv].scale = g->tensors[x].scale;
 	g->tensors[xv].zero_point = g->tensors[x].zero_point;
 	g->tensors[xv].qdtype = g->tensors[x].qdtype;
@@ -389,12 +402,9 @@ static void sink_into(struct ir_graph *g, int j, int x, int y)
 	int64_t shape[IR_MAX_RANK];
 	memcpy(shape, g->tensors[x].shape, sizeof shape);
 	shape[rx - 1] = g->tensors[z].shape[ry - 1];
-	char base[512];
-	snprintf(base, sizeof base, "%s_rows", g->tensors[z].name);
-	char *name = graph_unique_name(g, base, 1);
-	int zr = graph_add_tensor(g, name, g->tensors[z].dtype, rx, shape);
-	free(name);
+	int zr = tensor_after(g, z, "_rows", rx, shape);
 	g->ops[j].out[0] = zr;
+	char base[512];
 	snprintf(base, sizeof base, "%s_view", g->ops[j].name);
 	int k = pass_insert_after(g, j, OP_RESHAPE, base, zr, z);
 	op_set_ints(&g->ops[k], "shape", g->tensors[z].rank, g->tensors[z].shape);
@@ -473,11 +483,7 @@ static int gather_pattern(struct ir_graph *g, int i)
 		int64_t shape[IR_MAX_RANK];
 		memcpy(shape, x->shape, sizeof shape);
 		shape[ax] = 1;
-		char base[512];
-		snprintf(base, sizeof base, "%s_slice", g->tensors[y].name);
-		char *name = graph_unique_name(g, base, 1);
-		t = graph_add_tensor(g, name, g->tensors[y].dtype, g->tensors[op->in[0]].rank, shape);
-		free(name);
+		t = tensor_after(g, y, "_slice", g->tensors[op->in[0]].rank, shape);
 	}
 	struct ir_op *s = &g->ops[i];
 	s->type = OP_SLICE;
@@ -602,21 +608,15 @@ static int batch_transpose_pattern(struct ir_graph *g, int i)
 		xs[d - 1] = xt->shape[d];
 		ys[d - 1] = yt->shape[d];
 	}
-	char base[512];
-	snprintf(base, sizeof base, "%s_blocks", xt->name);
-	char *name = graph_unique_name(g, base, 1);
-	int xv = graph_add_tensor(g, name, xt->dtype, r - 1, xs);
-	free(name);
-	snprintf(base, sizeof base, "%s_blocks", g->tensors[y].name);
-	name = graph_unique_name(g, base, 1);
-	int yv = graph_add_tensor(g, name, g->tensors[y].dtype, r - 1, ys);
-	free(name);
+	int xv = tensor_after(g, x, "_blocks", r - 1, xs);
+	int yv = tensor_after(g, y, "_blocks", r - 1, ys);
 	for (int k = 0; k < 2; k++) {   /* a view keeps its quantisation */
 		struct ir_tensor *to = &g->tensors[k ? yv : xv], *from = &g->tensors[k ? y : x];
 		to->scale = from->scale;
 		to->zero_point = from->zero_point;
 		to->qdtype = from->qdtype;
 	}
+	char base[512];
 	snprintf(base, sizeof base, "%s_view", g->ops[i].name);
 	int v = pass_insert_after(g, i - 1, OP_RESHAPE, base, x, xv);
 	op_set_ints(&g->ops[v], "shape", r - 1, g->tensors[x].shape + 1);

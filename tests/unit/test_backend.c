@@ -799,6 +799,66 @@ static void test_weights_ahead(const struct chip *c)
 	graph_free(g);
 }
 
+/* Run [first, first + len) of cx's graph timed alone (out[0]) and before
+ * the op after it (out[1]). */
+static void time_run(struct codegen_ctx *cx, int first, int len, int64_t out[2])
+{
+	struct lg_group r[2] = { { first, len, len > 1 ? PLACE_LOCAL : PLACE_GLOBAL },
+				 { first + len, 1, PLACE_GLOBAL } };
+	out[0] = codegen_group_cycles(cx, first, len);
+	out[1] = codegen_runs_cycles(cx, r, 2);
+}
+
+/* Two graphs in one process: codegen's context of each keeps what it
+ * learns of its own graph (its indexes, the slicing chosen for each run),
+ * so that the times of one graph's runs, asked in turn with the other's,
+ * are those asked with no other graph about. */
+static void test_two_contexts(const struct chip *c)
+{
+	enum { LONGEST = 4 };
+	struct ir_graph *g[2] = { build_int8(40, 36), build_f32(30, 20) };
+	int64_t *alone[2], *mixed[2];
+	struct codegen_ctx *cx[2];
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		CHECK(weight_reorder(g[k]) == 0);
+		n = g[k]->n_ops > n ? g[k]->n_ops : n;
+	}
+	/* every run of up to LONGEST ops but the last op: one graph's, then
+	 * the other's, each with its own context; then both in turn */
+	for (int k = 0; k < 2; k++) {
+		alone[k] = xcalloc((size_t)n * LONGEST * 2, sizeof **alone);
+		mixed[k] = xcalloc((size_t)n * LONGEST * 2, sizeof **mixed);
+		cx[k] = codegen_ctx_new(g[k], c);
+		for (int first = 0; first < g[k]->n_ops; first++)
+			for (int len = 1; len <= LONGEST && first + len < g[k]->n_ops; len++)
+				time_run(cx[k], first, len, &alone[k][(first * LONGEST + len - 1) * 2]);
+		codegen_ctx_free(cx[k]);
+	}
+	cx[0] = codegen_ctx_new(g[0], c);
+	cx[1] = codegen_ctx_new(g[1], c);
+	for (int first = 0; first < n; first++)
+		for (int len = 1; len <= LONGEST; len++)
+			for (int k = 0; k < 2; k++)
+				if (first + len < g[k]->n_ops)
+					time_run(cx[k], first, len,
+						 &mixed[k][(first * LONGEST + len - 1) * 2]);
+	int timed = 0, same = 1;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < n * LONGEST * 2; i++) {
+			same &= alone[k][i] == mixed[k][i];
+			timed += alone[k][i] > 0;
+		}
+		codegen_ctx_free(cx[k]);
+		free(alone[k]);
+		free(mixed[k]);
+		graph_free(g[k]);
+	}
+	CHECK(same && timed > 2 * n);
+	fprintf(stderr, "two contexts on %s (lmem %lld): %d times, the same in turn %d\n",
+		c->name, (long long)c->lmem_bytes, timed, same);
+}
+
 int main(void)
 {
 	struct chip small = *chip_find("tpu-a");
@@ -836,5 +896,6 @@ int main(void)
 	struct chip mm = *chip_find("tpu-a");
 	mm.lmem_bytes = 2048;
 	run_case("matmul f32", build_mm, 256, 8, &mm, 1, 1);
+	test_two_contexts(&small);
 	return check_report("test_backend");
 }
