@@ -111,7 +111,10 @@ int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inn
 	} else {
 		return 0;
 	}
-	return (*off % ADDR_ALIGN == 0 || host_read(g, *inner, 4)) && !graph_io(g, *inner);
+	/* a part taken out (a Slice's output) that only the host reads may
+	 * start at any byte */
+	int any = *inner == p->dst && host_read(g, *inner, 4);
+	return (*off % ADDR_ALIGN == 0 || any) && !graph_io(g, *inner);
 }
 
 /* In-place copies: for each copy op the DMA engine performs alone
