@@ -113,7 +113,7 @@ int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inn
 	}
 	/* a part taken out (a Slice's output) that only the host reads may
 	 * start at any byte */
-	int any = *inner == p->dst && host_read(g, *inner, 4);
+	int any = *inner == p->dst && host_read(g, *inner, 2);
 	return (*off % ADDR_ALIGN == 0 || any) && !graph_io(g, *inner);
 }
 
