@@ -18,6 +18,8 @@ static int float_dt(enum ir_dtype dt)
 	return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16;
 }
 
+static char *host_only(const struct ir_graph *g);
+
 /* The number of Casts like Cast op c (the same result type and scale) of
  * the tensor c's Slice reads: of a Slice of it read only by them, or of
  * the tensor itself; 0 when c's input is no such Slice.  prod and uses
@@ -43,6 +45,9 @@ static int sliced_alike(const struct ir_graph *g, const int *prod, const int *us
 		n += of_x && z->dtype == y->dtype && z->scale == y->scale &&
 		     z->zero_point == y->zero_point;
 	}
+	/* the whole Cast must not do more than twice the work of the parts */
+	if (2 * (int64_t)n * tensor_numel(&g->tensors[cast->in[0]]) < tensor_numel(&g->tensors[x]))
+		return 0;
 	return n;
 }
 
@@ -67,12 +72,15 @@ static int cast_of(const struct ir_graph *g, int x, int c)
  * result of a copy op (isa_is_copy) of float inputs that is no graph
  * output, becomes a Cast of each of the copy's inputs, put just before
  * the copy (one for an input it reads twice), which then writes the
- * Cast's result.  Returns 1 if any changed. */
+ * Cast's result; so does one of a Slice when sliced_alike counts two or
+ * more and only host ops read its result (through copies), all of them
+ * then sharing one Cast.  Returns 1 if any changed. */
 static int cast_pass(struct ir_graph *g)
 {
 	int n0 = g->n_ops, nt = g->n_tensors, any = 0;
 	int *prod = xmalloc(sizeof(int) * (size_t)(nt + 1));
 	int *uses = xcalloc((size_t)nt + 1, sizeof(int));
+	char *host = NULL;     /* host_only, once a Cast of a Slice asks */
 	for (int t = 0; t < nt; t++)
 		prod[t] = -1;
 	for (int o = 0; o < n0; o++) {
@@ -85,6 +93,19 @@ static int cast_pass(struct ir_graph *g)
 	}
 	for (int i = 0; i < g->n_outputs; i++)
 		uses[g->outputs[i]] += 2;
+	/* share[c]: Cast c of a Slice for the host joins a shared Cast,
+	 * decided before any moves (they change what sliced_alike counts) */
+	char *share = xcalloc((size_t)n0 + 1, 1);
+	for (int c = 0; c < n0; c++) {
+		const struct ir_op *op = &g->ops[c];
+		int p = op->type == OP_CAST && op->n_in == 1 && op->n_out == 1 && op->in[0] >= 0 ?
+			prod[op->in[0]] : -1;
+		if (p < 0 || g->ops[p].type != OP_SLICE)
+			continue;
+		if (!host)
+			host = host_only(g);
+		share[c] = host[op->out[0]] && sliced_alike(g, prod, uses, nt, c) >= 2;
+	}
 	/* owner[k - n0]: the copy new op k goes before */
 	int *owner = NULL, cap = 0;
 	for (int c = 0; c < n0; c++) {
@@ -100,9 +121,10 @@ static int cast_pass(struct ir_graph *g)
 			continue;
 		int nin = quant ? 1 : isa_is_copy(g, &g->ops[p]);
 		/* a Slice of a tensor other Casts to the same type read
-		 * Slices of too (the rows top-opt's batch-rows batched): one Cast
-		 * of the whole tensor serves them all */
-		int shared = !quant && nin == 0 && sliced_alike(g, prod, uses, nt, c) >= 2;
+		 * Slices of too, for the host alone (the rows top-opt's
+		 * batch-rows batched, each read in place): one Cast of the
+		 * whole tensor serves them all */
+		int shared = !quant && nin == 0 && share[c];
 		if (shared)
 			nin = 1;
 		if (nin <= 0 || nin != g->ops[p].n_in)
@@ -168,6 +190,8 @@ static int cast_pass(struct ir_graph *g)
 	free(owner);
 	free(prod);
 	free(uses);
+	free(host);
+	free(share);
 	return any;
 }
 
