@@ -212,7 +212,7 @@ np.savez('$T/x.npz', x=np.random.RandomState(1).standard_normal((1, 3, 8, 8)).as
 @test "--print-passes prints the pipeline as parsed" {
 	run top-opt --print-passes
 	assert_success
-	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,nest-concat,dce'
+	assert_output 'remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish,fuse-layernorm,nest-concat,batch-rows,merge-layout,dce'
 	run top-opt --passes=dce,fold-bn,dce --print-passes
 	assert_output 'dce,fold-bn,dce'
 	# any number of passes: 200 of them

@@ -75,6 +75,28 @@ static int graph_io(const struct ir_graph *g, int t)
 	return 0;
 }
 
+/* 1 when only host ops read tensor t, directly or through at most depth
+ * copies (isa_is_copy) whose results only host ops read so: the chip's
+ * DMA engine never moves it, and the host reads DDR at any byte. */
+static int host_read(const struct ir_graph *g, int t, int depth)
+{
+	int n = 0;
+	for (int o = 0; o < g->n_ops; o++) {
+		const struct ir_op *op = &g->ops[o];
+		for (int j = 0; j < op->n_in; j++) {
+			if (op->in[j] != t)
+				continue;
+			n++;
+			if (op->place == PLACE_HOST)
+				continue;
+			if (depth <= 0 || op->n_out != 1 || isa_is_copy(g, op) != op->n_in ||
+			    !host_read(g, op->out[0], depth - 1))
+				return 0;
+		}
+	}
+	return n > 0 && !graph_io(g, t);
+}
+
 int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inner, int *outer,
 		   int64_t *off)
 {
@@ -89,7 +111,10 @@ int addr_copy_nest(const struct ir_graph *g, const struct isa_piece *p, int *inn
 	} else {
 		return 0;
 	}
-	return *off % ADDR_ALIGN == 0 && !graph_io(g, *inner);
+	/* a part taken out (a Slice's output) that only the host reads may
+	 * start at any byte */
+	int any = *inner == p->dst && host_read(g, *inner, 2);
+	return (*off % ADDR_ALIGN == 0 || any) && !graph_io(g, *inner);
 }
 
 /* In-place copies: for each copy op the DMA engine performs alone

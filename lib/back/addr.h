@@ -62,8 +62,9 @@ void addr_runs(const struct ir_graph *g, const struct chip *c, const int *wt, in
 /* Whether copy piece p (lib/chip/isa_copy.h) can lie in place: one run
  * that is a whole tensor, the source (a Concat's or Reshape's input) or
  * else the destination (a Slice's or Split's output), which goes inside
- * the other tensor at a multiple of ADDR_ALIGN bytes, and is no graph
- * input or output.  *inner and *outer receive the two tensors, *off the
+ * the other tensor at a multiple of ADDR_ALIGN bytes (a destination only
+ * host ops read, directly or through such copies, at any byte), and is no
+ * graph input or output.  *inner and *outer receive the two tensors, *off the
  * inner one's byte offset in the outer.  addr_assign nests such tensors
  * when both are in DDR and no later copy took the inner one first. */
 struct isa_piece;

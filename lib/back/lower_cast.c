@@ -18,16 +18,69 @@ static int float_dt(enum ir_dtype dt)
 	return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16;
 }
 
+static char *host_only(const struct ir_graph *g);
+
+/* The number of Casts like Cast op c (the same result type and scale) of
+ * the tensor c's Slice reads: of a Slice of it read only by them, or of
+ * the tensor itself; 0 when c's input is no such Slice.  prod and uses
+ * cover the nt tensors the pass began with. */
+static int sliced_alike(const struct ir_graph *g, const int *prod, const int *uses, int nt, int c)
+{
+	const struct ir_op *cast = &g->ops[c];
+	int p = prod[cast->in[0]];
+	if (p < 0 || g->ops[p].type != OP_SLICE || g->ops[p].n_in != 1 || uses[cast->in[0]] != 1)
+		return 0;
+	int x = g->ops[p].in[0], n = 0;
+	const struct ir_tensor *y = &g->tensors[cast->out[0]];
+	for (int o = 0; o < g->n_ops; o++) {
+		const struct ir_op *k = &g->ops[o];
+		if (k->type != OP_CAST || k->n_in != 1 || k->n_out != 1 || k->in[0] < 0)
+			continue;
+		int q = k->in[0] < nt ? prod[k->in[0]] : -1;
+		const struct ir_tensor *z = &g->tensors[k->out[0]];
+		/* a Cast of the whole tensor made for earlier ones counts */
+		int of_x = k->in[0] == x || (q >= 0 && g->ops[q].type == OP_SLICE &&
+					    g->ops[q].n_in == 1 && g->ops[q].in[0] == x &&
+					    uses[k->in[0]] == 1);
+		n += of_x && z->dtype == y->dtype && z->scale == y->scale &&
+		     z->zero_point == y->zero_point;
+	}
+	/* the whole Cast must not do more than twice the work of the parts */
+	if (2 * (int64_t)n * tensor_numel(&g->tensors[cast->in[0]]) < tensor_numel(&g->tensors[x]))
+		return 0;
+	return n;
+}
+
+/* A Cast op of tensor x like Cast op c (result type, scale, attributes),
+ * other than c, or -1. */
+static int cast_of(const struct ir_graph *g, int x, int c)
+{
+	const struct ir_tensor *y = &g->tensors[g->ops[c].out[0]];
+	for (int o = 0; o < g->n_ops; o++) {
+		const struct ir_op *k = &g->ops[o];
+		if (o == c || k->type != OP_CAST || k->n_in != 1 || k->n_out != 1 || k->in[0] != x)
+			continue;
+		const struct ir_tensor *z = &g->tensors[k->out[0]];
+		if (z->dtype == y->dtype && z->scale == y->scale && z->zero_point == y->zero_point &&
+		    !strcmp(op_str(k, "to", ""), op_str(&g->ops[c], "to", "")))
+			return o;
+	}
+	return -1;
+}
+
 /* One pass: each Cast between float types whose input only it reads, the
  * result of a copy op (isa_is_copy) of float inputs that is no graph
  * output, becomes a Cast of each of the copy's inputs, put just before
  * the copy (one for an input it reads twice), which then writes the
- * Cast's result.  Returns 1 if any changed. */
+ * Cast's result; so does one of a Slice when sliced_alike counts two or
+ * more and only host ops read its result (through copies), all of them
+ * then sharing one Cast.  Returns 1 if any changed. */
 static int cast_pass(struct ir_graph *g)
 {
 	int n0 = g->n_ops, nt = g->n_tensors, any = 0;
 	int *prod = xmalloc(sizeof(int) * (size_t)(nt + 1));
 	int *uses = xcalloc((size_t)nt + 1, sizeof(int));
+	char *host = NULL;     /* host_only, once a Cast of a Slice asks */
 	for (int t = 0; t < nt; t++)
 		prod[t] = -1;
 	for (int o = 0; o < n0; o++) {
@@ -40,6 +93,19 @@ static int cast_pass(struct ir_graph *g)
 	}
 	for (int i = 0; i < g->n_outputs; i++)
 		uses[g->outputs[i]] += 2;
+	/* share[c]: Cast c of a Slice for the host joins a shared Cast,
+	 * decided before any moves (they change what sliced_alike counts) */
+	char *share = xcalloc((size_t)n0 + 1, 1);
+	for (int c = 0; c < n0; c++) {
+		const struct ir_op *op = &g->ops[c];
+		int p = op->type == OP_CAST && op->n_in == 1 && op->n_out == 1 && op->in[0] >= 0 ?
+			prod[op->in[0]] : -1;
+		if (p < 0 || g->ops[p].type != OP_SLICE)
+			continue;
+		if (!host)
+			host = host_only(g);
+		share[c] = host[op->out[0]] && sliced_alike(g, prod, uses, nt, c) >= 2;
+	}
 	/* owner[k - n0]: the copy new op k goes before */
 	int *owner = NULL, cap = 0;
 	for (int c = 0; c < n0; c++) {
@@ -55,6 +121,13 @@ static int cast_pass(struct ir_graph *g)
 		    !float_dt(g->tensors[m].dtype) || (!float_dt(yd) && !quant))
 			continue;
 		int nin = quant ? 1 : isa_is_copy(g, &g->ops[p]);
+		/* a Slice of a tensor other Casts to the same type read
+		 * Slices of too, for the host alone (the rows top-opt's
+		 * batch-rows batched, each read in place): one Cast of the
+		 * whole tensor serves them all */
+		int shared = !quant && nin == 0 && share[c];
+		if (shared)
+			nin = 1;
 		if (nin <= 0 || nin != g->ops[p].n_in)
 			continue;
 		int *in = xmalloc(sizeof(int) * (size_t)(nin + 1)), ok = 1;
@@ -67,6 +140,15 @@ static int cast_pass(struct ir_graph *g)
 					seen = q;
 			if (seen >= 0) {       /* one Cast for an input read twice */
 				in[j] = in[seen];
+				continue;
+			}
+			int had = shared ? cast_of(g, x, c) : -1;
+			if (had >= 0 && had < n0 && had > p)
+				had = -1;      /* made after the Slice: not there yet */
+			if (had >= 0) {
+				in[j] = g->ops[had].out[0];
+				if (had >= n0 && owner[had - n0] > p)
+					owner[had - n0] = p;     /* before the first Slice */
 				continue;
 			}
 			char base[512];
@@ -109,6 +191,8 @@ static int cast_pass(struct ir_graph *g)
 	free(owner);
 	free(prod);
 	free(uses);
+	free(host);
+	free(share);
 	return any;
 }
 
@@ -225,19 +309,31 @@ int lower_cast_copies(struct ir_graph *g)
 }
 
 /* hostonly[t] for each tensor t of g (the caller frees it): 1 when t is
- * read, only by ops placed on the host, and is no graph output. */
+ * read, only by ops placed on the host or by copies (isa_is_copy: a
+ * Reshape, a Slice addr-assign puts in place) whose results are so, and is
+ * no graph output. */
 static char *host_only(const struct ir_graph *g)
 {
-	char *h = xcalloc((size_t)g->n_tensors + 1, 1), *chip = xcalloc((size_t)g->n_tensors + 1, 1);
-	for (int o = 0; o < g->n_ops; o++)
-		for (int j = 0; j < g->ops[o].n_in; j++)
-			if (g->ops[o].in[j] >= 0) {
-				h[g->ops[o].in[j]] = 1;
-				chip[g->ops[o].in[j]] |= g->ops[o].place != PLACE_HOST;
-			}
+	int nt = g->n_tensors;
+	char *h = xcalloc((size_t)nt + 1, 1), *chip = xcalloc((size_t)nt + 1, 1);
 	for (int i = 0; i < g->n_outputs; i++)
 		chip[g->outputs[i]] = 1;
-	for (int t = 0; t < g->n_tensors; t++)
+	/* last op first: every reader of an op's results comes after it */
+	for (int o = g->n_ops - 1; o >= 0; o--) {
+		const struct ir_op *op = &g->ops[o];
+		for (int j = 0; j < op->n_out; j++)
+			if (op->out[j] >= 0)
+				h[op->out[j]] &= !chip[op->out[j]];
+		int via = op->place == PLACE_HOST ||
+			  (op->n_out == 1 && op->out[0] >= 0 && h[op->out[0]] &&
+			   (op->type == OP_SLICE || isa_is_copy(g, op) == op->n_in));
+		for (int j = 0; j < op->n_in; j++)
+			if (op->in[j] >= 0) {
+				h[op->in[j]] = 1;
+				chip[op->in[j]] |= !via;
+			}
+	}
+	for (int t = 0; t < nt; t++)
 		h[t] &= !chip[t];
 	free(chip);
 	return h;

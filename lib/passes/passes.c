@@ -36,6 +36,8 @@ const struct pass pass_table[] = {
 	  "make each QuantizeLinear/DequantizeLinear pair the scale of the float tensor it quantises" },
 	{ "nest-concat", pass_nest_concat,
 	  "make a Concat that repeats an earlier Concat's inputs along its axis read that Concat's result" },
+	{ "batch-rows", pass_batch_rows,
+	  "make identical elementwise ops on one-wide Slices of a tensor (a loop over classes unrolled) one op on those rows" },
 	{ "dce", pass_dce,
 	  "remove ops whose results nobody uses, and unused weights" },
 	{ NULL, NULL, NULL },

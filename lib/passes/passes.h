@@ -16,7 +16,7 @@
 
 #define PASSES_DEFAULT \
 	"remove-identity,fold-const,fold-qdq,merge-layout,fold-pad,fold-affine,fold-bn,deconv-to-conv,fuse-act,fuse-gelu,fuse-swish," \
-	"fuse-layernorm,nest-concat,dce"
+	"fuse-layernorm,nest-concat,batch-rows,merge-layout,dce"
 
 struct pass {
 	const char *name;
@@ -65,5 +65,6 @@ int pass_fold_affine(struct ir_graph *g);
 int pass_fold_qdq(struct ir_graph *g);
 int pass_fold_pad(struct ir_graph *g);
 int pass_nest_concat(struct ir_graph *g);
+int pass_batch_rows(struct ir_graph *g);
 
 #endif
