@@ -43,10 +43,12 @@
 # SEARCH_N  samples the search ranks ops on (default calibrate's, 4)
 # SEARCH_HOLDOUT  samples after those it selects on (default calibrate's,
 #         16): the qtable must reach EXPECTED_COS on them and the ranked
-#         ones as one set (its 10th percentile, calibrate(1)); the samples
-#         after them, which no step of the search sees, score the result
-#         (their 10th percentile is what the search expects on the test
-#         input; the held-out score when there are none)
+#         ones as one set, and on them alone (10th percentiles,
+#         calibrate(1)); the samples after them, which no step of the
+#         search sees, score the result (their 10th percentile is what the
+#         search expects on the test input; when it is below the goal the
+#         search chooses again with them held out too, and the held-out
+#         score is the one expected)
 # STATE   a stateful model run frame by frame (ir-run(1) --frames): its
 #         OUT=IN pairs, each output fed to its input at the next frame
 #         (STATE="hn=h0,cn=c0").  INPUT then holds FRAMES frames of each

@@ -503,8 +503,7 @@ int main(int argc, char **argv)
 		if (res.reselected)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 "; chosen again with the unseen samples held out too (the first "
-				 "choice scored %.6f on those %lld, below the goal by more than "
-				 "1 - goal)", res.first_unseen_cos, (long long)res.first_unseen_samples);
+				 "choice scored %.6f on those %lld, below the goal)", res.first_unseen_cos, (long long)res.first_unseen_samples);
 		/* what no step of the search saw says the goal may not hold */
 		if (res.unseen_samples > 0 && res.unseen_cos < res.goal)
 			snprintf(note + strlen(note), sizeof note - strlen(note),

@@ -225,7 +225,13 @@ static double set_score(const struct search *s, double *v, int64_t n, int64_t to
 
 /* The score over the samples of SET of the graph lowered with QT: each
  * sample's smallest over the graph outputs, then the 10th percentile over
- * the samples (set_score), or -1 when any sample's answer changed.
+ * the samples (set_score), or -1 when any sample's answer changed; for
+ * BOTH, the smaller of that and the held-out samples' own score: the
+ * held-out set is what says the goal holds on input the fit did not see,
+ * and its score is the one reported as expected, so a choice reaches the
+ * goal only when it does there too (the held-out set is judged on its
+ * own percentile: among all samples an odd held-out one in ten could
+ * hide behind fit samples that score well).
  * EARLY: a pass-or-fail question, stopping once more samples are below
  * the goal than the score spares (or one answer changed), and trying
  * those samples first next time.  PER (may be NULL; not with EARLY):
@@ -237,6 +243,8 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	int64_t n = set == FIT ? s->nfit : set == HELD ? s->nsel - s->nfit
 		  : set == UNSEEN ? s->nsamples - s->nsel : s->nsel;
 	int64_t *order = s->order + n0, spare = spared(s, n), below = 0, done = 0;
+	/* BOTH: the held-out samples among them, scored apart too */
+	int64_t nh = set == BOTH ? s->nsel - s->nfit : 0, hspare = spared(s, nh), hbelow = 0, hdone = 0;
 	*cos = 1;
 	if (n <= 0)
 		return 0;
@@ -246,6 +254,7 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 	if (lower_graph_opts(s->top, s->o->chip, s->o->mode, &lo, &g) < 0)
 		return -1;
 	double *sc = xmalloc(sizeof(double) * (size_t)(n + 1));
+	double *hsc = xmalloc(sizeof(double) * (size_t)(nh + 1));
 	int changed = 0;
 	struct interp it;
 	struct npz prev = { 0 };
@@ -278,6 +287,10 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 			per_changed[smp] = ch;
 		}
 		sc[done++] = worst;
+		if (nh > 0 && smp >= s->nfit) {
+			hsc[hdone++] = worst;
+			hbelow += worst < s->o->expected_cos;
+		}
 		if (worst < s->o->expected_cos) {
 			below++;
 			if (early && !s->o->fr) {   /* tried first next time; a
@@ -287,14 +300,19 @@ static int evaluate(struct search *s, const struct qtable *qt, enum set set, int
 				order[below - 1] = smp;
 			}
 		}
-		if (early && (changed || below > spare))
+		if (early && (changed || below > spare || hbelow > hspare))
 			break;
 	}
 	/* stopped early, more than SPARE are below the goal: so is the
 	 * score, whatever the rest */
 	if (rc == 0 && done > 0)
 		*cos = set_score(s, sc, done, n, changed, NULL);
+	if (rc == 0 && hdone > 0) {
+		double h = set_score(s, hsc, hdone, nh, changed, NULL);
+		*cos = h < *cos ? h : *cos;
+	}
 	free(sc);
+	free(hsc);
 	npz_free(&prev);
 	if (it.val)
 		interp_free(&it);
@@ -350,6 +368,33 @@ static int by_damage(const void *a, const void *b)
 	if (x->cos != y->cos)
 		return x->cos < y->cos ? -1 : 1;   /* most damaging first */
 	return x->op - y->op;                      /* then graph order: deterministic */
+}
+
+/* Step 4's question, of the qtable QT the search chose: whether the
+ * samples after the two sets (*UNSEEN of them, which no step saw) score
+ * it below the goal.  If so the search would expect less than the goal
+ * on unseen input while it claims the goal: they join the held-out set
+ * (*HELD; the held-out positions run on into the unseen ones, so the sets
+ * stay as positions of s->order and as index ranges), none is left
+ * unseen, RES records their score, and *MOVED is 1. */
+static int hold_unseen(struct search *s, const struct qtable *qt, int64_t *held, int64_t *unseen,
+		       struct calib_search_result *res, int *moved)
+{
+	*moved = 0;
+	if (*unseen < 1 || s->o->fr)
+		return 0;
+	double u = -1;
+	int rc = evaluate(s, qt, UNSEEN, 0, &u, NULL, NULL);
+	if (rc != 0 || u >= s->o->expected_cos)
+		return rc;
+	res->first_unseen_cos = u;
+	res->first_unseen_samples = *unseen;
+	*held += *unseen;
+	*unseen = 0;
+	s->nsel = s->nsamples;
+	res->reselected = 1;
+	*moved = 1;
+	return 0;
 }
 
 /* Whether the graph with the ops OPS[0..N-1] in KEEP reaches the goal on
@@ -556,6 +601,14 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 	res->took = took[other];
 	res->base_cos = best[other];
 	s.tab = res->took < 0 ? tab : o->alts[res->took];
+	/* the whole graph reaches the goal: done, unless the unseen samples
+	 * score it below (step 4); then it must on them too */
+	if (rc == 0 && res->base_cos >= o->expected_cos) {
+		int moved;
+		rc = hold_unseen(&s, q, &held, &unseen, res, &moved);
+		if (rc == 0 && moved)
+			rc = evaluate_both(&s, q, 0, &res->base_cos, NULL, NULL);
+	}
 	qtable_free(q);
 	if (rc == 0 && res->base_cos >= o->expected_cos)
 		goto report;
@@ -600,30 +653,23 @@ int calib_search_qtable(const struct ir_graph *top, int nfiles, const struct npz
 		k = m;
 		/* 4. the count and the pruning stop just above the goal on the
 		 * held-out samples, which they fitted: when the samples no
-		 * step saw score it below the goal by more than the goal's
-		 * margin, 1 - goal (less is the noise of a few samples, as
-		 * between two tables), the held-out set was too small to
-		 * choose on; select once more (the same ranking) with those
-		 * samples held out too.  Swapping the two sets instead would
-		 * choose on the samples that failed without the ones that
-		 * chose first, and could keep fewer ops than the choice that
-		 * failed.  No sample is left unseen after. */
-		if (rc != 0 || pass > 0 || !found || unseen < 1 || o->fr)
+		 * step saw score it below the goal, the search would expect
+		 * less than the goal on unseen input while it claims the
+		 * goal; the held-out set was too small to choose on: select
+		 * once more (the same ranking) with those samples held out
+		 * too, which keeps ops in float until they reach the goal as
+		 * well.  Swapping the two sets instead would choose on the
+		 * samples that failed without the ones that chose first, and
+		 * could keep fewer ops than the choice that failed.  No
+		 * sample is left unseen after. */
+		if (rc != 0 || pass > 0 || !found)
 			break;
+		int moved;
 		q = make_qtable(top, ops, k, o->keep);
-		double u = -1;
-		rc = evaluate(&s, q, UNSEEN, 0, &u, NULL, NULL);
+		rc = hold_unseen(&s, q, &held, &unseen, res, &moved);
 		qtable_free(q);
-		if (rc != 0 || u >= o->expected_cos - (1 - o->expected_cos))
+		if (!moved)
 			break;
-		/* the held-out positions run on into the unseen ones, so the
-		 * sets stay as positions of s.order and as index ranges */
-		res->first_unseen_cos = u;
-		res->first_unseen_samples = unseen;
-		held += unseen;
-		unseen = 0;
-		s.nsel = s.nsamples;
-		res->reselected = 1;
 	}
 report:
 	if (rc == 0) {
