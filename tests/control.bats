@@ -111,8 +111,7 @@ deploy() {
 a = np.load(sys.argv[1])
 np.savez(sys.argv[2], **{k: np.stack([v, v * 0.5]) if v.dtype.kind == "f" else np.stack([v, v]) for k, v in a.items()})' \
 		"$FX/$2.npz" "$T/$2_cal.npz"
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$FX/$1.onnx" INPUT="$FX/$2.npz" CALIB="$T/$2_cal.npz" MODE=$3 OUT="$T/$2-$3" compare
+	deploy_mk MODEL="$FX/$1.onnx" INPUT="$FX/$2.npz" CALIB="$T/$2_cal.npz" MODE=$3 OUT="$T/$2-$3"
 	assert_success
 	cmp "$T/$2-$3/tpu_out.npz" "$T/$2-$3/sim_out.npz"
 }

@@ -15,9 +15,8 @@ setup_file() {
 }
 
 deploy() { # MODE CHIP
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$D/v.onnx" INPUT="$D/in.npz" CALIB="$D/cal.npz" REF="$D/ref.npz" \
-		MODE=$1 CHIP=$2 OUT="$D/$1-$2" compare
+	deploy_mk MODEL="$D/v.onnx" INPUT="$D/in.npz" CALIB="$D/cal.npz" REF="$D/ref.npz" \
+		MODE=$1 CHIP=$2 OUT="$D/$1-$2"
 	assert_success
 	cmp "$D/$1-$2/tpu_out.npz" "$D/$1-$2/sim_out.npz"
 }

@@ -25,9 +25,8 @@ setup() {
 deploy() {
 	local m=$1 mode=$2 out=$T/$1-$2${TAG:-}
 	shift 2
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" CALIB="$FX/${m}_cal.npz" MODE=$mode \
-		OUT="$out" "$@" compare
+	deploy_mk MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" CALIB="$FX/${m}_cal.npz" MODE=$mode \
+		OUT="$out" "$@"
 	assert_success
 	cmp "$out/tpu_out.npz" "$out/sim_out.npz"
 }

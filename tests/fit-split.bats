@@ -20,9 +20,8 @@ setup_file() {
 
 # deploy NAME MODE CHIP: the model through deploy.mk's comparisons.
 deploy() {
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$FX/$1/model.onnx" INPUT="$FX/$1/input.npz" CALIB="$FX/$1/calib.npz" \
-		MODE="$2" CHIP="$3" OUT="$FX/$1/$2-$3" compare
+	deploy_mk MODEL="$FX/$1/model.onnx" INPUT="$FX/$1/input.npz" CALIB="$FX/$1/calib.npz" \
+		MODE="$2" CHIP="$3" OUT="$FX/$1/$2-$3"
 	assert_success
 }
 

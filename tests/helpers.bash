@@ -42,6 +42,12 @@ need_tool() {
 	done
 }
 
+# deploy_mk VAR=VALUE...: pipelines/deploy.mk's compare with the tools
+# under test, under bats' run (the caller asserts).
+deploy_mk() {
+	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" "$@" compare
+}
+
 # npz_maxdiff A B: the largest |a - b| over the arrays of B (the expected
 # file) and their namesakes in A; fails when A lacks one or its shape
 # differs (a difference would otherwise broadcast away).

@@ -13,9 +13,8 @@ setup_file() {
 }
 
 deploy() { # MODE CHIP
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$D/h.onnx" INPUT="$D/in.npz" CALIB="$D/cal.npz" MODE=$1 CHIP=$2 \
-		OUT="$D/$1-$2" compare
+	deploy_mk MODEL="$D/h.onnx" INPUT="$D/in.npz" CALIB="$D/cal.npz" MODE=$1 CHIP=$2 \
+		OUT="$D/$1-$2"
 	assert_success
 }
 

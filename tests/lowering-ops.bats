@@ -102,8 +102,7 @@ setup() {
 deploy() {
 	local m=$1 out=$2
 	shift 2
-	run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-		MODEL="$T/$m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" OUT="$T/$out" "$@" compare
+	deploy_mk MODEL="$T/$m.onnx" INPUT="$T/in.npz" CALIB="$T/cal.npz" OUT="$T/$out" "$@"
 	assert_success
 }
 
