@@ -668,13 +668,11 @@ static int row_region(const struct ir_graph *g, int i, int *out)
 		}
 		if (pass_is_output(g, y))
 			ok = 0;
-		for (int j = 0; j < g->n_ops && ok; j++) {
+		const int *rd;
+		int nr = pass_readers(g, y, &rd);
+		for (int q = 0; q < nr && ok; q++) {
+			int j = rd[q];
 			const struct ir_op *u = &g->ops[j];
-			int reads = 0;
-			for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
-				reads |= u->in[k] == y;
-			if (!reads)
-				continue;
 			if (row_op(g, u)) {
 				if (!seen[j])
 					seen[j] = 1, stack[n++] = j;

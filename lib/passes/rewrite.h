@@ -22,11 +22,18 @@ int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, in
 
 /* The live op that produces tensor t, or -1 (graph input, weight). */
 int pass_producer(const struct ir_graph *g, int t);
-/* pass_producer and pass_uses answer from an index of the graph, built on
- * the first question after a change; a pass that changes op inputs or
- * outputs outside rewrite_run and the helpers here calls this before
- * asking again. */
+/* pass_producer, pass_uses and pass_readers answer from an index of the
+ * graph, built on the first question after a change; a pass that changes
+ * op inputs or outputs outside rewrite_run and the helpers here calls this
+ * before asking again or calling a helper that changes the graph. */
 void pass_index_drop(void);
+/* The live ops that read tensor t, ascending, each once: their count, the
+ * list in *ops (valid until the graph changes). */
+int pass_readers(const struct ir_graph *g, int t, const int **ops);
+/* Mark op dead (type OP_COUNT), keeping the index. */
+void pass_kill(struct ir_graph *g, int op);
+/* Make input j of op read tensor t, keeping the index. */
+void pass_set_input(struct ir_graph *g, int op, int j, int t);
 /* How many live op inputs read tensor t, plus one if it is a graph output. */
 int pass_uses(const struct ir_graph *g, int t);
 int pass_is_output(const struct ir_graph *g, int t);
@@ -37,7 +44,8 @@ int pass_sole_reader(const struct ir_graph *g, int t, int from);
 /* Do a and b have the same static shape?  (A dynamic extent's shape[] is
  * a bound or 1, not the extent: never the same.) */
 int pass_same_shape(const struct ir_tensor *a, const struct ir_tensor *b);
-/* Make every live op input and graph output that reads `from` read `to`. */
+/* Make every live op input and graph output that reads `from` read `to`;
+ * keeps the index (in time linear in the readers) when it is built. */
 void pass_replace_uses(struct ir_graph *g, int from, int to);
 /* Remove a single-input, single-output op whose output equals its input,
  * keeping the output's name when it is a graph output.  Returns 1 if the
