@@ -53,6 +53,7 @@ static struct {
 	const struct ir_graph *g;
 	const void *ops, *tensors, *outputs;
 	int n_ops, n_tensors, n_outputs, valid;
+	unsigned gen;                  /* counts the drops, builds and changes */
 	int *prod, *uses, cap;
 	struct readers *rd;
 } ix;
@@ -60,6 +61,12 @@ static struct {
 void pass_index_drop(void)
 {
 	ix.valid = 0;
+	ix.gen++;
+}
+
+unsigned pass_index_gen(void)
+{
+	return ix.gen;
 }
 
 /* Whether the index is built for g as it is. */
@@ -144,6 +151,7 @@ static void ix_fresh(const struct ir_graph *g)
 	ix.n_tensors = g->n_tensors;
 	ix.n_outputs = g->n_outputs;
 	ix.valid = 1;
+	ix.gen++;
 }
 
 int pass_producer(const struct ir_graph *g, int t)
@@ -170,6 +178,7 @@ void pass_kill(struct ir_graph *g, int op)
 	struct ir_op *o = &g->ops[op];
 	if (o->type == OP_COUNT)
 		return;
+	ix.gen++;
 	if (ix_live(g)) {
 		for (int j = 0; j < o->n_in; j++)
 			if (o->in[j] >= 0 && o->in[j] < g->n_tensors) {
@@ -188,6 +197,7 @@ void pass_set_input(struct ir_graph *g, int op, int j, int t)
 	struct ir_op *o = &g->ops[op];
 	int was = o->in[j];
 	o->in[j] = t;
+	ix.gen++;
 	if (!ix_live(g) || o->type == OP_COUNT || was == t)
 		return;
 	if (was >= 0 && was < g->n_tensors) {
@@ -249,6 +259,7 @@ int pass_uses(const struct ir_graph *g, int t)
 
 void pass_replace_uses(struct ir_graph *g, int from, int to)
 {
+	ix.gen++;
 	if (ix_live(g) && from != to && from >= 0 && from < g->n_tensors) {
 		/* the readers of `from` from the index, which then holds them as
 		 * readers of `to` */

@@ -27,6 +27,9 @@ int pass_producer(const struct ir_graph *g, int t);
  * op inputs or outputs outside rewrite_run and the helpers here calls this
  * before asking again or calling a helper that changes the graph. */
 void pass_index_drop(void);
+/* A number that differs after every drop, build or change of the index:
+ * what a pattern remembers of g holds while it stays the same. */
+unsigned pass_index_gen(void);
 /* The live ops that read tensor t, ascending, each once: their count, the
  * list in *ops (valid until the graph changes). */
 int pass_readers(const struct ir_graph *g, int t, const int **ops);
