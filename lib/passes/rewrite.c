@@ -106,15 +106,15 @@ static void ix_fresh(const struct ir_graph *g)
 	if (ix_live(g))
 		return;
 	if (g->n_tensors + 1 > ix.cap) {
-		for (int t = 0; t < ix.cap; t++)
-			free(ix.rd[t].op);
-		free(ix.prod);
-		free(ix.uses);
-		free(ix.rd);
-		ix.cap = g->n_tensors + 1;
-		ix.prod = xmalloc(sizeof *ix.prod * (size_t)ix.cap);
-		ix.uses = xmalloc(sizeof *ix.uses * (size_t)ix.cap);
-		ix.rd = xcalloc((size_t)ix.cap, sizeof *ix.rd);
+		/* grown by half at least, the readers' lists kept for reuse:
+		 * a rewrite that adds a weight rebuilds without a malloc per
+		 * tensor */
+		int cap = ix.cap + ix.cap / 2 > g->n_tensors + 1 ? ix.cap + ix.cap / 2 : g->n_tensors + 1;
+		ix.prod = xrealloc(ix.prod, sizeof *ix.prod * (size_t)cap);
+		ix.uses = xrealloc(ix.uses, sizeof *ix.uses * (size_t)cap);
+		ix.rd = xrealloc(ix.rd, sizeof *ix.rd * (size_t)cap);
+		memset(ix.rd + ix.cap, 0, sizeof *ix.rd * (size_t)(cap - ix.cap));
+		ix.cap = cap;
 	}
 	for (int t = 0; t < g->n_tensors; t++) {
 		ix.prod[t] = -1;
