@@ -9,31 +9,6 @@
 #include "ir/base.h"
 #include "ir/op.h"
 
-int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n)
-{
-	int total = 0;
-	pass_index_drop();
-	for (int sweep = 0;; sweep++) {
-		if (sweep == REWRITE_MAX_SWEEPS)
-			return err_set("pass '%s' did not converge in %d sweeps", name, sweep);
-		int changed = 0;
-		for (int i = g->n_ops - 1; i >= 0; i--)
-			for (int k = 0; k < n && g->ops[i].type != OP_COUNT; k++) {
-				int r = pats[k](g, i);
-				if (r)
-					pass_index_drop();
-				if (r < 0)
-					return -1;
-				changed += r;
-			}
-		total += changed;
-		if (!changed)
-			break;
-	}
-	graph_compact(g);
-	return total;
-}
-
 /* ---- helpers ---- */
 
 /* Who produces, how many read and which ops read each tensor, for the
@@ -54,9 +29,36 @@ static struct {
 	const void *ops, *tensors, *outputs;
 	int n_ops, n_tensors, n_outputs, valid;
 	unsigned gen;                  /* counts the drops, builds and changes */
+	int kept;                      /* the pattern just run kept the index (pass_index_kept) */
 	int *prod, *uses, cap;
 	struct readers *rd;
 } ix;
+
+int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, int n)
+{
+	int total = 0;
+	pass_index_drop();
+	for (int sweep = 0;; sweep++) {
+		if (sweep == REWRITE_MAX_SWEEPS)
+			return err_set("pass '%s' did not converge in %d sweeps", name, sweep);
+		int changed = 0;
+		for (int i = g->n_ops - 1; i >= 0; i--)
+			for (int k = 0; k < n && g->ops[i].type != OP_COUNT; k++) {
+				ix.kept = 0;
+				int r = pats[k](g, i);
+				if (r && !ix.kept)
+					pass_index_drop();
+				if (r < 0)
+					return -1;
+				changed += r;
+			}
+		total += changed;
+		if (!changed)
+			break;
+	}
+	graph_compact(g);
+	return total;
+}
 
 void pass_index_drop(void)
 {
@@ -171,6 +173,33 @@ int pass_readers(const struct ir_graph *g, int t, const int **ops)
 	ix_fresh(g);
 	*ops = ix.rd[t].op;
 	return ix.rd[t].n;
+}
+
+void pass_index_kept(void)
+{
+	ix.kept = 1;
+}
+
+/* Tensors added to g since the index was built (weights no op reads
+ * yet): into the index, which was live before they were. */
+static void ix_add_tensors(const struct ir_graph *g)
+{
+	if (g->n_tensors + 1 > ix.cap) {
+		int cap = ix.cap + ix.cap / 2 > g->n_tensors + 1 ? ix.cap + ix.cap / 2 : g->n_tensors + 1;
+		ix.prod = xrealloc(ix.prod, sizeof *ix.prod * (size_t)cap);
+		ix.uses = xrealloc(ix.uses, sizeof *ix.uses * (size_t)cap);
+		ix.rd = xrealloc(ix.rd, sizeof *ix.rd * (size_t)cap);
+		memset(ix.rd + ix.cap, 0, sizeof *ix.rd * (size_t)(cap - ix.cap));
+		ix.cap = cap;
+	}
+	for (int t = ix.n_tensors; t < g->n_tensors; t++) {
+		ix.prod[t] = -1;
+		ix.uses[t] = 0;
+		ix.rd[t].n = 0;
+	}
+	ix.tensors = g->tensors;
+	ix.n_tensors = g->n_tensors;
+	ix.gen++;
 }
 
 void pass_kill(struct ir_graph *g, int op)
@@ -319,9 +348,12 @@ int pass_bypass(struct ir_graph *g, int op)
 
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape)
 {
+	int live = ix_live(g);
 	char *name = graph_unique_name(g, base, 1);
 	int t = graph_add_weight(g, name, DT_F32, rank, shape, NULL);
 	free(name);
+	if (live)
+		ix_add_tensors(g);
 	return t;
 }
 
@@ -353,13 +385,18 @@ int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, flo
 	int tb = pass_add_weight(g, base, 1, &c);
 	struct ir_op *w = &g->ops[op];
 	w->type = OP_SCALE;
-	if (w->n_in < 3)
+	if (ix_live(g))   /* op i out of its inputs' readers, into the new ones' */
+		for (int j = 0; j < w->n_in; j++)
+			pass_set_input(g, op, j, -1);
+	if (w->n_in < 3) {
 		w->in = xrealloc(w->in, 3 * sizeof *w->in);
-	w->in[0] = x;
-	w->in[1] = ts;
-	w->in[2] = tb;
+		for (int j = w->n_in; j < 3; j++)
+			w->in[j] = -1;
+	}
 	w->n_in = 3;
-	pass_index_drop();
+	pass_set_input(g, op, 0, x);
+	pass_set_input(g, op, 1, ts);
+	pass_set_input(g, op, 2, tb);
 	*s = g->tensors[ts].data;
 	*t = g->tensors[tb].data;
 	return 0;
