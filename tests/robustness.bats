@@ -171,3 +171,42 @@ for f in sys.argv[2:]:
     assert np.abs(y - np.maximum(x, 0)).max() < 0.02, f' \
 		"$T/input.npz" "$T/sim.npz" "$T/tpu.npz" "$T/top.npz"
 }
+
+# Long graphs of small ops through every tool, each tool under a CPU limit
+# (ulimit -t) that a part quadratic in the graph's length passes by far:
+# a Relu chain on [450,4] that top2tpu spreads over the lanes (names made
+# unique, views cancelled, readers asked per op: 4.6 s for 5,000 ops when
+# each was a scan of the graph, 0.02 s now), 2,000 branches summed by a
+# chain of Adds (top-opt's row views walked the chain from each Add: over
+# 100 s, now 0.1 s), 12,000 Adds and Muls of constants (top-opt's
+# fold-affine rebuilt the pattern driver's index after each of its 6,000
+# rewrites: 3.5 s, now 0.14 s), 3x3 Convs.  layergroup
+# searches runs of two ops at most (-n 2): its search is bounded but
+# costs seconds per tool at these lengths, which this test does not time.
+@test "long chains, a wide graph: every tool in bf16 within 2 s of CPU each" {
+	local T=$BATS_TEST_TMPDIR kind n
+	local limit=2
+	case ${B:-build} in *san*) limit=20 ;; esac
+	for kind in relu:5000 wide:2000 addmul:12000 conv:1000; do
+		n=${kind#*:} kind=${kind%:*}
+		$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" "$kind" "$n" "$T"
+		local steps=(
+			"onnx2top $T/$kind.onnx -o $T/o.top"
+			"top-opt $T/o.top -o $T/c.top"
+			"top2tpu $T/c.top --chip tpu-a --mode bf16 -o $T/l.tpu"
+			"weight-reorder $T/l.tpu -o $T/r.tpu"
+			"layergroup $T/r.tpu -n 2 -o $T/g.tpu"
+			"addr-assign $T/g.tpu -o $T/a.tpu"
+			"codegen $T/a.tpu -o $T/m.tmodel"
+		)
+		local s
+		for s in "${steps[@]}"; do
+			bash -c "ulimit -t $limit && exec $s" >/dev/null 2>"$T/err" ||
+				fail "$kind, $n ops: ${s%% *} failed or passed $limit s of CPU: $(cat "$T/err")"
+		done
+	done
+	# and the chip runs the last, the Convs, as the interpreter does
+	tpu-sim "$T/m.tmodel" -i "$T/conv.npz" -o "$T/sim.npz" -q
+	ir-run "$T/a.tpu" -i "$T/conv.npz" -o "$T/tpu.npz"
+	npz-compare "$T/sim.npz" "$T/tpu.npz" --tolerance 0,0 >/dev/null
+}

@@ -710,19 +710,16 @@ static int refold_cancel(struct ir_graph *g)
 			    tx->zero_point != ty->zero_point)
 				break;
 			if (pass_same_shape(tx, ty) && !pass_is_output(g, y)) {
-				g->ops[i].type = OP_COUNT;
-				pass_index_drop();
+				pass_kill(g, i);
 				pass_replace_uses(g, y, x);
 				gone = 1;
 			} else if (r2->type == OP_RESHAPE) {
-				g->ops[i].in[0] = x;
+				pass_set_input(g, i, 0, x);
 			} else {
 				break;
 			}
-			pass_index_drop();
 			if (pass_uses(g, mid) == 0)
-				g->ops[p].type = OP_COUNT;
-			pass_index_drop();
+				pass_kill(g, p);
 			dropped++;
 			if (gone)
 				break;
@@ -770,14 +767,14 @@ static int spread_free(const struct ir_graph *g, int t, int back, const char *ca
 		free(pc);
 		return copy > 0;
 	}
-	for (int k = 0; k < g->n_ops; k++) {
+	const int *rd;
+	int n = pass_readers(g, t, &rd);
+	for (int q = 0; q < n; q++) {
+		int k = rd[q];
 		const struct ir_op *op = &g->ops[k];
-		int reads = 0;
-		for (int j = 0; j < op->n_in; j++)
-			reads |= op->in[j] == t;
-		if (reads && can[k] == 1)
+		if (can[k] == 1)
 			*chain = 1;
-		if (!reads || op->place == PLACE_HOST || can[k])
+		if (op->place == PLACE_HOST || can[k])
 			continue;
 		if (chip_view(g, op)) {
 			if (!spread_free(g, op->out[0], 0, can, depth + 1, chain))

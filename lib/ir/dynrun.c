@@ -22,6 +22,9 @@ void dynrun_init(struct dynrun *r, const struct ir_graph *g, void **val, int ado
 	memset(r, 0, sizeof *r);
 	r->g = g;
 	r->rt = *g;
+	/* g's name index stays g's: rt finds its tensors by scanning */
+	memset(&r->rt.names, 0, sizeof r->rt.names);
+	r->rt.n_named = 0;
 	r->rt.tensors = xmalloc(sizeof *r->rt.tensors * (size_t)(g->n_tensors + 1));
 	memcpy(r->rt.tensors, g->tensors, sizeof *g->tensors * (size_t)g->n_tensors);
 	r->rt.cap_tensors = g->n_tensors;
@@ -42,6 +45,7 @@ void dynrun_free(struct dynrun *r)
 			r->val[t] = NULL;
 		}
 	free(r->rt.tensors);
+	name_index_free(&r->rt.names);
 	free(r->cap);
 	free(r->mine);
 	memset(r, 0, sizeof *r);

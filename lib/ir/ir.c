@@ -77,6 +77,7 @@ void graph_free(struct ir_graph *g)
 		tensor_free(&g->tensors[i]);
 	for (int i = 0; i < g->n_ops; i++)
 		op_free(&g->ops[i]);
+	name_index_free(&g->names);
 	FREE_ALL(g->tensors, g->ops, g->inputs, g->outputs, g->name, g->chip, g->backing, g);
 }
 
@@ -118,6 +119,11 @@ int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 	for (int i = 0; i < rank; i++)
 		t->shape[i] = shape[i];
 	t->addr = -1;
+	if (g->n_named == g->n_tensors) {
+		if (name)
+			name_index_put(&g->names, name, g->n_tensors);
+		g->n_named++;
+	}
 	return g->n_tensors++;
 }
 
@@ -224,7 +230,10 @@ int graph_add_weight(struct ir_graph *g, const char *name, enum ir_dtype dt,
 
 int graph_find_tensor(const struct ir_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_tensors; i++)
+	int k = name_index_get(&g->names, name);
+	if (k >= 0)
+		return k;
+	for (int i = g->n_named; i < g->n_tensors; i++)
 		if (!strcmp(g->tensors[i].name, name))
 			return i;
 	return -1;
@@ -443,6 +452,12 @@ void graph_compact(struct ir_graph *g)
 		g->tensors[nt++] = g->tensors[i];
 	}
 	g->n_tensors = nt;
+	/* the names of the tensors kept, at their new indices */
+	name_index_free(&g->names);
+	for (int i = 0; i < nt; i++)
+		if (g->tensors[i].name)
+			name_index_put(&g->names, g->tensors[i].name, i);
+	g->n_named = nt;
 	for (int i = 0; i < g->n_ops; i++) {
 		struct ir_op *op = &g->ops[i];
 		for (int j = 0; j < op->n_in; j++)

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ir/name_index.h"
+
 #define IR_MAX_RANK 8
 #define IR_FORMAT_VERSION 1
 /* Bounds a valid graph keeps (ir_verify): each dimension, each tensor's
@@ -316,6 +318,11 @@ struct ir_graph {
 	int64_t coeff_bytes;           /* addressed: weight memory size */
 	void *backing;                 /* file buffer that borrowed weight data points into */
 	size_t backing_len;
+	struct name_index names;       /* the first index of each name among tensors
+					  [0, n_named), kept by graph_add_tensor and
+					  graph_compact, for graph_find_tensor; a copy of
+					  the struct by value must not keep it (dynrun) */
+	int n_named;
 };
 
 /* Construction.  graph_new returns an empty graph of the given dialect. */
@@ -335,7 +342,9 @@ int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 int graph_weight_slice(struct ir_graph *g, int t, int ax, int64_t k0, int64_t k1, const char *tag);
 int graph_add_weight(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape, const void *data);
-/* Find a tensor by name; -1 if absent. */
+/* Find a tensor by name (the first of that name); -1 if absent.  Constant
+ * time: from g's name index, then a scan of the tensors past it (none
+ * but in a struct copied without its index). */
 int graph_find_tensor(const struct ir_graph *g, const char *name);
 /* A new string naming no tensor of g: base, else base_FIRST,
  * base_FIRST+1, ...  (import and the passes count from 1, weight-reorder

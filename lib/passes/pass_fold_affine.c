@@ -226,7 +226,8 @@ static int mul_add_pattern(struct ir_graph *g, int i)
 			sv[k] = cval(&g->tensors[a], k);
 			bv[k] = cval(&g->tensors[b], k);
 		}
-		g->ops[p].type = OP_COUNT;
+		pass_kill(g, p);
+		pass_index_kept();
 		return 1;
 	}
 	return 0;

@@ -54,6 +54,7 @@
  * or 4 of 64 lanes) run on the row view [1, windows * tokens, C] when the
  * run of them meets other ops only at views (rowview_pattern).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,18 +643,53 @@ static int row_op(const struct ir_graph *g, const struct ir_op *op)
  * input or output is one): the new views merge with views, where any
  * other op would meet the run through a copy.  (A Transpose there costs
  * more than the run saves: MaxViT's grid attention, 997,318 -> 1,023,713
- * cycles on tpu-a in INT8.) */
+ * cycles on tpu-a in INT8.)  Refusal is a property of the whole run: a
+ * refused run is walked to its end once and its ops remembered
+ * (`refused`) until the graph changes, so that the ops of a long run
+ * (a chain of 10,000 Adds) are not each walked along it again. */
+static struct {
+	const struct ir_graph *g;
+	unsigned gen;
+	int n_ops, cap, stamp;
+	char *no;                      /* op k: in a run found refused */
+	int *seen;                     /* op k: walked by the call of this stamp */
+	int *walk, *stack;             /* the ops walked, in order; those to walk */
+} refused;
+
 static int row_region(const struct ir_graph *g, int i, int *out)
 {
-	char *seen = xcalloc((size_t)g->n_ops + 1, 1);
-	int n = 1, m = 0, ok = 1, *stack = xmalloc(sizeof *stack * (size_t)(g->n_ops + 1));
+	if (refused.g != g || refused.gen != pass_index_gen() || refused.n_ops != g->n_ops) {
+		if (g->n_ops + 1 > refused.cap) {
+			FREE_ALL(refused.no, refused.seen, refused.walk, refused.stack);
+			refused.cap = g->n_ops + 1;
+			refused.no = xmalloc((size_t)refused.cap);
+			refused.seen = xcalloc((size_t)refused.cap, sizeof *refused.seen);
+			refused.walk = xmalloc(sizeof *refused.walk * (size_t)refused.cap);
+			refused.stack = xmalloc(sizeof *refused.stack * (size_t)refused.cap);
+			refused.stamp = 0;
+		}
+		memset(refused.no, 0, (size_t)g->n_ops + 1);
+		refused.g = g;
+		refused.gen = pass_index_gen();
+		refused.n_ops = g->n_ops;
+	}
+	if (refused.no[i])
+		return 0;
+	if (++refused.stamp == INT_MAX) {
+		memset(refused.seen, 0, sizeof *refused.seen * (size_t)refused.cap);
+		refused.stamp = 1;
+	}
+	int *seen = refused.seen, *stack = refused.stack, stamp = refused.stamp;
+	int n = 1, m = 0, nw = 0, ok = 1;
 	stack[0] = i;
-	seen[i] = 1;
-	while (n > 0 && ok) {
-		const struct ir_op *op = &g->ops[stack[--n]];
+	seen[i] = stamp;
+	while (n > 0) {
+		int cur = stack[--n];
+		const struct ir_op *op = &g->ops[cur];
 		int y = op->out[0];
 		out[m++] = y;
-		for (int k = 0; k < op->n_in && ok; k++) {
+		refused.walk[nw++] = cur;
+		for (int k = 0; k < op->n_in; k++) {
 			int t = op->in[k];
 			if (t < 0 || g->tensors[t].data)
 				continue;
@@ -661,29 +697,28 @@ static int row_region(const struct ir_graph *g, int i, int *out)
 			if (p < 0)
 				ok = 0;
 			else if (row_op(g, &g->ops[p])) {
-				if (!seen[p])
-					seen[p] = 1, stack[n++] = p;
+				if (seen[p] != stamp)
+					seen[p] = stamp, stack[n++] = p;
 			} else if (!is_view_op(g->ops[p].type))
 				ok = 0;
 		}
 		if (pass_is_output(g, y))
 			ok = 0;
-		for (int j = 0; j < g->n_ops && ok; j++) {
+		const int *rd;
+		int nr = pass_readers(g, y, &rd);
+		for (int q = 0; q < nr; q++) {
+			int j = rd[q];
 			const struct ir_op *u = &g->ops[j];
-			int reads = 0;
-			for (int k = 0; k < u->n_in && u->type != OP_COUNT; k++)
-				reads |= u->in[k] == y;
-			if (!reads)
-				continue;
 			if (row_op(g, u)) {
-				if (!seen[j])
-					seen[j] = 1, stack[n++] = j;
+				if (seen[j] != stamp)
+					seen[j] = stamp, stack[n++] = j;
 			} else if (!is_view_op(u->type))
 				ok = 0;
 		}
 	}
-	free(stack);
-	free(seen);
+	/* refused: every op of the run, walked whole */
+	for (int k = 0; !ok && k < nw; k++)
+		refused.no[refused.walk[k]] = 1;
 	return ok ? m : 0;
 }
 

@@ -22,11 +22,28 @@ int rewrite_run(struct ir_graph *g, const char *name, const pattern_fn *pats, in
 
 /* The live op that produces tensor t, or -1 (graph input, weight). */
 int pass_producer(const struct ir_graph *g, int t);
-/* pass_producer and pass_uses answer from an index of the graph, built on
- * the first question after a change; a pass that changes op inputs or
- * outputs outside rewrite_run and the helpers here calls this before
- * asking again. */
+/* pass_producer, pass_uses and pass_readers answer from an index of the
+ * graph, built on the first question after a change; a pass that changes
+ * op inputs or outputs outside rewrite_run and the helpers here calls this
+ * before asking again or calling a helper that changes the graph. */
 void pass_index_drop(void);
+/* A number that differs after every drop, build or change of the index:
+ * what a pattern remembers of g holds while it stays the same. */
+unsigned pass_index_gen(void);
+/* The live ops that read tensor t, ascending, each once: their count, the
+ * list in *ops (valid until the graph changes). */
+int pass_readers(const struct ir_graph *g, int t, const int **ops);
+/* Called by a pattern that changed the graph only through the helpers
+ * that keep the index (pass_kill, pass_set_input, pass_replace_uses,
+ * pass_add_weight, pass_make_scale), and asked nothing before them of a
+ * graph it had changed otherwise: rewrite_run then keeps the index
+ * rather than rebuilding it, and a pattern that fires on each op of a
+ * long chain costs time linear in it. */
+void pass_index_kept(void);
+/* Mark op dead (type OP_COUNT), keeping the index. */
+void pass_kill(struct ir_graph *g, int op);
+/* Make input j of op read tensor t, keeping the index. */
+void pass_set_input(struct ir_graph *g, int op, int j, int t);
 /* How many live op inputs read tensor t, plus one if it is a graph output. */
 int pass_uses(const struct ir_graph *g, int t);
 int pass_is_output(const struct ir_graph *g, int t);
@@ -37,7 +54,8 @@ int pass_sole_reader(const struct ir_graph *g, int t, int from);
 /* Do a and b have the same static shape?  (A dynamic extent's shape[] is
  * a bound or 1, not the extent: never the same.) */
 int pass_same_shape(const struct ir_tensor *a, const struct ir_tensor *b);
-/* Make every live op input and graph output that reads `from` read `to`. */
+/* Make every live op input and graph output that reads `from` read `to`;
+ * keeps the index (in time linear in the readers) when it is built. */
 void pass_replace_uses(struct ir_graph *g, int from, int to);
 /* Remove a single-input, single-output op whose output equals its input,
  * keeping the output's name when it is a graph output.  Returns 1 if the
@@ -52,11 +70,13 @@ float *pass_weight_mut(struct ir_graph *g, int op, int idx);
  * pass_weight_mut gives it; a zero bias "<op>_bias" is added first when the
  * op has none. */
 float *pass_bias_mut(struct ir_graph *g, int op, int64_t n);
-/* Add a zero-filled f32 weight named after base (made unique). */
+/* Add a zero-filled f32 weight named after base (made unique); keeps
+ * the index. */
 int pass_add_weight(struct ir_graph *g, const char *base, int rank, const int64_t *shape);
 /* Make op a Scale of x (y = x * s[k] + t[k] along axis 1, c channels)
  * with two new zero-filled weights named after it, returned in *s and *t
- * for the caller to fill; the op's attributes stay.  Returns 0. */
+ * for the caller to fill; the op's attributes stay; keeps the index.
+ * Returns 0. */
 int pass_make_scale(struct ir_graph *g, int op, int x, int64_t c, float **s, float **t);
 /* Add a one-input, one-output op of type t reading tensor x and writing y
  * right after op `at` (the ops after it move up one); its name is base,
