@@ -38,10 +38,9 @@ assert a.dtype == np.float64, a.dtype
 assert np.abs(a - b).max() < 1e-7, np.abs(a - b).max()' "$T/f64.npz" "$T/f64_ort.npz"
 }
 
-@test "torch models: the f32 ones through the back end (3-D and run-time-weight Convs on the host), tpu-sim as ir-run; f64 refused by top2tpu in one line" {
+@test "torch models: the f32 ones through the back end (3-D Convs on the chip, 3-D pooling, ConvTranspose and run-time-weight Convs on the host), tpu-sim as ir-run; f64 refused by top2tpu in one line" {
 	for m in audio1d video3d rtweight; do
-		run make --no-print-directory -f "$REPO/pipelines/deploy.mk" TPUC_BIN="$TPUC_BUILD/bin" \
-			MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" MODE=f32 OUT="$T/$m" compare
+		deploy_mk MODEL="$FX/$m.onnx" INPUT="$FX/${m}_in.npz" MODE=f32 OUT="$T/$m"
 		assert_success
 		cmp "$T/$m/tpu_out.npz" "$T/$m/sim_out.npz"
 	done
