@@ -210,3 +210,47 @@ for f in sys.argv[2:]:
 	ir-run "$T/a.tpu" -i "$T/conv.npz" -o "$T/tpu.npz"
 	npz-compare "$T/sim.npz" "$T/tpu.npz" --tolerance 0,0 >/dev/null
 }
+
+# Many tensors live at once, and many Slices of one tensor each read by a
+# quantising Cast, each tool under the CPU limit above: 10,000 branches
+# summed by a chain of Adds hold 10,000 tensors live together (addr-assign
+# sorted every overlapping placed tensor for each one: 3.3 s, now 0.2 s),
+# and 8,000 one-channel Slices of the f32 input, each through its own
+# quantising Cast to a 1x1 Conv, in int8 (top2tpu's lower_cast scanned the
+# graph for each Slice's Cast: about 2.9 s, now under 1 s).  calibrate is
+# not timed.
+@test "many live tensors, many Slices of one tensor: addr-assign and top2tpu within 2 s of CPU each" {
+	local T=$BATS_TEST_TMPDIR
+	local limit=2
+	case ${B:-build} in *san*) limit=20 ;; esac
+	$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" wide 10000 "$T"
+	$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" slices 8000 "$T"
+	local steps=(
+		"onnx2top $T/wide.onnx -o $T/o.top"
+		"top-opt $T/o.top -o $T/c.top"
+		"top2tpu $T/c.top --chip tpu-a --mode bf16 -o $T/l.tpu"
+		"weight-reorder $T/l.tpu -o $T/r.tpu"
+		"layergroup $T/r.tpu -n 2 -o $T/g.tpu"
+		"addr-assign $T/g.tpu -o $T/a.tpu"
+		"codegen $T/a.tpu -o $T/m.tmodel"
+		"onnx2top $T/slices.onnx -o $T/so.top"
+		"top-opt $T/so.top -o $T/sc.top"
+		"calibrate $T/sc.top -d $T/slices.npz -o $T/cal.table"
+		"top2tpu $T/sc.top --chip tpu-a --mode int8 --calib $T/cal.table -o $T/sl.tpu"
+	)
+	local s
+	for s in "${steps[@]}"; do
+		if [ "${s%% *}" = calibrate ]; then
+			$s >/dev/null 2>"$T/err" || fail "calibrate failed: $(cat "$T/err")"
+			continue
+		fi
+		bash -c "ulimit -t $limit && exec $s" >/dev/null 2>"$T/err" ||
+			fail "${s%% *} failed or passed $limit s of CPU: $(cat "$T/err")"
+	done
+	# the Slices' Casts became one Cast of the input, the Slices copying codes
+	run --separate-stderr ir-print "$T/sl.tpu"
+	[ "$(grep -c ' = Cast(%x)' <<<"$output")" -eq 1 ]
+	[ "$(grep -c ' = Slice(%x)' <<<"$output")" -eq 0 ]
+	[ "$(grep -c ' = Slice(%x_i8)' <<<"$output")" -eq 8000 ]
+}
+

@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "back/addr.h"
 #include "back/groups.h"
@@ -17,6 +18,12 @@ struct live {
 	int64_t off;      /* offset in the neuron region, -1 unplaced */
 };
 
+/* A placed tensor: its bytes [off, end) over ops [first, last]. */
+struct placed {
+	int64_t off, end;
+	int first, last;
+};
+
 /* Largest first; ties by first use, then tensor index (deterministic). */
 static int by_size(const void *a, const void *b)
 {
@@ -26,12 +33,6 @@ static int by_size(const void *a, const void *b)
 	if (x->first != y->first)
 		return x->first < y->first ? -1 : 1;
 	return x->t - y->t;
-}
-
-static int by_off(const void *a, const void *b)
-{
-	const struct live *const *x = a, *const *y = b;
-	return (*x)->off < (*y)->off ? -1 : (*x)->off > (*y)->off;
 }
 
 void addr_fmt_size(char *buf, size_t cap, int64_t bytes)
@@ -380,26 +381,36 @@ int addr_assign(struct ir_graph *g, const struct chip *c)
 			lv[nroot++] = l;
 		}
 
-	/* Largest first, each at the lowest offset free over its lifetime. */
+	/* Largest first, each at the lowest offset free over its lifetime.
+	 * The placed tensors are kept in order of offset (busy), so a tensor
+	 * walks them from offset 0 up to the first gap wide enough over its
+	 * lifetime and stops there: no sort per tensor.  The order among
+	 * tensors at the same offset does not change the gap found. */
 	qsort(lv, (size_t)nroot, sizeof *lv, by_size);
-	struct live **busy = xmalloc(sizeof *busy * (size_t)(n + 1));
+	struct placed *busy = xmalloc(sizeof *busy * (size_t)(n + 1));
+	int nb = 0;
 	int64_t top = 0;
 	for (int i = 0; i < nroot; i++) {
-		int nb = 0;
-		for (int j = 0; j < i; j++)
-			if (lv[j].first <= lv[i].last && lv[i].first <= lv[j].last)
-				busy[nb++] = &lv[j];
-		qsort(busy, (size_t)nb, sizeof *busy, by_off);
-		int64_t off = 0;
-		for (int j = 0; j < nb; j++) {
-			if (busy[j]->off >= off + lv[i].size)
-				break;
-			if (busy[j]->off + busy[j]->size > off)
-				off = busy[j]->off + busy[j]->size;
-		}
+		int64_t off = 0, size = lv[i].size;
+		int first = lv[i].first, last = lv[i].last;
+		for (int j = 0; j < nb && busy[j].off < off + size; j++)
+			if (busy[j].first <= last && first <= busy[j].last && busy[j].end > off)
+				off = busy[j].end;
 		lv[i].off = off;
-		if (off + lv[i].size > top)
-			top = off + lv[i].size;
+		if (off + size > top)
+			top = off + size;
+		/* after every placed tensor at an offset <= off */
+		int lo = 0, hi = nb;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (busy[mid].off <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&busy[lo + 1], &busy[lo], sizeof *busy * (size_t)(nb - lo));
+		busy[lo] = (struct placed){ off, off + size, first, last };
+		nb++;
 	}
 	for (int i = 0; i < nroot; i++)
 		g->tensors[lv[i].t].addr = g->coeff_bytes + lv[i].off;

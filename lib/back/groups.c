@@ -9,33 +9,48 @@
 int lg_groups(const struct ir_graph *g, struct lg_group **out, int *n)
 {
 	struct lg_group *v = xmalloc(sizeof *v * (size_t)(g->n_ops + 1));
-	int k = 0;
+	int k = 0, max_group = -1;
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].group > max_group)
+			max_group = g->ops[i].group;
+	/* seen[id]: group id began a run already; ids far past the number
+	 * of ops (a hand-made file) are looked for among the runs instead */
+	int dense = max_group <= 4 * g->n_ops + 1024;
+	char *seen = xcalloc(dense ? (size_t)max_group + 2 : 1, 1);
 	for (int i = 0; i < g->n_ops; i++) {
 		const struct ir_op *op = &g->ops[i];
 		if (op->group < 0 || op->place == PLACE_NONE) {
-			free(v);
+			FREE_ALL(v, seen);
 			return err_set("op '%s' (%s) has no layer group", op->name, op_name(op->type));
 		}
 		if (k && op->group == g->ops[v[k - 1].first].group) {
 			if (op->place != v[k - 1].place) {
-				free(v);
+				FREE_ALL(v, seen);
 				return err_set("op '%s' (%s): placement differs within group %d",
 					       op->name, op_name(op->type), op->group);
 			}
 			v[k - 1].n_ops++;
 			continue;
 		}
-		for (int j = 0; j < k; j++)
-			if (g->ops[v[j].first].group == op->group) {
-				free(v);
-				return err_set("op '%s' (%s): group %d is not a run of consecutive ops",
-					       op->name, op_name(op->type), op->group);
-			}
+		int again = 0;
+		if (dense)
+			again = seen[op->group];
+		else
+			for (int j = 0; j < k && !again; j++)
+				again = g->ops[v[j].first].group == op->group;
+		if (again) {
+			FREE_ALL(v, seen);
+			return err_set("op '%s' (%s): group %d is not a run of consecutive ops",
+				       op->name, op_name(op->type), op->group);
+		}
+		if (dense)
+			seen[op->group] = 1;
 		v[k].first = i;
 		v[k].n_ops = 1;
 		v[k].place = op->place;
 		k++;
 	}
+	free(seen);
 	*out = v;
 	*n = k;
 	return 0;

@@ -20,30 +20,103 @@ static int float_dt(enum ir_dtype dt)
 
 static char *host_only(const struct ir_graph *g);
 
+/* The ops among the first n0 reading each of the nt tensors, ascending,
+ * each op once: those of tensor t are (*ro)[(*rs)[t] .. (*rs)[t + 1]).
+ * The caller frees *rs and *ro. */
+static void readers_of(const struct ir_graph *g, int n0, int nt, int **rs, int **ro)
+{
+	int *start = xcalloc((size_t)nt + 2, sizeof(int));
+	int *last = xmalloc(sizeof(int) * ((size_t)nt + 1));   /* the last op counted */
+	for (int t = 0; t < nt; t++)
+		last[t] = -1;
+	for (int o = 0; o < n0; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++) {
+			int t = g->ops[o].in[j];
+			if (t >= 0 && t < nt && last[t] != o) {
+				last[t] = o;
+				start[t + 1]++;
+			}
+		}
+	for (int t = 0; t < nt; t++) {
+		start[t + 1] += start[t];
+		last[t] = -1;
+	}
+	int *fill = xmalloc(sizeof(int) * ((size_t)nt + 1));
+	memcpy(fill, start, sizeof(int) * (size_t)nt);
+	int *ops = xmalloc(sizeof(int) * ((size_t)start[nt] + 1));
+	for (int o = 0; o < n0; o++)
+		for (int j = 0; j < g->ops[o].n_in; j++) {
+			int t = g->ops[o].in[j];
+			if (t >= 0 && t < nt && last[t] != o) {
+				last[t] = o;
+				ops[fill[t]++] = o;
+			}
+		}
+	FREE_ALL(fill, last);
+	*rs = start;
+	*ro = ops;
+}
+
+/* Whether op k is a Cast of one tensor whose result has y's type, scale
+ * and zero point. */
+static int cast_alike(const struct ir_graph *g, int k, const struct ir_tensor *y)
+{
+	const struct ir_op *op = &g->ops[k];
+	if (op->type != OP_CAST || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
+		return 0;
+	const struct ir_tensor *z = &g->tensors[op->out[0]];
+	return z->dtype == y->dtype && z->scale == y->scale && z->zero_point == y->zero_point;
+}
+
+/* The Casts of a pass's graph, before it moves any: for each tensor, how
+ * many Casts of the kind asked last read it or a Slice of it read only by
+ * them (sliced_alike). */
+struct cast_kind {
+	enum ir_dtype dtype;
+	float scale;
+	int zero_point;
+};
+struct cast_count {
+	const int *prod, *uses, *rs, *ro;
+	int nt;
+	int *n;                  /* per tensor, -1 not counted yet */
+	struct cast_kind *kind;  /* per tensor: the kind counted */
+};
+
 /* The number of Casts like Cast op c (the same result type and scale) of
  * the tensor c's Slice reads: of a Slice of it read only by them, or of
- * the tensor itself; 0 when c's input is no such Slice.  prod and uses
- * cover the nt tensors the pass began with. */
-static int sliced_alike(const struct ir_graph *g, const int *prod, const int *uses, int nt, int c)
+ * the tensor itself; 0 when c's input is no such Slice. */
+static int sliced_alike(const struct ir_graph *g, struct cast_count *cc, int c)
 {
 	const struct ir_op *cast = &g->ops[c];
-	int p = prod[cast->in[0]];
-	if (p < 0 || g->ops[p].type != OP_SLICE || g->ops[p].n_in != 1 || uses[cast->in[0]] != 1)
+	int p = cc->prod[cast->in[0]];
+	if (p < 0 || g->ops[p].type != OP_SLICE || g->ops[p].n_in != 1 || cc->uses[cast->in[0]] != 1)
 		return 0;
 	int x = g->ops[p].in[0], n = 0;
 	const struct ir_tensor *y = &g->tensors[cast->out[0]];
-	for (int o = 0; o < g->n_ops; o++) {
-		const struct ir_op *k = &g->ops[o];
-		if (k->type != OP_CAST || k->n_in != 1 || k->n_out != 1 || k->in[0] < 0)
-			continue;
-		int q = k->in[0] < nt ? prod[k->in[0]] : -1;
-		const struct ir_tensor *z = &g->tensors[k->out[0]];
+	struct cast_kind *had = &cc->kind[x];
+	if (cc->n[x] >= 0 && had->dtype == y->dtype && had->scale == y->scale &&
+	    had->zero_point == y->zero_point) {
+		n = cc->n[x];
+	} else {
 		/* a Cast of the whole tensor made for earlier ones counts */
-		int of_x = k->in[0] == x || (q >= 0 && g->ops[q].type == OP_SLICE &&
-					    g->ops[q].n_in == 1 && g->ops[q].in[0] == x &&
-					    uses[k->in[0]] == 1);
-		n += of_x && z->dtype == y->dtype && z->scale == y->scale &&
-		     z->zero_point == y->zero_point;
+		for (int i = cc->rs[x]; i < cc->rs[x + 1]; i++) {
+			int k = cc->ro[i];
+			const struct ir_op *op = &g->ops[k];
+			if (op->type != OP_SLICE || op->n_in != 1) {
+				n += cast_alike(g, k, y);
+				continue;
+			}
+			for (int j = 0; j < op->n_out; j++) {
+				int s = op->out[j];
+				if (s < 0 || s >= cc->nt || cc->prod[s] != k || cc->uses[s] != 1)
+					continue;
+				for (int r = cc->rs[s]; r < cc->rs[s + 1]; r++)
+					n += cast_alike(g, cc->ro[r], y);
+			}
+		}
+		cc->n[x] = n;
+		*had = (struct cast_kind){ y->dtype, y->scale, y->zero_point };
 	}
 	/* the whole Cast must not do more than twice the work of the parts */
 	if (2 * (int64_t)n * tensor_numel(&g->tensors[cast->in[0]]) < tensor_numel(&g->tensors[x]))
@@ -51,20 +124,27 @@ static int sliced_alike(const struct ir_graph *g, const int *prod, const int *us
 	return n;
 }
 
-/* A Cast op of tensor x like Cast op c (result type, scale, attributes),
- * other than c, or -1. */
-static int cast_of(const struct ir_graph *g, int x, int c)
+/* Whether Cast op k is like Cast op c (result type, scale, attributes). */
+static int cast_same(const struct ir_graph *g, int k, int c)
 {
-	const struct ir_tensor *y = &g->tensors[g->ops[c].out[0]];
-	for (int o = 0; o < g->n_ops; o++) {
-		const struct ir_op *k = &g->ops[o];
-		if (o == c || k->type != OP_CAST || k->n_in != 1 || k->n_out != 1 || k->in[0] != x)
-			continue;
-		const struct ir_tensor *z = &g->tensors[k->out[0]];
-		if (z->dtype == y->dtype && z->scale == y->scale && z->zero_point == y->zero_point &&
-		    !strcmp(op_str(k, "to", ""), op_str(&g->ops[c], "to", "")))
-			return o;
+	return cast_alike(g, k, &g->tensors[g->ops[c].out[0]]) &&
+	       !strcmp(op_str(&g->ops[k], "to", ""), op_str(&g->ops[c], "to", ""));
+}
+
+/* A Cast op of tensor x like Cast op c, other than c, or -1: the first of
+ * the pass's first ops reading x (rs, ro) that still is one, else the
+ * first the pass added (nhead[x], then nnext[k - n0]). */
+static int cast_of(const struct ir_graph *g, const int *rs, const int *ro, const int *nhead,
+		   const int *nnext, int n0, int x, int c)
+{
+	for (int i = rs[x]; i < rs[x + 1]; i++) {
+		int k = ro[i];
+		if (k != c && g->ops[k].n_in == 1 && g->ops[k].in[0] == x && cast_same(g, k, c))
+			return k;
 	}
+	for (int k = nhead[x]; k >= 0; k = nnext[k - n0])
+		if (k != c && cast_same(g, k, c))
+			return k;
 	return -1;
 }
 
@@ -93,6 +173,17 @@ static int cast_pass(struct ir_graph *g)
 	}
 	for (int i = 0; i < g->n_outputs; i++)
 		uses[g->outputs[i]] += 2;
+	int *rs, *ro;
+	readers_of(g, n0, nt, &rs, &ro);
+	struct cast_count cc = { prod, uses, rs, ro, nt, xmalloc(sizeof(int) * ((size_t)nt + 1)),
+				 xmalloc(sizeof(struct cast_kind) * ((size_t)nt + 1)) };
+	for (int t = 0; t < nt; t++)
+		cc.n[t] = -1;
+	/* the Casts this pass adds of each tensor, in order */
+	int *nhead = xmalloc(sizeof(int) * ((size_t)nt + 1)), *ntail = xmalloc(sizeof(int) * ((size_t)nt + 1));
+	int *nnext = NULL, ncap = 0;
+	for (int t = 0; t < nt; t++)
+		nhead[t] = ntail[t] = -1;
 	/* share[c]: Cast c of a Slice for the host joins a shared Cast,
 	 * decided before any moves (they change what sliced_alike counts) */
 	char *share = xcalloc((size_t)n0 + 1, 1);
@@ -104,7 +195,7 @@ static int cast_pass(struct ir_graph *g)
 			continue;
 		if (!host)
 			host = host_only(g);
-		share[c] = host[op->out[0]] && sliced_alike(g, prod, uses, nt, c) >= 2;
+		share[c] = host[op->out[0]] && sliced_alike(g, &cc, c) >= 2;
 	}
 	/* owner[k - n0]: the copy new op k goes before */
 	int *owner = NULL, cap = 0;
@@ -142,7 +233,7 @@ static int cast_pass(struct ir_graph *g)
 				in[j] = in[seen];
 				continue;
 			}
-			int had = shared ? cast_of(g, x, c) : -1;
+			int had = shared ? cast_of(g, rs, ro, nhead, nnext, n0, x, c) : -1;
 			if (had >= 0 && had < n0 && had > p)
 				had = -1;      /* made after the Slice: not there yet */
 			if (had >= 0) {
@@ -168,6 +259,15 @@ static int cast_pass(struct ir_graph *g)
 			op_copy_attrs(&g->ops[k], cast);
 			grow_array((void **)&owner, &cap, k - n0 + 1, sizeof *owner);
 			owner[k - n0] = p;
+			grow_array((void **)&nnext, &ncap, k - n0 + 1, sizeof *nnext);
+			nnext[k - n0] = -1;
+			if (x < nt) {
+				if (ntail[x] >= 0)
+					nnext[ntail[x] - n0] = k;
+				else
+					nhead[x] = k;
+				ntail[x] = k;
+			}
 		}
 		if (ok) {
 			/* a constant Pad now fills codes: its value quantised on
@@ -188,24 +288,18 @@ static int cast_pass(struct ir_graph *g)
 		graph_place_before(g, n0, owner);   /* each new op just before its copy */
 		graph_compact(g);
 	}
-	free(owner);
-	free(prod);
-	free(uses);
-	free(host);
-	free(share);
+	FREE_ALL(owner, prod, uses, host, share, rs, ro, cc.n, cc.kind, nhead, ntail, nnext);
 	return any;
 }
 
-/* The one Cast reading tensor t, or -1 (none, several, or an output). */
-static int sole_cast(const struct ir_graph *g, const int *uses, int t)
+/* The one Cast reading tensor t, or -1 (none, several, or an output):
+ * rd[t] is the first op reading t. */
+static int sole_cast(const struct ir_graph *g, const int *uses, const int *rd, int t)
 {
-	if (uses[t] != 1)
+	if (uses[t] != 1 || rd[t] < 0)
 		return -1;
-	for (int o = 0; o < g->n_ops; o++)
-		for (int j = 0; j < g->ops[o].n_in; j++)
-			if (g->ops[o].in[j] == t)
-				return g->ops[o].type == OP_CAST && g->ops[o].n_in == 1 ? o : -1;
-	return -1;
+	const struct ir_op *op = &g->ops[rd[t]];
+	return op->type == OP_CAST && op->n_in == 1 ? rd[t] : -1;
 }
 
 /* Each float activation whose readers are all single-input Slices, each
@@ -217,17 +311,19 @@ static int slice_casts(struct ir_graph *g)
 {
 	int n0 = g->n_ops, nt = g->n_tensors, any = 0;
 	int *uses = xcalloc((size_t)nt + 1, sizeof(int));
-	int *first = xmalloc(sizeof(int) * ((size_t)nt + 1));
-	for (int t = 0; t < nt; t++)
-		first[t] = -1;
 	for (int o = 0; o < n0; o++)
-		for (int j = 0; j < g->ops[o].n_in; j++) {
-			int t = g->ops[o].in[j];
-			if (t >= 0 && !uses[t]++)
-				first[t] = o;
-		}
+		for (int j = 0; j < g->ops[o].n_in; j++)
+			if (g->ops[o].in[j] >= 0)
+				uses[g->ops[o].in[j]]++;
 	for (int i = 0; i < g->n_outputs; i++)
 		uses[g->outputs[i]] += 2;
+	/* rd[t]: the first op reading t; a tensor whose Slices this pass
+	 * moves is read by the Cast it adds alone */
+	int *rs, *ro;
+	readers_of(g, n0, nt, &rs, &ro);
+	int *rd = xmalloc(sizeof(int) * ((size_t)nt + 1));
+	for (int t = 0; t < nt; t++)
+		rd[t] = rs[t] < rs[t + 1] ? ro[rs[t]] : -1;
 	int *owner = NULL, cap = 0;
 	for (int x = 0; x < nt; x++) {
 		const struct ir_tensor *tx = &g->tensors[x];
@@ -235,15 +331,10 @@ static int slice_casts(struct ir_graph *g)
 			continue;
 		int ok = 1, nr = 0, c0 = -1;
 		int64_t sum = 0;
-		for (int o = first[x]; o < n0 && ok && o >= 0; o++) {
-			const struct ir_op *op = &g->ops[o];
-			int reads = 0;
-			for (int j = 0; j < op->n_in; j++)
-				reads |= op->in[j] == x;
-			if (!reads)
-				continue;
+		for (int i = rs[x]; i < rs[x + 1] && ok; i++) {
+			const struct ir_op *op = &g->ops[ro[i]];
 			int c = op->type == OP_SLICE && op->n_in == 1 && op->n_out == 1 ?
-				sole_cast(g, uses, op->out[0]) : -1;
+				sole_cast(g, uses, rd, op->out[0]) : -1;
 			enum ir_dtype yd = c >= 0 ? g->tensors[g->ops[c].out[0]].dtype : DT_F32;
 			ok = c >= 0 && (yd == DT_I8 || yd == DT_U8);
 			if (ok && c0 >= 0) {
@@ -278,12 +369,11 @@ static int slice_casts(struct ir_graph *g)
 		int k = graph_add_op(g, OP_CAST, g->tensors[q].name, 1, &x, 1, &q);
 		op_copy_attrs(&g->ops[k], &g->ops[c0]);
 		grow_array((void **)&owner, &cap, k - n0 + 1, sizeof *owner);
-		owner[k - n0] = first[x];
-		for (int o = first[x]; o < n0; o++) {
-			struct ir_op *op = &g->ops[o];
-			if (op->type != OP_SLICE || op->n_in != 1 || op->in[0] != x)
-				continue;
-			int c = sole_cast(g, uses, op->out[0]);
+		owner[k - n0] = ro[rs[x]];
+		rd[x] = k;
+		for (int i = rs[x]; i < rs[x + 1]; i++) {
+			struct ir_op *op = &g->ops[ro[i]];
+			int c = sole_cast(g, uses, rd, op->out[0]);
 			op->in[0] = q;
 			op->out[0] = g->ops[c].out[0];
 			g->ops[c].type = OP_COUNT;   /* dropped by graph_compact */
@@ -294,7 +384,7 @@ static int slice_casts(struct ir_graph *g)
 		graph_place_before(g, n0, owner);
 		graph_compact(g);
 	}
-	FREE_ALL(owner, uses, first);
+	FREE_ALL(owner, uses, rs, ro, rd);
 	return any;
 }
 

@@ -71,7 +71,8 @@ static int model_quantised(const struct ir_graph *g, const struct ir_op *op)
 static int composable(const struct ir_graph *g, const struct ir_op *a, const struct ir_op *b)
 {
 	struct spatial sa, sb;
-	if (model_quantised(g, a) || model_quantised(g, b))
+	/* the op types first: model_quantised walks all of a Concat's inputs */
+	if (a->type != OP_CONV || b->type != OP_CONV || model_quantised(g, a) || model_quantised(g, b))
 		return 0;
 	if (a->type != OP_CONV || b->type != OP_CONV || a->n_out != 1 || b->n_in < 2 ||
 	    a->n_in < 2 || b->in[0] != a->out[0] || op_int(a, "do_relu", 0) ||

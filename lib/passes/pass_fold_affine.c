@@ -173,9 +173,15 @@ static int chain_pattern(struct ir_graph *g, int i)
 		return 0;
 	float *s = xmalloc(sizeof(float) * 4 * (size_t)ch), *t = s + ch, *a = t + ch, *b = a + ch;
 	int y = affine_step(g, i, ch, s, t), steps = 1;
-	/* walk back through steps whose result only the next step reads */
-	for (int p; y >= 0 && (p = pass_producer(g, y)) >= 0 && pass_uses(g, y) == 1 &&
-		    !pass_is_output(g, y) && g->ops[p].n_out == 1 && !op_int(&g->ops[p], "do_relu", 0);) {
+	/* the steps folded, killed once the walk is over: the index then
+	 * still holds the graph the walk asks about (each step's input read
+	 * by that step alone), and pass_kill keeps it true after */
+	int *gone = NULL, cap = 0;
+	/* walk back through steps whose result only the next step reads (an
+	 * acyclic graph's chain holds fewer steps than it has ops) */
+	for (int p; y >= 0 && steps <= g->n_ops && (p = pass_producer(g, y)) >= 0 &&
+		    pass_uses(g, y) == 1 && !pass_is_output(g, y) && g->ops[p].n_out == 1 &&
+		    !op_int(&g->ops[p], "do_relu", 0);) {
 		int x = affine_step(g, p, ch, a, b);
 		if (x < 0)
 			break;
@@ -183,7 +189,8 @@ static int chain_pattern(struct ir_graph *g, int i)
 			t[k] = s[k] * b[k] + t[k];
 			s[k] *= a[k];
 		}
-		g->ops[p].type = OP_COUNT;
+		grow_array((void **)&gone, &cap, steps, sizeof *gone);
+		gone[steps - 1] = p;
 		y = x;
 		steps++;
 	}
@@ -191,14 +198,17 @@ static int chain_pattern(struct ir_graph *g, int i)
 	 * network a lone constant step before a conv may be the end of an
 	 * activation fuse-swish or fuse-gelu matches later (HardSwish's / 6) */
 	if (y < 0 || (steps == 1 && !pass_is_input(g, y))) {
-		free(s);
+		FREE_ALL(s, gone);
 		return 0;
 	}
+	for (int k = 0; k < steps - 1; k++)
+		pass_kill(g, gone[k]);
 	float *sv, *bv;
 	pass_make_scale(g, i, y, ch, &sv, &bv);
 	memcpy(sv, s, sizeof(float) * (size_t)ch);
 	memcpy(bv, t, sizeof(float) * (size_t)ch);
-	free(s);
+	FREE_ALL(s, gone);
+	pass_index_kept();
 	return 1;
 }
 
