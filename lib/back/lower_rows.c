@@ -341,7 +341,9 @@ static int cumsum_rows(struct rows *R, const struct chip *c)
 	int r = xt->rank, ax = norm_axis(op_int(op, "axis", 0), r), rev = (int)op_int(op, "reverse", 0);
 	if (ax < 0 || xt->shape[ax] < 2)
 		return 0;
-	int64_t n = xt->shape[ax], b = fitting_row(g, R->i, c, ax);
+	int64_t n = xt->shape[ax], b = fitting_row(g, R->i, c, ax), xshape[IR_MAX_RANK];
+	/* the stages below add tensors, which moves xt */
+	memcpy(xshape, xt->shape, sizeof xshape);
 	if (b < 1)
 		return 0;
 	int64_t parts = ceil_div(n, b);
@@ -367,7 +369,7 @@ static int cumsum_rows(struct rows *R, const struct chip *c)
 		carry = carry < 0 ? tot[p] : elt(R, OP_ADD, carry, tot[p], "carry");
 		sum[p] = y;
 	}
-	int cat = stage(R, OP_CONCAT, sum, (int)parts, r, xt->shape, DT_F32, -1, "y");
+	int cat = stage(R, OP_CONCAT, sum, (int)parts, r, xshape, DT_F32, -1, "y");
 	op_set_int(&g->ops[last_op(R)], "axis", ax);
 	free(sum);
 	free(tot);
@@ -423,6 +425,8 @@ static int arg_rows(struct rows *R)
 	int r = xt->rank, mask[IR_MAX_RANK] = { 0 };
 	int axis = norm_axis(op_int(op, "axis", t == OP_HARDMAX ? -1 : 0), r);
 	int last = t != OP_HARDMAX && op_int(op, "select_last_index", 0);
+	/* read before the stages below add ops, which moves op */
+	int keep = t == OP_HARDMAX || op_int(op, "keepdims", 1);
 	if (axis < 0 || xt->shape[axis] < 2 || xt->shape[axis] > (1 << 24))
 		return 0;
 	int64_t n = xt->shape[axis], shape[IR_MAX_RANK];
@@ -445,7 +449,6 @@ static int arg_rows(struct rows *R)
 	int eq = elt_n(R, OP_EQUAL, eq_in, 2, DT_BOOL, "is_best");
 	int w_in[3] = { eq, iota, scalar(R, last ? -1.0f : (float)n, "none") };
 	int cand = elt_n(R, OP_WHERE, w_in, 3, DT_F32, "candidates");
-	int keep = t == OP_HARDMAX || op_int(op, "keepdims", 1);
 	int idx = reduce(R, last ? OP_REDUCEMAX : OP_REDUCEMIN, cand, mask, keep, "first");
 	if (t == OP_HARDMAX) {
 		int h_in[2] = { iota, idx };

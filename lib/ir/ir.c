@@ -110,6 +110,10 @@ int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 		     int rank, const int64_t *shape)
 {
 	assert(rank >= 0 && rank <= IR_MAX_RANK);
+	/* shape may be another tensor's of g, which growing the array moves */
+	int64_t sh[IR_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		sh[i] = shape[i];
 	grow_array((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors);
 	struct ir_tensor *t = &g->tensors[g->n_tensors];
 	memset(t, 0, sizeof *t);
@@ -117,7 +121,7 @@ int graph_add_tensor(struct ir_graph *g, const char *name, enum ir_dtype dt,
 	t->dtype = dt;
 	t->rank = rank;
 	for (int i = 0; i < rank; i++)
-		t->shape[i] = shape[i];
+		t->shape[i] = sh[i];
 	t->addr = -1;
 	if (g->n_named == g->n_tensors) {
 		if (name)
