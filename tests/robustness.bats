@@ -172,6 +172,26 @@ for f in sys.argv[2:]:
 		"$T/input.npz" "$T/sim.npz" "$T/tpu.npz" "$T/top.npz"
 }
 
+# The tools from onnx2top to codegen on model $1 in bf16, into $T, as
+# command lines (layergroup runs of two ops at most, -n 2).
+bf16_steps() {
+	printf '%s\n' "onnx2top $1 -o $T/o.top" "top-opt $T/o.top -o $T/c.top" \
+		"top2tpu $T/c.top --chip tpu-a --mode bf16 -o $T/l.tpu" \
+		"weight-reorder $T/l.tpu -o $T/r.tpu" "layergroup $T/r.tpu -n 2 -o $T/g.tpu" \
+		"addr-assign $T/g.tpu -o $T/a.tpu" "codegen $T/a.tpu -o $T/m.tmodel"
+}
+
+# within_cpu LIMIT WHAT STEP...: each command line under ulimit -t LIMIT;
+# fails naming WHAT and the tool that failed or ran out.
+within_cpu() {
+	local limit=$1 what=$2 s
+	shift 2
+	for s in "$@"; do
+		bash -c "ulimit -t $limit && exec $s" >/dev/null 2>"$T/err" ||
+			fail "$what${s%% *} failed or passed $limit s of CPU: $(cat "$T/err")"
+	done
+}
+
 # Long graphs of small ops through every tool, each tool under a CPU limit
 # (ulimit -t) that a part quadratic in the graph's length passes by far:
 # a Relu chain on [450,4] that top2tpu spreads over the lanes (names made
@@ -180,9 +200,9 @@ for f in sys.argv[2:]:
 # chain of Adds (top-opt's row views walked the chain from each Add: over
 # 100 s, now 0.1 s), 12,000 Adds and Muls of constants (top-opt's
 # fold-affine rebuilt the pattern driver's index after each of its 6,000
-# rewrites: 3.5 s, now 0.14 s), 3x3 Convs.  layergroup
-# searches runs of two ops at most (-n 2): its search is bounded but
-# costs seconds per tool at these lengths, which this test does not time.
+# rewrites: 3.5 s, now 0.14 s), 3x3 Convs.  layergroup searches runs of two
+# ops at most (bf16_steps): its search is bounded but costs seconds per
+# tool at these lengths, which this test does not time.
 @test "long chains, a wide graph: every tool in bf16 within 2 s of CPU each" {
 	local T=$BATS_TEST_TMPDIR kind n
 	local limit=2
@@ -190,20 +210,9 @@ for f in sys.argv[2:]:
 	for kind in relu:5000 wide:2000 addmul:12000 conv:1000; do
 		n=${kind#*:} kind=${kind%:*}
 		$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" "$kind" "$n" "$T"
-		local steps=(
-			"onnx2top $T/$kind.onnx -o $T/o.top"
-			"top-opt $T/o.top -o $T/c.top"
-			"top2tpu $T/c.top --chip tpu-a --mode bf16 -o $T/l.tpu"
-			"weight-reorder $T/l.tpu -o $T/r.tpu"
-			"layergroup $T/r.tpu -n 2 -o $T/g.tpu"
-			"addr-assign $T/g.tpu -o $T/a.tpu"
-			"codegen $T/a.tpu -o $T/m.tmodel"
-		)
-		local s
-		for s in "${steps[@]}"; do
-			bash -c "ulimit -t $limit && exec $s" >/dev/null 2>"$T/err" ||
-				fail "$kind, $n ops: ${s%% *} failed or passed $limit s of CPU: $(cat "$T/err")"
-		done
+		local steps
+		mapfile -t steps < <(bf16_steps "$T/$kind.onnx")
+		within_cpu "$limit" "$kind, $n ops: " "${steps[@]}"
 	done
 	# and the chip runs the last, the Convs, as the interpreter does
 	tpu-sim "$T/m.tmodel" -i "$T/conv.npz" -o "$T/sim.npz" -q
@@ -225,28 +234,13 @@ for f in sys.argv[2:]:
 	case ${B:-build} in *san*) limit=20 ;; esac
 	$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" wide 10000 "$T"
 	$PY "$BATS_TEST_DIRNAME/fixtures/make_chains.py" slices 8000 "$T"
-	local steps=(
-		"onnx2top $T/wide.onnx -o $T/o.top"
-		"top-opt $T/o.top -o $T/c.top"
-		"top2tpu $T/c.top --chip tpu-a --mode bf16 -o $T/l.tpu"
-		"weight-reorder $T/l.tpu -o $T/r.tpu"
-		"layergroup $T/r.tpu -n 2 -o $T/g.tpu"
-		"addr-assign $T/g.tpu -o $T/a.tpu"
-		"codegen $T/a.tpu -o $T/m.tmodel"
-		"onnx2top $T/slices.onnx -o $T/so.top"
+	local steps
+	mapfile -t steps < <(bf16_steps "$T/wide.onnx")
+	within_cpu "$limit" "" "${steps[@]}" "onnx2top $T/slices.onnx -o $T/so.top" \
 		"top-opt $T/so.top -o $T/sc.top"
-		"calibrate $T/sc.top -d $T/slices.npz -o $T/cal.table"
-		"top2tpu $T/sc.top --chip tpu-a --mode int8 --calib $T/cal.table -o $T/sl.tpu"
-	)
-	local s
-	for s in "${steps[@]}"; do
-		if [ "${s%% *}" = calibrate ]; then
-			$s >/dev/null 2>"$T/err" || fail "calibrate failed: $(cat "$T/err")"
-			continue
-		fi
-		bash -c "ulimit -t $limit && exec $s" >/dev/null 2>"$T/err" ||
-			fail "${s%% *} failed or passed $limit s of CPU: $(cat "$T/err")"
-	done
+	calibrate "$T/sc.top" -d "$T/slices.npz" -o "$T/cal.table" >/dev/null 2>"$T/err" ||
+		fail "calibrate failed: $(cat "$T/err")"
+	within_cpu "$limit" "" "top2tpu $T/sc.top --chip tpu-a --mode int8 --calib $T/cal.table -o $T/sl.tpu"
 	# the Slices' Casts became one Cast of the input, the Slices copying codes
 	run --separate-stderr ir-print "$T/sl.tpu"
 	[ "$(grep -c ' = Cast(%x)' <<<"$output")" -eq 1 ]

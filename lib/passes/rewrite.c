@@ -103,21 +103,26 @@ static void rd_del(struct readers *r, int i)
 		}
 }
 
+/* Room in the index for every tensor of g: grown by half at least, the
+ * readers' lists kept for reuse, so that a rewrite that adds a weight
+ * rebuilds without a malloc per tensor. */
+static void ix_grow(const struct ir_graph *g)
+{
+	if (g->n_tensors + 1 <= ix.cap)
+		return;
+	int cap = ix.cap + ix.cap / 2 > g->n_tensors + 1 ? ix.cap + ix.cap / 2 : g->n_tensors + 1;
+	ix.prod = xrealloc(ix.prod, sizeof *ix.prod * (size_t)cap);
+	ix.uses = xrealloc(ix.uses, sizeof *ix.uses * (size_t)cap);
+	ix.rd = xrealloc(ix.rd, sizeof *ix.rd * (size_t)cap);
+	memset(ix.rd + ix.cap, 0, sizeof *ix.rd * (size_t)(cap - ix.cap));
+	ix.cap = cap;
+}
+
 static void ix_fresh(const struct ir_graph *g)
 {
 	if (ix_live(g))
 		return;
-	if (g->n_tensors + 1 > ix.cap) {
-		/* grown by half at least, the readers' lists kept for reuse:
-		 * a rewrite that adds a weight rebuilds without a malloc per
-		 * tensor */
-		int cap = ix.cap + ix.cap / 2 > g->n_tensors + 1 ? ix.cap + ix.cap / 2 : g->n_tensors + 1;
-		ix.prod = xrealloc(ix.prod, sizeof *ix.prod * (size_t)cap);
-		ix.uses = xrealloc(ix.uses, sizeof *ix.uses * (size_t)cap);
-		ix.rd = xrealloc(ix.rd, sizeof *ix.rd * (size_t)cap);
-		memset(ix.rd + ix.cap, 0, sizeof *ix.rd * (size_t)(cap - ix.cap));
-		ix.cap = cap;
-	}
+	ix_grow(g);
 	for (int t = 0; t < g->n_tensors; t++) {
 		ix.prod[t] = -1;
 		ix.uses[t] = 0;
@@ -184,14 +189,7 @@ void pass_index_kept(void)
  * yet): into the index, which was live before they were. */
 static void ix_add_tensors(const struct ir_graph *g)
 {
-	if (g->n_tensors + 1 > ix.cap) {
-		int cap = ix.cap + ix.cap / 2 > g->n_tensors + 1 ? ix.cap + ix.cap / 2 : g->n_tensors + 1;
-		ix.prod = xrealloc(ix.prod, sizeof *ix.prod * (size_t)cap);
-		ix.uses = xrealloc(ix.uses, sizeof *ix.uses * (size_t)cap);
-		ix.rd = xrealloc(ix.rd, sizeof *ix.rd * (size_t)cap);
-		memset(ix.rd + ix.cap, 0, sizeof *ix.rd * (size_t)(cap - ix.cap));
-		ix.cap = cap;
-	}
+	ix_grow(g);
 	for (int t = ix.n_tensors; t < g->n_tensors; t++) {
 		ix.prod[t] = -1;
 		ix.uses[t] = 0;
