@@ -676,8 +676,7 @@ static int fit_pass(struct ir_graph *g, const struct chip *chip, const char *spr
  * result is its input's bytes in the same order. */
 static int chip_view(const struct ir_graph *g, const struct ir_op *op)
 {
-	return (op->type == OP_RESHAPE || op->type == OP_FLATTEN || op->type == OP_SQUEEZE ||
-		op->type == OP_UNSQUEEZE) && op->place != PLACE_HOST && op->n_in == 1 &&
+	return pass_is_view(op->type) && op->place != PLACE_HOST && op->n_in == 1 &&
 	       op->n_out == 1 && op->in[0] >= 0 && op->out[0] >= 0 &&
 	       !tensor_dyn(&g->tensors[op->in[0]]) && !tensor_dyn(&g->tensors[op->out[0]]);
 }

@@ -47,18 +47,13 @@ struct row {
 	int slice;        /* the Slice op taking it */
 };
 
-static int is_view(enum op_type t)
-{
-	return t == OP_RESHAPE || t == OP_FLATTEN || t == OP_SQUEEZE || t == OP_UNSQUEEZE;
-}
-
 /* Is tensor t a row of an activation: the one-wide, static Slice of one
  * axis (attribute form, step 1), or one view of such a Slice's result?
  * Fills *r.  Returns 1 or 0. */
 static int row_of(const struct ir_graph *g, int t, struct row *r)
 {
 	int s = pass_producer(g, t);
-	if (s >= 0 && is_view(g->ops[s].type) && g->ops[s].n_in >= 1 && g->ops[s].in[0] >= 0)
+	if (s >= 0 && pass_is_view(g->ops[s].type) && g->ops[s].n_in >= 1 && g->ops[s].in[0] >= 0)
 		s = pass_producer(g, g->ops[s].in[0]);
 	if (s < 0 || g->ops[s].type != OP_SLICE || g->ops[s].n_in != 1 || g->ops[s].n_out != 1)
 		return 0;

@@ -545,11 +545,6 @@ int lanefold_pattern(struct ir_graph *g, int i)
 
 /* ---- the row view ---- */
 
-static int is_view_op(enum op_type t)
-{
-	return t == OP_RESHAPE || t == OP_FLATTEN || t == OP_SQUEEZE || t == OP_UNSQUEEZE;
-}
-
 /* Bytes per lane of a static tensor on the widest chip, its lane shape as
  * formats/tpuc-isa.5 gives it (rank 3: N, C, W; rank 4 and more: N, C, H,
  * W the rest). */
@@ -699,7 +694,7 @@ static int row_region(const struct ir_graph *g, int i, int *out)
 			else if (row_op(g, &g->ops[p])) {
 				if (seen[p] != stamp)
 					seen[p] = stamp, stack[n++] = p;
-			} else if (!is_view_op(g->ops[p].type))
+			} else if (!pass_is_view(g->ops[p].type))
 				ok = 0;
 		}
 		if (pass_is_output(g, y))
@@ -712,7 +707,7 @@ static int row_region(const struct ir_graph *g, int i, int *out)
 			if (row_op(g, u)) {
 				if (seen[j] != stamp)
 					seen[j] = stamp, stack[n++] = j;
-			} else if (!is_view_op(u->type))
+			} else if (!pass_is_view(u->type))
 				ok = 0;
 		}
 	}
@@ -745,7 +740,7 @@ static int row_input(struct ir_graph *g, int *i, int t)
 	int64_t v[3];
 	rows_shape(&g->tensors[t], v);
 	int s = t, p;
-	while ((p = pass_producer(g, s)) >= 0 && is_view_op(g->ops[p].type) && g->ops[p].in[0] >= 0 &&
+	while ((p = pass_producer(g, s)) >= 0 && pass_is_view(g->ops[p].type) && g->ops[p].in[0] >= 0 &&
 	       !g->tensors[g->ops[p].in[0]].dyn)
 		s = g->ops[p].in[0];
 	const struct ir_tensor *st = &g->tensors[s];
@@ -773,7 +768,7 @@ static void drop_unread_views(struct ir_graph *g, int t)
 {
 	int p;
 	while (t >= 0 && pass_uses(g, t) == 0 && (p = pass_producer(g, t)) >= 0 &&
-	       is_view_op(g->ops[p].type) && g->ops[p].n_out == 1) {
+	       pass_is_view(g->ops[p].type) && g->ops[p].n_out == 1) {
 		g->ops[p].type = OP_COUNT;
 		t = g->ops[p].in[0];
 		pass_index_drop();
@@ -817,9 +812,9 @@ int rowview_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
 	/* a view back to the shape of the view it reads is that view's input */
-	if (is_view_op(op->type) && op->n_in >= 1 && op->in[0] >= 0 && op->n_out == 1) {
+	if (pass_is_view(op->type) && op->n_in >= 1 && op->in[0] >= 0 && op->n_out == 1) {
 		int p = pass_producer(g, op->in[0]);
-		if (p < 0 || !is_view_op(g->ops[p].type) || g->ops[p].in[0] < 0 ||
+		if (p < 0 || !pass_is_view(g->ops[p].type) || g->ops[p].in[0] < 0 ||
 		    pass_is_output(g, op->out[0]) ||
 		    !pass_same_shape(&g->tensors[g->ops[p].in[0]], &g->tensors[op->out[0]]))
 			return 0;

@@ -49,11 +49,6 @@
 #include "passes/lanefold.h"
 #include "passes/passes.h"
 
-static int is_view(enum op_type t)
-{
-	return t == OP_RESHAPE || t == OP_FLATTEN || t == OP_SQUEEZE || t == OP_UNSQUEEZE;
-}
-
 /* The producer of op i's input 0 when it is of a type `want` accepts and
  * only op i reads its output; else -1. */
 static int inner_op(const struct ir_graph *g, int i, int (*want)(enum op_type))
@@ -77,7 +72,7 @@ static int view_transposed(const struct ir_graph *g, int i)
 	const struct ir_op *op = &g->ops[i];
 	if (op->type != OP_TRANSPOSE || op->n_in != 1 || op->n_out != 1 || op->in[0] < 0)
 		return -1;
-	int rv = inner_op(g, i, is_view);
+	int rv = inner_op(g, i, pass_is_view);
 	return rv >= 0 && g->ops[rv].in[0] >= 0 ? rv : -1;
 }
 
@@ -151,17 +146,17 @@ static int layout_pattern(struct ir_graph *g, int i)
 			pass_bypass(g, i);
 		return 1;
 	}
-	if (is_view(op->type)) {
+	if (pass_is_view(op->type)) {
 		/* a view of a view becomes one Reshape to the output's shape:
 		 * not when that shape is known only at run time */
 		const struct ir_tensor *y = &g->tensors[op->out[0]];
-		int q = y->dyn ? -1 : inner_op(g, i, is_view);
+		int q = y->dyn ? -1 : inner_op(g, i, pass_is_view);
 		if (q < 0 && !y->dyn) {
 			/* a view back to the shape a view of other readers
 			 * started from (lanefold's unfold, then a fold for each
 			 * reader): that view's input itself */
 			int p = pass_producer(g, op->in[0]);
-			if (p < 0 || !is_view(g->ops[p].type) || g->ops[p].n_out != 1 ||
+			if (p < 0 || !pass_is_view(g->ops[p].type) || g->ops[p].n_out != 1 ||
 			    g->ops[p].in[0] < 0 || pass_is_output(g, op->out[0]) ||
 			    !pass_same_shape(&g->tensors[g->ops[p].in[0]], y))
 				return 0;
@@ -533,7 +528,7 @@ static int lead_wise(const struct ir_graph *g, const struct ir_op *op, int t)
 static int unit_chain_pattern(struct ir_graph *g, int i)
 {
 	const struct ir_op *op = &g->ops[i];
-	if (!is_view(op->type) || op->n_out != 1 || op->in[0] < 0)
+	if (!pass_is_view(op->type) || op->n_out != 1 || op->in[0] < 0)
 		return 0;
 	int x = op->in[0], y = op->out[0];
 	const struct ir_tensor *xt = &g->tensors[x], *yt = &g->tensors[y];
@@ -549,7 +544,7 @@ static int unit_chain_pattern(struct ir_graph *g, int i)
 		if ((j = pass_sole_reader(g, t, j + 1)) < 0)
 			break;
 		const struct ir_op *u = &g->ops[j];
-		if (is_view(u->type)) {
+		if (pass_is_view(u->type)) {
 			if (u->n_out == 1 && n > 0 && pass_same_shape(&g->tensors[u->out[0]], &g->tensors[x]))
 				end = j;
 			break;

@@ -441,6 +441,11 @@ void pass_count_ops(const struct ir_graph *g, int *counts)
 			counts[g->ops[i].type]++;
 }
 
+int pass_is_view(enum op_type t)
+{
+	return t == OP_RESHAPE || t == OP_FLATTEN || t == OP_SQUEEZE || t == OP_UNSQUEEZE;
+}
+
 int pass_is_pointwise(enum op_type t)
 {
 	switch (t) {

@@ -86,6 +86,9 @@ int pass_insert_after(struct ir_graph *g, int at, enum op_type t, const char *ba
  * Exp, Cast, Clip ...)?  Views and row-wise rewrites move such ops
  * freely between shapes. */
 int pass_is_pointwise(enum op_type t);
+/* Is t a view: Reshape, Flatten, Squeeze or Unsqueeze (the values in the
+ * same order, another shape)? */
+int pass_is_view(enum op_type t);
 /* Per-type op counts of the live ops of g (counts has OP_COUNT entries). */
 void pass_count_ops(const struct ir_graph *g, int *counts);
 
